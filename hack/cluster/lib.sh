@@ -1,0 +1,201 @@
+# shellcheck shell=bash
+# Shared by hack/cluster/{up,down,env,ctl}: the test bed's layout and how each component starts.
+# A test bed lives in one directory (default: build/testbed under the repository):
+#   pki/  admin.kubeconfig  ports.env  env  logs/  pids/  etcd/  prometheus/  kwok/
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+components=(etcd apiserver controller-manager scheduler kwok prometheus)
+
+die() { echo "testbed: $*" >&2; exit 1; }
+log() { echo "testbed: $*" >&2; }
+
+# parse_dir_arg ARGS...: sets $dir from --dir (or $PSI_TESTBED, or build/testbed); leaves the rest in $rest.
+parse_dir_arg() {
+  dir=${PSI_TESTBED:-$repo/build/testbed}
+  rest=()
+  while (($#)); do
+    case $1 in
+      --dir) [ $# -ge 2 ] || die "--dir needs a directory"; dir=$2; shift 2 ;;
+      --dir=*) dir=${1#--dir=}; shift ;;
+      *) rest+=("$1"); shift ;;
+    esac
+  done
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+}
+
+load_tools() {
+  eval "$("$repo/hack/tools/build.sh")"
+  etcd_bin=$PSI_ETCD_BIN/etcd
+  etcdctl_bin=$PSI_ETCD_BIN/etcdctl
+  prometheus_bin=$(command -v prometheus) || die "prometheus not found: run hack/deps.sh"
+}
+
+port_in_use() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+
+# choose_ports: pick free loopback ports once per test bed and keep them in ports.env,
+# so that a restart reuses them and two test beds never share one.
+choose_ports() {
+  if [ -f "$dir/ports.env" ]; then source "$dir/ports.env"; return; fi
+  local names=(ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KCM_PORT SCHEDULER_PORT KWOK_PORT PROMETHEUS_PORT)
+  local taken=" " name p
+  : > "$dir/ports.env.tmp"
+  for name in "${names[@]}"; do
+    while :; do
+      p=$((20000 + RANDOM % 30000))
+      [[ $taken == *" $p "* ]] && continue
+      port_in_use "$p" && continue
+      break
+    done
+    taken+="$p "
+    echo "$name=$p" >> "$dir/ports.env.tmp"
+  done
+  mv "$dir/ports.env.tmp" "$dir/ports.env"
+  source "$dir/ports.env"
+}
+
+pidfile() { echo "$dir/pids/$1.pid"; }
+
+# running COMPONENT: true when the PID in its pid file is alive and is ours (its command
+# line names this test bed's directory), so a recycled PID is never mistaken for it.
+running() {
+  local f pid
+  f=$(pidfile "$1")
+  [ -f "$f" ] || return 1
+  pid=$(cat "$f")
+  [ -r "/proc/$pid/cmdline" ] || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF "$dir"
+}
+
+# spawn COMPONENT CMD...: start detached, all output to logs/COMPONENT.log, PID to pids/.
+spawn() {
+  local name=$1; shift
+  mkdir -p "$dir/logs" "$dir/pids"
+  setsid "$@" </dev/null >>"$dir/logs/$name.log" 2>&1 &
+  echo $! > "$(pidfile "$name")"
+}
+
+stop_component() {
+  local name=$1 f pid i
+  f=$(pidfile "$name")
+  if ! running "$name"; then rm -f "$f"; return 0; fi
+  pid=$(cat "$f")
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 100); do
+    [ -d "/proc/$pid" ] || break
+    sleep 0.1
+  done
+  [ -d "/proc/$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$f"
+}
+
+curl_api() { curl -sS --max-time 5 --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" "https://127.0.0.1:$APISERVER_PORT$1"; }
+
+# wait_for WHAT SECONDS CMD...: poll CMD until it succeeds, or fail naming WHAT and the log to read.
+wait_for() {
+  local what=$1 secs=$2; shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "$what not ready after ${secs}s (logs: $dir/logs/)"
+    sleep 0.25
+  done
+}
+
+start_etcd() {
+  spawn etcd "$etcd_bin" --name testbed --data-dir "$dir/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "testbed=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --quota-backend-bytes 4294967296 --unsafe-no-fsync --log-level warn
+  wait_for etcd 30 "$etcdctl_bin" --endpoints "127.0.0.1:$ETCD_PORT" endpoint health
+}
+
+start_apiserver() {
+  local p=$dir/pki
+  spawn apiserver "$PSI_KUBE_BIN/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+    --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
+    --client-ca-file "$p/ca.crt" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
+    --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC \
+    --allow-privileged --profiling=false --enable-priority-and-fairness=false \
+    ${PSI_TESTBED_AUDIT:+--audit-policy-file "$repo/hack/cluster/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log"}
+  wait_for kube-apiserver 60 curl_api /readyz
+}
+
+start_controller_manager() {
+  local p=$dir/pki
+  spawn controller-manager "$PSI_KUBE_BIN/kube-controller-manager" \
+    --kubeconfig "$dir/admin.kubeconfig" --authentication-kubeconfig "$dir/admin.kubeconfig" \
+    --authorization-kubeconfig "$dir/admin.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
+    --service-account-private-key-file "$p/sa.key" --root-ca-file "$p/ca.crt" \
+    --cluster-signing-cert-file "$p/ca.crt" --cluster-signing-key-file "$p/ca.key" \
+    --use-service-account-credentials --profiling=false
+  wait_for kube-controller-manager 30 curl -sfk "https://127.0.0.1:$KCM_PORT/healthz"
+}
+
+start_scheduler() {
+  spawn scheduler "$PSI_KUBE_BIN/kube-scheduler" \
+    --kubeconfig "$dir/admin.kubeconfig" --authentication-kubeconfig "$dir/admin.kubeconfig" \
+    --authorization-kubeconfig "$dir/admin.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --leader-elect=false --profiling=false
+  wait_for kube-scheduler 30 curl -sfk "https://127.0.0.1:$SCHEDULER_PORT/healthz"
+}
+
+start_kwok() {
+  spawn kwok "$PSI_KWOK_BIN/kwok" --config "$PSI_KWOK_BIN/stages.yaml" \
+    --kubeconfig "$dir/admin.kubeconfig" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+    --cidr 10.244.0.0/16 --server-address "127.0.0.1:$KWOK_PORT" --node-lease-duration-seconds 40
+  wait_for kwok 30 curl -sf "http://127.0.0.1:$KWOK_PORT/healthz"
+}
+
+start_prometheus() {
+  mkdir -p "$dir/prometheus/targets" "$dir/prometheus/data"
+  cat > "$dir/prometheus/prometheus.yml" <<YAML
+# Written by hack/cluster/up. Targets are added at run time as files in targets/.
+global:
+  scrape_interval: 5s
+  evaluation_interval: 5s
+scrape_configs:
+- job_name: testbed
+  file_sd_configs:
+  - files: ['$dir/prometheus/targets/*.json']
+    refresh_interval: 5s
+YAML
+  spawn prometheus "$prometheus_bin" --config.file "$dir/prometheus/prometheus.yml" \
+    --storage.tsdb.path "$dir/prometheus/data" --storage.tsdb.retention.time 1d \
+    --web.listen-address "127.0.0.1:$PROMETHEUS_PORT" --web.enable-lifecycle --log.level warn
+  wait_for prometheus 30 curl -sf "http://127.0.0.1:$PROMETHEUS_PORT/-/ready"
+}
+
+start_component() {
+  case $1 in
+    etcd) start_etcd ;;
+    apiserver) start_apiserver ;;
+    controller-manager) start_controller_manager ;;
+    scheduler) start_scheduler ;;
+    kwok) start_kwok ;;
+    prometheus) start_prometheus ;;
+    *) die "unknown component '$1' (one of: ${components[*]})" ;;
+  esac
+}
+
+write_env() {
+  cat > "$dir/env" <<ENV
+export PSI_TESTBED='$dir'
+export KUBECONFIG='$dir/admin.kubeconfig'
+export PATH='$PSI_KUBE_BIN':"\$PATH"
+export PSI_APISERVER_URL='https://127.0.0.1:$APISERVER_PORT'
+export PSI_ETCD_URL='http://127.0.0.1:$ETCD_PORT'
+export PSI_PROMETHEUS_URL='http://127.0.0.1:$PROMETHEUS_PORT'
+export PSI_PROMETHEUS_TARGETS='$dir/prometheus/targets'
+export PSI_KUBE_BIN='$PSI_KUBE_BIN'
+export PSI_ETCD_BIN='$PSI_ETCD_BIN'
+export PSI_KWOK_BIN='$PSI_KWOK_BIN'
+ENV
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Build the pinned upstream test components from their Go modules, once per version:
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl  (hack/tools/kube)
+#   etcd, etcdctl                                                     (hack/tools/etcd)
+#   kwok, with its upstream node and pod stages                        (hack/tools/kwok)
+# Binaries are cached outside the repository, keyed by version; a second run only prints
+# where they are. Prints the directories as shell assignments on stdout.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${PSI_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/psi-rebalancer}
+
+pinned() { awk -v m="$2" '$1 == m || ($1 == "require" && $2 == m) { print ($1 == m) ? $2 : $3; exit }' "$here/$1/go.mod"; }
+kube_version=$(pinned kube k8s.io/kubernetes)
+etcd_version=$(pinned etcd go.etcd.io/etcd/server/v3)
+kwok_version=$(pinned kwok sigs.k8s.io/kwok)
+[ -n "$kube_version" ] && [ -n "$etcd_version" ] && [ -n "$kwok_version" ] || { echo "build.sh: cannot read pinned versions from hack/tools/*/go.mod" >&2; exit 1; }
+
+kube_dir=$cache/kube-$kube_version
+etcd_dir=$cache/etcd-$etcd_version
+kwok_dir=$cache/kwok-$kwok_version
+
+build() { # build OUTPUT MODULE_DIR PACKAGES...: OUTPUT is a file, or a directory ending in /
+  local out=$1 mod=$2; shift 2
+  echo "build.sh: building $* (one-time, a few minutes)" >&2
+  local start=$SECONDS
+  (cd "$here/$mod" && go build -trimpath -ldflags='-s -w' -o "$out" "$@") >&2
+  echo "build.sh: built in $((SECONDS - start)) s" >&2
+}
+
+if [ ! -x "$kube_dir/kubectl" ]; then
+  rm -rf "$kube_dir.partial"
+  build "$kube_dir.partial/" kube k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+  rm -rf "$kube_dir" && mv "$kube_dir.partial" "$kube_dir"
+fi
+
+if [ ! -x "$etcd_dir/etcdctl" ]; then
+  rm -rf "$etcd_dir.partial"
+  build "$etcd_dir.partial/etcd" etcd go.etcd.io/etcd/server/v3
+  build "$etcd_dir.partial/etcdctl" etcd go.etcd.io/etcd/etcdctl/v3
+  rm -rf "$etcd_dir" && mv "$etcd_dir.partial" "$etcd_dir"
+fi
+
+if [ ! -f "$kwok_dir/stages.yaml" ]; then
+  rm -rf "$kwok_dir.partial"
+  build "$kwok_dir.partial/" kwok sigs.k8s.io/kwok/cmd/kwok
+  # kwok needs Stage objects to play the kubelet: take upstream's own "fast" node and pod
+  # stages and the lease heartbeat from the pinned module, unchanged.
+  src=$(cd "$here/kwok" && go mod download -json "sigs.k8s.io/kwok@$kwok_version" | jq -r .Dir)
+  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+           pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+    echo "---"; cat "$src/kustomize/stage/$f"
+  done > "$kwok_dir.partial/stages.yaml"
+  rm -rf "$kwok_dir" && mv "$kwok_dir.partial" "$kwok_dir"
+fi
+
+echo "PSI_KUBE_BIN=$kube_dir"
+echo "PSI_ETCD_BIN=$etcd_dir"
+echo "PSI_KWOK_BIN=$kwok_dir"
