@@ -9,13 +9,14 @@ ns=smoke-$$
 kubectl create namespace "$ns" >/dev/null
 trap 'kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; kubectl taint node worker-0 smoke- >/dev/null 2>&1 || true; rm -f "$PSI_PROMETHEUS_TARGETS/smoke.json"' EXIT
 
-running_pods() { kubectl get pods -n "$ns" -l "app=$1" --field-selector status.phase=Running -o name | wc -l; }
+# running APP N: exactly N pods of APP are Running (evaluated anew at every poll).
+running() { test "$(kubectl get pods -n "$ns" -l "app=$1" --field-selector status.phase=Running -o name | wc -l)" -eq "$2"; }
 deploy() { # deploy NAME REPLICAS
   kubectl create deployment "$1" -n "$ns" --image=registry.invalid/never-pulled:1 --replicas="$2" >/dev/null
 }
 
 deploy web 3
-eventually 60 "deployment web: 3 replicas Running on kwok nodes" test "$(running_pods web)" -eq 3
+eventually 60 "deployment web: 3 replicas Running on kwok nodes" running web 3
 check "every web pod is bound to a kwok worker" \
   bash -c "kubectl get pods -n $ns -l app=web -o jsonpath='{range .items[*]}{.spec.nodeName}{\"\n\"}{end}' | grep -qv '^worker-' && exit 1 || exit 0"
 
@@ -24,13 +25,13 @@ eviction=$(printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name
 check "Eviction API accepts the eviction of $victim" \
   bash -c "kubectl create --raw /api/v1/namespaces/$ns/pods/$victim/eviction -f - <<<'$eviction' >/dev/null"
 eventually 60 "evicted pod $victim is gone" bash -c "! kubectl get pod -n $ns $victim >/dev/null 2>&1"
-eventually 60 "ReplicaSet replaced it: 3 Running again" test "$(running_pods web)" -eq 3
+eventually 60 "ReplicaSet replaced it: 3 Running again" running web 3
 check "the replacement was placed by the scheduler (has a node, scheduled condition)" bash -c \
   "kubectl get pods -n $ns -l app=web -o json | jq -e '[.items[] | select(.spec.nodeName != null and (.status.conditions[]? | select(.type==\"PodScheduled\" and .status==\"True\")))] | length == 3' >/dev/null"
 
 kubectl taint node worker-0 smoke=yes:NoSchedule >/dev/null
 deploy spread 6
-eventually 60 "deployment spread: 6 Running with worker-0 tainted" test "$(running_pods spread)" -eq 6
+eventually 60 "deployment spread: 6 Running with worker-0 tainted" running spread 6
 check "no new pod landed on the tainted node worker-0" bash -c \
   "! kubectl get pods -n $ns -l app=spread -o jsonpath='{range .items[*]}{.spec.nodeName}{\"\n\"}{end}' | grep -qx worker-0"
 
