@@ -1,0 +1,88 @@
+/* api_errors: a growable list of field errors. */
+#include "errors.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int api_errors_add(struct api_errors *e, const char *field, const char *fmt, ...)
+{
+    if (!e)
+        return -1;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 8;
+        struct api_error *v = realloc(e->v, cap * sizeof(*v));
+        if (!v) {
+            e->oom = true;
+            return -1;
+        }
+        e->v = v;
+        e->cap = cap;
+    }
+    char *msg = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&msg, fmt, ap);
+    va_end(ap);
+    char *f = strdup(field ? field : "");
+    if (rc < 0 || !f) {
+        if (rc >= 0)
+            free(msg);
+        free(f);
+        e->oom = true;
+        return -1;
+    }
+    e->v[e->n].field = f;
+    e->v[e->n].msg = msg;
+    e->n++;
+    return -1;
+}
+
+const struct api_error *api_errors_find(const struct api_errors *e, const char *field)
+{
+    for (size_t i = 0; e && i < e->n; i++)
+        if (strcmp(e->v[i].field, field) == 0)
+            return &e->v[i];
+    return NULL;
+}
+
+bool api_errors_any_under(const struct api_errors *e, const char *field)
+{
+    size_t len = strlen(field);
+    for (size_t i = 0; e && i < e->n; i++) {
+        const char *f = e->v[i].field;
+        if (strncmp(f, field, len) == 0 && (f[len] == '\0' || f[len] == '.' || f[len] == '['))
+            return true;
+    }
+    return false;
+}
+
+char *api_errors_join(const struct api_errors *e, const char *sep)
+{
+    size_t seplen = strlen(sep), total = 1;
+    for (size_t i = 0; i < e->n; i++)
+        total += strlen(e->v[i].field) + 2 + strlen(e->v[i].msg) + seplen;
+    char *out = malloc(total), *p = out;
+    if (!out)
+        return NULL;
+    *p = '\0';
+    for (size_t i = 0; i < e->n; i++) {
+        p += sprintf(p, "%s%s: %s", i ? sep : "", e->v[i].field, e->v[i].msg);
+    }
+    return out;
+}
+
+void api_errors_free(struct api_errors *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->n; i++) {
+        free(e->v[i].field);
+        free(e->v[i].msg);
+    }
+    free(e->v);
+    e->v = NULL;
+    e->n = e->cap = 0;
+    e->oom = false;
+}

@@ -1,0 +1,546 @@
+/* api_status: PsiRebalance status types, codec, conditions and change detection. */
+#include "status.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+static const char *const condition_status_names[] = {"True", "False", "Unknown"};
+static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted", "Cooling", "Unknown"};
+static const char *const resource_keys[API_RESOURCES] = {"cpu", "memory", "io"};
+
+const char *api_condition_status_name(enum api_condition_status v)
+{
+    return condition_status_names[v];
+}
+
+const char *api_node_state_name(enum api_node_state v)
+{
+    return node_state_names[v];
+}
+
+static void condition_free(struct api_condition *c)
+{
+    free(c->type);
+    free(c->reason);
+    free(c->message);
+}
+
+static void mc_free(struct api_machine_config_status *m)
+{
+    free(m->role);
+    free(m->name);
+    free(m->pool);
+}
+
+void api_status_free(struct api_status *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->nconditions; i++)
+        condition_free(&st->conditions[i]);
+    free(st->conditions);
+    for (size_t i = 0; i < st->nmachine_configs; i++)
+        mc_free(&st->machine_configs[i]);
+    free(st->machine_configs);
+    for (size_t i = 0; i < st->nnodes; i++)
+        free(st->nodes[i].name);
+    free(st->nodes);
+    memset(st, 0, sizeof(*st));
+}
+
+/* Grow *v (of *n elements of size sz) by one zeroed element; returns it or NULL. */
+static void *append(void **v, size_t *n, size_t sz)
+{
+    char *p = realloc(*v, (*n + 1) * sz);
+    if (!p)
+        return NULL;
+    *v = p;
+    memset(p + *n * sz, 0, sz);
+    return p + (*n)++ * sz;
+}
+
+struct api_node_status *api_status_add_node(struct api_status *st, const char *name)
+{
+    char *n = strdup(name);
+    struct api_node_status *node = n ? append((void **)&st->nodes, &st->nnodes, sizeof(*node)) : NULL;
+    if (!node) {
+        free(n);
+        return NULL;
+    }
+    node->name = n;
+    for (int r = 0; r < API_RESOURCES; r++)
+        node->pressure[r] = NAN;
+    node->utilization = NAN;
+    node->state = API_NODE_UNKNOWN;
+    return node;
+}
+
+struct api_machine_config_status *api_status_add_machine_config(struct api_status *st, const char *role)
+{
+    char *r = strdup(role);
+    struct api_machine_config_status *m =
+        r ? append((void **)&st->machine_configs, &st->nmachine_configs, sizeof(*m)) : NULL;
+    if (!m) {
+        free(r);
+        return NULL;
+    }
+    m->role = r;
+    return m;
+}
+
+struct api_condition *api_status_condition(const struct api_status *st, const char *type)
+{
+    for (size_t i = 0; i < st->nconditions; i++)
+        if (st->conditions[i].type && strcmp(st->conditions[i].type, type) == 0)
+            return &st->conditions[i];
+    return NULL;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Replace *dst by a copy of src when they differ; returns 1 when replaced, 0 when equal, -1 on no memory. */
+static int set_str(char **dst, const char *src)
+{
+    if (str_eq(*dst, src))
+        return 0;
+    char *s = strdup(src ? src : "");
+    if (!s)
+        return -1;
+    free(*dst);
+    *dst = s;
+    return 1;
+}
+
+int api_status_set_condition(struct api_status *st, const char *type, enum api_condition_status status,
+                             const char *reason, const char *message, int64_t generation, int64_t now)
+{
+    struct api_condition *c = api_status_condition(st, type);
+    int changed = 0;
+    if (!c) {
+        char *t = strdup(type);
+        c = t ? append((void **)&st->conditions, &st->nconditions, sizeof(*c)) : NULL;
+        if (!c) {
+            free(t);
+            return -1;
+        }
+        c->type = t;
+        c->status = status;
+        c->last_transition_time = now;
+        changed = 1;
+    } else if (c->status != status) {
+        c->status = status;
+        c->last_transition_time = now;
+        changed = 1;
+    }
+    int r1 = set_str(&c->reason, reason), r2 = set_str(&c->message, message);
+    if (r1 < 0 || r2 < 0)
+        return -1;
+    if (c->observed_generation != generation) {
+        c->observed_generation = generation;
+        changed = 1;
+    }
+    return changed || r1 || r2;
+}
+
+/* ---- decode ---- */
+
+static int decode_reading(const cJSON *obj, const char *path, const char *key, double *out, struct api_errors *errs)
+{
+    char *s = NULL;
+    if (api_json_string(obj, path, key, &s, errs) < 0)
+        return -1;
+    if (!s)
+        return 0;
+    const char *p = s;
+    size_t intdigits = strspn(p, "0123456789");
+    bool ok = intdigits > 0;
+    p += intdigits;
+    if (ok && *p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        ok = frac > 0;
+        p += 1 + frac;
+    }
+    ok = ok && *p == '\0';
+    int rc = 0;
+    if (ok) {
+        *out = strtod(s, NULL);
+    } else {
+        char fp[API_JSON_PATH_MAX];
+        rc = api_errors_add(errs, api_json_path(fp, path, key), "must be a decimal percentage such as \"31.2\", got '%s'", s);
+    }
+    free(s);
+    return rc;
+}
+
+static int decode_condition(const cJSON *j, const char *path, struct api_condition *c, struct api_errors *errs,
+                            struct api_errors *warns)
+{
+    static const char *const known[] = {"type", "status", "observedGeneration", "lastTransitionTime", "reason",
+                                        "message", NULL};
+    if (!cJSON_IsObject(j))
+        return api_errors_add(errs, path, "must be of type object");
+    api_json_unknown(j, path, known, warns);
+    int rc = 0, status = API_CONDITION_UNKNOWN;
+    c->status = API_CONDITION_UNKNOWN;
+    rc |= api_json_string(j, path, "type", &c->type, errs);
+    rc |= api_json_enum(j, path, "status", condition_status_names, 3, &status, errs);
+    c->status = (enum api_condition_status)status;
+    rc |= api_json_int(j, path, "observedGeneration", &c->observed_generation, errs);
+    rc |= api_json_time(j, path, "lastTransitionTime", &c->last_transition_time, errs);
+    rc |= api_json_string(j, path, "reason", &c->reason, errs);
+    rc |= api_json_string(j, path, "message", &c->message, errs);
+    return rc ? -1 : 0;
+}
+
+static int decode_mc(const cJSON *j, const char *path, struct api_machine_config_status *m, struct api_errors *errs,
+                     struct api_errors *warns)
+{
+    static const char *const known[] = {"role", "name", "pool", "updated", "updatedMachines", "machines", NULL};
+    if (!cJSON_IsObject(j))
+        return api_errors_add(errs, path, "must be of type object");
+    api_json_unknown(j, path, known, warns);
+    int rc = 0;
+    rc |= api_json_string(j, path, "role", &m->role, errs);
+    rc |= api_json_string(j, path, "name", &m->name, errs);
+    rc |= api_json_string(j, path, "pool", &m->pool, errs);
+    rc |= api_json_bool(j, path, "updated", &m->updated, errs);
+    rc |= api_json_int(j, path, "updatedMachines", &m->updated_machines, errs);
+    rc |= api_json_int(j, path, "machines", &m->machines, errs);
+    return rc ? -1 : 0;
+}
+
+static int decode_node(const cJSON *j, const char *path, struct api_node_status *n, struct api_errors *errs,
+                       struct api_errors *warns)
+{
+    static const char *const known[] = {"name", "pressure", "utilization", "state", "since", "evictions",
+                                        "migrations", NULL};
+    static const char *const pressure_known[] = {"cpu", "memory", "io", NULL};
+    static const char *const migrations_known[] = {"succeeded", "failed", "inFlight", NULL};
+    for (int r = 0; r < API_RESOURCES; r++)
+        n->pressure[r] = NAN;
+    n->utilization = NAN;
+    n->state = API_NODE_UNKNOWN;
+    if (!cJSON_IsObject(j))
+        return api_errors_add(errs, path, "must be of type object");
+    api_json_unknown(j, path, known, warns);
+    int rc = 0, state = API_NODE_UNKNOWN;
+    char p[API_JSON_PATH_MAX];
+    const cJSON *pressure, *migrations;
+    rc |= api_json_string(j, path, "name", &n->name, errs);
+    rc |= api_json_object(j, path, "pressure", &pressure, errs);
+    if (pressure) {
+        api_json_path(p, path, "pressure");
+        api_json_unknown(pressure, p, pressure_known, warns);
+        for (int r = 0; r < API_RESOURCES; r++)
+            rc |= decode_reading(pressure, p, resource_keys[r], &n->pressure[r], errs);
+    }
+    rc |= decode_reading(j, path, "utilization", &n->utilization, errs);
+    rc |= api_json_enum(j, path, "state", node_state_names, 5, &state, errs);
+    n->state = (enum api_node_state)state;
+    rc |= api_json_time(j, path, "since", &n->since, errs);
+    rc |= api_json_int(j, path, "evictions", &n->evictions, errs);
+    rc |= api_json_object(j, path, "migrations", &migrations, errs);
+    if (migrations) {
+        api_json_path(p, path, "migrations");
+        api_json_unknown(migrations, p, migrations_known, warns);
+        rc |= api_json_int(migrations, p, "succeeded", &n->migrations.succeeded, errs);
+        rc |= api_json_int(migrations, p, "failed", &n->migrations.failed, errs);
+        rc |= api_json_int(migrations, p, "inFlight", &n->migrations.in_flight, errs);
+    }
+    return rc ? -1 : 0;
+}
+
+/* Decode the array at json[key] with one element decoder into a new vector. */
+typedef int (*elem_decoder)(const cJSON *, const char *, void *, struct api_errors *, struct api_errors *);
+
+static int decode_list(const cJSON *json, const char *path, const char *key, size_t elem_size, elem_decoder dec,
+                       void **out, size_t *n, struct api_errors *errs, struct api_errors *warns)
+{
+    const cJSON *arr, *it;
+    if (api_json_array(json, path, key, &arr, errs) < 0)
+        return -1;
+    if (!arr)
+        return 0;
+    char p[API_JSON_PATH_MAX], ip[API_JSON_PATH_MAX];
+    api_json_path(p, path, key);
+    int rc = 0, i = 0;
+    cJSON_ArrayForEach(it, arr) {
+        void *elem = append(out, n, elem_size);
+        if (!elem)
+            return api_errors_add(errs, p, "out of memory");
+        rc |= dec(it, api_json_index(ip, p, i++), elem, errs, warns);
+    }
+    return rc ? -1 : 0;
+}
+
+static int dec_condition(const cJSON *j, const char *p, void *e, struct api_errors *errs, struct api_errors *warns)
+{
+    return decode_condition(j, p, e, errs, warns);
+}
+
+static int dec_mc(const cJSON *j, const char *p, void *e, struct api_errors *errs, struct api_errors *warns)
+{
+    return decode_mc(j, p, e, errs, warns);
+}
+
+static int dec_node(const cJSON *j, const char *p, void *e, struct api_errors *errs, struct api_errors *warns)
+{
+    return decode_node(j, p, e, errs, warns);
+}
+
+int api_status_decode(const cJSON *json, struct api_status *st, struct api_errors *errs, struct api_errors *warns)
+{
+    static const char *const known[] = {"observedGeneration", "conditions", "lastSuccessfulCycleTime", "summary",
+                                        "machineConfigs", "nodes", NULL};
+    static const char *const summary_known[] = {"nodes", "pressured", "tainted", "evictions", "migrationsSucceeded",
+                                                "migrationsFailed", "migrationsInFlight", NULL};
+    const char *path = "status";
+    size_t before = errs ? errs->n : 0;
+    api_status_free(st);
+    if (!json)
+        return 0;
+    if (!cJSON_IsObject(json))
+        return api_errors_add(errs, path, "must be of type object");
+    api_json_unknown(json, path, known, warns);
+    api_json_int(json, path, "observedGeneration", &st->observed_generation, errs);
+    decode_list(json, path, "conditions", sizeof(struct api_condition), dec_condition, (void **)&st->conditions,
+                &st->nconditions, errs, warns);
+    api_json_time(json, path, "lastSuccessfulCycleTime", &st->last_successful_cycle_time, errs);
+    const cJSON *sum;
+    if (api_json_object(json, path, "summary", &sum, errs) == 0 && sum) {
+        const char *sp = "status.summary";
+        struct api_summary *s = &st->summary;
+        api_json_unknown(sum, sp, summary_known, warns);
+        api_json_int(sum, sp, "nodes", &s->nodes, errs);
+        api_json_int(sum, sp, "pressured", &s->pressured, errs);
+        api_json_int(sum, sp, "tainted", &s->tainted, errs);
+        api_json_int(sum, sp, "evictions", &s->evictions, errs);
+        api_json_int(sum, sp, "migrationsSucceeded", &s->migrations_succeeded, errs);
+        api_json_int(sum, sp, "migrationsFailed", &s->migrations_failed, errs);
+        api_json_int(sum, sp, "migrationsInFlight", &s->migrations_in_flight, errs);
+    }
+    decode_list(json, path, "machineConfigs", sizeof(struct api_machine_config_status), dec_mc,
+                (void **)&st->machine_configs, &st->nmachine_configs, errs, warns);
+    decode_list(json, path, "nodes", sizeof(struct api_node_status), dec_node, (void **)&st->nodes, &st->nnodes, errs,
+                warns);
+    return errs && errs->n > before ? -1 : 0;
+}
+
+/* ---- encode ---- */
+
+/* Round a reading to the 0.1 it is written with. */
+static double round1(double v)
+{
+    return round(v * 10.0) / 10.0;
+}
+
+static bool add_reading(cJSON *obj, const char *key, double v)
+{
+    if (isnan(v))
+        return true;
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.1f", v < 0 ? 0.0 : round1(v));
+    return cJSON_AddStringToObject(obj, key, buf) != NULL;
+}
+
+static bool add_time(cJSON *obj, const char *key, int64_t t)
+{
+    char buf[32];
+    return !t || cJSON_AddStringToObject(obj, key, api_json_format_time(t, buf, sizeof(buf))) != NULL;
+}
+
+static bool add_int(cJSON *obj, const char *key, int64_t v)
+{
+    return cJSON_AddNumberToObject(obj, key, (double)v) != NULL;
+}
+
+static bool encode_node(cJSON *arr, const struct api_node_status *n)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(arr, o)) {
+        cJSON_Delete(o);
+        return false;
+    }
+    bool ok = cJSON_AddStringToObject(o, "name", n->name ? n->name : "") != NULL;
+    bool any = false;
+    for (int r = 0; r < API_RESOURCES; r++)
+        any = any || !isnan(n->pressure[r]);
+    if (any) {
+        cJSON *p = cJSON_AddObjectToObject(o, "pressure");
+        ok = ok && p;
+        for (int r = 0; ok && r < API_RESOURCES; r++)
+            ok = add_reading(p, resource_keys[r], n->pressure[r]);
+    }
+    ok = ok && add_reading(o, "utilization", n->utilization);
+    ok = ok && cJSON_AddStringToObject(o, "state", node_state_names[n->state]);
+    ok = ok && add_time(o, "since", n->since);
+    ok = ok && add_int(o, "evictions", n->evictions);
+    cJSON *m = ok ? cJSON_AddObjectToObject(o, "migrations") : NULL;
+    ok = ok && m && add_int(m, "succeeded", n->migrations.succeeded) && add_int(m, "failed", n->migrations.failed) &&
+         add_int(m, "inFlight", n->migrations.in_flight);
+    return ok;
+}
+
+cJSON *api_status_encode(const struct api_status *st)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o && add_int(o, "observedGeneration", st->observed_generation);
+    if (ok && st->nconditions) {
+        cJSON *arr = cJSON_AddArrayToObject(o, "conditions");
+        ok = arr != NULL;
+        for (size_t i = 0; ok && i < st->nconditions; i++) {
+            const struct api_condition *c = &st->conditions[i];
+            cJSON *co = cJSON_CreateObject();
+            ok = co && cJSON_AddItemToArray(arr, co);
+            if (!ok) {
+                cJSON_Delete(co);
+                break;
+            }
+            ok = cJSON_AddStringToObject(co, "type", c->type ? c->type : "") &&
+                 cJSON_AddStringToObject(co, "status", condition_status_names[c->status]) &&
+                 add_int(co, "observedGeneration", c->observed_generation) &&
+                 add_time(co, "lastTransitionTime", c->last_transition_time) &&
+                 cJSON_AddStringToObject(co, "reason", c->reason && *c->reason ? c->reason : "Unknown") &&
+                 cJSON_AddStringToObject(co, "message", c->message ? c->message : "");
+        }
+    }
+    ok = ok && add_time(o, "lastSuccessfulCycleTime", st->last_successful_cycle_time);
+    cJSON *s = ok ? cJSON_AddObjectToObject(o, "summary") : NULL;
+    ok = ok && s && add_int(s, "nodes", st->summary.nodes) && add_int(s, "pressured", st->summary.pressured) &&
+         add_int(s, "tainted", st->summary.tainted) && add_int(s, "evictions", st->summary.evictions) &&
+         add_int(s, "migrationsSucceeded", st->summary.migrations_succeeded) &&
+         add_int(s, "migrationsFailed", st->summary.migrations_failed) &&
+         add_int(s, "migrationsInFlight", st->summary.migrations_in_flight);
+    if (ok && st->nmachine_configs) {
+        cJSON *arr = cJSON_AddArrayToObject(o, "machineConfigs");
+        ok = arr != NULL;
+        for (size_t i = 0; ok && i < st->nmachine_configs; i++) {
+            const struct api_machine_config_status *m = &st->machine_configs[i];
+            cJSON *mo = cJSON_CreateObject();
+            ok = mo && cJSON_AddItemToArray(arr, mo);
+            if (!ok) {
+                cJSON_Delete(mo);
+                break;
+            }
+            ok = cJSON_AddStringToObject(mo, "role", m->role ? m->role : "") &&
+                 (!m->name || cJSON_AddStringToObject(mo, "name", m->name)) &&
+                 (!m->pool || cJSON_AddStringToObject(mo, "pool", m->pool)) &&
+                 cJSON_AddBoolToObject(mo, "updated", m->updated) &&
+                 add_int(mo, "updatedMachines", m->updated_machines) && add_int(mo, "machines", m->machines);
+        }
+    }
+    if (ok && st->nnodes) {
+        cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
+        ok = arr != NULL;
+        for (size_t i = 0; ok && i < st->nnodes; i++)
+            ok = encode_node(arr, &st->nodes[i]);
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---- compare ---- */
+
+static bool reading_changed(double a, double b, double tol)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) != isnan(b);
+    /* Compare at the resolution written; the epsilon absorbs binary rounding of 0.1 steps. */
+    return fabs(round1(a) - round1(b)) > tol + 1e-9;
+}
+
+static bool condition_equal(const struct api_condition *a, const struct api_condition *b)
+{
+    return a->status == b->status && a->observed_generation == b->observed_generation && str_eq(a->reason, b->reason) &&
+           str_eq(a->message, b->message);
+}
+
+static bool mc_equal(const struct api_machine_config_status *a, const struct api_machine_config_status *b)
+{
+    return str_eq(a->name, b->name) && str_eq(a->pool, b->pool) && a->updated == b->updated &&
+           a->updated_machines == b->updated_machines && a->machines == b->machines;
+}
+
+static bool node_equal(const struct api_node_status *a, const struct api_node_status *b, double tol)
+{
+    for (int r = 0; r < API_RESOURCES; r++)
+        if (reading_changed(a->pressure[r], b->pressure[r], tol))
+            return false;
+    return !reading_changed(a->utilization, b->utilization, tol) && a->state == b->state &&
+           a->evictions == b->evictions && a->migrations.succeeded == b->migrations.succeeded &&
+           a->migrations.failed == b->migrations.failed && a->migrations.in_flight == b->migrations.in_flight;
+}
+
+static int cmp_node_ptr(const void *x, const void *y)
+{
+    const struct api_node_status *a = *(const struct api_node_status *const *)x;
+    const struct api_node_status *b = *(const struct api_node_status *const *)y;
+    return strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+/* Nodes compared by name, whatever their order. Sorting pointer copies keeps it n log n for
+ * the thousands of nodes a large cluster has. */
+static bool nodes_equal(const struct api_status *a, const struct api_status *b, double tol)
+{
+    if (a->nnodes != b->nnodes)
+        return false;
+    if (!a->nnodes)
+        return true;
+    const struct api_node_status **pa = malloc(a->nnodes * sizeof(*pa)), **pb = malloc(b->nnodes * sizeof(*pb));
+    bool eq = pa && pb;
+    for (size_t i = 0; eq && i < a->nnodes; i++) {
+        pa[i] = &a->nodes[i];
+        pb[i] = &b->nodes[i];
+    }
+    if (eq) {
+        qsort(pa, a->nnodes, sizeof(*pa), cmp_node_ptr);
+        qsort(pb, b->nnodes, sizeof(*pb), cmp_node_ptr);
+    }
+    for (size_t i = 0; eq && i < a->nnodes; i++)
+        eq = str_eq(pa[i]->name, pb[i]->name) && node_equal(pa[i], pb[i], tol);
+    free(pa);
+    free(pb);
+    return eq; /* on no memory: "changed", the safe answer */
+}
+
+bool api_status_changed(const struct api_status *cur, const struct api_status *next,
+                        const struct api_status_compare *opts)
+{
+    int64_t heartbeat = opts ? opts->heartbeat_s : 0;
+    double tol = opts ? opts->pressure_tolerance : 0.0;
+    if (cur->observed_generation != next->observed_generation)
+        return true;
+    if (memcmp(&cur->summary, &next->summary, sizeof(cur->summary)) != 0)
+        return true;
+    int64_t t0 = cur->last_successful_cycle_time, t1 = next->last_successful_cycle_time;
+    if ((t0 == 0) != (t1 == 0) || t1 < t0 || (t1 > t0 && (heartbeat <= 0 || t1 - t0 >= heartbeat)))
+        return true;
+    if (cur->nconditions != next->nconditions)
+        return true;
+    for (size_t i = 0; i < next->nconditions; i++) {
+        const struct api_condition *c = api_status_condition(cur, next->conditions[i].type);
+        if (!c || !condition_equal(c, &next->conditions[i]))
+            return true;
+    }
+    if (cur->nmachine_configs != next->nmachine_configs)
+        return true;
+    for (size_t i = 0; i < next->nmachine_configs; i++) {
+        const struct api_machine_config_status *m = NULL;
+        for (size_t k = 0; k < cur->nmachine_configs && !m; k++)
+            if (str_eq(cur->machine_configs[k].role, next->machine_configs[i].role))
+                m = &cur->machine_configs[k];
+        if (!m || !mc_equal(m, &next->machine_configs[i]))
+            return true;
+    }
+    return !nodes_equal(cur, next, tol);
+}

@@ -1,0 +1,121 @@
+/* api_status: the status of a PsiRebalance as C types: decode (from what the API server
+ * holds), encode (for a status update), conditions in the metav1.Condition way, and the
+ * comparison that lets the operator write status only when a reader would learn something. */
+#ifndef PSI_API_STATUS_H
+#define PSI_API_STATUS_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "errors.h"
+
+/* The pressures PSI reports; also the values of spec.pressure.resource. */
+enum api_resource { API_RESOURCE_CPU, API_RESOURCE_MEMORY, API_RESOURCE_IO };
+#define API_RESOURCES 3
+
+enum api_condition_status { API_CONDITION_TRUE, API_CONDITION_FALSE, API_CONDITION_UNKNOWN };
+
+/* Condition types the operator sets. */
+#define API_CONDITION_READY "Ready"
+#define API_CONDITION_DEGRADED "Degraded"
+#define API_CONDITION_PSI_ENABLED "PSIEnabled"
+#define API_CONDITION_METRICS_AVAILABLE "MetricsAvailable"
+#define API_CONDITION_REBALANCING "Rebalancing"
+
+struct api_condition {
+    char *type;
+    enum api_condition_status status;
+    int64_t observed_generation;
+    int64_t last_transition_time; /* Unix seconds */
+    char *reason;
+    char *message;
+};
+
+struct api_summary {
+    int64_t nodes, pressured, tainted, evictions;
+    int64_t migrations_succeeded, migrations_failed, migrations_in_flight;
+};
+
+struct api_machine_config_status {
+    char *role, *name, *pool;
+    bool updated;
+    int64_t updated_machines, machines;
+};
+
+enum api_node_state { API_NODE_NORMAL, API_NODE_PRESSURED, API_NODE_TAINTED, API_NODE_COOLING, API_NODE_UNKNOWN };
+
+struct api_node_status {
+    char *name;
+    double pressure[API_RESOURCES]; /* percent, by enum api_resource; NAN: no reading */
+    double utilization;             /* CPU utilisation percent; NAN: not measured */
+    enum api_node_state state;
+    int64_t since; /* Unix seconds the node entered state; 0: unknown */
+    int64_t evictions;
+    struct {
+        int64_t succeeded, failed, in_flight;
+    } migrations;
+};
+
+/* Owns its strings and arrays; zero-initialise, release with api_status_free. Times are Unix
+ * seconds, 0 meaning unset. */
+struct api_status {
+    int64_t observed_generation;
+    struct api_condition *conditions;
+    size_t nconditions;
+    int64_t last_successful_cycle_time;
+    struct api_summary summary;
+    struct api_machine_config_status *machine_configs;
+    size_t nmachine_configs;
+    struct api_node_status *nodes;
+    size_t nnodes;
+};
+
+/* How api_status_changed tells a real change from noise. */
+struct api_status_compare {
+    /* lastSuccessfulCycleTime moving forward counts only once it moved this many seconds
+     * (a heartbeat, so the dead-man switch stays fresh without a write every cycle);
+     * 0: any move counts. Moving backward or being set/unset always counts. */
+    int64_t heartbeat_s;
+    /* Pressure and utilisation readings count as changed only when they differ by more than
+     * this many percentage points, after rounding to the 0.1 they are written with. */
+    double pressure_tolerance;
+};
+
+const char *api_condition_status_name(enum api_condition_status v);
+const char *api_node_state_name(enum api_node_state v);
+
+/* Decode json (the value of .status) into *st, replacing its content; type errors go to
+ * errs, unknown fields to warns (may be NULL). Returns 0 or -1. */
+int api_status_decode(const cJSON *json, struct api_status *st, struct api_errors *errs, struct api_errors *warns);
+
+/* st as the JSON of .status (caller owns it; NULL on no memory). Unset times and empty lists
+ * are left out; pressures are written as decimal strings with one digit after the point. */
+cJSON *api_status_encode(const struct api_status *st);
+
+/* True when writing next over cur would tell a reader something new. Ignored: the order of
+ * conditions, machineConfigs and nodes (each keyed by type, role and name); a condition's
+ * lastTransitionTime and a node's since, which move only with the status and state that are
+ * compared; small moves of readings and of lastSuccessfulCycleTime, as opts says (NULL:
+ * exact, at the resolution written). */
+bool api_status_changed(const struct api_status *cur, const struct api_status *next,
+                        const struct api_status_compare *opts);
+
+/* The condition of this type in st, or NULL. */
+struct api_condition *api_status_condition(const struct api_status *st, const char *type);
+
+/* Set condition type as metav1 does: lastTransitionTime becomes now only when the status
+ * changes (or the condition is new). Returns 1 when anything changed, 0 when not, -1 on no memory. */
+int api_status_set_condition(struct api_status *st, const char *type, enum api_condition_status status,
+                             const char *reason, const char *message, int64_t generation, int64_t now);
+
+/* Append a node named name (readings NAN, state Unknown) and return it; NULL on no memory. */
+struct api_node_status *api_status_add_node(struct api_status *st, const char *name);
+
+/* Append a machine config entry for role and return it; NULL on no memory. */
+struct api_machine_config_status *api_status_add_machine_config(struct api_status *st, const char *role);
+
+/* Release what st owns and zero it. */
+void api_status_free(struct api_status *st);
+
+#endif

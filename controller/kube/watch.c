@@ -1,0 +1,743 @@
+#include "watch.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "backoff.h"
+#include "config.h"
+#include "framing.h"
+
+#define WATCH_TIMEOUT_MIN_S 300   /* server-side timeoutSeconds, drawn from [min, max] */
+#define WATCH_TIMEOUT_MAX_S 600
+#define WATCH_CLIENT_GRACE_S 60   /* client-side limit: timeoutSeconds plus this */
+#define WATCH_CONNECT_TIMEOUT_MS 10000
+#define WATCH_ERRBODY_MAX 65536   /* bytes of an error reply kept for its Status */
+#define WATCH_SHORT_STREAM_MS 1000
+#define WATCH_RETRY_AFTER_MAX_S 60
+#define WATCH_DEFAULT_PAGE 500
+
+enum watch_state {
+    W_IDLE,        /* not started, or stopped */
+    W_WAIT,        /* a connect timer is pending */
+    W_STREAM_LIST, /* a streaming list is open, before its initial-events-end bookmark */
+    W_WATCHING,    /* a watch stream is open */
+};
+
+struct kube_watch {
+    struct kube_loop *loop;
+    struct kube_client *client;
+    char *path, *label_selector, *field_selector;
+    enum kube_watch_list_mode mode;
+    long page_size;
+    int timeout_s;
+    struct kube_watch_handler h;
+    void *ud;
+
+    enum watch_state state;
+    bool need_relist;
+    bool streaming_refused;
+    char *rv;
+
+    CURL *easy;
+    bool in_loop;
+    struct curl_slist *headers;
+    char *url;
+    char errbuf[CURL_ERROR_SIZE];
+    struct kube_framing *framing;
+
+    /* the current stream */
+    long status;
+    bool status_known;
+    char *errbody;
+    size_t errlen;
+    long retry_after_s;
+    bool stream_failed;          /* framing or decoding failed in the write callback */
+    struct kube_err stream_err;
+    bool list_begun;             /* list_begin delivered for the current streaming list */
+    uint64_t stream_events;
+    uint64_t stream_started_ms;
+
+    /* events decoded in the write callback, delivered from the loop */
+    cJSON **queue;
+    size_t qhead, qlen, qcap;
+    uint64_t dispatch_timer, connect_timer;
+
+    struct kube_backoff backoff;         /* reconnects after failures */
+    struct kube_backoff expired_backoff; /* relists after 410: the server is fine, so these
+                                          * start low whatever the failures before */
+    uint64_t rng;
+    struct kube_watch_stats stats;
+};
+
+static void watch_connect_cb(struct kube_loop *loop, void *ud);
+
+static uint64_t watch_rand(struct kube_watch *w)
+{
+    /* xorshift64* */
+    w->rng ^= w->rng >> 12;
+    w->rng ^= w->rng << 25;
+    w->rng ^= w->rng >> 27;
+    return w->rng * 2685821657736338717ULL;
+}
+
+static double watch_rand01(struct kube_watch *w)
+{
+    return (double)(watch_rand(w) >> 11) / (double)(1ULL << 53);
+}
+
+__attribute__((format(printf, 3, 4)))
+static void watch_log(struct kube_watch *w, enum kube_watch_level level, const char *fmt, ...)
+{
+    if (!w->h.log)
+        return;
+    char msg[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    w->h.log(level, msg, w->ud);
+}
+
+static void watch_set_rv(struct kube_watch *w, const char *rv)
+{
+    if (!rv || !*rv || (w->rv && strcmp(w->rv, rv) == 0))
+        return;
+    char *copy = strdup(rv);
+    if (!copy)
+        return; /* keep the older version: resuming from it is still correct */
+    free(w->rv);
+    w->rv = copy;
+}
+
+const char *kube_watch_rv(const struct kube_watch *w)
+{
+    return w->rv ? w->rv : "";
+}
+
+struct kube_watch_stats kube_watch_stats(const struct kube_watch *w)
+{
+    struct kube_watch_stats s = w->stats;
+    s.streaming_refused = w->streaming_refused;
+    return s;
+}
+
+int kube_watch_type_parse(const char *s, enum kube_watch_type *out)
+{
+    static const struct {
+        const char *name;
+        enum kube_watch_type type;
+    } names[] = {
+        {"ADDED", KUBE_WATCH_ADDED},
+        {"MODIFIED", KUBE_WATCH_MODIFIED},
+        {"DELETED", KUBE_WATCH_DELETED},
+        {"BOOKMARK", KUBE_WATCH_BOOKMARK},
+    };
+    for (size_t i = 0; s && i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(s, names[i].name) == 0) {
+            *out = names[i].type;
+            return 0;
+        }
+    return -1;
+}
+
+const char *kube_watch_type_name(enum kube_watch_type type)
+{
+    switch (type) {
+    case KUBE_WATCH_ADDED: return "ADDED";
+    case KUBE_WATCH_MODIFIED: return "MODIFIED";
+    case KUBE_WATCH_DELETED: return "DELETED";
+    case KUBE_WATCH_BOOKMARK: return "BOOKMARK";
+    }
+    return "UNKNOWN";
+}
+
+static const char *json_str(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b)
+        v = cJSON_GetObjectItemCaseSensitive(v, b);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const char *obj_rv(const cJSON *obj)
+{
+    return json_str(obj, "metadata", "resourceVersion");
+}
+
+/* ---- event queue ---- */
+
+static void queue_clear(struct kube_watch *w)
+{
+    for (size_t i = w->qhead; i < w->qlen; i++)
+        cJSON_Delete(w->queue[i]);
+    w->qhead = w->qlen = 0;
+}
+
+static int queue_push(struct kube_watch *w, cJSON *ev)
+{
+    if (w->qhead > 0 && w->qhead == w->qlen)
+        w->qhead = w->qlen = 0;
+    if (w->qlen == w->qcap) {
+        size_t cap = w->qcap ? w->qcap * 2 : 64;
+        cJSON **nq = realloc(w->queue, cap * sizeof(*nq));
+        if (!nq)
+            return -1;
+        w->queue = nq;
+        w->qcap = cap;
+    }
+    w->queue[w->qlen++] = ev;
+    return 0;
+}
+
+/* ---- scheduling ---- */
+
+/* Drop the open stream, if any (from loop context only). */
+static void watch_abort_stream(struct kube_watch *w)
+{
+    if (w->in_loop) {
+        kube_loop_remove(w->loop, w->easy);
+        w->in_loop = false;
+    }
+    if (w->dispatch_timer) {
+        kube_loop_cancel(w->loop, w->dispatch_timer);
+        w->dispatch_timer = 0;
+    }
+    queue_clear(w);
+}
+
+static void watch_schedule(struct kube_watch *w, uint64_t delay_ms)
+{
+    if (w->connect_timer)
+        kube_loop_cancel(w->loop, w->connect_timer);
+    w->state = W_WAIT;
+    w->connect_timer = kube_loop_timer(w->loop, delay_ms, 0, watch_connect_cb, w);
+    if (!w->connect_timer) {
+        watch_log(w, KUBE_WATCH_ERROR, "watch cannot schedule a reconnect path=%s reason=OutOfMemory",
+                  w->path);
+        w->state = W_IDLE;
+    }
+}
+
+/* Schedule the retry after the backoff (or Retry-After, if longer); failure: count it
+ * (else it is a relist after a 410, on its own backoff). */
+static void watch_backoff(struct kube_watch *w, bool failure)
+{
+    if (failure)
+        w->stats.failures++;
+    uint64_t delay = kube_backoff_next(failure ? &w->backoff : &w->expired_backoff,
+                                       kube_loop_now_ms(), watch_rand01(w));
+    if (w->retry_after_s > 0) {
+        long ra = w->retry_after_s > WATCH_RETRY_AFTER_MAX_S ? WATCH_RETRY_AFTER_MAX_S : w->retry_after_s;
+        if ((uint64_t)ra * 1000u > delay)
+            delay = (uint64_t)ra * 1000u;
+    }
+    watch_log(w, KUBE_WATCH_INFO, "watch retrying path=%s delay_ms=%llu relist=%s", w->path,
+              (unsigned long long)delay, w->need_relist ? "true" : "false");
+    watch_schedule(w, delay);
+}
+
+/* The resource version is gone (410): the state must be listed again. via: "event" (an
+ * ERROR event in the stream) or "reply" (the HTTP status of the watch request). */
+static void watch_expired(struct kube_watch *w, const char *via, const char *reason,
+                          const char *message)
+{
+    w->stats.expired++;
+    w->need_relist = true;
+    watch_log(w, KUBE_WATCH_INFO,
+              "watch relisting path=%s status=410 reason=%s via=%s rv=%s msg=\"%s\"", w->path,
+              reason && *reason ? reason : "Gone", via, kube_watch_rv(w), message ? message : "");
+    /* Through a backoff of its own, so a server that keeps answering 410 is not hammered;
+     * the first relist follows within a second. */
+    watch_backoff(w, false);
+}
+
+/* A status that means "this server does not do streaming lists" rather than a failure. */
+static bool watch_is_refusal(long status)
+{
+    return status == 400 || status == 405 || status == 406 || status == 415 || status == 422 ||
+           status == 501;
+}
+
+static void watch_streaming_refused(struct kube_watch *w, long status, const char *msg)
+{
+    w->streaming_refused = true;
+    w->need_relist = true;
+    watch_log(w, KUBE_WATCH_WARN,
+              "watch streaming list refused, using LIST path=%s status=%ld msg=\"%s\"", w->path,
+              status, msg ? msg : "");
+    watch_schedule(w, 0);
+}
+
+/* ---- delivering events ---- */
+
+static void watch_list_begin(struct kube_watch *w)
+{
+    if (w->h.list_begin)
+        w->h.list_begin(w->ud);
+}
+
+/* Handle one decoded event; returns 1 when the stream was dropped (stop delivering). */
+static int watch_handle(struct kube_watch *w, const cJSON *ev)
+{
+    const char *type_s = json_str(ev, "type", NULL);
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
+    if (type_s && strcmp(type_s, "ERROR") == 0) {
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
+        long c = cJSON_IsNumber(code) ? (long)code->valuedouble : 0;
+        const char *reason = json_str(obj, "reason", NULL);
+        const char *message = json_str(obj, "message", NULL);
+        watch_abort_stream(w);
+        if (c == 410) {
+            watch_expired(w, "event", reason, message);
+        } else if (w->state == W_STREAM_LIST && !w->list_begun && w->mode == KUBE_WATCH_LIST_AUTO &&
+                   watch_is_refusal(c)) {
+            watch_streaming_refused(w, c, message);
+        } else {
+            watch_log(w, KUBE_WATCH_WARN, "watch error event path=%s code=%ld reason=%s msg=\"%s\"",
+                      w->path, c, reason ? reason : "", message ? message : "");
+            watch_backoff(w, true);
+        }
+        return 1;
+    }
+    enum kube_watch_type type;
+    if (kube_watch_type_parse(type_s, &type) < 0 || !cJSON_IsObject(obj)) {
+        watch_log(w, KUBE_WATCH_WARN, "watch ignoring an event path=%s type=%s reason=Malformed",
+                  w->path, type_s ? type_s : "(none)");
+        return 0;
+    }
+    w->stream_events++;
+    if (w->state == W_STREAM_LIST) {
+        if (type == KUBE_WATCH_BOOKMARK) {
+            const char *end = json_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                       "annotations", KUBE_WATCH_INITIAL_EVENTS_END);
+            if (!end || strcmp(end, "true") != 0)
+                return 0; /* progress only: the list is not complete yet */
+            if (!w->list_begun) {
+                w->list_begun = true;
+                watch_list_begin(w);
+            }
+            watch_set_rv(w, obj_rv(obj));
+            w->need_relist = false;
+            w->state = W_WATCHING;
+            w->stats.lists++;
+            w->stats.streamed_lists++;
+            watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=stream rv=%s", w->path,
+                      kube_watch_rv(w));
+            if (w->h.list_end)
+                w->h.list_end(kube_watch_rv(w), w->ud);
+            return 0;
+        }
+        if (type == KUBE_WATCH_DELETED) {
+            watch_log(w, KUBE_WATCH_WARN, "watch ignoring a DELETED event in an initial list path=%s",
+                      w->path);
+            return 0;
+        }
+        if (!w->list_begun) {
+            w->list_begun = true;
+            watch_list_begin(w);
+        }
+        if (w->h.list_item)
+            w->h.list_item(obj, w->ud);
+        return 0;
+    }
+    if (type == KUBE_WATCH_BOOKMARK)
+        w->stats.bookmarks++;
+    else
+        w->stats.events++;
+    watch_set_rv(w, obj_rv(obj));
+    if (w->h.event)
+        w->h.event(type, obj, w->ud);
+    return 0;
+}
+
+/* Deliver the queued events; returns 1 when an ERROR event dropped the stream. */
+static int watch_dispatch(struct kube_watch *w)
+{
+    if (w->dispatch_timer) {
+        kube_loop_cancel(w->loop, w->dispatch_timer);
+        w->dispatch_timer = 0;
+    }
+    while (w->qhead < w->qlen) {
+        cJSON *ev = w->queue[w->qhead++];
+        int stop = watch_handle(w, ev);
+        cJSON_Delete(ev);
+        if (stop) {
+            queue_clear(w);
+            return 1;
+        }
+    }
+    w->qhead = w->qlen = 0;
+    return 0;
+}
+
+static void watch_dispatch_cb(struct kube_loop *loop, void *ud)
+{
+    (void)loop;
+    struct kube_watch *w = ud;
+    w->dispatch_timer = 0;
+    (void)watch_dispatch(w);
+}
+
+/* ---- libcurl callbacks (no user code here: decode and queue only) ---- */
+
+static int watch_line(const char *line, size_t len, void *ud)
+{
+    struct kube_watch *w = ud;
+    cJSON *ev = cJSON_ParseWithLength(line, len);
+    if (!cJSON_IsObject(ev)) {
+        cJSON_Delete(ev);
+        kube_err_set(&w->stream_err, 0, "Decode", "watch %s: an event is not a JSON object: %.120s",
+                     w->path, line);
+        return -1;
+    }
+    if (queue_push(w, ev) < 0) {
+        cJSON_Delete(ev);
+        kube_err_set(&w->stream_err, 0, "Decode", "watch %s: out of memory queueing an event",
+                     w->path);
+        return -1;
+    }
+    if (!w->dispatch_timer)
+        w->dispatch_timer = kube_loop_timer(w->loop, 0, 0, watch_dispatch_cb, w);
+    return 0;
+}
+
+static void watch_note_status(struct kube_watch *w)
+{
+    if (w->status_known)
+        return;
+    w->status_known = true;
+    curl_easy_getinfo(w->easy, CURLINFO_RESPONSE_CODE, &w->status);
+    if (w->status == 200) {
+        w->stats.streams++;
+        kube_backoff_up(&w->backoff, kube_loop_now_ms());
+    }
+}
+
+static size_t watch_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct kube_watch *w = ud;
+    size_t n = size * nmemb;
+    watch_note_status(w);
+    if (w->status != 200) {
+        size_t room = WATCH_ERRBODY_MAX - w->errlen;
+        size_t take = n < room ? n : room;
+        if (take > 0) {
+            char *nb = realloc(w->errbody, w->errlen + take + 1);
+            if (nb) {
+                memcpy(nb + w->errlen, data, take);
+                w->errlen += take;
+                nb[w->errlen] = '\0';
+                w->errbody = nb;
+            }
+        }
+        return n;
+    }
+    if (w->stream_failed)
+        return 0;
+    int rc = kube_framing_feed(w->framing, data, n, watch_line, w, &w->stream_err);
+    if (rc != 0) {
+        w->stream_failed = true;
+        return 0; /* aborts the transfer: CURLE_WRITE_ERROR */
+    }
+    return n;
+}
+
+static size_t watch_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct kube_watch *w = ud;
+    size_t n = size * nmemb;
+    static const char name[] = "retry-after:";
+    if (n > sizeof(name) - 1 && strncasecmp(data, name, sizeof(name) - 1) == 0) {
+        char buf[32];
+        size_t len = n - (sizeof(name) - 1);
+        if (len >= sizeof(buf))
+            len = sizeof(buf) - 1;
+        memcpy(buf, data + sizeof(name) - 1, len);
+        buf[len] = '\0';
+        char *end;
+        long s = strtol(buf, &end, 10);
+        if (end != buf && s > 0)
+            w->retry_after_s = s; /* an HTTP date instead of seconds is ignored */
+    }
+    return n;
+}
+
+/* ---- connecting ---- */
+
+static void watch_done(struct kube_loop *loop, CURL *easy, CURLcode result, void *ud)
+{
+    (void)loop;
+    (void)easy;
+    struct kube_watch *w = ud;
+    w->in_loop = false;
+    if (watch_dispatch(w)) /* what arrived before the end */
+        return;            /* an ERROR event already decided what comes next */
+    watch_note_status(w);
+    bool streaming = w->state == W_STREAM_LIST;
+    if (result != CURLE_OK) {
+        if (w->stream_failed) {
+            /* An event was lost (undecodable or over the line bound): list again. */
+            w->need_relist = true;
+            watch_log(w, KUBE_WATCH_WARN, "watch stream dropped path=%s reason=%s msg=\"%s\"",
+                      w->path, w->stream_err.reason, w->stream_err.msg);
+        } else {
+            watch_log(w, KUBE_WATCH_WARN, "watch stream failed path=%s reason=Transport msg=\"%s%s%s\"",
+                      w->path, curl_easy_strerror(result), w->errbuf[0] ? ": " : "", w->errbuf);
+        }
+        watch_backoff(w, true);
+        return;
+    }
+    if (w->status == 200) {
+        uint64_t lasted = kube_loop_now_ms() - w->stream_started_ms;
+        if (streaming) {
+            watch_log(w, KUBE_WATCH_WARN,
+                      "watch stream ended before the initial list was complete path=%s", w->path);
+            watch_backoff(w, true);
+        } else if (w->stream_events == 0 && lasted < WATCH_SHORT_STREAM_MS) {
+            watch_log(w, KUBE_WATCH_WARN, "watch stream ended at once path=%s", w->path);
+            watch_backoff(w, true);
+        } else {
+            watch_log(w, KUBE_WATCH_DEBUG, "watch stream ended path=%s rv=%s", w->path, kube_watch_rv(w));
+            watch_schedule(w, 0);
+        }
+        return;
+    }
+    struct kube_err e = {0};
+    kube_rest_decode_status(w->errbody, w->errlen, w->status, "GET", w->url, &e);
+    if (w->status == 410) {
+        watch_expired(w, "reply", e.reason, e.msg);
+    } else if (streaming && w->mode == KUBE_WATCH_LIST_AUTO && watch_is_refusal(w->status)) {
+        watch_streaming_refused(w, w->status, e.msg);
+    } else {
+        watch_log(w, KUBE_WATCH_WARN, "watch request failed path=%s status=%ld reason=%s msg=\"%s\"",
+                  w->path, w->status, e.reason, e.msg);
+        watch_backoff(w, true);
+    }
+}
+
+/* LIST and deliver; returns 0, or -1 after logging. */
+static int watch_list(struct kube_watch *w)
+{
+    struct kube_list_opts lo = {
+        .label_selector = w->label_selector,
+        .field_selector = w->field_selector,
+        .limit = w->page_size,
+    };
+    struct kube_err e = {0};
+    cJSON *list = kube_rest_list(w->client, w->path, &lo, &e);
+    if (!list) {
+        watch_log(w, KUBE_WATCH_WARN, "watch list failed path=%s status=%ld reason=%s msg=\"%s\"",
+                  w->path, e.status, e.reason, e.msg);
+        return -1;
+    }
+    const char *rv = kube_rest_list_rv(list);
+    if (!rv || !*rv) {
+        watch_log(w, KUBE_WATCH_WARN, "watch list failed path=%s reason=Decode msg=\"no resourceVersion\"",
+                  w->path);
+        cJSON_Delete(list);
+        return -1;
+    }
+    watch_list_begin(w);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
+        if (w->h.list_item)
+            w->h.list_item(item, w->ud);
+    watch_set_rv(w, rv);
+    w->need_relist = false;
+    w->stats.lists++;
+    watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=list rv=%s items=%d", w->path,
+              kube_watch_rv(w), cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")));
+    cJSON_Delete(list);
+    if (w->h.list_end)
+        w->h.list_end(kube_watch_rv(w), w->ud);
+    return 0;
+}
+
+static int watch_open(struct kube_watch *w, bool streaming, struct kube_err *err)
+{
+    struct kube_config *cfg = kube_client_config(w->client);
+    curl_easy_reset(w->easy);
+    curl_slist_free_all(w->headers);
+    w->headers = NULL;
+    free(w->url);
+    w->url = NULL;
+
+    /* Rotated at random so that the watches of many clients do not all end together. */
+    unsigned timeout_s = w->timeout_s > 0 ? (unsigned)w->timeout_s
+                                          : WATCH_TIMEOUT_MIN_S + (unsigned)(watch_rand(w) %
+                                            (WATCH_TIMEOUT_MAX_S - WATCH_TIMEOUT_MIN_S + 1));
+    char timeout[16];
+    snprintf(timeout, sizeof(timeout), "%u", timeout_s);
+    const char *pairs[] = {
+        "watch", "1",
+        "allowWatchBookmarks", "true",
+        "labelSelector", w->label_selector,
+        "fieldSelector", w->field_selector,
+        "timeoutSeconds", timeout,
+        "sendInitialEvents", streaming ? "true" : NULL,
+        "resourceVersionMatch", streaming ? "NotOlderThan" : NULL,
+        "resourceVersion", streaming ? NULL : kube_watch_rv(w),
+        NULL,
+    };
+    char *pq = kube_path_query(w->path, pairs);
+    const char *server = kube_config_server(cfg);
+    if (!pq || asprintf(&w->url, "%s%s", server, pq) < 0) {
+        free(pq);
+        w->url = NULL;
+        return kube_err_set(err, 0, "Internal", "watch %s: out of memory", w->path);
+    }
+    free(pq);
+
+    if (kube_config_prepare(cfg, w->easy, &w->headers, err) < 0)
+        return kube_err_wrap(err, "watch %s", w->path);
+    w->errbuf[0] = '\0';
+    curl_easy_setopt(w->easy, CURLOPT_URL, w->url);
+    curl_easy_setopt(w->easy, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(w->easy, CURLOPT_HTTPHEADER, w->headers);
+    curl_easy_setopt(w->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(w->easy, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(w->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(w->easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(w->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)WATCH_CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(w->easy, CURLOPT_TIMEOUT_MS,
+                     ((long)timeout_s + WATCH_CLIENT_GRACE_S) * 1000L);
+    curl_easy_setopt(w->easy, CURLOPT_WRITEFUNCTION, watch_write);
+    curl_easy_setopt(w->easy, CURLOPT_WRITEDATA, w);
+    curl_easy_setopt(w->easy, CURLOPT_HEADERFUNCTION, watch_header);
+    curl_easy_setopt(w->easy, CURLOPT_HEADERDATA, w);
+    curl_easy_setopt(w->easy, CURLOPT_ERRORBUFFER, w->errbuf);
+
+    w->status = 0;
+    w->status_known = false;
+    w->errlen = 0;
+    w->retry_after_s = 0;
+    w->stream_failed = false;
+    kube_err_clear(&w->stream_err);
+    kube_framing_reset(w->framing);
+    w->list_begun = false;
+    w->stream_events = 0;
+    w->stream_started_ms = kube_loop_now_ms();
+    queue_clear(w);
+    if (kube_loop_add(w->loop, w->easy, watch_done, w, err) < 0)
+        return kube_err_wrap(err, "watch %s", w->path);
+    w->in_loop = true;
+    w->state = streaming ? W_STREAM_LIST : W_WATCHING;
+    watch_log(w, KUBE_WATCH_DEBUG, "watch stream opening path=%s mode=%s rv=%s timeout=%s", w->path,
+              streaming ? "stream-list" : "watch", streaming ? "" : kube_watch_rv(w), timeout);
+    return 0;
+}
+
+static void watch_connect_cb(struct kube_loop *loop, void *ud)
+{
+    (void)loop;
+    struct kube_watch *w = ud;
+    w->connect_timer = 0;
+    w->retry_after_s = 0;
+    bool stream = w->mode == KUBE_WATCH_LIST_STREAM ||
+                  (w->mode == KUBE_WATCH_LIST_AUTO && !w->streaming_refused);
+    if (w->need_relist && !stream && watch_list(w) < 0) {
+        watch_backoff(w, true);
+        return;
+    }
+    struct kube_err e = {0};
+    if (watch_open(w, w->need_relist, &e) < 0) {
+        watch_log(w, KUBE_WATCH_ERROR, "watch cannot open a stream path=%s reason=%s msg=\"%s\"",
+                  w->path, e.reason, e.msg);
+        watch_backoff(w, true);
+    }
+}
+
+/* ---- life cycle ---- */
+
+static char *dup_or_null(const char *s)
+{
+    return s && *s ? strdup(s) : NULL;
+}
+
+struct kube_watch *kube_watch_new(struct kube_loop *loop, struct kube_client *client,
+                                  const struct kube_watch_opts *opts,
+                                  const struct kube_watch_handler *handler, void *ud,
+                                  struct kube_err *err)
+{
+    if (!opts || !opts->path || opts->path[0] != '/') {
+        kube_err_set(err, 0, "Invalid", "watch: a collection path starting with / is required");
+        return NULL;
+    }
+    struct kube_watch *w = calloc(1, sizeof(*w));
+    if (!w)
+        goto oom;
+    w->loop = loop;
+    w->client = client;
+    w->mode = opts->list_mode;
+    w->page_size = opts->page_size > 0 ? opts->page_size : WATCH_DEFAULT_PAGE;
+    w->timeout_s = opts->timeout_seconds > 0 ? opts->timeout_seconds : 0;
+    if (handler)
+        w->h = *handler;
+    w->ud = ud;
+    w->need_relist = true;
+    kube_backoff_init(&w->backoff);
+    kube_backoff_init(&w->expired_backoff);
+    if (getrandom(&w->rng, sizeof(w->rng), GRND_NONBLOCK) != (ssize_t)sizeof(w->rng))
+        w->rng = kube_loop_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)w;
+    w->rng |= 1;
+    w->path = strdup(opts->path);
+    w->label_selector = dup_or_null(opts->label_selector);
+    w->field_selector = dup_or_null(opts->field_selector);
+    w->framing = kube_framing_new(0);
+    w->easy = curl_easy_init();
+    if (!w->path || (opts->label_selector && *opts->label_selector && !w->label_selector) ||
+        (opts->field_selector && *opts->field_selector && !w->field_selector) || !w->framing ||
+        !w->easy)
+        goto oom;
+    return w;
+oom:
+    kube_watch_free(w);
+    kube_err_set(err, 0, "Internal", "watch %s: out of memory", opts->path);
+    return NULL;
+}
+
+int kube_watch_start(struct kube_watch *w, struct kube_err *err)
+{
+    kube_watch_stop(w);
+    w->need_relist = true;
+    watch_schedule(w, 0);
+    if (w->state != W_WAIT)
+        return kube_err_set(err, 0, "Internal", "watch %s: cannot schedule the start", w->path);
+    return 0;
+}
+
+void kube_watch_stop(struct kube_watch *w)
+{
+    watch_abort_stream(w);
+    if (w->connect_timer) {
+        kube_loop_cancel(w->loop, w->connect_timer);
+        w->connect_timer = 0;
+    }
+    w->state = W_IDLE;
+    w->need_relist = true;
+}
+
+void kube_watch_free(struct kube_watch *w)
+{
+    if (!w)
+        return;
+    if (w->loop)
+        kube_watch_stop(w);
+    if (w->easy)
+        curl_easy_cleanup(w->easy);
+    curl_slist_free_all(w->headers);
+    kube_framing_free(w->framing);
+    free(w->queue);
+    free(w->errbody);
+    free(w->url);
+    free(w->rv);
+    free(w->path);
+    free(w->label_selector);
+    free(w->field_selector);
+    free(w);
+}

@@ -1,0 +1,489 @@
+/* rest_e2e: REST round trips against the test bed through kube_rest.
+ *
+ * In a fresh namespace: create 7 ConfigMaps, list them with limit=2 (pages followed), label and
+ * field selectors; get; update with a stale resourceVersion (409 Conflict) and a fresh one;
+ * create twice (409 AlreadyExists); patch with all four types; the status subresource of a
+ * Pod; delete and a 404 decoded; evict a Pod (dry run, real, and 429 under a
+ * PodDisruptionBudget); a non-JSON reply decoded as "Decode". Exits non-zero on any failure.
+ * Config comes from $KUBECONFIG (the ctest fixture sets it). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "rest.h"
+
+static int failures, passes;
+
+static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void check(int ok, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s - ", ok ? "ok  " : "FAIL");
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    fflush(stdout);
+    if (ok)
+        passes++;
+    else
+        failures++;
+}
+
+static struct kube_client *c;
+static char ns[64];
+
+static const char *str_at(const cJSON *o, const char *a, const char *b, const char *d)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    if (d)
+        x = cJSON_GetObjectItemCaseSensitive(x, d);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static int streq(const char *a, const char *b)
+{
+    return a && b && !strcmp(a, b);
+}
+
+static cJSON *parse(const char *json)
+{
+    cJSON *j = cJSON_Parse(json);
+    if (!j) {
+        fprintf(stderr, "bad test JSON: %s\n", json);
+        exit(2);
+    }
+    return j;
+}
+
+static char *path_cm(const char *name)
+{
+    return kube_path("v1", ns, "configmaps", name, NULL);
+}
+
+static void test_create_list_paginate(void)
+{
+    struct kube_err err;
+    char *coll = path_cm(NULL);
+    int created = 0;
+    for (int i = 0; i < 7; i++) {
+        char body[256];
+        snprintf(body, sizeof(body),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-%d\",\"labels\":"
+                 "{\"set\":\"%s\",\"idx\":\"%d\"}},\"data\":{\"k\":\"v%d\"}}",
+                 i, i < 6 ? "pg" : "other", i, i);
+        cJSON *b = parse(body);
+        cJSON *res = kube_rest_create(c, coll, b, NULL, &err);
+        char want[16];
+        snprintf(want, sizeof(want), "cm-%d", i);
+        if (res && streq(str_at(res, "metadata", "name", NULL), want))
+            created++;
+        else if (!res)
+            printf("# create cm-%d: %s\n", i, err.msg);
+        cJSON_Delete(res);
+        cJSON_Delete(b);
+    }
+    check(created == 7, "created 7 ConfigMaps (%d)", created);
+
+    /* one page by hand: limit=2 gives 2 items and a continue token */
+    const char *q[] = {"limit", "2", NULL};
+    char *p1 = kube_path_query(coll, q);
+    cJSON *page = kube_rest_get(c, p1, &err);
+    check(page && cJSON_GetArraySize(cJSON_GetObjectItem(page, "items")) == 2 &&
+              str_at(page, "metadata", "continue", NULL),
+          "a single GET with limit=2 returns 2 items and a continue token");
+    cJSON_Delete(page);
+    free(p1);
+
+    /* kube_rest_list follows continue: all 7 (plus kube-root-ca.crt) */
+    struct kube_list_opts o = {.limit = 2};
+    cJSON *all = kube_rest_list(c, coll, &o, &err);
+    int n = all ? cJSON_GetArraySize(cJSON_GetObjectItem(all, "items")) : -1;
+    check(n == 8, "list with limit=2 follows continue over 4 pages: %d items (want 7 + kube-root-ca.crt)", n);
+    check(all && kube_rest_list_rv(all) && *kube_rest_list_rv(all) &&
+              !str_at(all, "metadata", "continue", NULL),
+          "the merged list has the list resourceVersion (%s) and no continue", all ? kube_rest_list_rv(all) : "?");
+    int seen[7] = {0};
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(all, "items"))
+    {
+        const char *nm = str_at(it, "metadata", "name", NULL);
+        int k;
+        if (nm && sscanf(nm, "cm-%d", &k) == 1 && k >= 0 && k < 7)
+            seen[k]++;
+    }
+    int once = 1;
+    for (int i = 0; i < 7; i++)
+        once &= seen[i] == 1;
+    check(once, "each ConfigMap appears exactly once across the pages");
+    cJSON_Delete(all);
+
+    o = (struct kube_list_opts){.label_selector = "set=pg,idx notin (4)", .limit = 2};
+    all = kube_rest_list(c, coll, &o, &err);
+    n = all ? cJSON_GetArraySize(cJSON_GetObjectItem(all, "items")) : -1;
+    check(n == 5, "label selector 'set=pg,idx notin (4)' (escaped in the URL) selects 5 (%d)", n);
+    cJSON_Delete(all);
+
+    o = (struct kube_list_opts){.field_selector = "metadata.name=cm-3"};
+    all = kube_rest_list(c, coll, &o, &err);
+    n = all ? cJSON_GetArraySize(cJSON_GetObjectItem(all, "items")) : -1;
+    check(n == 1 && streq(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(all, "items"), 0), "metadata", "name", NULL),
+                          "cm-3"),
+          "field selector metadata.name=cm-3 selects cm-3 only (%d)", n);
+    cJSON_Delete(all);
+    free(coll);
+}
+
+static void test_get_update_conflicts(void)
+{
+    struct kube_err err;
+    char *p = path_cm("cm-0");
+    cJSON *obj = kube_rest_get(c, p, &err);
+    check(obj && streq(str_at(obj, "data", "k", NULL), "v0"), "get cm-0");
+    if (!obj) {
+        free(p);
+        return;
+    }
+    cJSON *stale = cJSON_Duplicate(obj, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(obj, "data"), "k", cJSON_CreateString("updated"));
+    cJSON *upd = kube_rest_update(c, p, obj, NULL, &err);
+    check(upd && streq(str_at(upd, "data", "k", NULL), "updated"), "update cm-0 with its resourceVersion");
+    cJSON_Delete(upd);
+    /* the old resourceVersion is stale now: 409 Conflict, decoded */
+    cJSON *again = kube_rest_update(c, p, stale, NULL, &err);
+    check(!again && err.status == 409 && !strcmp(err.reason, "Conflict") && strstr(err.msg, "has been modified") &&
+              strstr(err.msg, "/configmaps/cm-0"),
+          "stale update: 409 Conflict (%ld %s: %s)", err.status, err.reason, err.msg);
+    cJSON_Delete(again);
+    /* create an existing name: 409 AlreadyExists */
+    char *coll = path_cm(NULL);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(stale, "metadata"), "resourceVersion");
+    cJSON *dup = kube_rest_create(c, coll, stale, NULL, &err);
+    check(!dup && err.status == 409 && !strcmp(err.reason, "AlreadyExists"), "create twice: 409 AlreadyExists (%ld %s: %s)",
+          err.status, err.reason, err.msg);
+    cJSON_Delete(dup);
+    /* dry run changes nothing */
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(obj, "data"), "k", cJSON_CreateString("dry"));
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(obj, "metadata"), "resourceVersion");
+    struct kube_write_opts dry = {.dry_run = 1};
+    cJSON *d = kube_rest_update(c, p, obj, &dry, &err);
+    cJSON *now = kube_rest_get(c, p, &err);
+    check(d && streq(str_at(d, "data", "k", NULL), "dry") && now && streq(str_at(now, "data", "k", NULL), "updated"),
+          "dry-run update answers the new object and stores nothing");
+    cJSON_Delete(d);
+    cJSON_Delete(now);
+    cJSON_Delete(stale);
+    cJSON_Delete(obj);
+    free(coll);
+    free(p);
+}
+
+static void test_patches(void)
+{
+    struct kube_err err;
+    char *p = path_cm("cm-1");
+    cJSON *body = parse("{\"data\":{\"merge\":\"1\"}}");
+    cJSON *r = kube_rest_patch(c, p, KUBE_PATCH_MERGE, body, NULL, &err);
+    check(r && streq(str_at(r, "data", "merge", NULL), "1") && streq(str_at(r, "data", "k", NULL), "v1"),
+          "merge patch (%s)", r ? "" : err.msg);
+    /* without a fieldManager the server names the manager after the User-Agent's first part */
+    int ua = 0;
+    const cJSON *mf0;
+    cJSON_ArrayForEach(mf0, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "metadata"), "managedFields"))
+    {
+        if (streq(str_at(mf0, "manager", NULL, NULL), "psi-rebalancer"))
+            ua = 1;
+    }
+    check(ua, "the User-Agent psi-rebalancer/<version> shows as field manager psi-rebalancer");
+    cJSON_Delete(r);
+    cJSON_Delete(body);
+
+    body = parse("{\"metadata\":{\"labels\":{\"smp\":\"yes\"}}}");
+    r = kube_rest_patch(c, p, KUBE_PATCH_STRATEGIC, body, NULL, &err);
+    check(r && streq(str_at(r, "metadata", "labels", "smp"), "yes") && streq(str_at(r, "metadata", "labels", "set"), "pg"),
+          "strategic merge patch (%s)", r ? "" : err.msg);
+    cJSON_Delete(r);
+    cJSON_Delete(body);
+
+    body = parse("[{\"op\":\"test\",\"path\":\"/data/merge\",\"value\":\"1\"},"
+                 "{\"op\":\"replace\",\"path\":\"/data/merge\",\"value\":\"json\"},"
+                 "{\"op\":\"remove\",\"path\":\"/data/k\"}]");
+    r = kube_rest_patch(c, p, KUBE_PATCH_JSON, body, NULL, &err);
+    check(r && streq(str_at(r, "data", "merge", NULL), "json") && !str_at(r, "data", "k", NULL),
+          "JSON patch (test, replace, remove) (%s)", r ? "" : err.msg);
+    cJSON_Delete(r);
+    cJSON_Delete(body);
+    /* a failing JSON patch test: 422 Invalid, decoded */
+    body = parse("[{\"op\":\"test\",\"path\":\"/data/merge\",\"value\":\"nope\"}]");
+    r = kube_rest_patch(c, p, KUBE_PATCH_JSON, body, NULL, &err);
+    check(!r && err.status == 422 && !strcmp(err.reason, "Invalid"), "failing JSON patch test op: %ld %s", err.status,
+          err.reason);
+    cJSON_Delete(r);
+    cJSON_Delete(body);
+
+    /* server-side apply: a field manager owns the field; another one conflicts without force */
+    char ap[512];
+    snprintf(ap, sizeof(ap),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-1\",\"namespace\":\"%s\"},"
+             "\"data\":{\"applied\":\"a\"}}",
+             ns);
+    body = parse(ap);
+    struct kube_write_opts mgr_a = {.field_manager = "e2e-a"};
+    r = kube_rest_patch(c, p, KUBE_PATCH_APPLY, body, &mgr_a, &err);
+    int owned = 0;
+    const cJSON *mf;
+    cJSON_ArrayForEach(mf, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "metadata"), "managedFields"))
+    {
+        if (streq(str_at(mf, "manager", NULL, NULL), "e2e-a") && streq(str_at(mf, "operation", NULL, NULL), "Apply"))
+            owned = 1;
+    }
+    check(r && streq(str_at(r, "data", "applied", NULL), "a") && owned, "apply with fieldManager e2e-a (%s)",
+          r ? "" : err.msg);
+    cJSON_Delete(r);
+    cJSON_Delete(body);
+    snprintf(ap, sizeof(ap),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-1\",\"namespace\":\"%s\"},"
+             "\"data\":{\"applied\":\"b\"}}",
+             ns);
+    body = parse(ap);
+    struct kube_write_opts mgr_b = {.field_manager = "e2e-b"};
+    r = kube_rest_patch(c, p, KUBE_PATCH_APPLY, body, &mgr_b, &err);
+    check(!r && err.status == 409 && !strcmp(err.reason, "Conflict"),
+          "apply by another manager without force: 409 Conflict (%ld %s)", err.status, err.reason);
+    cJSON_Delete(r);
+    mgr_b.force = 1;
+    r = kube_rest_patch(c, p, KUBE_PATCH_APPLY, body, &mgr_b, &err);
+    check(r && streq(str_at(r, "data", "applied", NULL), "b"), "apply with force takes the field (%s)", r ? "" : err.msg);
+    cJSON_Delete(r);
+    cJSON_Delete(body);
+    free(p);
+}
+
+static void test_status_subresource(void)
+{
+    struct kube_err err;
+    char *coll = kube_path("v1", ns, "pods", NULL, NULL);
+    /* bound to a node that does not exist: nobody else writes its status */
+    cJSON *pod = parse("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"status-pod\"},"
+                       "\"spec\":{\"nodeName\":\"no-such-node\",\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}");
+    cJSON *r = kube_rest_create(c, coll, pod, NULL, &err);
+    check(r != NULL, "create pod status-pod (%s)", r ? "" : err.msg);
+    cJSON_Delete(r);
+    cJSON_Delete(pod);
+    char *sp = kube_path("v1", ns, "pods", "status-pod", "status");
+    cJSON *patch = parse("{\"status\":{\"conditions\":[{\"type\":\"psi.dev/Probe\",\"status\":\"True\"}]},"
+                         "\"spec\":{\"activeDeadlineSeconds\":30}}");
+    r = kube_rest_patch(c, sp, KUBE_PATCH_MERGE, patch, NULL, &err);
+    int cond = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "status"), "conditions"))
+    {
+        if (streq(str_at(it, "type", NULL, NULL), "psi.dev/Probe"))
+            cond = 1;
+    }
+    check(r && cond, "patch of pods/status sets a condition (%s)", r ? "" : err.msg);
+    /* the status endpoint ignores spec changes */
+    check(r && !cJSON_GetObjectItem(cJSON_GetObjectItem(r, "spec"), "activeDeadlineSeconds"),
+          "the status subresource leaves spec alone");
+    cJSON_Delete(r);
+    cJSON_Delete(patch);
+    free(sp);
+    free(coll);
+}
+
+static void test_delete_and_404(void)
+{
+    struct kube_err err;
+    char *p = path_cm("cm-2");
+    cJSON *r = kube_rest_delete(c, p, NULL, NULL, &err);
+    check(r != NULL, "delete cm-2 (%s)", r ? "" : err.msg);
+    cJSON_Delete(r);
+    r = kube_rest_get(c, p, &err);
+    check(!r && err.status == 404 && !strcmp(err.reason, "NotFound") && strstr(err.msg, "\"cm-2\" not found") &&
+              strstr(err.msg, "GET https://"),
+          "get after delete: 404 NotFound naming the URL (%s)", err.msg);
+    cJSON_Delete(r);
+    r = kube_rest_delete(c, p, NULL, NULL, &err);
+    check(!r && err.status == 404, "delete again: 404 (%ld)", err.status);
+    cJSON_Delete(r);
+    /* delete with DeleteOptions (preconditions): a wrong uid is a 409 Conflict */
+    char *p3 = path_cm("cm-3");
+    cJSON *opts = parse("{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"uid\":\"wrong\"}}");
+    r = kube_rest_delete(c, p3, opts, NULL, &err);
+    check(!r && err.status == 409, "delete with a failing uid precondition: 409 (%ld %s)", err.status, err.reason);
+    cJSON_Delete(r);
+    cJSON_Delete(opts);
+    free(p3);
+    free(p);
+}
+
+static int pod_gone_or_deleting(const char *name)
+{
+    struct kube_err err;
+    char *p = kube_path("v1", ns, "pods", name, NULL);
+    cJSON *r = kube_rest_get(c, p, &err);
+    free(p);
+    int gone = !r ? err.status == 404 : str_at(r, "metadata", "deletionTimestamp", NULL) != NULL;
+    cJSON_Delete(r);
+    return gone;
+}
+
+static void create_worker_pod(const char *name, const char *app)
+{
+    struct kube_err err;
+    char *coll = kube_path("v1", ns, "pods", NULL, NULL);
+    char body[512];
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"labels\":{\"app\":\"%s\"}},"
+             "\"spec\":{\"nodeName\":\"worker-0\",\"containers\":[{\"name\":\"c\",\"image\":\"x\"}],"
+             "\"tolerations\":[{\"operator\":\"Exists\"}]}}",
+             name, app);
+    cJSON *b = parse(body);
+    cJSON *r = kube_rest_create(c, coll, b, NULL, &err);
+    check(r != NULL, "create pod %s on worker-0 (%s)", name, r ? "" : err.msg);
+    cJSON_Delete(r);
+    cJSON_Delete(b);
+    free(coll);
+}
+
+static void test_evict(void)
+{
+    struct kube_err err;
+    create_worker_pod("evict-me", "evict");
+    int rc = kube_rest_evict(c, ns, "evict-me", 1, &err);
+    check(rc == 0, "dry-run eviction accepted (%s)", rc ? err.msg : "");
+    check(!pod_gone_or_deleting("evict-me"), "after a dry run the pod is untouched");
+    rc = kube_rest_evict(c, ns, "evict-me", 0, &err);
+    check(rc == 0, "eviction accepted (%s)", rc ? err.msg : "");
+    int gone = 0;
+    for (int i = 0; i < 120 && !gone; i++) {
+        gone = pod_gone_or_deleting("evict-me");
+        if (!gone)
+            usleep(250000);
+    }
+    check(gone, "the evicted pod is being deleted or gone");
+    rc = kube_rest_evict(c, ns, "no-such-pod", 0, &err);
+    check(rc == -1 && err.status == 404, "evicting a missing pod: 404 (%ld %s)", err.status, err.reason);
+
+    /* a PodDisruptionBudget that allows no disruption: 429 TooManyRequests */
+    create_worker_pod("guarded", "guarded");
+    char *pdbs = kube_path("policy/v1", ns, "poddisruptionbudgets", NULL, NULL);
+    cJSON *pdb = parse("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"g\"},"
+                       "\"spec\":{\"maxUnavailable\":0,\"selector\":{\"matchLabels\":{\"app\":\"guarded\"}}}}");
+    cJSON *r = kube_rest_create(c, pdbs, pdb, NULL, &err);
+    check(r != NULL, "create PodDisruptionBudget maxUnavailable=0 (%s)", r ? "" : err.msg);
+    cJSON_Delete(r);
+    cJSON_Delete(pdb);
+    /* wait until the disruption controller has processed it, then evict */
+    char *pp = kube_path("policy/v1", ns, "poddisruptionbudgets", "g", NULL);
+    int observed = 0;
+    for (int i = 0; i < 120 && !observed; i++) {
+        cJSON *g = kube_rest_get(c, pp, &err);
+        const cJSON *og = cJSON_GetObjectItem(cJSON_GetObjectItem(g, "status"), "observedGeneration");
+        observed = cJSON_IsNumber(og) && og->valuedouble >= 1;
+        cJSON_Delete(g);
+        if (!observed)
+            usleep(250000);
+    }
+    check(observed, "the disruption controller observed the budget");
+    rc = kube_rest_evict(c, ns, "guarded", 0, &err);
+    check(rc == -1 && err.status == 429 && !strcmp(err.reason, "TooManyRequests") && strstr(err.msg, "disruption budget"),
+          "eviction refused by the budget: 429 TooManyRequests, distinguishable (%ld %s: %s)", err.status, err.reason,
+          err.msg);
+    check(!pod_gone_or_deleting("guarded"), "the guarded pod stays");
+    free(pp);
+    free(pdbs);
+}
+
+static void test_not_json(void)
+{
+    struct kube_err err;
+    cJSON *r = kube_rest_get(c, "/healthz", &err); /* the apiserver answers "ok" as text/plain */
+    check(!r && !strcmp(err.reason, "Decode") && strstr(err.msg, "/healthz") && strstr(err.msg, "not JSON"),
+          "a non-JSON reply is a Decode error naming the URL (%s)", err.msg);
+    cJSON_Delete(r);
+}
+
+static void test_rate_limit_applies_to_writes(void)
+{
+    struct kube_err err;
+    /* 10 writes at 20 qps with burst 1: at least 9 waits of 50 ms; reads are not limited */
+    kube_client_set_rate_limit(c, 20, 1);
+    char *p = path_cm("cm-4");
+    cJSON *patch = parse("{\"data\":{\"n\":\"x\"}}");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int ok = 1;
+    for (int i = 0; i < 10; i++) {
+        cJSON *r = kube_rest_patch(c, p, KUBE_PATCH_MERGE, patch, NULL, &err);
+        ok &= r != NULL;
+        cJSON_Delete(r);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    /* a lower bound only: the limiter must have made us wait (no upper bound is asserted) */
+    check(ok && ms >= 450, "10 writes at 20 QPS, burst 1 took >= 450 ms (%ld ms)", ms);
+    kube_client_set_rate_limit(c, 5, 10);
+    cJSON_Delete(patch);
+    free(p);
+}
+
+int main(void)
+{
+    struct kube_config *cfg = NULL;
+    struct kube_err err;
+    if (kube_config_load(NULL, NULL, &cfg, &err)) {
+        fprintf(stderr, "rest_e2e: %s\n", err.msg);
+        return 2;
+    }
+    c = kube_client_new(cfg, &err);
+    if (!c) {
+        fprintf(stderr, "rest_e2e: %s\n", err.msg);
+        return 2;
+    }
+    kube_client_set_rate_limit(c, 0, 0);
+    snprintf(ns, sizeof(ns), "rest-e2e-%d", (int)getpid());
+    char body[256];
+    snprintf(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
+    cJSON *nsobj = parse(body);
+    cJSON *r = kube_rest_create(c, "/api/v1/namespaces", nsobj, NULL, &err);
+    check(r != NULL, "create namespace %s (%s)", ns, r ? "" : err.msg);
+    cJSON_Delete(r);
+    cJSON_Delete(nsobj);
+    /* the namespace's root CA ConfigMap is created asynchronously: wait for it so counts are stable */
+    char *rootca = kube_path("v1", ns, "configmaps", "kube-root-ca.crt", NULL);
+    for (int i = 0; i < 120; i++) {
+        cJSON *x = kube_rest_get(c, rootca, &err);
+        cJSON_Delete(x);
+        if (x)
+            break;
+        usleep(250000);
+    }
+    free(rootca);
+
+    test_create_list_paginate();
+    test_get_update_conflicts();
+    test_patches();
+    test_status_subresource();
+    test_delete_and_404();
+    test_evict();
+    test_not_json();
+    test_rate_limit_applies_to_writes();
+
+    char *nsp = kube_path("v1", NULL, "namespaces", ns, NULL);
+    r = kube_rest_delete(c, nsp, NULL, NULL, &err);
+    cJSON_Delete(r);
+    free(nsp);
+    kube_client_free(c);
+    kube_config_free(cfg);
+    printf("%d passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,268 @@
+/* api_status: encode/decode round trip, conditions, and the change detection that decides
+ * whether the operator writes status. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+
+#define T0 1714557600 /* 2024-05-01T10:00:00Z */
+
+/* A status like one a cycle produces: 3 nodes, one tainted, conditions, a MachineConfig. */
+static void build(struct api_status *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->observed_generation = 3;
+    st->last_successful_cycle_time = T0;
+    api_status_set_condition(st, API_CONDITION_READY, API_CONDITION_TRUE, "CycleSucceeded", "3 nodes measured", 3, T0);
+    api_status_set_condition(st, API_CONDITION_PSI_ENABLED, API_CONDITION_TRUE, "MachineConfigUpdated",
+                             "PSI is on for role worker", 3, T0 - 600);
+    api_status_set_condition(st, API_CONDITION_DEGRADED, API_CONDITION_FALSE, "AsExpected", "", 3, T0 - 900);
+    st->summary = (struct api_summary){.nodes = 3, .pressured = 1, .tainted = 1, .evictions = 2,
+                                       .migrations_succeeded = 2, .migrations_failed = 0, .migrations_in_flight = 0};
+    struct api_machine_config_status *mc = api_status_add_machine_config(st, "worker");
+    mc->name = strdup("99-worker-psi-rebalancer");
+    mc->pool = strdup("worker");
+    mc->updated = true;
+    mc->updated_machines = mc->machines = 3;
+    static const char *const names[] = {"worker-0", "worker-1", "worker-2"};
+    static const double cpu[] = {31.24, 4.0, 0.0};
+    for (int i = 0; i < 3; i++) {
+        struct api_node_status *n = api_status_add_node(st, names[i]);
+        n->pressure[API_RESOURCE_CPU] = cpu[i];
+        n->pressure[API_RESOURCE_MEMORY] = 0.0;
+        n->pressure[API_RESOURCE_IO] = 1.1;
+        n->state = i == 0 ? API_NODE_TAINTED : API_NODE_NORMAL;
+        n->since = T0 - 120 * (i + 1);
+    }
+    st->nodes[0].evictions = 2;
+    st->nodes[0].migrations.succeeded = 2;
+    st->nodes[1].utilization = 12.5;
+}
+
+static cJSON *parse(const char *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    if (!j)
+        fail_msg("test JSON does not parse: %s", text);
+    return j;
+}
+
+static void test_encode_shape(void **state)
+{
+    (void)state;
+    struct api_status st;
+    build(&st);
+    cJSON *j = api_status_encode(&st);
+    assert_non_null(j);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON *n0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "pressure"), "cpu")), "31.2");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "pressure"), "memory")), "0.0");
+    assert_null(cJSON_GetObjectItem(n0, "utilization")); /* NAN: left out */
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "state")), "Tainted");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "since")), "2024-05-01T09:58:00Z");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "lastSuccessfulCycleTime")),
+                        "2024-05-01T10:00:00Z");
+    cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "conditions"), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "type")), "Ready");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "status")), "True");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "lastTransitionTime")), "2024-05-01T10:00:00Z");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "migrationsSucceeded")->valueint, 2);
+    free(text);
+    cJSON_Delete(j);
+
+    /* An empty status: only what always has a value. */
+    struct api_status empty = {0};
+    j = api_status_encode(&empty);
+    cJSON *want = parse("{\"observedGeneration\":0,\"summary\":{\"nodes\":0,\"pressured\":0,\"tainted\":0,"
+                        "\"evictions\":0,\"migrationsSucceeded\":0,\"migrationsFailed\":0,\"migrationsInFlight\":0}}");
+    assert_true(cJSON_Compare(j, want, 1));
+    cJSON_Delete(j);
+    cJSON_Delete(want);
+    api_status_free(&st);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    struct api_status st, back = {0};
+    struct api_errors errs = {0}, warns = {0};
+    build(&st);
+    cJSON *j = api_status_encode(&st);
+    assert_int_equal(api_status_decode(j, &back, &errs, &warns), 0);
+    assert_int_equal(errs.n, 0);
+    assert_int_equal(warns.n, 0);
+    assert_false(api_status_changed(&st, &back, NULL));
+    assert_false(api_status_changed(&back, &st, NULL));
+    assert_int_equal(back.nnodes, 3);
+    assert_true(isnan(back.nodes[0].utilization));
+    assert_true(fabs(back.nodes[1].utilization - 12.5) < 1e-9);
+    assert_int_equal(back.nodes[0].since, T0 - 120);
+    assert_int_equal(back.conditions[1].last_transition_time, T0 - 600);
+    assert_string_equal(back.machine_configs[0].name, "99-worker-psi-rebalancer");
+    cJSON *j2 = api_status_encode(&back);
+    assert_true(cJSON_Compare(j, j2, 1));
+    cJSON_Delete(j);
+    cJSON_Delete(j2);
+    api_status_free(&st);
+    api_status_free(&back);
+}
+
+static void test_decode_errors_and_unknown_fields(void **state)
+{
+    (void)state;
+    struct api_status st = {0};
+    struct api_errors errs = {0}, warns = {0};
+    cJSON *j = parse("{\"nodes\":[{\"name\":\"a\",\"pressure\":{\"cpu\":\"high\",\"gpu\":\"1\"},\"state\":\"Hot\"}],"
+                     "\"conditions\":[{\"type\":\"Ready\",\"status\":\"Yes\",\"lastTransitionTime\":\"yesterday\"}],"
+                     "\"lastSuccessfulCycleTime\":\"2024-05-01T12:00:00+02:00\",\"extra\":1}");
+    assert_int_equal(api_status_decode(j, &st, &errs, &warns), -1);
+    assert_non_null(api_errors_find(&errs, "status.nodes[0].pressure.cpu"));
+    assert_non_null(api_errors_find(&errs, "status.nodes[0].state"));
+    assert_non_null(api_errors_find(&errs, "status.conditions[0].status"));
+    assert_non_null(api_errors_find(&errs, "status.conditions[0].lastTransitionTime"));
+    assert_int_equal(errs.n, 4);
+    assert_non_null(api_errors_find(&warns, "status.extra"));
+    assert_non_null(api_errors_find(&warns, "status.nodes[0].pressure.gpu"));
+    assert_int_equal(st.last_successful_cycle_time, T0); /* the offset is honoured */
+    cJSON_Delete(j);
+    api_status_free(&st);
+    api_errors_free(&errs);
+    api_errors_free(&warns);
+}
+
+static void test_order_and_transition_times_do_not_count(void **state)
+{
+    (void)state;
+    struct api_status a, b;
+    build(&a);
+    build(&b);
+    /* reverse nodes and conditions */
+    struct api_node_status tn = b.nodes[0];
+    b.nodes[0] = b.nodes[2];
+    b.nodes[2] = tn;
+    struct api_condition tc = b.conditions[0];
+    b.conditions[0] = b.conditions[1];
+    b.conditions[1] = tc;
+    assert_false(api_status_changed(&a, &b, NULL));
+    /* lastTransitionTime and since move only with status/state; alone they are not news */
+    b.conditions[0].last_transition_time += 77;
+    b.nodes[1].since += 33;
+    assert_false(api_status_changed(&a, &b, NULL));
+    api_status_free(&a);
+    api_status_free(&b);
+}
+
+static void test_real_changes_count(void **state)
+{
+    (void)state;
+    struct api_status a, b;
+    build(&a);
+#define EXPECT_CHANGE(mutation)                                                                                       \
+    do {                                                                                                              \
+        build(&b);                                                                                                    \
+        mutation;                                                                                                     \
+        if (!api_status_changed(&a, &b, NULL))                                                                        \
+            fail_msg("not seen as a change: %s", #mutation);                                                          \
+        api_status_free(&b);                                                                                          \
+    } while (0)
+    EXPECT_CHANGE(b.observed_generation = 4);
+    EXPECT_CHANGE(b.summary.tainted = 2);
+    EXPECT_CHANGE(b.summary.migrations_in_flight = 1);
+    EXPECT_CHANGE(b.last_successful_cycle_time += 1);
+    EXPECT_CHANGE(b.last_successful_cycle_time = 0);
+    EXPECT_CHANGE(b.conditions[0].status = API_CONDITION_FALSE);
+    EXPECT_CHANGE(api_status_set_condition(&b, API_CONDITION_READY, API_CONDITION_TRUE, "CycleSucceeded",
+                                           "2 nodes measured", 3, T0));
+    EXPECT_CHANGE(b.conditions[2].observed_generation = 4);
+    EXPECT_CHANGE(api_status_set_condition(&b, API_CONDITION_REBALANCING, API_CONDITION_TRUE, "Moving", "", 3, T0));
+    EXPECT_CHANGE(b.machine_configs[0].updated_machines = 2);
+    EXPECT_CHANGE(b.nodes[1].state = API_NODE_PRESSURED);
+    EXPECT_CHANGE(b.nodes[0].pressure[API_RESOURCE_CPU] = 31.3);
+    EXPECT_CHANGE(b.nodes[2].pressure[API_RESOURCE_IO] = NAN);
+    EXPECT_CHANGE(b.nodes[0].utilization = 50);
+    EXPECT_CHANGE(b.nodes[0].migrations.failed = 1);
+    EXPECT_CHANGE(free(b.nodes[2].name); b.nodes[2].name = strdup("worker-9"));
+    EXPECT_CHANGE(api_status_add_node(&b, "worker-3"));
+    EXPECT_CHANGE(free(b.nodes[2].name); b.nnodes = 2);
+#undef EXPECT_CHANGE
+    /* below the written resolution: no change */
+    build(&b);
+    b.nodes[0].pressure[API_RESOURCE_CPU] = 31.21;
+    assert_false(api_status_changed(&a, &b, NULL));
+    api_status_free(&b);
+    api_status_free(&a);
+}
+
+static void test_tolerance_and_heartbeat(void **state)
+{
+    (void)state;
+    struct api_status a, b;
+    build(&a);
+    build(&b);
+    struct api_status_compare opts = {.heartbeat_s = 300, .pressure_tolerance = 2.0};
+    b.nodes[0].pressure[API_RESOURCE_CPU] = 33.0; /* 31.2 -> 33.0: 1.8 points */
+    b.nodes[1].pressure[API_RESOURCE_CPU] = 2.0;  /* 4.0 -> 2.0: 2.0 points, not more */
+    b.last_successful_cycle_time = T0 + 299;
+    assert_false(api_status_changed(&a, &b, &opts));
+    assert_true(api_status_changed(&a, &b, NULL));
+    b.last_successful_cycle_time = T0 + 300; /* the heartbeat is due */
+    assert_true(api_status_changed(&a, &b, &opts));
+    b.last_successful_cycle_time = T0 - 1; /* backwards always counts */
+    assert_true(api_status_changed(&a, &b, &opts));
+    b.last_successful_cycle_time = T0;
+    b.nodes[1].pressure[API_RESOURCE_CPU] = 1.9; /* 2.1 points */
+    assert_true(api_status_changed(&a, &b, &opts));
+    b.nodes[1].pressure[API_RESOURCE_CPU] = 4.0;
+    b.nodes[1].state = API_NODE_PRESSURED; /* tolerance never hides a state change */
+    assert_true(api_status_changed(&a, &b, &opts));
+    api_status_free(&a);
+    api_status_free(&b);
+}
+
+static void test_set_condition(void **state)
+{
+    (void)state;
+    struct api_status st = {0};
+    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "Starting", "first cycle", 1, T0), 1);
+    assert_int_equal(st.nconditions, 1);
+    assert_int_equal(st.conditions[0].last_transition_time, T0);
+    /* same everything: nothing changes */
+    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "Starting", "first cycle", 1, T0 + 5), 0);
+    assert_int_equal(st.conditions[0].last_transition_time, T0);
+    /* new message, same status: lastTransitionTime stays */
+    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "NoMetrics", "no data", 1, T0 + 10), 1);
+    assert_int_equal(st.conditions[0].last_transition_time, T0);
+    assert_string_equal(st.conditions[0].reason, "NoMetrics");
+    /* status flips: lastTransitionTime moves */
+    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_TRUE, "CycleSucceeded", "ok", 1, T0 + 20), 1);
+    assert_int_equal(st.conditions[0].last_transition_time, T0 + 20);
+    /* a new generation alone is a change */
+    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_TRUE, "CycleSucceeded", "ok", 2, T0 + 30), 1);
+    assert_int_equal(st.conditions[0].observed_generation, 2);
+    assert_int_equal(st.conditions[0].last_transition_time, T0 + 20);
+    assert_non_null(api_status_condition(&st, "Ready"));
+    assert_null(api_status_condition(&st, "Degraded"));
+    api_status_free(&st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encode_shape),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_decode_errors_and_unknown_fields),
+        cmocka_unit_test(test_order_and_transition_times_do_not_count),
+        cmocka_unit_test(test_real_changes_count),
+        cmocka_unit_test(test_tolerance_and_heartbeat),
+        cmocka_unit_test(test_set_condition),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
