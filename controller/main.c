@@ -1,0 +1,351 @@
+/* psi-rebalancer: the operator binary. Flags, signals, and the wiring of the parts:
+ * config and client (kube/), leader election, the manager (informers, queue, reconciler),
+ * and the HTTP endpoints (serve/). Only this file exits. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "events.h"
+#include "lease.h"
+#include "logging.h"
+#include "loop.h"
+#include "manager.h"
+#include "metrics.h"
+#include "rest.h"
+#include "serve.h"
+
+struct flags {
+    const char *kubeconfig, *context;
+    int leader_elect;
+    const char *election_namespace, *election_id;
+    const char *metrics_addr, *health_addr;
+    enum logging_level level;
+    enum logging_format format;
+};
+
+struct operator {
+    struct flags flags;
+    struct kube_config *cfg;
+    struct kube_client *client;
+    struct kube_loop *loop;
+    struct kube_events *events;
+    struct kube_lease *lease;
+    struct psi_metrics *metrics;
+    struct psi_serve *health, *metrics_server;
+    struct manager *manager;
+    int leading;        /* the manager runs */
+    int ready;          /* published to /readyz under the health server's lock */
+    int exit_code;
+    uint64_t lease_timer, start_timer;
+};
+
+static struct kube_loop *signal_loop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (signal_loop)
+        kube_loop_stop(signal_loop);
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: psi-rebalancer [flags]\n"
+            "  --kubeconfig PATH                    kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+            "  --context NAME                       kubeconfig context (default: current-context)\n"
+            "  --leader-elect=true|false            elect a leader through a Lease (default true)\n"
+            "  --leader-election-namespace NS       namespace of the Lease (default: the pod's or the context's)\n"
+            "  --leader-election-id NAME            name of the Lease (default psi-rebalancer-leader)\n"
+            "  --metrics-bind-address ADDR          /metrics address (default :8080; 0 disables)\n"
+            "  --health-probe-bind-address ADDR     /healthz and /readyz address (default :8081; 0 disables)\n"
+            "  --log-level debug|info|warn|error    (default info)\n"
+            "  --log-format text|json               (default text)\n");
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    if (!s || strcmp(s, "true") == 0)
+        *out = 1;
+    else if (strcmp(s, "false") == 0)
+        *out = 0;
+    else
+        return -1;
+    return 0;
+}
+
+static int parse_flags(int argc, char **argv, struct flags *f)
+{
+    *f = (struct flags){.leader_elect = 1, .election_id = "psi-rebalancer-leader", .metrics_addr = ":8080",
+                        .health_addr = ":8081", .level = LOGGING_INFO, .format = LOGGING_TEXT};
+    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, METRICS, HEALTH, LEVEL, FORMAT, HELP };
+    static const struct option opts[] = {
+        {"kubeconfig", required_argument, 0, KUBECONFIG},
+        {"context", required_argument, 0, CONTEXT},
+        {"leader-elect", optional_argument, 0, LEADER_ELECT},
+        {"leader-election-namespace", required_argument, 0, NAMESPACE},
+        {"leader-election-id", required_argument, 0, ID},
+        {"metrics-bind-address", required_argument, 0, METRICS},
+        {"health-probe-bind-address", required_argument, 0, HEALTH},
+        {"log-level", required_argument, 0, LEVEL},
+        {"log-format", required_argument, 0, FORMAT},
+        {"help", no_argument, 0, HELP},
+        {0, 0, 0, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case KUBECONFIG: f->kubeconfig = optarg; break;
+        case CONTEXT: f->context = optarg; break;
+        case LEADER_ELECT:
+            if (parse_bool(optarg, &f->leader_elect) < 0) {
+                fprintf(stderr, "psi-rebalancer: --leader-elect: want true or false, got '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case NAMESPACE: f->election_namespace = optarg; break;
+        case ID: f->election_id = optarg; break;
+        case METRICS: f->metrics_addr = optarg; break;
+        case HEALTH: f->health_addr = optarg; break;
+        case LEVEL:
+            if (!logging_parse_level(optarg, &f->level)) {
+                fprintf(stderr, "psi-rebalancer: --log-level: want debug, info, warn or error, got '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case FORMAT:
+            if (!logging_parse_format(optarg, &f->format)) {
+                fprintf(stderr, "psi-rebalancer: --log-format: want text or json, got '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case HELP: usage(stdout); exit(0);
+        default: usage(stderr); return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "psi-rebalancer: unexpected argument '%s'\n", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- HTTP endpoints ---- */
+
+static void healthz(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
+{
+    (void)req, (void)ud;
+    psi_serve_reply_text(reply, 200, "text/plain", "ok\n");
+}
+
+static void readyz(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
+{
+    (void)req;
+    const struct operator *op = ud;
+    if (op->ready)
+        psi_serve_reply_text(reply, 200, "text/plain", "ok\n");
+    else
+        psi_serve_reply_text(reply, 503, "text/plain", "informer caches not synced\n");
+}
+
+static void metrics(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
+{
+    (void)req;
+    struct operator *op = ud;
+    size_t len = 0;
+    char *text = psi_metrics_render(op->metrics, &len);
+    if (!text) {
+        psi_serve_reply_text(reply, 500, "text/plain", "out of memory\n");
+        return;
+    }
+    reply->status = 200;
+    snprintf(reply->content_type, sizeof(reply->content_type), "%s", PSI_METRICS_CONTENT_TYPE);
+    reply->body = text;
+    reply->len = len;
+}
+
+static struct psi_serve *serve_on(const char *addr, const char *what)
+{
+    if (strcmp(addr, "0") == 0)
+        return NULL;
+    char err[256];
+    struct psi_serve *s = psi_serve_new(addr, err, sizeof(err));
+    if (!s)
+        log_error("bad bind address", "flag", what, "address", addr, "error", err);
+    return s;
+}
+
+static void set_ready(struct operator *op, int ready)
+{
+    if (op->ready == ready)
+        return;
+    if (op->health)
+        psi_serve_lock(op->health);
+    op->ready = ready;
+    if (op->health)
+        psi_serve_unlock(op->health);
+}
+
+/* ---- leading ---- */
+
+static void start_manager(struct kube_loop *loop, void *ud);
+
+static void watch_ready(struct kube_loop *loop, void *ud)
+{
+    (void)loop;
+    struct operator *op = ud;
+    set_ready(op, !op->leading || manager_synced(op->manager));
+}
+
+static void start_manager(struct kube_loop *loop, void *ud)
+{
+    (void)loop;
+    struct operator *op = ud;
+    op->start_timer = 0;
+    struct kube_err err;
+    op->manager = manager_new(op->client, op->loop, op->events, op->metrics, &err);
+    if (op->manager && manager_start(op->manager, &err) == 0) {
+        op->leading = 1;
+        log_info("started reconciling");
+        return;
+    }
+    log_error("start failed, retrying", "error", err.msg);
+    manager_free(op->manager);
+    op->manager = NULL;
+    op->start_timer = kube_loop_timer(op->loop, 5000, 0, start_manager, op);
+}
+
+static void lease_tick(struct kube_loop *loop, void *ud)
+{
+    struct operator *op = ud;
+    int64_t next = 0;
+    struct kube_err err = {0};
+    int64_t now = (int64_t)kube_loop_now_ms();
+    enum kube_lease_state st = kube_lease_tick(op->lease, now, &next, &err);
+    if (err.msg[0])
+        log_warn("leader election", "error", err.msg);
+    if (st == KUBE_LEASE_LEADER && !op->leading && !op->start_timer && !op->manager) {
+        log_info("became leader", "lease", op->flags.election_id);
+        start_manager(loop, op);
+    } else if (st == KUBE_LEASE_LOST) {
+        log_error("leadership lost: exiting so that the new leader works alone", "holder", kube_lease_holder(op->lease));
+        op->exit_code = 1;
+        kube_loop_stop(loop);
+        return;
+    }
+    op->lease_timer = kube_loop_timer(loop, next > now ? (uint64_t)(next - now) : 0, 0, lease_tick, op);
+}
+
+/* ---- wiring ---- */
+
+static int setup(struct operator *op)
+{
+    struct kube_err err = {0};
+    if (kube_config_load(op->flags.kubeconfig, op->flags.context, &op->cfg, &err) < 0 ||
+        !(op->client = kube_client_new(op->cfg, &err)) || !(op->loop = kube_loop_new(&err))) {
+        log_error("cannot reach the API server", "error", err.msg);
+        return -1;
+    }
+    char host[256] = "psi-rebalancer";
+    gethostname(host, sizeof(host) - 1);
+    char identity[320];
+    snprintf(identity, sizeof(identity), "%s_%d", host, (int)getpid());
+    op->events = kube_events_new(op->client, "rebalance.psi.dev/psi-rebalancer", identity, &err);
+    op->metrics = psi_metrics_new();
+    if (!op->events || !op->metrics) {
+        log_error("setup failed", "error", op->events ? "out of memory" : err.msg);
+        return -1;
+    }
+    op->health = serve_on(op->flags.health_addr, "--health-probe-bind-address");
+    op->metrics_server = serve_on(op->flags.metrics_addr, "--metrics-bind-address");
+    if ((strcmp(op->flags.health_addr, "0") != 0 && !op->health) ||
+        (strcmp(op->flags.metrics_addr, "0") != 0 && !op->metrics_server))
+        return -1;
+    char serr[256];
+    if (op->health && (psi_serve_route(op->health, "GET", "/healthz", healthz, op) < 0 ||
+                       psi_serve_route(op->health, "GET", "/readyz", readyz, op) < 0 ||
+                       psi_serve_start(op->health, serr, sizeof(serr)) < 0)) {
+        log_error("health endpoint not started", "address", op->flags.health_addr, "error", serr);
+        return -1;
+    }
+    if (op->metrics_server && (psi_serve_route(op->metrics_server, "GET", "/metrics", metrics, op) < 0 ||
+                               psi_serve_start(op->metrics_server, serr, sizeof(serr)) < 0)) {
+        log_error("metrics endpoint not started", "address", op->flags.metrics_addr, "error", serr);
+        return -1;
+    }
+    if (op->flags.leader_elect) {
+        const char *ns = op->flags.election_namespace ? op->flags.election_namespace
+                         : op->cfg->namespace         ? op->cfg->namespace
+                                                      : "default";
+        op->lease = kube_lease_new(op->client, ns, op->flags.election_id, identity, NULL, &err);
+        if (!op->lease) {
+            log_error("leader election not set up", "error", err.msg);
+            return -1;
+        }
+        log_info("waiting for leadership", "lease", op->flags.election_id, "namespace", ns, "identity", identity);
+        op->lease_timer = kube_loop_timer(op->loop, 0, 0, lease_tick, op);
+    } else {
+        op->start_timer = kube_loop_timer(op->loop, 0, 0, start_manager, op);
+    }
+    kube_loop_timer(op->loop, 500, 500, watch_ready, op);
+    return 0;
+}
+
+/* Graceful end: Events still held back are sent, then the Lease is released so a successor
+ * takes over at once. The loop has returned, so no reconcile is half done. */
+static void shutdown_operator(struct operator *op)
+{
+    struct kube_err err;
+    if (op->events && kube_events_flush(op->events, (int64_t)time(NULL) * 1000, 1, NULL, &err) < 0)
+        log_warn("events not flushed at shutdown", "error", err.msg);
+    manager_free(op->manager);
+    if (op->lease && kube_lease_release(op->lease, &err) < 0)
+        log_warn("lease not released", "error", err.msg);
+    else if (op->lease)
+        log_info("lease released");
+    kube_lease_free(op->lease);
+    psi_serve_free(op->health);
+    psi_serve_free(op->metrics_server);
+    psi_metrics_free(op->metrics);
+    kube_events_free(op->events);
+    kube_loop_free(op->loop);
+    kube_client_free(op->client);
+    kube_config_free(op->cfg);
+}
+
+int main(int argc, char **argv)
+{
+    struct operator op = {0};
+    if (parse_flags(argc, argv, &op.flags) < 0)
+        return 2;
+    logging_setup(op.flags.level, op.flags.format);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    signal(SIGPIPE, SIG_IGN);
+    log_info("psi-rebalancer starting", "version", PSI_VERSION);
+    if (setup(&op) < 0) {
+        shutdown_operator(&op);
+        curl_global_cleanup();
+        return 1;
+    }
+    signal_loop = op.loop;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    struct kube_err err;
+    if (kube_loop_run(op.loop, &err) < 0) {
+        log_error("event loop failed", "error", err.msg);
+        op.exit_code = 1;
+    }
+    log_info("shutting down");
+    signal_loop = NULL;
+    shutdown_operator(&op);
+    curl_global_cleanup();
+    return op.exit_code;
+}

@@ -1,0 +1,335 @@
+#include "manager.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "informer.h"
+#include "logging.h"
+#include "machineconfig.h"
+#include "psirebalance.h"
+#include "reconciler.h"
+#include "workqueue.h"
+
+/* Delay before a failed reconcile runs again. */
+#define MANAGER_RETRY_MS 5000
+
+struct manager {
+    struct kube_client *client;
+    struct kube_loop *loop;
+    struct kube_events *events;
+    struct psi_metrics *metrics;
+    struct kube_informer *psirebalances, *nodes, *machineconfigs, *pools;
+    struct reconciler *reconciler;
+    struct workqueue *queue;
+    uint64_t queue_timer;
+    int64_t queue_timer_due;
+    uint64_t events_timer;
+    struct {
+        struct psi_metric *pressure, *reconcile_seconds, *reconciles, *taint_transitions, *watch_restarts,
+            *source_errors, *status_writes, *tainted_nodes;
+    } m;
+    struct reconciler_counters last; /* counters already published */
+};
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void process_queue(struct kube_loop *loop, void *ud);
+
+/* Make sure the queue timer fires when the next key is due. */
+static void schedule_queue(struct manager *m)
+{
+    int64_t delay = workqueue_next_delay(m->queue);
+    if (delay < 0)
+        return;
+    int64_t due = (int64_t)kube_loop_now_ms() + delay;
+    if (m->queue_timer && m->queue_timer_due <= due)
+        return;
+    kube_loop_cancel(m->loop, m->queue_timer);
+    m->queue_timer = kube_loop_timer(m->loop, (uint64_t)delay, 0, process_queue, m);
+    m->queue_timer_due = due;
+}
+
+static void enqueue(struct manager *m, const char *name)
+{
+    if (workqueue_add(m->queue, name) == 0)
+        schedule_queue(m);
+}
+
+static int enqueue_each(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)rv, (void)obj;
+    enqueue(ud, key);
+    return 0;
+}
+
+/* Nodes, MachineConfigs and pools concern every PsiRebalance: reconcile them all. */
+static void enqueue_all(struct manager *m)
+{
+    kube_informer_foreach(m->psirebalances, enqueue_each, m);
+}
+
+static void psir_added(const char *key, const void *obj, void *ud)
+{
+    (void)obj;
+    enqueue(ud, key);
+}
+
+static void psir_updated(const char *key, const void *old_obj, const void *new_obj, void *ud)
+{
+    (void)old_obj, (void)new_obj;
+    enqueue(ud, key);
+}
+
+static void psir_deleted(const char *key, const void *obj, bool unknown, void *ud)
+{
+    (void)obj, (void)unknown;
+    struct manager *m = ud;
+    workqueue_forget(m->queue, key);
+    enqueue(m, key); /* the reconciler forgets its state for a name that is gone */
+}
+
+static void other_added(const char *key, const void *obj, void *ud)
+{
+    (void)key, (void)obj;
+    enqueue_all(ud);
+}
+
+static void other_updated(const char *key, const void *old_obj, const void *new_obj, void *ud)
+{
+    (void)key, (void)old_obj, (void)new_obj;
+    enqueue_all(ud);
+}
+
+static void other_deleted(const char *key, const void *obj, bool unknown, void *ud)
+{
+    (void)key, (void)obj, (void)unknown;
+    enqueue_all(ud);
+}
+
+static void informer_log(enum kube_watch_level level, const char *msg, void *ud)
+{
+    (void)ud;
+    static const enum logging_level map[] = {LOGGING_DEBUG, LOGGING_INFO, LOGGING_WARN, LOGGING_ERROR};
+    log_at(map[level], msg, (char *)0);
+}
+
+static struct kube_informer *informer(struct manager *m, const char *path, kube_informer_project_fn project,
+                                      bool psirebalances, struct kube_err *err)
+{
+    struct kube_informer_opts o = {
+        .path = path,
+        .project = project,
+        .free_value = project ? (void (*)(void *))cJSON_Delete : NULL,
+        .handlers =
+            {
+                .on_add = psirebalances ? psir_added : other_added,
+                .on_update = psirebalances ? psir_updated : other_updated,
+                .on_delete = psirebalances ? psir_deleted : other_deleted,
+                .log = informer_log,
+            },
+        .ud = m,
+    };
+    return kube_informer_new(&o, err);
+}
+
+/* ---- metrics ---- */
+
+static void publish_pressure(const char *psir, const char *node, const char *resource, double percent, void *ud)
+{
+    struct manager *m = ud;
+    const char *v[] = {psir, node, resource};
+    psi_metric_set(m->m.pressure, v, percent);
+}
+
+static void publish(struct manager *m, double seconds, int rc)
+{
+    if (!m->metrics)
+        return;
+    const struct reconciler_counters *c = reconciler_counters(m->reconciler);
+    const char *result[] = {rc == 0 ? "success" : "error"};
+    psi_metric_inc(m->m.reconciles, result, 1);
+    psi_metric_observe(m->m.reconcile_seconds, NULL, seconds);
+    const char *add[] = {"add"}, *rem[] = {"remove"};
+    psi_metric_inc(m->m.taint_transitions, add, (double)(c->taints_added - m->last.taints_added));
+    psi_metric_inc(m->m.taint_transitions, rem, (double)(c->taints_removed - m->last.taints_removed));
+    psi_metric_inc(m->m.source_errors, NULL, (double)(c->sample_failures - m->last.sample_failures));
+    psi_metric_inc(m->m.status_writes, NULL, (double)(c->status_writes - m->last.status_writes));
+    m->last = *c;
+    psi_metric_clear(m->m.pressure);
+    reconciler_foreach_pressure(m->reconciler, publish_pressure, m);
+    struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools};
+    const char *names[] = {"psirebalances", "nodes", "machineconfigs", "machineconfigpools"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!infs[i])
+            continue;
+        struct kube_watch_stats ws = kube_informer_watch_stats(infs[i]);
+        const char *v[] = {names[i]};
+        psi_metric_set(m->m.watch_restarts, v, (double)(ws.failures + ws.expired));
+    }
+}
+
+static int register_metrics(struct manager *m)
+{
+    if (!m->metrics)
+        return 0;
+    static const char *const pressure[] = {"psirebalance", "node", "resource", NULL};
+    static const char *const result[] = {"result", NULL};
+    static const char *const op[] = {"op", NULL};
+    static const char *const resource[] = {"resource", NULL};
+    static const double buckets[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+    m->m.pressure = psi_metrics_gauge(m->metrics, "psi_rebalancer_node_pressure_percent",
+                                      "Last sampled PSI \"some\" pressure of a node, percent over the window.", pressure);
+    m->m.reconciles = psi_metrics_counter(m->metrics, "psi_rebalancer_reconciles_total",
+                                          "Reconcile cycles of PsiRebalances, by result.", result);
+    m->m.reconcile_seconds = psi_metrics_histogram(m->metrics, "psi_rebalancer_reconcile_duration_seconds",
+                                                   "Duration of one reconcile cycle.", buckets,
+                                                   sizeof(buckets) / sizeof(buckets[0]), NULL);
+    m->m.taint_transitions = psi_metrics_counter(m->metrics, "psi_rebalancer_taint_transitions_total",
+                                                 "Pressure taints added to and removed from nodes.", op);
+    m->m.watch_restarts = psi_metrics_gauge(m->metrics, "psi_rebalancer_watch_restarts",
+                                            "Watch failures and expiries (each a reconnect or relist), by resource.",
+                                            resource);
+    m->m.source_errors = psi_metrics_counter(m->metrics, "psi_rebalancer_metric_source_errors_total",
+                                             "Pressure samples that failed (source unreachable, refused, malformed).",
+                                             NULL);
+    m->m.status_writes = psi_metrics_counter(m->metrics, "psi_rebalancer_status_writes_total",
+                                             "PsiRebalance status updates written.", NULL);
+    return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.taint_transitions &&
+                   m->m.watch_restarts && m->m.source_errors && m->m.status_writes
+               ? 0
+               : -1;
+}
+
+/* ---- the queue ---- */
+
+static void process_queue(struct kube_loop *loop, void *ud)
+{
+    (void)loop;
+    struct manager *m = ud;
+    m->queue_timer = 0;
+    if (!manager_synced(m)) {
+        /* Acting on a partial cache could take a taint for missing: wait for the lists. */
+        m->queue_timer = kube_loop_timer(m->loop, 200, 0, process_queue, m);
+        m->queue_timer_due = (int64_t)kube_loop_now_ms() + 200;
+        return;
+    }
+    const char *key;
+    while ((key = workqueue_get(m->queue)) != NULL) {
+        char *name = strdup(key);
+        int64_t requeue = 0;
+        uint64_t t0 = kube_loop_now_ms();
+        int rc = name ? reconciler_reconcile(m->reconciler, name, wall_ms(), &requeue) : -1;
+        publish(m, (double)(kube_loop_now_ms() - t0) / 1000.0, rc);
+        workqueue_done(m->queue, key);
+        if (name && kube_informer_has(m->psirebalances, name))
+            workqueue_add_after(m->queue, name, rc == 0 ? requeue : MANAGER_RETRY_MS);
+        free(name);
+    }
+    schedule_queue(m);
+}
+
+static void flush_events(struct kube_loop *loop, void *ud)
+{
+    (void)loop;
+    struct manager *m = ud;
+    struct kube_err err;
+    if (kube_events_flush(m->events, wall_ms(), 0, NULL, &err) < 0)
+        log_warn("events not flushed", "error", err.msg);
+}
+
+/* ---- lifecycle ---- */
+
+struct manager *manager_new(struct kube_client *client, struct kube_loop *loop, struct kube_events *events,
+                            struct psi_metrics *metrics, struct kube_err *err)
+{
+    struct manager *m = calloc(1, sizeof(*m));
+    if (!m) {
+        kube_err_set(err, 0, "NoMemory", "out of memory");
+        return NULL;
+    }
+    m->client = client, m->loop = loop, m->events = events, m->metrics = metrics;
+    m->queue = workqueue_new(NULL, NULL);
+    if (!m->queue || register_metrics(m) < 0) {
+        kube_err_set(err, 0, "NoMemory", "out of memory setting up the work queue and metrics");
+        manager_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Whether group/version is served: GET /apis/<gv> answers 200, or 404 when absent. */
+static int api_exists(struct kube_client *c, const char *gv, bool *exists, struct kube_err *err)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "/apis/%s", gv);
+    cJSON *reply = kube_rest_get(c, path, err);
+    if (reply) {
+        cJSON_Delete(reply);
+        *exists = true;
+        return 0;
+    }
+    if (err->status == 404) {
+        *exists = false;
+        return 0;
+    }
+    return kube_err_wrap(err, "discovering %s", gv);
+}
+
+int manager_start(struct manager *m, struct kube_err *err)
+{
+    bool mc_api;
+    if (api_exists(m->client, MACHINECONFIG_API_VERSION, &mc_api, err) < 0)
+        return -1;
+    log_info("api discovery", "machineconfigs", mc_api ? "available" : "absent (not OpenShift)");
+    m->psirebalances = informer(m, "/apis/" API_API_VERSION "/" API_PLURAL, NULL, true, err);
+    m->nodes = m->psirebalances ? informer(m, "/api/v1/nodes", reconciler_node_projection, false, err) : NULL;
+    if (mc_api && m->nodes) {
+        m->machineconfigs = informer(m, "/apis/" MACHINECONFIG_API_VERSION "/machineconfigs", NULL, false, err);
+        m->pools = m->machineconfigs
+                       ? informer(m, "/apis/" MACHINECONFIG_API_VERSION "/machineconfigpools", NULL, false, err)
+                       : NULL;
+        if (!m->pools)
+            return -1;
+    }
+    if (!m->nodes)
+        return -1;
+    struct reconciler_deps deps = {m->client, m->events, m->psirebalances, m->nodes, m->machineconfigs, m->pools};
+    m->reconciler = reconciler_new(&deps);
+    if (!m->reconciler)
+        return kube_err_set(err, 0, "NoMemory", "out of memory");
+    struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools};
+    for (size_t i = 0; i < 4; i++)
+        if (infs[i] && kube_informer_start(infs[i], m->loop, m->client, err) < 0)
+            return -1;
+    if (m->events)
+        m->events_timer = kube_loop_timer(m->loop, 1000, 1000, flush_events, m);
+    return 0;
+}
+
+bool manager_synced(const struct manager *m)
+{
+    return m->psirebalances && kube_informer_synced(m->psirebalances) && kube_informer_synced(m->nodes) &&
+           (!m->machineconfigs || kube_informer_synced(m->machineconfigs)) &&
+           (!m->pools || kube_informer_synced(m->pools));
+}
+
+void manager_free(struct manager *m)
+{
+    if (!m)
+        return;
+    kube_loop_cancel(m->loop, m->queue_timer);
+    kube_loop_cancel(m->loop, m->events_timer);
+    kube_informer_free(m->psirebalances);
+    kube_informer_free(m->nodes);
+    kube_informer_free(m->machineconfigs);
+    kube_informer_free(m->pools);
+    reconciler_free(m->reconciler);
+    workqueue_free(m->queue);
+    free(m);
+}

@@ -1,0 +1,84 @@
+/* reconciler: the reconcile of one PsiRebalance, the edge where the pure decisions of this
+ * directory (taintfsm, taintpatch, machineconfig, conditions) meet the API and the pressure
+ * source. One call does one cycle for one PsiRebalance:
+ *
+ *   1. decode and validate the object; an invalid spec is reported (Ready False, InvalidSpec)
+ *      and nothing else is touched;
+ *   2. deletion: take our taints off every node, then drop the finalizer; otherwise make
+ *      sure the finalizer is there (so a deletion always cleans up);
+ *   3. the nodes it owns: selected by spec.nodeSelector and not owned by an older
+ *      PsiRebalance (NodeConflict reports the others);
+ *   4. MachineConfigs: one per role when spec.machineConfig.enabled and the API exists,
+ *      PSIEnabled from the pools;
+ *   5. when the sampling interval has passed: one sample from the pressure source; on
+ *      success the taint state machine runs and its taint writes are made; on failure
+ *      MetricsAvailable goes False and every taint is held as it is;
+ *   6. status (conditions, summary, per-node entries) written only when a reader would
+ *      learn something, and Events for every taint, MachineConfig and metrics transition.
+ *
+ * The state the state machine needs between cycles (per node: state, since, taint) lives
+ * here, per PsiRebalance; after a restart it is adopted from the taints on the nodes.
+ * Not thread-safe: run it from the event loop's thread. */
+#ifndef PSI_RECONCILE_RECONCILER_H
+#define PSI_RECONCILE_RECONCILER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "informer.h"
+#include "rest.h"
+
+/* The finalizer that makes a deletion wait until our taints are off the nodes. */
+#define RECONCILER_FINALIZER "rebalance.psi.dev/taint-cleanup"
+
+/* What a reconciler works with; all borrowed, and they must outlive it. The informers'
+ * values are cJSON objects (projections keeping at least the fields named in
+ * reconciler_node_projection for nodes; whole objects for the others). */
+struct reconciler_deps {
+    struct kube_client *client;
+    struct kube_events *events;           /* may be NULL: no Events */
+    struct kube_informer *psirebalances;
+    struct kube_informer *nodes;
+    struct kube_informer *machineconfigs; /* NULL: the MachineConfig API does not exist */
+    struct kube_informer *pools;          /* NULL likewise */
+};
+
+/* Counters a metrics endpoint reads; zero-initialised by reconciler_new. */
+struct reconciler_counters {
+    uint64_t cycles, cycle_failures;
+    uint64_t samples, sample_failures;
+    uint64_t taints_added, taints_removed, taint_write_failures;
+    uint64_t status_writes;
+};
+
+struct reconciler;
+
+/* A new reconciler over deps (copied); NULL on no memory. */
+struct reconciler *reconciler_new(const struct reconciler_deps *deps);
+
+/* Free it and the per-PsiRebalance state (NULL is fine). */
+void reconciler_free(struct reconciler *r);
+
+/* Reconcile PsiRebalance name at now_ms (wall clock, ms since the epoch). *requeue_ms gets
+ * the delay after which it wants to run again (the next sample). Returns 0 when the cycle
+ * succeeded, -1 when some part failed (it was logged and reported in status where
+ * possible; the caller retries with backoff). */
+int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms, int64_t *requeue_ms);
+
+/* The counters so far. */
+const struct reconciler_counters *reconciler_counters(const struct reconciler *r);
+
+/* The latest sample of every node of every PsiRebalance, for the metrics endpoint: fn is
+ * called with the PsiRebalance, node, resource name and percent of each known value. */
+void reconciler_foreach_pressure(const struct reconciler *r,
+                                 void (*fn)(const char *psirebalance, const char *node, const char *resource,
+                                            double percent, void *ud),
+                                 void *ud);
+
+/* Informer projection for Nodes: a cJSON object with only metadata.{name, resourceVersion,
+ * creationTimestamp, labels}, spec.taints (verbatim: the taint patch tests against it) and
+ * the InternalIP entries of status.addresses. */
+void *reconciler_node_projection(const cJSON *node, void *ud);
+
+#endif
