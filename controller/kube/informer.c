@@ -25,6 +25,7 @@ struct kube_informer {
     char *path, *label_selector, *field_selector;
     enum kube_watch_list_mode list_mode;
     int watch_timeout_s;
+    bool watch_no_bookmarks;
     kube_informer_project_fn project;
     void (*free_value)(void *);
     void *project_ud;
@@ -396,6 +397,7 @@ struct kube_informer *kube_informer_new(const struct kube_informer_opts *opts, s
         goto oom;
     inf->list_mode = opts->list_mode;
     inf->watch_timeout_s = opts->watch_timeout_seconds;
+    inf->watch_no_bookmarks = opts->watch_no_bookmarks;
     inf->project = opts->project ? opts->project : inf_default_project;
     inf->free_value = opts->free_value ? opts->free_value : opts->project ? free : inf_default_free;
     inf->project_ud = opts->project_ud;
@@ -441,6 +443,7 @@ int kube_informer_start(struct kube_informer *inf, struct kube_loop *loop,
             .field_selector = inf->field_selector,
             .list_mode = inf->list_mode,
             .timeout_seconds = inf->watch_timeout_s,
+            .no_bookmarks = inf->watch_no_bookmarks,
         };
         struct kube_watch_handler wh = {
             .list_begin = on_list_begin,
@@ -476,6 +479,12 @@ const void *kube_informer_get(const struct kube_informer *inf, const char *ns, c
         snprintf(key, sizeof(key), "%s/%s", ns, name);
     else
         snprintf(key, sizeof(key), "%s", name);
+    const struct inf_entry *e = inf_find(inf, key);
+    return e ? e->value : NULL;
+}
+
+const void *kube_informer_get_key(const struct kube_informer *inf, const char *key)
+{
     const struct inf_entry *e = inf_find(inf, key);
     return e ? e->value : NULL;
 }

@@ -54,6 +54,7 @@ struct kube_informer_opts {
     const char *field_selector;  /* may be NULL */
     enum kube_watch_list_mode list_mode;
     int watch_timeout_seconds;   /* 0: the watch's random 300..600 s */
+    bool watch_no_bookmarks;     /* see kube_watch_opts.no_bookmarks */
     kube_informer_project_fn project; /* NULL: keep a cJSON copy without managedFields */
     void (*free_value)(void *value);  /* frees what project returns (NULL: free()) */
     void *project_ud;
@@ -92,6 +93,9 @@ bool kube_informer_synced(const struct kube_informer *inf);
 /* The cached value of ns/name (ns NULL or "" for cluster-scoped), or NULL (absent, or a
  * NULL projection: see kube_informer_has). Borrowed until the next change. */
 const void *kube_informer_get(const struct kube_informer *inf, const char *ns, const char *name);
+
+/* The cached value of key ("ns/name" or "name"), or NULL; borrowed until the next change. */
+const void *kube_informer_get_key(const struct kube_informer *inf, const char *key);
 
 /* Whether key ("ns/name" or "name") is cached. */
 bool kube_informer_has(const struct kube_informer *inf, const char *key);

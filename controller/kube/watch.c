@@ -20,6 +20,10 @@
 #define WATCH_SHORT_STREAM_MS 1000
 #define WATCH_RETRY_AFTER_MAX_S 60
 #define WATCH_DEFAULT_PAGE 500
+/* A streaming list whose data stops this long before its initial-events-end bookmark is
+ * taken for a server that ignores sendInitialEvents (one older than 1.27 sends the state
+ * as ADDED events and no such bookmark, and never says so). */
+#define WATCH_INITIAL_END_STALL_MS 30000
 
 enum watch_state {
     W_IDLE,        /* not started, or stopped */
@@ -61,11 +65,14 @@ struct kube_watch {
     bool list_begun;             /* list_begin delivered for the current streaming list */
     uint64_t stream_events;
     uint64_t stream_started_ms;
+    uint64_t last_data_ms;       /* when the stream last delivered bytes */
+    unsigned stream_timeout_s;   /* the timeoutSeconds it was opened with */
 
     /* events decoded in the write callback, delivered from the loop */
     cJSON **queue;
     size_t qhead, qlen, qcap;
-    uint64_t dispatch_timer, connect_timer;
+    uint64_t dispatch_timer, connect_timer, stall_timer;
+    bool bookmarks;              /* ask for bookmarks (allowWatchBookmarks) */
 
     struct kube_backoff backoff;         /* reconnects after failures */
     struct kube_backoff expired_backoff; /* relists after 410: the server is fine, so these
@@ -206,6 +213,10 @@ static void watch_abort_stream(struct kube_watch *w)
     if (w->dispatch_timer) {
         kube_loop_cancel(w->loop, w->dispatch_timer);
         w->dispatch_timer = 0;
+    }
+    if (w->stall_timer) {
+        kube_loop_cancel(w->loop, w->stall_timer);
+        w->stall_timer = 0;
     }
     queue_clear(w);
 }
@@ -422,6 +433,7 @@ static size_t watch_write(char *data, size_t size, size_t nmemb, void *ud)
 {
     struct kube_watch *w = ud;
     size_t n = size * nmemb;
+    w->last_data_ms = kube_loop_now_ms();
     watch_note_status(w);
     if (w->status != 200) {
         size_t room = WATCH_ERRBODY_MAX - w->errlen;
@@ -469,12 +481,44 @@ static size_t watch_header(char *data, size_t size, size_t nmemb, void *ud)
 
 /* ---- connecting ---- */
 
+/* While a streaming list is open: no data for WATCH_INITIAL_END_STALL_MS and still no
+ * initial-events-end bookmark means the server ignored sendInitialEvents. */
+static void watch_stall_cb(struct kube_loop *loop, void *ud)
+{
+    (void)loop;
+    struct kube_watch *w = ud;
+    w->stall_timer = 0;
+    if (w->state != W_STREAM_LIST || !w->in_loop)
+        return;
+    uint64_t now = kube_loop_now_ms();
+    uint64_t idle = now - (w->last_data_ms > w->stream_started_ms ? w->last_data_ms : w->stream_started_ms);
+    if (idle < WATCH_INITIAL_END_STALL_MS) {
+        w->stall_timer = kube_loop_timer(w->loop, WATCH_INITIAL_END_STALL_MS - idle, 0, watch_stall_cb, w);
+        return;
+    }
+    /* What arrived is delivered first: a bookmark among it ends the list. */
+    if (watch_dispatch(w) || w->state != W_STREAM_LIST || !w->in_loop)
+        return;
+    watch_abort_stream(w);
+    if (w->mode == KUBE_WATCH_LIST_AUTO) {
+        watch_streaming_refused(w, 0, "no initial-events-end bookmark: sendInitialEvents was ignored");
+    } else {
+        watch_log(w, KUBE_WATCH_WARN, "watch streaming list stalled path=%s idle_ms=%llu", w->path,
+                  (unsigned long long)idle);
+        watch_backoff(w, true);
+    }
+}
+
 static void watch_done(struct kube_loop *loop, CURL *easy, CURLcode result, void *ud)
 {
     (void)loop;
     (void)easy;
     struct kube_watch *w = ud;
     w->in_loop = false;
+    if (w->stall_timer) {
+        kube_loop_cancel(w->loop, w->stall_timer);
+        w->stall_timer = 0;
+    }
     if (watch_dispatch(w)) /* what arrived before the end */
         return;            /* an ERROR event already decided what comes next */
     watch_note_status(w);
@@ -494,7 +538,13 @@ static void watch_done(struct kube_loop *loop, CURL *easy, CURLcode result, void
     }
     if (w->status == 200) {
         uint64_t lasted = kube_loop_now_ms() - w->stream_started_ms;
-        if (streaming) {
+        bool by_timeout = lasted + 1000 >= (uint64_t)w->stream_timeout_s * 1000u;
+        if (streaming && w->mode == KUBE_WATCH_LIST_AUTO &&
+            (by_timeout || lasted >= WATCH_INITIAL_END_STALL_MS)) {
+            /* The server's timeout came before the initial-events-end bookmark: it does
+             * not do streaming lists (a server that does sends it right after the state). */
+            watch_streaming_refused(w, w->status, "the stream ended without the initial-events-end bookmark");
+        } else if (streaming) {
             watch_log(w, KUBE_WATCH_WARN,
                       "watch stream ended before the initial list was complete path=%s", w->path);
             watch_backoff(w, true);
@@ -573,9 +623,10 @@ static int watch_open(struct kube_watch *w, bool streaming, struct kube_err *err
                                             (WATCH_TIMEOUT_MAX_S - WATCH_TIMEOUT_MIN_S + 1));
     char timeout[16];
     snprintf(timeout, sizeof(timeout), "%u", timeout_s);
+    w->stream_timeout_s = timeout_s;
     const char *pairs[] = {
         "watch", "1",
-        "allowWatchBookmarks", "true",
+        "allowWatchBookmarks", w->bookmarks ? "true" : NULL,
         "labelSelector", w->label_selector,
         "fieldSelector", w->field_selector,
         "timeoutSeconds", timeout,
@@ -622,11 +673,14 @@ static int watch_open(struct kube_watch *w, bool streaming, struct kube_err *err
     w->list_begun = false;
     w->stream_events = 0;
     w->stream_started_ms = kube_loop_now_ms();
+    w->last_data_ms = 0;
     queue_clear(w);
     if (kube_loop_add(w->loop, w->easy, watch_done, w, err) < 0)
         return kube_err_wrap(err, "watch %s", w->path);
     w->in_loop = true;
     w->state = streaming ? W_STREAM_LIST : W_WATCHING;
+    if (streaming)
+        w->stall_timer = kube_loop_timer(w->loop, WATCH_INITIAL_END_STALL_MS, 0, watch_stall_cb, w);
     watch_log(w, KUBE_WATCH_DEBUG, "watch stream opening path=%s mode=%s rv=%s timeout=%s", w->path,
               streaming ? "stream-list" : "watch", streaming ? "" : kube_watch_rv(w), timeout);
     return 0;
@@ -676,6 +730,7 @@ struct kube_watch *kube_watch_new(struct kube_loop *loop, struct kube_client *cl
     w->mode = opts->list_mode;
     w->page_size = opts->page_size > 0 ? opts->page_size : WATCH_DEFAULT_PAGE;
     w->timeout_s = opts->timeout_seconds > 0 ? opts->timeout_seconds : 0;
+    w->bookmarks = !opts->no_bookmarks;
     if (handler)
         w->h = *handler;
     w->ud = ud;

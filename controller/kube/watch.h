@@ -6,7 +6,8 @@
  *    BOOKMARK annotated k8s.io/initial-events-end) where the server supports it, else a
  *    paginated LIST (kube_rest_list) and a WATCH from the list's resourceVersion. A
  *    server that refuses the streaming list (4xx, or an ERROR event before the first
- *    item) is remembered and listed the classic way from then on;
+ *    item) or ignores it (no initial-events-end bookmark: the data stalls 30 s before it,
+ *    or the stream ends without it) is remembered and listed the classic way from then on;
  *  - watch: ?watch=1&allowWatchBookmarks=true&resourceVersion=<last>&timeoutSeconds=<random
  *    300..600>, plus the label and field selectors; every event's object moves the
  *    resourceVersion the next stream resumes from (bookmarks too);
@@ -73,6 +74,9 @@ struct kube_watch_opts {
     enum kube_watch_list_mode list_mode;
     long page_size;                /* LIST limit= (0: 500) */
     int timeout_seconds;           /* server-side timeoutSeconds (0: random 300..600) */
+    bool no_bookmarks;             /* leave out allowWatchBookmarks (a server then sends no
+                                    * bookmark, as one that ignores sendInitialEvents does:
+                                    * tests use it to reach the fallback to LIST) */
 };
 
 /* Counters, for logs, metrics and tests. */

@@ -27,11 +27,12 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+quiet() { "$@" >/dev/null; } # run a command, keeping only its errors
 
 # --- the CRD -------------------------------------------------------------------------------
-check "the CRD applies" kubectl apply --server-side --force-conflicts --field-manager=psi-e2e-api -f "$src/crds/"
-check "the CRD becomes Established" kubectl wait --for=condition=Established "crd/$crd" --timeout=60s
-check "the CRD's names are accepted" kubectl wait --for=condition=NamesAccepted "crd/$crd" --timeout=60s
+check "the CRD applies" quiet kubectl apply --server-side --force-conflicts --field-manager=psi-e2e-api -f "$src/crds/"
+check "the CRD becomes Established" quiet kubectl wait --for=condition=Established "crd/$crd" --timeout=60s
+check "the CRD's names are accepted" quiet kubectl wait --for=condition=NamesAccepted "crd/$crd" --timeout=60s
 check "PsiRebalance is cluster-scoped with short name psir" bash -c \
   "kubectl api-resources --api-group=rebalance.psi.dev --no-headers | grep -Eq '^psirebalances +psir +rebalance.psi.dev/v1alpha1 +false +PsiRebalance$'"
 cleanup
@@ -40,7 +41,7 @@ mkdir -p "$tmp"
 # --- samples -------------------------------------------------------------------------------
 for f in "${samples[@]}"; do
   name=$(basename "$f" .yaml)
-  check "sample $name applies" kubectl apply -f "$f"
+  check "sample $name applies" quiet kubectl apply -f "$f"
   kubectl get -f "$f" -o json > "$tmp/$name.server.json" || true
   kubectl create --dry-run=client -o json -f "$f" > "$tmp/$name.client.json"
   if "$tool" spec "$tmp/$name.client.json" > "$tmp/$name.c.json" &&
@@ -83,7 +84,7 @@ check "a partial spec is defaulted by the server as by the C decoder" same_json 
 # --- status and printer columns ------------------------------------------------------------
 "$tool" status-sample > "$tmp/status.json"
 check "a status encoded by api_status_encode is accepted by the status subresource" \
-  kubectl patch psirebalance workers --subresource=status --type=merge -p "{\"status\": $(cat "$tmp/status.json")}"
+  quiet kubectl patch psirebalance workers --subresource=status --type=merge -p "{\"status\": $(cat "$tmp/status.json")}"
 kubectl get psirebalance workers -o json | jq .status > "$tmp/status.server.json"
 check "the status reads back as written (api_status_changed sees nothing new)" \
   "$tool" status-same "$tmp/status.json" "$tmp/status.server.json"

@@ -10,8 +10,17 @@ mode=${2:?mode}
 
 declare -A rv_of
 for i in 1 2 3; do rv_of[$i]=$(create_node "${prefix}$i" 0); done
-start_probe --mode "$mode" --watch-timeout 5
+# Two more informers (namespaces, pods) in the same loop: their watches share the
+# connection (HTTP/2 multiplexing).
+start_probe --mode "$mode" --watch-timeout 5 --also /api/v1/namespaces --also /api/v1/pods
 eventually 30 "the informer synced (mode $mode)" synced
+eventually 30 "the two other informers synced" test "$(count '^ALSO-SYNCED ')" -ge 2
+if [ "$mode" = auto ]; then
+  # (In list mode the REST client's own connection for the LISTs is there too.)
+  port=$(source "$PSI_TESTBED/ports.env"; echo "$APISERVER_PORT")
+  conns() { ss -Htnp state established "( dport = :$port )" | grep -c "pid=$probe_pid," || true; }
+  check "three watches, one connection to the API server (HTTP/2 multiplexing)" test "$(conns)" -eq 1
+fi
 check "the initial list delivered the 3 nodes as adds" test "$(count "^ADD ${prefix}[123] ")" -eq 3
 if [ "$mode" = auto ]; then
   check "the initial list was a streaming list (sendInitialEvents)" grep -q 'watch listed .* mode=stream ' "$work/log"

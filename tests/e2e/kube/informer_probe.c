@@ -3,6 +3,10 @@
  *
  *   informer_probe --log FILE --dump FILE [--kubeconfig PATH] [--path /api/v1/nodes]
  *                  [--selector SEL] [--mode auto|stream|list] [--watch-timeout SECONDS]
+ *                  [--no-bookmarks] [--also PATH]...
+ *
+ * --also runs more informers (on other collections) in the same loop, to show their
+ * watches share one HTTP/2 connection; they log only "ALSO-SYNCED <path>".
  *
  * The log (flushed per line):
  *   ADD <key> <rv> <step>            UPDATE <key> <old rv> <new rv> <step>
@@ -83,6 +87,14 @@ static void on_synced(void *ud)
     fflush(logfp);
 }
 
+static struct kube_informer *extra[8];
+
+static void on_also_synced(void *ud)
+{
+    fprintf(logfp, "ALSO-SYNCED %s\n", (const char *)ud);
+    fflush(logfp);
+}
+
 static void on_log(enum kube_watch_level level, const char *msg, void *ud)
 {
     (void)ud;
@@ -131,8 +143,15 @@ int main(int argc, char **argv)
     const char *kubeconfig = NULL, *path = "/api/v1/nodes", *selector = NULL, *log_path = NULL;
     enum kube_watch_list_mode mode = KUBE_WATCH_LIST_AUTO;
     int watch_timeout = 0;
+    const char *also[8];
+    int nalso = 0;
+    bool no_bookmarks = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--no-bookmarks") == 0) {
+            no_bookmarks = true;
+            continue;
+        }
         if (!v) {
             fprintf(stderr, "informer_probe: %s needs a value\n", a);
             return 2;
@@ -143,6 +162,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--log") == 0) log_path = v;
         else if (strcmp(a, "--dump") == 0) dump_path = v;
         else if (strcmp(a, "--watch-timeout") == 0) watch_timeout = atoi(v);
+        else if (strcmp(a, "--also") == 0 && nalso < 8) also[nalso++] = v;
         else if (strcmp(a, "--mode") == 0) {
             if (strcmp(v, "auto") == 0) mode = KUBE_WATCH_LIST_AUTO;
             else if (strcmp(v, "stream") == 0) mode = KUBE_WATCH_LIST_STREAM;
@@ -185,6 +205,7 @@ int main(int argc, char **argv)
         .label_selector = selector,
         .list_mode = mode,
         .watch_timeout_seconds = watch_timeout,
+        .watch_no_bookmarks = no_bookmarks,
         .project = project,
         .handlers = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
                      .on_synced = on_synced, .log = on_log},
@@ -203,6 +224,18 @@ int main(int argc, char **argv)
     }
     if (kube_informer_start(inf, loop, client, &err) < 0)
         goto out;
+    for (int i = 0; i < nalso; i++) {
+        struct kube_informer_opts ao = {
+            .path = also[i],
+            .list_mode = mode,
+            .watch_timeout_seconds = watch_timeout,
+            .handlers = {.on_synced = on_also_synced},
+            .ud = (void *)also[i],
+        };
+        extra[i] = kube_informer_new(&ao, &err);
+        if (!extra[i] || kube_informer_start(extra[i], loop, client, &err) < 0)
+            goto out;
+    }
     if (kube_loop_run(loop, &err) < 0)
         goto out;
     struct kube_watch_stats ws = kube_informer_watch_stats(inf);
@@ -222,6 +255,8 @@ out:
     if (rc)
         fprintf(stderr, "informer_probe: %s\n", err.msg);
     kube_informer_free(inf);
+    for (int i = 0; i < 8; i++)
+        kube_informer_free(extra[i]);
     kube_loop_free(loop);
     kube_client_free(client);
     kube_config_free(cfg);

@@ -2,7 +2,8 @@
  * here from the CRD's schema the way the server does it) are the documented defaults
  * (tests/testdata/api/defaults.json, which tests/e2e/api compares with a real server's) and
  * the C decoder's; the CRD's enums and integer bounds are the C validator's; every field has
- * a description; the printer columns point at fields that exist. */
+ * a description, which states the default where there is one; the printer columns point
+ * at fields that exist. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -225,6 +226,10 @@ static void walk_spec(const char *path, cJSON *schema, struct walk *w)
     if (!desc || strlen(desc) < 8)
         fail_msg("%s: no description (kubectl explain would show nothing)", path);
     w->described++;
+    /* kubectl explain does not show defaults, so the description must say it */
+    cJSON *def = cJSON_GetObjectItem(schema, "default");
+    if (def && !(cJSON_IsObject(def) && !def->child) && !strcasestr(desc, "default"))
+        fail_msg("%s: has a default, but its description does not say it", path);
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(schema, "type"));
     bool in_selector = strstr(path, "Selector") != NULL; /* tested with the selector module */
     if (type && strcmp(type, "integer") == 0 && !in_selector)
@@ -302,6 +307,7 @@ static bool schema_has(cJSON *root, const char *jsonpath)
     cJSON *s = root;
     for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
         char *filter = strchr(tok, '[');
+        bool closed = filter && strchr(filter, ']');
         if (filter)
             *filter = '\0';
         if (strcmp(tok, "metadata") == 0)
@@ -311,11 +317,11 @@ static bool schema_has(cJSON *root, const char *jsonpath)
             return false;
         if (filter) {
             s = cJSON_GetObjectItem(s, "items");
-            /* skip the rest of a filter that contained dots: [?(@.type=="Ready")] */
-            while (!strchr(tok + strlen(tok) + 1, ']') && (tok = strtok_r(NULL, ".", &save)))
-                ;
             if (!s)
                 return false;
+            /* skip the rest of a filter that contains dots: [?(@.type=="Ready")] */
+            while (!closed && (tok = strtok_r(NULL, ".", &save)))
+                closed = strchr(tok, ']') != NULL;
         }
     }
     return true;

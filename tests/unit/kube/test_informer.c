@@ -346,6 +346,8 @@ static void test_namespaced_keys_and_bad_objects(void **state)
     assert_non_null(kube_informer_get(inf, "ns1", "p"));
     assert_non_null(kube_informer_get(inf, "ns2", "p"));
     assert_null(kube_informer_get(inf, NULL, "p"));
+    assert_ptr_equal(kube_informer_get_key(inf, "ns2/p"), kube_informer_get(inf, "ns2", "p"));
+    assert_null(kube_informer_get_key(inf, "ns3/p"));
     cJSON_Delete(o1);
     cJSON_Delete(o2);
     cJSON_Delete(bad1);

@@ -1,0 +1,793 @@
+#include "prom.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#define MAX_REPLY (64L * 1024 * 1024)
+#define MAX_TOKEN (64 * 1024)
+
+struct reply {
+    char *data;
+    size_t len, cap;
+    int too_big;
+};
+
+struct psi_prom {
+    char *base;     /* without trailing slash */
+    char *endpoint; /* base + /api/v1/query */
+    char *token_file, *ca_file;
+    long connect_timeout_ms, timeout_ms;
+    int https;
+    CURL *easy;
+    struct curl_slist *headers;
+    char *url; /* of the request in flight */
+    struct reply reply;
+    char errbuf[CURL_ERROR_SIZE];
+    /* token cache, keyed by the file's identity and change time */
+    char *token;
+    dev_t tok_dev;
+    ino_t tok_ino;
+    off_t tok_size;
+    struct timespec tok_mtime;
+    int tok_valid;
+};
+
+/* ---- small helpers ---- */
+
+static char *xstrdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *str_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    return n < 0 ? NULL : s;
+}
+
+/* A short, printable excerpt of a reply body for messages. */
+static void excerpt(const char *body, size_t len, char *out, size_t outlen)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < len && j + 4 < outlen; i++) {
+        unsigned char c = (unsigned char)body[i];
+        out[j++] = (c == '\n' || c == '\r' || c == '\t') ? ' ' : (isprint(c) ? (char)c : '?');
+    }
+    if (j + 4 >= outlen && len > j) {
+        out[j++] = '.';
+        out[j++] = '.';
+        out[j++] = '.';
+    }
+    while (j > 0 && out[j - 1] == ' ')
+        j--;
+    out[j] = '\0';
+}
+
+/* ---- vector ---- */
+
+void psi_prom_vector_free(struct psi_prom_vector *v)
+{
+    if (!v)
+        return;
+    for (size_t i = 0; i < v->n; i++) {
+        for (size_t j = 0; j < v->series[i].n_labels; j++) {
+            free(v->series[i].labels[j].name);
+            free(v->series[i].labels[j].value);
+        }
+        free(v->series[i].labels);
+    }
+    free(v->series);
+    free(v->warning);
+    memset(v, 0, sizeof(*v));
+}
+
+const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_labels; i++)
+        if (strcmp(s->labels[i].name, name) == 0)
+            return s->labels[i].value;
+    return NULL;
+}
+
+/* Parse a sample value string: a float, "NaN", "+Inf", "-Inf". */
+static int parse_value(const char *s, double *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (end == s || *end != '\0')
+        return -1;
+    if (errno == ERANGE && !isinf(d) && d != 0)
+        return -1;
+    *out = d;
+    return 0;
+}
+
+static int parse_series(const cJSON *item, struct psi_prom_series *s, const char *url,
+                        size_t idx, struct psi_status *st)
+{
+    const cJSON *metric = cJSON_GetObjectItemCaseSensitive(item, "metric");
+    const cJSON *value = cJSON_GetObjectItemCaseSensitive(item, "value");
+    if (!cJSON_IsObject(item) || (metric && !cJSON_IsObject(metric)))
+        return psi_status_fail(st, PSI_REASON_MALFORMED,
+                               "reply of %s: result[%zu] is not an object with a \"metric\" object",
+                               url, idx);
+    if (!cJSON_IsArray(value) || cJSON_GetArraySize(value) != 2)
+        return psi_status_fail(st, PSI_REASON_MALFORMED,
+                               "reply of %s: result[%zu].value is not a [time, \"value\"] pair", url,
+                               idx);
+    const cJSON *ts = cJSON_GetArrayItem(value, 0);
+    const cJSON *vs = cJSON_GetArrayItem(value, 1);
+    if (!cJSON_IsNumber(ts) || !cJSON_IsString(vs))
+        return psi_status_fail(st, PSI_REASON_MALFORMED,
+                               "reply of %s: result[%zu].value is not a [number, string] pair",
+                               url, idx);
+    s->timestamp = ts->valuedouble;
+    if (parse_value(vs->valuestring, &s->value) < 0)
+        return psi_status_fail(st, PSI_REASON_MALFORMED,
+                               "reply of %s: result[%zu] value \"%.64s\" is not a number", url, idx,
+                               vs->valuestring);
+    int n = metric ? cJSON_GetArraySize(metric) : 0;
+    if (n > 0) {
+        s->labels = calloc((size_t)n, sizeof(*s->labels));
+        if (!s->labels)
+            return psi_status_fail(st, PSI_REASON_MALFORMED, "out of memory");
+    }
+    const cJSON *l;
+    cJSON_ArrayForEach(l, metric)
+    {
+        if (!cJSON_IsString(l) || !l->string)
+            return psi_status_fail(st, PSI_REASON_MALFORMED,
+                                   "reply of %s: result[%zu] label \"%s\" is not a string", url,
+                                   idx, l->string ? l->string : "?");
+        struct psi_prom_label *lab = &s->labels[s->n_labels];
+        lab->name = strdup(l->string);
+        lab->value = strdup(l->valuestring);
+        s->n_labels++;
+        if (!lab->name || !lab->value)
+            return psi_status_fail(st, PSI_REASON_MALFORMED, "out of memory");
+    }
+    return 0;
+}
+
+int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url,
+                         struct psi_prom_vector *out, struct psi_status *st)
+{
+    memset(out, 0, sizeof(*out));
+    psi_status_ok(st);
+    if (!body)
+        len = 0;
+    char ex[200];
+    excerpt(body ? body : "", len, ex, sizeof(ex));
+    if (http_status == 401)
+        return psi_status_fail(st, PSI_REASON_UNAUTHORIZED,
+                               "%s answered 401 Unauthorized (check the bearer token): %s", url, ex);
+    if (http_status == 403)
+        return psi_status_fail(st, PSI_REASON_FORBIDDEN,
+                               "%s answered 403 Forbidden (the token lacks permission): %s", url, ex);
+
+    cJSON *root = len ? cJSON_ParseWithLength(body, len) : NULL;
+    const cJSON *status = root ? cJSON_GetObjectItemCaseSensitive(root, "status") : NULL;
+    if (cJSON_IsString(status) && strcmp(status->valuestring, "error") == 0) {
+        const cJSON *et = cJSON_GetObjectItemCaseSensitive(root, "errorType");
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+        psi_status_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %s): %s", url,
+                        http_status, cJSON_IsString(et) ? et->valuestring : "no errorType",
+                        cJSON_IsString(e) ? e->valuestring : "no error message");
+        cJSON_Delete(root);
+        return -1;
+    }
+    if (http_status < 200 || http_status > 299) {
+        cJSON_Delete(root);
+        if (http_status == 404)
+            return psi_status_fail(st, PSI_REASON_NOT_FOUND,
+                                   "%s answered 404 Not Found (is the URL a Prometheus or Thanos querier?): %s",
+                                   url, ex);
+        if (http_status == 502 || http_status == 503 || http_status == 504)
+            return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s answered HTTP %ld: %s", url,
+                                   http_status, ex);
+        return psi_status_fail(st, PSI_REASON_BAD_STATUS, "%s answered HTTP %ld: %s", url,
+                               http_status, ex);
+    }
+    if (!root) {
+        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is not JSON: %s", url,
+                               len ? ex : "(empty body)");
+    }
+    if (!cJSON_IsString(status) || strcmp(status->valuestring, "success") != 0) {
+        cJSON_Delete(root);
+        return psi_status_fail(st, PSI_REASON_MALFORMED,
+                               "reply of %s has no \"status\": \"success\" (not a Prometheus API reply?): %s",
+                               url, ex);
+    }
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(root, "data");
+    const cJSON *rtype = cJSON_GetObjectItemCaseSensitive(data, "resultType");
+    const cJSON *result = cJSON_GetObjectItemCaseSensitive(data, "result");
+    if (!cJSON_IsObject(data) || !cJSON_IsString(rtype)) {
+        cJSON_Delete(root);
+        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s has no data.resultType", url);
+    }
+    if (strcmp(rtype->valuestring, "vector") != 0) {
+        psi_status_fail(st, PSI_REASON_QUERY,
+                        "query to %s gave a result of type %s, not an instant vector", url,
+                        rtype->valuestring);
+        cJSON_Delete(root);
+        return -1;
+    }
+    if (!cJSON_IsArray(result)) {
+        cJSON_Delete(root);
+        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s: data.result is not an array",
+                               url);
+    }
+    int n = cJSON_GetArraySize(result);
+    if (n > 0) {
+        out->series = calloc((size_t)n, sizeof(*out->series));
+        if (!out->series) {
+            cJSON_Delete(root);
+            return psi_status_fail(st, PSI_REASON_MALFORMED, "out of memory for %d series", n);
+        }
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, result)
+    {
+        struct psi_prom_series *s = &out->series[out->n++];
+        if (parse_series(item, s, url, out->n - 1, st) < 0) {
+            cJSON_Delete(root);
+            psi_prom_vector_free(out);
+            return -1;
+        }
+    }
+    const cJSON *warnings = cJSON_GetObjectItemCaseSensitive(root, "warnings");
+    const cJSON *w0 = cJSON_IsArray(warnings) ? cJSON_GetArrayItem(warnings, 0) : NULL;
+    if (cJSON_IsString(w0))
+        out->warning = strdup(w0->valuestring);
+    cJSON_Delete(root);
+    return 0;
+}
+
+/* ---- client ---- */
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct reply *r = ud;
+    size_t n = size * nmemb;
+    if (r->len + n + 1 > (size_t)MAX_REPLY) {
+        r->too_big = 1;
+        return 0;
+    }
+    if (r->len + n + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 16384;
+        while (cap < r->len + n + 1)
+            cap *= 2;
+        char *d = realloc(r->data, cap);
+        if (!d)
+            return 0;
+        r->data = d;
+        r->cap = cap;
+    }
+    memcpy(r->data + r->len, ptr, n);
+    r->len += n;
+    r->data[r->len] = '\0';
+    return n;
+}
+
+struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_status *st)
+{
+    psi_status_ok(st);
+    const char *url = cfg ? cfg->url : NULL;
+    if (!url || !*url) {
+        psi_status_fail(st, PSI_REASON_CONFIG, "no Prometheus URL given");
+        return NULL;
+    }
+    int https = strncmp(url, "https://", 8) == 0;
+    if (!https && strncmp(url, "http://", 7) != 0) {
+        psi_status_fail(st, PSI_REASON_CONFIG,
+                        "Prometheus URL \"%s\" does not start with http:// or https://", url);
+        return NULL;
+    }
+    if (strchr(url, '?') || strchr(url, '#')) {
+        psi_status_fail(st, PSI_REASON_CONFIG,
+                        "Prometheus URL \"%s\" must not carry a query or fragment", url);
+        return NULL;
+    }
+    struct psi_prom *p = calloc(1, sizeof(*p));
+    if (!p)
+        goto oom;
+    p->https = https;
+    p->base = strdup(url);
+    if (!p->base)
+        goto oom;
+    size_t bl = strlen(p->base);
+    while (bl > 0 && p->base[bl - 1] == '/')
+        p->base[--bl] = '\0';
+    p->endpoint = str_printf("%s/api/v1/query", p->base);
+    p->token_file = xstrdup(cfg->token_file);
+    p->ca_file = xstrdup(cfg->ca_file);
+    if (!p->endpoint || (cfg->token_file && !p->token_file) || (cfg->ca_file && !p->ca_file))
+        goto oom;
+    p->connect_timeout_ms = cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 5000;
+    p->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 15000;
+    p->easy = curl_easy_init();
+    if (!p->easy) {
+        psi_prom_free(p);
+        psi_status_fail(st, PSI_REASON_CONFIG, "curl_easy_init failed");
+        return NULL;
+    }
+    return p;
+oom:
+    psi_prom_free(p);
+    psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+    return NULL;
+}
+
+void psi_prom_free(struct psi_prom *p)
+{
+    if (!p)
+        return;
+    if (p->easy)
+        curl_easy_cleanup(p->easy);
+    curl_slist_free_all(p->headers);
+    free(p->reply.data);
+    if (p->token) {
+        memset(p->token, 0, strlen(p->token));
+        free(p->token);
+    }
+    free(p->url);
+    free(p->base);
+    free(p->endpoint);
+    free(p->token_file);
+    free(p->ca_file);
+    free(p);
+}
+
+const char *psi_prom_endpoint(const struct psi_prom *p)
+{
+    return p->endpoint;
+}
+
+/* Load the token when the file changed since the last read (or was never read). */
+static int refresh_token(struct psi_prom *p, struct psi_status *st)
+{
+    if (!p->token_file)
+        return 0;
+    struct stat sb;
+    if (stat(p->token_file, &sb) != 0)
+        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s: %s", p->token_file,
+                               strerror(errno));
+    if (p->tok_valid && sb.st_dev == p->tok_dev && sb.st_ino == p->tok_ino &&
+        sb.st_size == p->tok_size && sb.st_mtim.tv_sec == p->tok_mtime.tv_sec &&
+        sb.st_mtim.tv_nsec == p->tok_mtime.tv_nsec)
+        return 0;
+    FILE *f = fopen(p->token_file, "r");
+    if (!f)
+        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s: %s", p->token_file,
+                               strerror(errno));
+    char *buf = malloc(MAX_TOKEN + 1);
+    if (!buf) {
+        fclose(f);
+        return psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+    }
+    size_t n = fread(buf, 1, MAX_TOKEN + 1, f);
+    fclose(f);
+    if (n > MAX_TOKEN) {
+        free(buf);
+        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s is larger than %d bytes",
+                               p->token_file, MAX_TOKEN);
+    }
+    buf[n] = '\0';
+    size_t s = 0;
+    while (s < n && isspace((unsigned char)buf[s]))
+        s++;
+    while (n > s && isspace((unsigned char)buf[n - 1]))
+        buf[--n] = '\0';
+    for (size_t i = s; i < n; i++) {
+        if (!isgraph((unsigned char)buf[i])) {
+            free(buf);
+            return psi_status_fail(st, PSI_REASON_CONFIG,
+                                   "bearer token file %s holds whitespace or control characters inside the token",
+                                   p->token_file);
+        }
+    }
+    if (n == s) {
+        free(buf);
+        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s is empty",
+                               p->token_file);
+    }
+    if (p->token) {
+        memset(p->token, 0, strlen(p->token));
+        free(p->token);
+    }
+    memmove(buf, buf + s, n - s + 1);
+    p->token = buf;
+    p->tok_dev = sb.st_dev;
+    p->tok_ino = sb.st_ino;
+    p->tok_size = sb.st_size;
+    p->tok_mtime = sb.st_mtim;
+    p->tok_valid = 1;
+    return 0;
+}
+
+CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_status *st)
+{
+    psi_status_ok(st);
+    if (refresh_token(p, st) < 0)
+        return NULL;
+    char *q = curl_easy_escape(p->easy, promql, 0);
+    if (!q) {
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory escaping the query");
+        return NULL;
+    }
+    free(p->url);
+    p->url = str_printf("%s?query=%s", p->endpoint, q);
+    curl_free(q);
+    if (!p->url) {
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        return NULL;
+    }
+    curl_slist_free_all(p->headers);
+    p->headers = curl_slist_append(NULL, "Accept: application/json");
+    if (p->token) {
+        char *h = str_printf("Authorization: Bearer %s", p->token);
+        struct curl_slist *l = h ? curl_slist_append(p->headers, h) : NULL;
+        if (h) {
+            memset(h, 0, strlen(h));
+            free(h);
+        }
+        if (!l) {
+            psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+            return NULL;
+        }
+        p->headers = l;
+    }
+    p->reply.len = 0;
+    p->reply.too_big = 0;
+    p->errbuf[0] = '\0';
+
+    CURL *e = p->easy;
+    curl_easy_reset(e);
+    curl_easy_setopt(e, CURLOPT_URL, p->url);
+    curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &p->reply);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, p->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, p->connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, p->timeout_ms);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* gzip where offered */
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    /* TLS: verification is always on; there is no switch to turn it off. */
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (p->ca_file)
+        curl_easy_setopt(e, CURLOPT_CAINFO, p->ca_file);
+    return e;
+}
+
+static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st)
+{
+    const char *why = p->errbuf[0] ? p->errbuf : curl_easy_strerror(rc);
+    switch (rc) {
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+        return psi_status_fail(st, PSI_REASON_TLS, "TLS with %s failed: %s", p->endpoint, why);
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+        return psi_status_fail(st, PSI_REASON_CONFIG, "request to %s cannot be made: %s",
+                               p->endpoint, why);
+    case CURLE_WRITE_ERROR:
+        if (p->reply.too_big)
+            return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is larger than %ld bytes",
+                                   p->endpoint, MAX_REPLY);
+        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "reading the reply of %s failed: %s",
+                               p->endpoint, why);
+    case CURLE_OPERATION_TIMEDOUT:
+        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s did not answer in time: %s",
+                               p->endpoint, why);
+    default:
+        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s is unreachable: %s", p->endpoint,
+                               why);
+    }
+}
+
+int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out,
+                          struct psi_status *st)
+{
+    memset(out, 0, sizeof(*out));
+    psi_status_ok(st);
+    if (rc != CURLE_OK)
+        return transport_fail(p, rc, st);
+    long code = 0;
+    curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
+    return psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
+}
+
+int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out,
+                   struct psi_status *st)
+{
+    memset(out, 0, sizeof(*out));
+    CURL *e = psi_prom_query_start(p, promql, st);
+    if (!e)
+        return -1;
+    CURLcode rc = curl_easy_perform(e);
+    return psi_prom_query_finish(p, rc, out, st);
+}
+
+/* ---- PSI ---- */
+
+static const char *const counter_kind[2] = {"waiting", "stalled"};
+
+char *psi_prom_psi_query(unsigned resources, enum psi_kind kind, long window_s)
+{
+    if (resources == 0)
+        resources = PSI_RES_ALL;
+    if (window_s < 1)
+        window_s = 1;
+    const char *k = counter_kind[kind == PSI_FULL ? 1 : 0];
+    char *q = strdup("");
+    for (int r = 0; r < PSI_NRESOURCES && q; r++) {
+        if (!(resources & PSI_RES_BIT(r)))
+            continue;
+        const char *name = psi_resource_name((enum psi_resource)r);
+        char *n = str_printf("%s%slabel_replace(rate(node_pressure_%s_%s_seconds_total[%lds]), "
+                             "\"psi_resource\", \"%s\", \"\", \"\")",
+                             q, *q ? " or " : "", name, k, window_s, name);
+        free(q);
+        q = n;
+    }
+    return q;
+}
+
+/* Host part of an instance label: "[::1]:9100" -> "::1", "10.0.0.1:9100" -> "10.0.0.1",
+ * "worker-0" -> "worker-0". Writes into buf. */
+static const char *instance_host(const char *inst, char *buf, size_t len)
+{
+    size_t n = strlen(inst);
+    if (inst[0] == '[') {
+        const char *rb = strchr(inst, ']');
+        if (rb) {
+            size_t hl = (size_t)(rb - inst - 1);
+            if (hl >= len)
+                hl = len - 1;
+            memcpy(buf, inst + 1, hl);
+            buf[hl] = '\0';
+            return buf;
+        }
+    }
+    const char *colon = strchr(inst, ':');
+    if (colon && strchr(colon + 1, ':'))
+        colon = NULL; /* a bare IPv6 address: no port */
+    if (colon) {
+        int digits = colon[1] != '\0';
+        for (const char *c = colon + 1; *c; c++)
+            if (!isdigit((unsigned char)*c))
+                digits = 0;
+        if (digits)
+            n = (size_t)(colon - inst);
+    }
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, inst, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* A small open-addressing index: key (node name or IP) -> node index. */
+struct idx_entry {
+    const char *key;
+    size_t node;
+};
+
+struct node_index {
+    struct idx_entry *names, *ips;
+    size_t cap; /* power of two, for both tables */
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void idx_put(struct idx_entry *t, size_t cap, const char *key, size_t node)
+{
+    size_t i = (size_t)hash_str(key) & (cap - 1);
+    while (t[i].key) {
+        if (strcmp(t[i].key, key) == 0)
+            return; /* first node given wins */
+        i = (i + 1) & (cap - 1);
+    }
+    t[i].key = key;
+    t[i].node = node;
+}
+
+static long idx_get(const struct idx_entry *t, size_t cap, const char *key)
+{
+    if (!key || !*key)
+        return -1;
+    size_t i = (size_t)hash_str(key) & (cap - 1);
+    while (t[i].key) {
+        if (strcmp(t[i].key, key) == 0)
+            return (long)t[i].node;
+        i = (i + 1) & (cap - 1);
+    }
+    return -1;
+}
+
+static int index_build(struct node_index *ix, const struct psi_node_desc *nodes, size_t n)
+{
+    size_t keys = n;
+    for (size_t i = 0; i < n; i++)
+        keys += nodes[i].n_ips;
+    size_t cap = 16;
+    while (cap < keys * 2)
+        cap *= 2;
+    ix->cap = cap;
+    ix->names = calloc(cap, sizeof(*ix->names));
+    ix->ips = calloc(cap, sizeof(*ix->ips));
+    if (!ix->names || !ix->ips) {
+        free(ix->names);
+        free(ix->ips);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (nodes[i].name && *nodes[i].name)
+            idx_put(ix->names, cap, nodes[i].name, i);
+        for (size_t j = 0; j < nodes[i].n_ips; j++)
+            if (nodes[i].internal_ips[j] && *nodes[i].internal_ips[j])
+                idx_put(ix->ips, cap, nodes[i].internal_ips[j], i);
+    }
+    return 0;
+}
+
+static void index_free(struct node_index *ix)
+{
+    free(ix->names);
+    free(ix->ips);
+}
+
+static long index_match(const struct node_index *ix, const struct psi_prom_series *s)
+{
+    long i = idx_get(ix->names, ix->cap, psi_prom_label_get(s, "node"));
+    if (i >= 0)
+        return i;
+    const char *inst = psi_prom_label_get(s, "instance");
+    if (!inst || !*inst)
+        return -1;
+    i = idx_get(ix->names, ix->cap, inst);
+    if (i >= 0)
+        return i;
+    char host[256];
+    instance_host(inst, host, sizeof(host));
+    i = idx_get(ix->names, ix->cap, host);
+    if (i >= 0)
+        return i;
+    return idx_get(ix->ips, ix->cap, host);
+}
+
+long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes,
+                         size_t n)
+{
+    struct node_index ix;
+    if (index_build(&ix, nodes, n) < 0)
+        return -1;
+    long i = index_match(&ix, s);
+    index_free(&ix);
+    return i;
+}
+
+int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req,
+                         struct psi_sample *out)
+{
+    unsigned wanted = req->resources ? req->resources : PSI_RES_ALL;
+    struct node_index ix;
+    unsigned char *bad = calloc(out->n_nodes ? out->n_nodes : 1, 1); /* PSI_RES_BIT of invalid ones */
+    if (!bad || index_build(&ix, req->nodes, req->n_nodes) < 0) {
+        free(bad);
+        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+    }
+    for (size_t k = 0; k < v->n; k++) {
+        const struct psi_prom_series *s = &v->series[k];
+        enum psi_resource r;
+        if (psi_resource_parse(psi_prom_label_get(s, "psi_resource"), &r) < 0 ||
+            !(wanted & PSI_RES_BIT(r)))
+            continue;
+        long i = index_match(&ix, s);
+        if (i < 0 || (size_t)i >= out->n_nodes || (bad[i] & PSI_RES_BIT(r)))
+            continue;
+        struct psi_node_sample *ns = &out->nodes[i];
+        double pct;
+        if (psi_percent_check(s->value * 100.0, &pct) < 0) {
+            if (!out->status.failed) {
+                const char *inst = psi_prom_label_get(s, "instance");
+                psi_status_fail(&out->status, PSI_REASON_INVALID,
+                                "%s pressure of node %s is %g %% (series instance=\"%s\"): not a valid rate",
+                                psi_resource_name(r), ns->name, s->value * 100.0, inst ? inst : "");
+            }
+            bad[i] |= (unsigned char)PSI_RES_BIT(r);
+            ns->value[r].known = 0;
+            ns->value[r].percent = 0;
+            continue;
+        }
+        if (!ns->value[r].known || pct > ns->value[r].percent) {
+            ns->value[r].known = 1;
+            ns->value[r].percent = pct;
+        }
+    }
+    index_free(&ix);
+    free(bad);
+    return out->status.failed ? -1 : 0;
+}
+
+/* ---- source ---- */
+
+static int prom_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out)
+{
+    struct psi_prom *p = src->impl;
+    char *q = psi_prom_psi_query(req->resources, req->kind, req->window_s);
+    if (!q)
+        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+    struct psi_prom_vector v;
+    int rc = psi_prom_query(p, q, &v, &out->status);
+    free(q);
+    if (rc < 0)
+        return -1;
+    rc = psi_prom_fill_sample(&v, req, out);
+    psi_prom_vector_free(&v);
+    return rc;
+}
+
+static void prom_source_free(struct psi_source *src)
+{
+    psi_prom_free(src->impl);
+}
+
+struct psi_source *psi_prom_source_new(const struct psi_prom_config *cfg, struct psi_status *st)
+{
+    struct psi_prom *p = psi_prom_new(cfg, st);
+    if (!p)
+        return NULL;
+    struct psi_source *src = calloc(1, sizeof(*src));
+    if (!src) {
+        psi_prom_free(p);
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        return NULL;
+    }
+    src->name = "Prometheus";
+    src->sample = prom_sample;
+    src->free = prom_source_free;
+    src->impl = p;
+    return src;
+}

@@ -1,0 +1,126 @@
+/* psi_prom: Prometheus / Thanos querier as a pressure source, and a general instant-query
+ * client others reuse (e.g. per-VM CPU usage for rebalancing).
+ *
+ * One instant query per cycle for all nodes and every requested resource. rate() drops
+ * the metric name, so each resource's rate is tagged with a label psi_resource by
+ * label_replace and the resources are joined with `or` (their label sets differ by that
+ * label, so `or` keeps all):
+ *   label_replace(rate(node_pressure_cpu_waiting_seconds_total[60s]), "psi_resource", "cpu", "", "")
+ *   or label_replace(rate(node_pressure_memory_waiting_seconds_total[60s]), ...)
+ *   or label_replace(rate(node_pressure_io_waiting_seconds_total[60s]), ...)
+ * ("full" uses the *_stalled_seconds_total counters). The counters are seconds stalled
+ * per second, so percent = 100 * rate; the factor is applied here, not in PromQL.
+ *
+ * Series to node (first rule that names a requested node wins):
+ *   1. a `node` label equal to the node's name;
+ *   2. `instance` equal to the node's name, with or without ":port";
+ *   3. `instance`'s host (":port" and IPv6 brackets removed) equal to one of the node's
+ *      InternalIPs.
+ * A node that no series names is Unknown. Several series for one node and resource (two
+ * scrape jobs, say) give the largest value. A NaN, Inf or negative value of a requested
+ * node fails the sample with InvalidValue (that node stays Unknown); values of other
+ * series are not looked at. Percents are clamped to 0..100 (rate() extrapolation).
+ *
+ * Transport: a libcurl easy handle (HTTP GET <url>/api/v1/query?query=...), TLS peer and
+ * host verification always on for https (CA bundle file, or the system's), a bearer
+ * token read from a file and read again whenever the file changes (projected service
+ * account tokens rotate), connect and total timeouts, a reply size cap. A client is not
+ * thread-safe and runs one query at a time. */
+#ifndef PSI_PSI_PROM_H
+#define PSI_PSI_PROM_H
+
+#include <stddef.h>
+
+#include <curl/curl.h>
+
+#include "source.h"
+
+/* Client settings; strings are copied by psi_prom_new. */
+struct psi_prom_config {
+    const char *url;         /* base URL, e.g. https://thanos-querier.openshift-monitoring.svc:9091 */
+    const char *token_file;  /* bearer token file, or NULL for none */
+    const char *ca_file;     /* CA bundle (PEM) for https, or NULL for the system's */
+    long connect_timeout_ms; /* 0: 5000 */
+    long timeout_ms;         /* whole request; 0: 15000 */
+};
+
+/* One label of a series. */
+struct psi_prom_label {
+    char *name;
+    char *value;
+};
+
+/* One series of an instant vector: labels, the sample value and its timestamp (s). */
+struct psi_prom_series {
+    struct psi_prom_label *labels;
+    size_t n_labels;
+    double value; /* NaN and +/-Inf are kept as such */
+    double timestamp;
+};
+
+/* An instant vector; warning is the first of the reply's warnings (Thanos partial
+ * responses), or NULL. Free the contents with psi_prom_vector_free. */
+struct psi_prom_vector {
+    struct psi_prom_series *series;
+    size_t n;
+    char *warning;
+};
+
+struct psi_prom;
+
+/* New client for cfg. Returns NULL with st failed (SourceConfigError) on a bad URL or no
+ * memory. Free with psi_prom_free. */
+struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_status *st);
+
+/* Free a client (NULL is fine). */
+void psi_prom_free(struct psi_prom *p);
+
+/* The query endpoint URL (base + /api/v1/query); points into p. */
+const char *psi_prom_endpoint(const struct psi_prom *p);
+
+/* Run an instant query, blocking. Fills out (caller frees with psi_prom_vector_free) and
+ * returns 0, or returns -1 with st failed (out left empty). */
+int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out,
+                   struct psi_status *st);
+
+/* Non-blocking use (e.g. in kube_loop): set up p's easy handle for promql and return it
+ * (owned by p; the caller runs it, e.g. kube_loop_add), or NULL with st failed. */
+CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_status *st);
+
+/* Finish a transfer started by psi_prom_query_start, given its result code: as
+ * psi_prom_query's return and out. */
+int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out,
+                          struct psi_status *st);
+
+/* Parse a /api/v1/query reply (pure): body of len bytes, the HTTP status, url naming the
+ * request in messages. Returns 0 with out filled, or -1 with st failed:
+ * Unauthorized (401), Forbidden (403), QueryError (status "error": errorType and error;
+ * or a result type other than vector), NotFound (404), SourceUnreachable (502/503/504
+ * that are no Prometheus error), UnexpectedStatus (other non-2xx), MalformedReply. */
+int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url,
+                         struct psi_prom_vector *out, struct psi_status *st);
+
+/* Free the contents of v (NULL is fine). */
+void psi_prom_vector_free(struct psi_prom_vector *v);
+
+/* The value of label name in s, or NULL. */
+const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name);
+
+/* The PSI query for resources (PSI_RES_BIT set, 0: all), kind and window (seconds, at
+ * least 1). Caller frees; NULL on ENOMEM. */
+char *psi_prom_psi_query(unsigned resources, enum psi_kind kind, long window_s);
+
+/* Index of the node among nodes[0..n) that series s belongs to (rules above), or -1. */
+long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes,
+                         size_t n);
+
+/* Fill out (prepared by psi_sample_init for req) from the reply v of psi_prom_psi_query
+ * (pure). Returns 0, or -1 with out->status failed (InvalidValue). */
+int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req,
+                         struct psi_sample *out);
+
+/* A Prometheus source over a new client for cfg (see source.h); NULL with st failed.
+ * Free with psi_source_free. */
+struct psi_source *psi_prom_source_new(const struct psi_prom_config *cfg, struct psi_status *st);
+
+#endif

@@ -1,0 +1,115 @@
+#include "source.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const resource_names[PSI_NRESOURCES] = {"cpu", "memory", "io"};
+
+const char *psi_resource_name(enum psi_resource r)
+{
+    return (r >= 0 && r < PSI_NRESOURCES) ? resource_names[r] : "?";
+}
+
+int psi_resource_parse(const char *s, enum psi_resource *out)
+{
+    for (int r = 0; r < PSI_NRESOURCES; r++) {
+        if (s && strcmp(s, resource_names[r]) == 0) {
+            *out = (enum psi_resource)r;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void psi_status_ok(struct psi_status *st)
+{
+    if (!st)
+        return;
+    st->failed = 0;
+    st->reason[0] = '\0';
+    st->message[0] = '\0';
+}
+
+int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, ...)
+{
+    if (!st)
+        return -1;
+    st->failed = 1;
+    snprintf(st->reason, sizeof(st->reason), "%s", reason);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->message, sizeof(st->message), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int psi_sample_init(struct psi_sample *out, const struct psi_request *req)
+{
+    memset(out, 0, sizeof(*out));
+    psi_status_ok(&out->status);
+    if (req->n_nodes == 0)
+        return 0;
+    out->nodes = calloc(req->n_nodes, sizeof(*out->nodes));
+    if (!out->nodes)
+        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory for %zu nodes",
+                               req->n_nodes);
+    out->n_nodes = req->n_nodes;
+    for (size_t i = 0; i < req->n_nodes; i++) {
+        out->nodes[i].name = strdup(req->nodes[i].name ? req->nodes[i].name : "");
+        if (!out->nodes[i].name)
+            return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+    }
+    return 0;
+}
+
+void psi_sample_free(struct psi_sample *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_nodes; i++)
+        free(s->nodes[i].name);
+    free(s->nodes);
+    s->nodes = NULL;
+    s->n_nodes = 0;
+}
+
+void psi_sample_node_error(struct psi_sample *s, const char *fmt, ...)
+{
+    if (s->n_node_errors++ > 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->node_error, sizeof(s->node_error), fmt, ap);
+    va_end(ap);
+}
+
+int psi_source_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out)
+{
+    if (psi_sample_init(out, req) < 0)
+        return -1;
+    return src->sample(src, req, out);
+}
+
+void psi_source_free(struct psi_source *src)
+{
+    if (!src)
+        return;
+    if (src->free)
+        src->free(src);
+    free(src);
+}
+
+int psi_percent_check(double v, double *out)
+{
+    if (isnan(v) || isinf(v) || v < -1e-6)
+        return -1;
+    if (v < 0)
+        v = 0;
+    if (v > 100)
+        v = 100;
+    *out = v;
+    return 0;
+}

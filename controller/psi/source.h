@@ -1,0 +1,129 @@
+/* psi_source: the one interface every pressure source (Prometheus, kubelet) answers.
+ *
+ * A source is asked for a set of node descriptors (name and InternalIPs), the resources
+ * wanted, "some" or "full", and a window; it answers a psi_sample: per node (in the order
+ * of the descriptors) the pressure percent 0..100 of cpu, memory and io, each known or
+ * Unknown, plus an overall status. A node for which the source has no series is Unknown,
+ * never zero. A failed status carries a reason fit for a metav1.Condition (the
+ * PSI_REASON_* strings below) and a message naming the URL and why; the operator sets
+ * MetricsAvailable=False with them and holds every taint as it is. Node values that were
+ * read before the failure may still be filled in (e.g. InvalidValue makes only the
+ * offending node Unknown), but a caller should act on none of them when failed is set. */
+#ifndef PSI_PSI_SOURCE_H
+#define PSI_PSI_SOURCE_H
+
+#include <stddef.h>
+
+/* Condition reasons of a failed sample. */
+#define PSI_REASON_UNREACHABLE "SourceUnreachable" /* connect/DNS failure, timeout, 503 of a proxy */
+#define PSI_REASON_TLS "TLSError"                  /* handshake or certificate verification failed */
+#define PSI_REASON_UNAUTHORIZED "Unauthorized"     /* HTTP 401 */
+#define PSI_REASON_FORBIDDEN "Forbidden"           /* HTTP 403 */
+#define PSI_REASON_NOT_FOUND "NotFound"            /* HTTP 404: wrong URL or path */
+#define PSI_REASON_BAD_STATUS "UnexpectedStatus"   /* another non-2xx reply that is no API error */
+#define PSI_REASON_MALFORMED "MalformedReply"      /* not JSON, or JSON of the wrong shape */
+#define PSI_REASON_INVALID "InvalidValue"          /* NaN, +/-Inf or a negative pressure */
+#define PSI_REASON_QUERY "QueryError"              /* the server refused or failed the query */
+#define PSI_REASON_CONFIG "SourceConfigError"      /* bad URL, unreadable token or CA file */
+
+/* Resources, as indexes of psi_node_sample.value. */
+enum psi_resource { PSI_CPU = 0, PSI_MEMORY = 1, PSI_IO = 2, PSI_NRESOURCES = 3 };
+
+/* Bits of psi_request.resources. */
+#define PSI_RES_BIT(r) (1u << (r))
+#define PSI_RES_ALL (PSI_RES_BIT(PSI_CPU) | PSI_RES_BIT(PSI_MEMORY) | PSI_RES_BIT(PSI_IO))
+
+/* "some" (at least one task stalled) or "full" (all non-idle tasks stalled). */
+enum psi_kind { PSI_SOME = 0, PSI_FULL = 1 };
+
+/* The overall result of a call: ok (failed == 0) or failed with reason and message. */
+struct psi_status {
+    int failed;
+    char reason[48];
+    char message[1024];
+};
+
+/* One pressure value: known (percent 0..100) or Unknown (known == 0). */
+struct psi_value {
+    int known;
+    double percent;
+};
+
+/* A node to sample: its name and InternalIP addresses (both borrowed). */
+struct psi_node_desc {
+    const char *name;
+    const char *const *internal_ips;
+    size_t n_ips;
+};
+
+/* What to sample. */
+struct psi_request {
+    const struct psi_node_desc *nodes; /* borrowed */
+    size_t n_nodes;
+    unsigned resources;   /* PSI_RES_BIT set; 0 means all */
+    enum psi_kind kind;   /* PSI_SOME unless "full" is asked */
+    long window_s;        /* averaging window in seconds (rate window, kernel average) */
+};
+
+/* Per node: the pressure of each resource (Unknown when not requested or not found). */
+struct psi_node_sample {
+    char *name; /* owned by the sample */
+    struct psi_value value[PSI_NRESOURCES];
+};
+
+/* A sample: one entry per requested node, in request order, and the overall status. */
+struct psi_sample {
+    struct psi_node_sample *nodes;
+    size_t n_nodes;
+    struct psi_status status;
+    size_t n_node_errors;  /* nodes the source failed to read while the sample stayed ok */
+    char node_error[512];  /* the first of those errors, for a log line */
+};
+
+/* A source: an implementation behind function pointers. */
+struct psi_source {
+    const char *name; /* "Prometheus", "Kubelet" */
+    /* Fill out (initialised by the caller with psi_sample_init) for req; returns 0 when
+     * out->status is ok, -1 when failed. */
+    int (*sample)(struct psi_source *src, const struct psi_request *req, struct psi_sample *out);
+    /* Free the implementation (may be NULL). */
+    void (*free)(struct psi_source *src);
+    void *impl;
+};
+
+/* Resource name "cpu", "memory", "io". */
+const char *psi_resource_name(enum psi_resource r);
+
+/* Resource from its name; returns 0 or -1 when unknown. */
+int psi_resource_parse(const char *s, enum psi_resource *out);
+
+/* Set st to ok. */
+void psi_status_ok(struct psi_status *st);
+
+/* Set st to failed with reason and a printf-formatted message; returns -1. */
+int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prepare out for req: one Unknown entry per node (names copied), status ok. Returns 0, or
+ * -1 (status failed) when out of memory. Free with psi_sample_free. */
+int psi_sample_init(struct psi_sample *out, const struct psi_request *req);
+
+/* Free the contents of a sample (the struct itself is the caller's). */
+void psi_sample_free(struct psi_sample *s);
+
+/* Record a per-node read error that left the node Unknown (keeps the first message). */
+void psi_sample_node_error(struct psi_sample *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Sample through src: psi_sample_init then src->sample. Returns 0 or -1 (out->status). */
+int psi_source_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out);
+
+/* Free a source made by a psi_*_source_new (NULL is fine). */
+void psi_source_free(struct psi_source *src);
+
+/* Check a measured percent: NaN, Inf or negative (beyond -1e-6 rounding) is invalid (returns
+ * -1); otherwise it is
+ * clamped to 0..100 (a rate() extrapolates and may overshoot a little) into *out. */
+int psi_percent_check(double v, double *out);
+
+#endif

@@ -1,0 +1,80 @@
+/* conditions: the status conditions of a PsiRebalance with metav1.Condition semantics, and
+ * how Ready and Degraded follow from the others. Works on struct api_status (api/status.h),
+ * whose api_status_set_condition keeps lastTransitionTime still unless the status changes.
+ *
+ * The rule for Ready and Degraded (conditions_derive):
+ *
+ *   A problem is any of, in this order:
+ *     1. the last cycle failed (cycle->ok false): its reason and message;
+ *     2. MetricsAvailable is False (pressure unreadable; every taint held as it is);
+ *     3. PSIEnabled is False with reason PoolDegraded (a MachineConfigPool degraded);
+ *     4. NodeConflict is True (another PsiRebalance owns some of the selected nodes).
+ *   PSIEnabled False while machines update (reason Progressing) is no problem: it is a rollout.
+ *   PSIEnabled Unknown (no MachineConfig API, or machineConfig disabled) is no problem either.
+ *
+ *   Degraded = True when there is any problem: reason of the first one, message all of them
+ *              joined by "; ". Otherwise False, reason AsExpected.
+ *   Ready    = True when the last cycle succeeded and MetricsAvailable is True (the operator
+ *              measured every node and acted on it): reason CycleSucceeded.
+ *              False when the cycle failed (its reason) or MetricsAvailable is False (its
+ *              reason). Unknown, reason Pending, while MetricsAvailable is not set yet or
+ *              Unknown (before the first reading).
+ *   So a degraded pool or a node conflict makes the object Degraded but still Ready: the
+ *   operator does its work on the nodes it can.
+ *
+ * Reasons must match the CRD's pattern (one CamelCase word, ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$)
+ * and messages are at most 32768 bytes, or the API server refuses the whole status write;
+ * conditions_set enforces both.
+ */
+#ifndef PSI_RECONCILE_CONDITIONS_H
+#define PSI_RECONCILE_CONDITIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "status.h"
+
+/* Condition types beyond those of api/status.h. */
+#define CONDITIONS_NODE_CONFLICT "NodeConflict"
+
+/* Reasons set by conditions_derive. */
+#define CONDITIONS_REASON_AS_EXPECTED "AsExpected"
+#define CONDITIONS_REASON_CYCLE_SUCCEEDED "CycleSucceeded"
+#define CONDITIONS_REASON_PENDING "Pending"
+#define CONDITIONS_REASON_INVALID "InvalidReason" /* stands in for a reason the CRD would refuse */
+#define CONDITIONS_REASON_POOL_DEGRADED "PoolDegraded" /* PSIEnabled False: a pool degraded */
+
+/* Longest message the CRD accepts. */
+#define CONDITIONS_MESSAGE_MAX 32768
+
+/* How the last reconcile cycle ended. */
+struct conditions_cycle {
+    bool ok;
+    const char *reason;  /* when !ok: CamelCase, e.g. "APIError" */
+    const char *message; /* when !ok: what failed and why */
+};
+
+/* True when reason matches the CRD's pattern for a condition reason. */
+bool conditions_reason_valid(const char *reason);
+
+/* Set condition type in st (lastTransitionTime moves to now only when status changes or the
+ * condition is new); a reason the CRD would refuse becomes InvalidReason, a message longer
+ * than the CRD allows is cut at a UTF-8 boundary. Returns 1 when st changed, 0 when not, -1
+ * on no memory. */
+int conditions_set(struct api_status *st, const char *type, enum api_condition_status status, const char *reason,
+                   const char *message, int64_t generation, int64_t now);
+
+/* The status of condition type in st; API_CONDITION_UNKNOWN when absent. */
+enum api_condition_status conditions_status(const struct api_status *st, const char *type);
+
+/* True when condition type is present with this status. */
+bool conditions_is(const struct api_status *st, const char *type, enum api_condition_status status);
+
+/* Remove condition type from st; returns 1 when it was there, 0 when not. */
+int conditions_remove(struct api_status *st, const char *type);
+
+/* Set Ready and Degraded from cycle and the other conditions of st (rule above). Returns 1
+ * when st changed, 0 when not, -1 on no memory. */
+int conditions_derive(struct api_status *st, const struct conditions_cycle *cycle, int64_t generation, int64_t now);
+
+#endif

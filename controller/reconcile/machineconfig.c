@@ -1,0 +1,342 @@
+/* machineconfig: the psi=1 MachineConfig per role and the pool rollout (see machineconfig.h). */
+#include "machineconfig.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "selector.h"
+
+char *machineconfig_name(const char *role)
+{
+    char *s = NULL;
+    return asprintf(&s, "99-%s-psi-rebalancer", role) < 0 ? NULL : s;
+}
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+    return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+static const char *get_str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = get(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool str_is(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* The kernel arguments w asks for, NULL-terminated, static strings. */
+static void wanted_kargs(const struct machineconfig_want *w, const char *out[3])
+{
+    out[0] = MACHINECONFIG_KARG_PSI;
+    out[1] = w->schedstats ? MACHINECONFIG_KARG_SCHEDSTATS : NULL;
+    out[2] = NULL;
+}
+
+/* Set obj[key] to item (replacing any), taking item; false on failure (item freed then). */
+static bool put(cJSON *obj, const char *key, cJSON *item)
+{
+    if (!item)
+        return false;
+    bool ok = cJSON_GetObjectItemCaseSensitive(obj, key) ? cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item)
+                                                          : cJSON_AddItemToObject(obj, key, item);
+    if (!ok) {
+        cJSON_Delete(item);
+        return false;
+    }
+    return true;
+}
+
+/* obj[key] as an object, created (or replacing a non-object) when needed; NULL on no memory. */
+static cJSON *child_object(cJSON *obj, const char *key)
+{
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsObject(c))
+        return c;
+    c = cJSON_CreateObject();
+    return put(obj, key, c) ? c : NULL;
+}
+
+/* Write the fields we own into mc (an object). */
+static bool set_owned(cJSON *mc, const struct machineconfig_want *w)
+{
+    cJSON *meta = child_object(mc, "metadata");
+    cJSON *labels = meta ? child_object(meta, "labels") : NULL;
+    cJSON *spec = child_object(mc, "spec");
+    if (!labels || !spec)
+        return false;
+    bool ok = put(labels, MACHINECONFIG_ROLE_LABEL, cJSON_CreateString(w->role)) &&
+              put(labels, MACHINECONFIG_MANAGED_BY_LABEL, cJSON_CreateString(MACHINECONFIG_MANAGED_BY)) &&
+              put(labels, MACHINECONFIG_OWNER_LABEL, cJSON_CreateString(w->owner ? w->owner : ""));
+    if (!ok)
+        return false;
+    const char *kargs[3];
+    wanted_kargs(w, kargs);
+    cJSON *arr = cJSON_CreateArray();
+    bool built = arr != NULL;
+    for (int i = 0; built && kargs[i]; i++) {
+        cJSON *s = cJSON_CreateString(kargs[i]);
+        built = s && cJSON_AddItemToArray(arr, s);
+        if (!built)
+            cJSON_Delete(s);
+    }
+    if (!built) {
+        cJSON_Delete(arr);
+        return false;
+    }
+    if (!put(spec, "kernelArguments", arr))
+        return false;
+    cJSON *config = child_object(spec, "config");
+    cJSON *ign = config ? child_object(config, "ignition") : NULL;
+    if (!ign)
+        return false;
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ign, "version")))
+        return put(ign, "version", cJSON_CreateString(MACHINECONFIG_IGNITION_VERSION));
+    return true;
+}
+
+cJSON *machineconfig_build(const struct machineconfig_want *w)
+{
+    char *name = machineconfig_name(w->role);
+    cJSON *mc = name ? cJSON_CreateObject() : NULL;
+    bool ok = mc && cJSON_AddStringToObject(mc, "apiVersion", MACHINECONFIG_API_VERSION) &&
+              cJSON_AddStringToObject(mc, "kind", MACHINECONFIG_KIND);
+    cJSON *meta = ok ? cJSON_AddObjectToObject(mc, "metadata") : NULL;
+    ok = ok && meta && cJSON_AddStringToObject(meta, "name", name) && set_owned(mc, w);
+    free(name);
+    if (!ok) {
+        cJSON_Delete(mc);
+        return NULL;
+    }
+    return mc;
+}
+
+enum machineconfig_diff machineconfig_diff(const cJSON *existing, const struct machineconfig_want *w)
+{
+    const cJSON *labels = get(get(existing, "metadata"), "labels");
+    if (!str_is(get_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY))
+        return MACHINECONFIG_FOREIGN;
+    const char *owner = get_str(labels, MACHINECONFIG_OWNER_LABEL);
+    if (owner && !str_is(owner, w->owner ? w->owner : ""))
+        return MACHINECONFIG_FOREIGN;
+    if (!owner || !str_is(get_str(labels, MACHINECONFIG_ROLE_LABEL), w->role))
+        return MACHINECONFIG_NEEDS_UPDATE;
+    const cJSON *spec = get(existing, "spec");
+    const cJSON *have = get(spec, "kernelArguments");
+    const char *kargs[3];
+    wanted_kargs(w, kargs);
+    int n = 0;
+    while (kargs[n])
+        n++;
+    if (!cJSON_IsArray(have) || cJSON_GetArraySize(have) != n)
+        return MACHINECONFIG_NEEDS_UPDATE;
+    for (int i = 0; i < n; i++) {
+        const cJSON *a = cJSON_GetArrayItem(have, i);
+        if (!cJSON_IsString(a) || strcmp(a->valuestring, kargs[i]) != 0)
+            return MACHINECONFIG_NEEDS_UPDATE;
+    }
+    if (!cJSON_IsString(get(get(get(spec, "config"), "ignition"), "version")))
+        return MACHINECONFIG_NEEDS_UPDATE;
+    return MACHINECONFIG_UP_TO_DATE;
+}
+
+cJSON *machineconfig_apply(const cJSON *existing, const struct machineconfig_want *w)
+{
+    if (!cJSON_IsObject(existing))
+        return NULL;
+    cJSON *mc = cJSON_Duplicate(existing, true);
+    if (!mc || !set_owned(mc, w)) {
+        cJSON_Delete(mc);
+        return NULL;
+    }
+    return mc;
+}
+
+/* Does pool's spec.machineConfigSelector select a MachineConfig labelled with role?
+ * absent_ok: what an absent selector means. */
+static bool pool_selects(const cJSON *pool, const char *role, bool absent_ok)
+{
+    const cJSON *sel_json = get(get(pool, "spec"), "machineConfigSelector");
+    if (!cJSON_IsObject(sel_json))
+        return absent_ok;
+    struct api_selector sel = {0};
+    struct api_errors errs = {0};
+    cJSON *labels = cJSON_CreateObject();
+    bool match = false;
+    if (labels && cJSON_AddStringToObject(labels, MACHINECONFIG_ROLE_LABEL, role) &&
+        api_selector_decode(sel_json, "spec.machineConfigSelector", &sel, &errs, NULL) == 0)
+        match = api_selector_matches(&sel, labels);
+    cJSON_Delete(labels);
+    api_selector_free(&sel);
+    api_errors_free(&errs);
+    return match;
+}
+
+const cJSON *machineconfig_pool_for_role(const cJSON *const *pools, size_t n, const char *role)
+{
+    for (size_t i = 0; i < n; i++)
+        if (str_is(get_str(get(pools[i], "metadata"), "name"), role) && pool_selects(pools[i], role, true))
+            return pools[i];
+    for (size_t i = 0; i < n; i++)
+        if (pool_selects(pools[i], role, false))
+            return pools[i];
+    return NULL;
+}
+
+/* The pool condition of this type, or NULL. */
+static const cJSON *pool_condition(const cJSON *status, const char *type)
+{
+    const cJSON *it, *conds = get(status, "conditions");
+    if (!cJSON_IsArray(conds))
+        return NULL;
+    cJSON_ArrayForEach(it, conds) {
+        if (str_is(get_str(it, "type"), type))
+            return it;
+    }
+    return NULL;
+}
+
+/* configuration.source names mc_name. */
+static bool source_has(const cJSON *configuration, const char *mc_name)
+{
+    const cJSON *it, *source = get(configuration, "source");
+    if (!cJSON_IsArray(source))
+        return false;
+    cJSON_ArrayForEach(it, source) {
+        if (str_is(get_str(it, "name"), mc_name))
+            return true;
+    }
+    return false;
+}
+
+static bool condition_true(const cJSON *c)
+{
+    return c && str_is(get_str(c, "status"), "True");
+}
+
+static int64_t get_count(const cJSON *obj, const char *key)
+{
+    const cJSON *v = get(obj, key);
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (int64_t)v->valuedouble : 0;
+}
+
+void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc_name,
+                             struct machineconfig_pool_eval *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->status = API_CONDITION_FALSE;
+    if (!cJSON_IsObject(pool)) {
+        out->reason = MACHINECONFIG_REASON_POOL_NOT_FOUND;
+        snprintf(out->message, sizeof(out->message), "no MachineConfigPool renders role %s", role);
+        return;
+    }
+    const char *name = get_str(get(pool, "metadata"), "name");
+    snprintf(out->pool, sizeof(out->pool), "%s", name ? name : "");
+    const cJSON *status = get(pool, "status");
+    const cJSON *configuration = get(status, "configuration");
+    const cJSON *target_conf = get(get(pool, "spec"), "configuration");
+    out->rendered = source_has(configuration, mc_name);
+    bool targeted = out->rendered || source_has(target_conf, mc_name);
+    out->machines = get_count(status, "machineCount");
+    out->updated_machines = get_count(status, "updatedMachineCount");
+    out->degraded_machines = get_count(status, "degradedMachineCount");
+    /* A rendered configuration the pool targets but has not reached yet (spec.configuration
+     * ahead of status.configuration) means machines are about to update. */
+    const char *target = get_str(target_conf, "name");
+    const char *current = get_str(configuration, "name");
+    bool pending = target && current && strcmp(target, current) != 0;
+    const cJSON *degraded = pool_condition(status, "Degraded");
+    if (condition_true(degraded)) {
+        const char *m = get_str(degraded, "message");
+        out->reason = MACHINECONFIG_REASON_POOL_DEGRADED;
+        snprintf(out->message, sizeof(out->message), "pool %s is degraded (%lld of %lld machines degraded)%s%s",
+                 out->pool, (long long)out->degraded_machines, (long long)out->machines, m && *m ? ": " : "",
+                 m ? m : "");
+        return;
+    }
+    bool pool_updated = condition_true(pool_condition(status, "Updated")) &&
+                        out->updated_machines == out->machines && !pending;
+    if (out->rendered && pool_updated) {
+        out->status = API_CONDITION_TRUE;
+        out->updated = true;
+        out->reason = MACHINECONFIG_REASON_ENABLED;
+        snprintf(out->message, sizeof(out->message), "pool %s: all %lld machines run %s", out->pool,
+                 (long long)out->machines, mc_name);
+        return;
+    }
+    out->reason = MACHINECONFIG_REASON_PROGRESSING;
+    if (!targeted) {
+        /* The pool's counts are about a configuration without ours: none runs ours yet. */
+        out->updated_machines = 0;
+        snprintf(out->message, sizeof(out->message), "pool %s has not rendered %s yet", out->pool, mc_name);
+    } else {
+        snprintf(out->message, sizeof(out->message), "pool %s: %lld of %lld machines updated to a configuration with %s",
+                 out->pool, (long long)out->updated_machines, (long long)out->machines, mc_name);
+    }
+}
+
+int machineconfig_status_entry(struct api_status *st, const char *role, const char *mc_name,
+                               const struct machineconfig_pool_eval *ev)
+{
+    struct api_machine_config_status *m = api_status_add_machine_config(st, role);
+    if (!m)
+        return -1;
+    m->name = strdup(mc_name ? mc_name : "");
+    m->pool = ev->pool[0] ? strdup(ev->pool) : NULL;
+    m->updated = ev->updated;
+    m->updated_machines = ev->updated_machines;
+    m->machines = ev->machines;
+    return !m->name || (ev->pool[0] && !m->pool) ? -1 : 0;
+}
+
+void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t n, bool api_available, bool enabled,
+                               enum api_condition_status *status, const char **reason, char *msg, size_t msglen)
+{
+    if (!enabled) {
+        *status = API_CONDITION_UNKNOWN;
+        *reason = MACHINECONFIG_REASON_DISABLED;
+        snprintf(msg, msglen, "spec.machineConfig.enabled is false: PSI is expected to be on already");
+        return;
+    }
+    if (!api_available) {
+        *status = API_CONDITION_UNKNOWN;
+        *reason = MACHINECONFIG_REASON_API_UNAVAILABLE;
+        snprintf(msg, msglen,
+                 "the cluster has no %s API (not OpenShift): turn PSI on with the psi=1 kernel argument by other means",
+                 MACHINECONFIG_API_VERSION);
+        return;
+    }
+    if (n == 0) {
+        *status = API_CONDITION_UNKNOWN;
+        *reason = MACHINECONFIG_REASON_NO_ROLES;
+        snprintf(msg, msglen, "spec.machineConfig.roles names no role");
+        return;
+    }
+    static const char *const order[] = {MACHINECONFIG_REASON_POOL_DEGRADED, MACHINECONFIG_REASON_POOL_NOT_FOUND,
+                                        MACHINECONFIG_REASON_PROGRESSING};
+    *status = API_CONDITION_TRUE;
+    *reason = MACHINECONFIG_REASON_ENABLED;
+    for (size_t k = 0; k < sizeof(order) / sizeof(order[0]) && *status == API_CONDITION_TRUE; k++)
+        for (size_t i = 0; i < n; i++)
+            if (str_is(ev[i].reason, order[k])) {
+                *status = API_CONDITION_FALSE;
+                *reason = order[k];
+                break;
+            }
+    /* The message: every role whose state is the reported one, "; "-joined. */
+    size_t len = 0;
+    if (msglen)
+        msg[0] = '\0';
+    for (size_t i = 0; i < n && len + 1 < msglen; i++) {
+        if (!str_is(ev[i].reason, *reason))
+            continue;
+        int w = snprintf(msg + len, msglen - len, "%s%s", len ? "; " : "", ev[i].message);
+        if (w < 0)
+            break;
+        len += (size_t)w < msglen - len ? (size_t)w : msglen - len - 1;
+    }
+}

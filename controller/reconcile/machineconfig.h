@@ -1,0 +1,128 @@
+/* machineconfig: the MachineConfig that turns PSI on for one role, whether an existing one
+ * needs an update, and what the role's MachineConfigPool says about the rollout (the
+ * PSIEnabled condition and the status.machineConfigs entry). Pure: objects in, objects and
+ * decisions out; the caller does the API calls.
+ *
+ * The object (machineconfiguration.openshift.io/v1, cluster-scoped):
+ *   metadata.name   99-<role>-psi-rebalancer  ("99-" so it sorts after the MCO's own
+ *                   configs; one per role, whichever PsiRebalance asks for it)
+ *   metadata.labels machineconfiguration.openshift.io/role: <role>  (the pool selects by it)
+ *                   app.kubernetes.io/managed-by: psi-rebalancer
+ *                   rebalance.psi.dev/owner: <PsiRebalance name>
+ *   spec.config     {"ignition": {"version": "3.2.0"}}: the MCO needs a valid Ignition config
+ *                   even when the config only sets kernel arguments; 3.2.0 is the spec
+ *                   version OpenShift 4.x documents for new MachineConfigs.
+ *   spec.kernelArguments ["psi=1"] plus "schedstats=enable" when asked.
+ * There is no ownerReference on purpose: the garbage collector would delete the
+ * MachineConfig with the PsiRebalance, and deleting it reboots every machine of the pool.
+ *
+ * Fields we own (compared by machineconfig_diff, rewritten by machineconfig_apply): the three
+ * labels, spec.kernelArguments (exact list, in order) and the presence of
+ * spec.config.ignition.version. Everything else in the object is left as found.
+ *
+ * PSIEnabled from a pool (machineconfig_pool_eval), for our MachineConfig name:
+ *   no pool for the role           False  PoolNotFound
+ *   pool Degraded condition True   False  PoolDegraded  (its message, degraded machine count)
+ *   our name in status.configuration.source[], the Updated condition True,
+ *   updatedMachineCount == machineCount, and spec.configuration (the rendered config the
+ *   pool targets) not ahead of status.configuration            True   Enabled
+ *   otherwise                      False  Progressing: "k of n machines updated" once our
+ *                                  MachineConfig is in the target's (spec.configuration) or
+ *                                  current source, else "not rendered yet".
+ *   (The MCO moves status.configuration to the new rendered config only when every machine
+ *   runs it; during a rollout only spec.configuration names it.)
+ * Over several roles (machineconfig_psi_enabled): PoolDegraded if any pool is degraded, else
+ * PoolNotFound if any is missing, else Progressing if any is, else True. Where the
+ * MachineConfig API does not exist: Unknown, MachineConfigAPIUnavailable; with
+ * spec.machineConfig.enabled false: Unknown, MachineConfigDisabled (PSI is the admin's job);
+ * no role at all: Unknown, NoRoles.
+ */
+#ifndef PSI_RECONCILE_MACHINECONFIG_H
+#define PSI_RECONCILE_MACHINECONFIG_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#define MACHINECONFIG_GROUP "machineconfiguration.openshift.io"
+#define MACHINECONFIG_API_VERSION MACHINECONFIG_GROUP "/v1"
+#define MACHINECONFIG_KIND "MachineConfig"
+#define MACHINECONFIG_ROLE_LABEL MACHINECONFIG_GROUP "/role"
+#define MACHINECONFIG_MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
+#define MACHINECONFIG_MANAGED_BY "psi-rebalancer"
+#define MACHINECONFIG_OWNER_LABEL "rebalance.psi.dev/owner"
+#define MACHINECONFIG_IGNITION_VERSION "3.2.0"
+#define MACHINECONFIG_KARG_PSI "psi=1"
+#define MACHINECONFIG_KARG_SCHEDSTATS "schedstats=enable"
+
+/* PSIEnabled reasons. */
+#define MACHINECONFIG_REASON_ENABLED "Enabled"
+#define MACHINECONFIG_REASON_PROGRESSING "Progressing"
+#define MACHINECONFIG_REASON_POOL_DEGRADED "PoolDegraded" /* = CONDITIONS_REASON_POOL_DEGRADED */
+#define MACHINECONFIG_REASON_POOL_NOT_FOUND "PoolNotFound"
+#define MACHINECONFIG_REASON_API_UNAVAILABLE "MachineConfigAPIUnavailable"
+#define MACHINECONFIG_REASON_DISABLED "MachineConfigDisabled"
+#define MACHINECONFIG_REASON_NO_ROLES "NoRoles"
+
+/* What we want for one role. Strings are borrowed. */
+struct machineconfig_want {
+    const char *role;
+    const char *owner; /* the PsiRebalance's name (a label value) */
+    bool schedstats;
+};
+
+/* What machineconfig_diff found. */
+enum machineconfig_diff {
+    MACHINECONFIG_UP_TO_DATE,
+    MACHINECONFIG_NEEDS_UPDATE,
+    MACHINECONFIG_FOREIGN, /* same name, but not managed by psi-rebalancer or owned by another PsiRebalance */
+};
+
+/* The rollout of our MachineConfig in one role's pool. */
+struct machineconfig_pool_eval {
+    enum api_condition_status status; /* PSIEnabled for this role */
+    const char *reason;               /* one of the MACHINECONFIG_REASON_* (static) */
+    char message[512];
+    char pool[254];  /* the pool's name; "" when none */
+    bool rendered;   /* our MachineConfig is in status.configuration.source */
+    bool updated;    /* status True: every machine runs a configuration with it */
+    int64_t updated_machines, machines, degraded_machines;
+};
+
+/* The MachineConfig name for role ("99-<role>-psi-rebalancer"); caller frees; NULL on no memory. */
+char *machineconfig_name(const char *role);
+
+/* The whole MachineConfig to create for w (caller frees with cJSON_Delete); NULL on no memory. */
+cJSON *machineconfig_build(const struct machineconfig_want *w);
+
+/* Compare the fields we own in existing (a MachineConfig as served) with w. */
+enum machineconfig_diff machineconfig_diff(const cJSON *existing, const struct machineconfig_want *w);
+
+/* A copy of existing with the fields we own set as w wants, everything else (resourceVersion
+ * included, so a PUT of it fails with 409 if the object changed) kept. Caller frees; NULL on
+ * no memory or when existing is not an object. */
+cJSON *machineconfig_apply(const cJSON *existing, const struct machineconfig_want *w);
+
+/* The pool that renders role's MachineConfigs among pools[0..n): the one named role if its
+ * machineConfigSelector selects the role label (or it has none), else the first whose
+ * machineConfigSelector selects it. NULL when none. */
+const cJSON *machineconfig_pool_for_role(const cJSON *const *pools, size_t n, const char *role);
+
+/* Evaluate pool (NULL: not found) for our MachineConfig mc_name (rule above) into *out. */
+void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc_name,
+                             struct machineconfig_pool_eval *out);
+
+/* Fill a status.machineConfigs entry for role from *ev (appended to st). Returns 0, -1 on no memory. */
+int machineconfig_status_entry(struct api_status *st, const char *role, const char *mc_name,
+                               const struct machineconfig_pool_eval *ev);
+
+/* PSIEnabled over the roles' evaluations ev[0..n) (rule above) into *status, *reason (static)
+ * and msg (of msglen bytes). api_available false: the MachineConfig API does not exist;
+ * enabled false: spec.machineConfig.enabled is off. */
+void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t n, bool api_available, bool enabled,
+                               enum api_condition_status *status, const char **reason, char *msg, size_t msglen);
+
+#endif

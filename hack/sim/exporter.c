@@ -1,0 +1,264 @@
+#include "exporter.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCOUNTERS (PSI_NRESOURCES * 2)
+
+struct counter {
+    double base;    /* seconds accumulated up to since */
+    double since;   /* time of the last change of rate */
+    double percent; /* current pressure */
+};
+
+struct node {
+    char *name;
+    struct counter c[NCOUNTERS];
+};
+
+struct sim_exporter {
+    struct node *nodes;
+    size_t n, cap;
+};
+
+static const char *const metric_names[NCOUNTERS] = {
+    "node_pressure_cpu_waiting_seconds_total",    "node_pressure_cpu_stalled_seconds_total",
+    "node_pressure_memory_waiting_seconds_total", "node_pressure_memory_stalled_seconds_total",
+    "node_pressure_io_waiting_seconds_total",     "node_pressure_io_stalled_seconds_total",
+};
+
+static const char *const metric_help[NCOUNTERS] = {
+    "Total time in seconds that processes have waited for CPU time",
+    "Total time in seconds no process could make progress due to CPU congestion",
+    "Total time in seconds that processes have waited for memory",
+    "Total time in seconds no process could make progress due to memory congestion",
+    "Total time in seconds that processes have waited due to IO congestion",
+    "Total time in seconds no process could make progress due to IO congestion",
+};
+
+static int idx(enum psi_resource r, enum psi_kind k)
+{
+    return (int)r * 2 + (k == PSI_FULL ? 1 : 0);
+}
+
+const char *sim_exporter_metric_name(enum psi_resource r, enum psi_kind kind)
+{
+    if (r < 0 || r >= PSI_NRESOURCES)
+        return NULL;
+    return metric_names[idx(r, kind)];
+}
+
+struct sim_exporter *sim_exporter_new(void)
+{
+    return calloc(1, sizeof(struct sim_exporter));
+}
+
+void sim_exporter_free(struct sim_exporter *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->n; i++)
+        free(e->nodes[i].name);
+    free(e->nodes);
+    free(e);
+}
+
+static struct node *find(const struct sim_exporter *e, const char *name)
+{
+    for (size_t i = 0; name && i < e->n; i++)
+        if (strcmp(e->nodes[i].name, name) == 0)
+            return &e->nodes[i];
+    return NULL;
+}
+
+int sim_exporter_add_node(struct sim_exporter *e, const char *node, double now)
+{
+    if (!node || !*node)
+        return -1;
+    if (find(e, node))
+        return 0;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 8;
+        struct node *a = realloc(e->nodes, cap * sizeof(*a));
+        if (!a)
+            return -1;
+        e->nodes = a;
+        e->cap = cap;
+    }
+    struct node *n = &e->nodes[e->n];
+    memset(n, 0, sizeof(*n));
+    n->name = strdup(node);
+    if (!n->name)
+        return -1;
+    for (int i = 0; i < NCOUNTERS; i++)
+        n->c[i].since = now;
+    e->n++;
+    return 0;
+}
+
+int sim_exporter_remove_node(struct sim_exporter *e, const char *node)
+{
+    struct node *n = find(e, node);
+    if (!n)
+        return -1;
+    size_t i = (size_t)(n - e->nodes);
+    free(n->name);
+    memmove(&e->nodes[i], &e->nodes[i + 1], (e->n - i - 1) * sizeof(*e->nodes));
+    e->n--;
+    return 0;
+}
+
+static double value_at(const struct counter *c, double now)
+{
+    double dt = now - c->since;
+    if (dt < 0)
+        dt = 0;
+    return c->base + c->percent / 100.0 * dt;
+}
+
+int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource r,
+                     enum psi_kind kind, double percent, double now)
+{
+    if (r < 0 || r >= PSI_NRESOURCES || !(percent >= 0 && percent <= 100))
+        return -1;
+    struct node *n = find(e, node);
+    if (!n) {
+        if (sim_exporter_add_node(e, node, now) < 0)
+            return -1;
+        n = find(e, node);
+    }
+    struct counter *c = &n->c[idx(r, kind)];
+    if (now < c->since)
+        return -1;
+    c->base = value_at(c, now);
+    c->since = now;
+    c->percent = percent;
+    return 0;
+}
+
+double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enum psi_resource r,
+                             enum psi_kind kind)
+{
+    const struct node *n = find(e, node);
+    if (!n || r < 0 || r >= PSI_NRESOURCES)
+        return NAN;
+    return n->c[idx(r, kind)].percent;
+}
+
+double sim_exporter_counter(const struct sim_exporter *e, const char *node, enum psi_resource r,
+                            enum psi_kind kind, double now)
+{
+    const struct node *n = find(e, node);
+    if (!n || r < 0 || r >= PSI_NRESOURCES)
+        return NAN;
+    return value_at(&n->c[idx(r, kind)], now);
+}
+
+size_t sim_exporter_count(const struct sim_exporter *e)
+{
+    return e->n;
+}
+
+const char *sim_exporter_node(const struct sim_exporter *e, size_t i)
+{
+    return i < e->n ? e->nodes[i].name : NULL;
+}
+
+/* Growing text buffer. */
+struct buf {
+    char *d;
+    size_t len, cap;
+    int oom;
+};
+
+static void add(struct buf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *d = realloc(b->d, cap);
+        if (!d) {
+            b->oom = 1;
+            return;
+        }
+        b->d = d;
+        b->cap = cap;
+    }
+    memcpy(b->d + b->len, s, n);
+    b->len += n;
+    b->d[b->len] = '\0';
+}
+
+static void adds(struct buf *b, const char *s)
+{
+    add(b, s, strlen(s));
+}
+
+static void add_value(struct buf *b, double v)
+{
+    char num[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(num, sizeof(num), "%.*g", prec, v);
+        if (strtod(num, NULL) == v)
+            break;
+    }
+    adds(b, num);
+}
+
+static void add_label_value(struct buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\')
+            add(b, "\\\\", 2);
+        else if (*s == '"')
+            add(b, "\\\"", 2);
+        else if (*s == '\n')
+            add(b, "\\n", 2);
+        else
+            add(b, s, 1);
+    }
+}
+
+char *sim_exporter_render(const struct sim_exporter *e, double now, const char *node, size_t *len)
+{
+    const struct node *only = NULL;
+    if (node && !(only = find(e, node)))
+        return NULL;
+    struct buf b = {0};
+    add(&b, "", 0);
+    for (int k = 0; k < NCOUNTERS; k++) {
+        adds(&b, "# HELP ");
+        adds(&b, metric_names[k]);
+        add(&b, " ", 1);
+        adds(&b, metric_help[k]);
+        adds(&b, "\n# TYPE ");
+        adds(&b, metric_names[k]);
+        adds(&b, " counter\n");
+        for (size_t i = 0; i < e->n; i++) {
+            const struct node *n = &e->nodes[i];
+            if (only && n != only)
+                continue;
+            adds(&b, metric_names[k]);
+            if (!only) {
+                adds(&b, "{instance=\"");
+                add_label_value(&b, n->name);
+                adds(&b, "\"}");
+            }
+            add(&b, " ", 1);
+            add_value(&b, value_at(&n->c[k], now));
+            add(&b, "\n", 1);
+        }
+    }
+    if (b.oom) {
+        free(b.d);
+        return NULL;
+    }
+    if (len)
+        *len = b.len;
+    return b.d;
+}

@@ -1,0 +1,46 @@
+/* model: the simulator's PSI model (see model.h for the formula and why). */
+#include "model.h"
+
+#include <math.h>
+
+void model_params_default(struct model_params *p)
+{
+    struct model_curve c = {MODEL_DEFAULT_BURSTINESS, MODEL_DEFAULT_FULL_RATIO};
+    p->cpu = c;
+    p->memory = c;
+    p->io = c;
+}
+
+static double clamp01(double v)
+{
+    if (!(v > 0))
+        return 0;
+    return v > 1 ? 1 : v;
+}
+
+double model_pressure(double demand, double capacity, double burstiness)
+{
+    if (isnan(demand) || isnan(capacity) || isnan(burstiness) || demand <= 0)
+        return 0;
+    if (capacity <= 0)
+        return 1;
+    double deficit = 1.0 - capacity / demand; /* share of the mean demand above capacity */
+    if (burstiness <= 0)
+        return clamp01(deficit);
+    /* E[(X - C)+] / D for X ~ Normal(D, (s D)^2): with z = (D - C) / (s D) this is
+     * deficit * Phi(z) + s * phi(z). */
+    double z = deficit / burstiness;
+    double Phi = 0.5 * erfc(-z / sqrt(2.0));
+    double phi = exp(-0.5 * z * z) / sqrt(2.0 * M_PI);
+    return clamp01(deficit * Phi + burstiness * phi);
+}
+
+void model_node(const struct model_params *p, const struct model_node_in *in, struct model_node_out *out)
+{
+    out->cpu_some = model_pressure(in->cpu_demand, in->cpus, p->cpu.burstiness);
+    out->memory_some = model_pressure(in->memory_demand, in->memory, p->memory.burstiness);
+    out->memory_full = out->memory_some * clamp01(p->memory.full_ratio);
+    out->io_some = model_pressure(in->io_demand, in->io, p->io.burstiness);
+    out->io_full = out->io_some * clamp01(p->io.full_ratio);
+    out->cpu_served = 1.0 - out->cpu_some;
+}

@@ -1,0 +1,73 @@
+/* model: the simulator's PSI model. Pure: numbers in, numbers out.
+ *
+ * A node has a capacity C for a resource (CPUs for cpu, bytes for memory, an abstract
+ * throughput for io) and a mean runnable demand D on it (cores the VMs want, bytes of
+ * their working sets, io units). The kernel's "some" pressure is the share of time at
+ * least one task waits for the resource. We model it as the share of demand that must
+ * wait when the instantaneous demand X fluctuates around its mean:
+ *
+ *     some = E[(X - C)+] / D,   X ~ Normal(D, (s * D)^2)
+ *          = (1 - C/D) * Phi(z) + s * phi(z),   z = (D - C) / (s * D)
+ *
+ * where s is the burstiness (the coefficient of variation of the demand; 0.25 by default)
+ * and Phi / phi the standard normal distribution and density. This is a queueing-like
+ * curve with the three properties the kernel's numbers show:
+ *   - well below saturation (D <= 0.6 C with s = 0.25) it is practically zero (< 0.1 %);
+ *   - it rises steeply as D approaches C: about s * 0.4 at D = C (10 % with s = 0.25);
+ *   - above saturation it tends to 1 - C/D, the share of demand that cannot be served
+ *     (D = 2 C gives 50 %).
+ * It grows monotonically with D. With s = 0 it is exactly max(0, 1 - C/D).
+ *
+ * "full" (every runnable task waits) is a fixed share of "some" (full_ratio), for memory
+ * and io; cpu "full" is 0 at the node level, as the kernel reports it.
+ * The CPU time the VMs actually get is D - E[(X - C)+] = D * (1 - some): each VM receives
+ * its demand scaled by (1 - cpu some).
+ *
+ * Every parameter comes from the scenario file, so a test can make the optimum known. */
+#ifndef PSI_SIM_MODEL_H
+#define PSI_SIM_MODEL_H
+
+/* Defaults. */
+#define MODEL_DEFAULT_BURSTINESS 0.25
+#define MODEL_DEFAULT_FULL_RATIO 0.5
+
+/* The curve of one resource. */
+struct model_curve {
+    double burstiness; /* s >= 0: coefficient of variation of the instantaneous demand */
+    double full_ratio; /* full = some * full_ratio, 0..1 (ignored for cpu) */
+};
+
+/* Parameters of the model, one curve per resource. */
+struct model_params {
+    struct model_curve cpu, memory, io;
+};
+
+/* What a node holds: capacities and the summed demand of what runs there. */
+struct model_node_in {
+    double cpus;          /* CPU capacity (cores) */
+    double cpu_demand;    /* runnable demand (cores) */
+    double memory;        /* memory capacity (bytes) */
+    double memory_demand; /* working sets (bytes) */
+    double io;            /* io capacity (abstract units) */
+    double io_demand;     /* io demand (same units) */
+};
+
+/* Pressures as fractions 0..1, and the CPU share actually served. */
+struct model_node_out {
+    double cpu_some;
+    double memory_some, memory_full;
+    double io_some, io_full;
+    double cpu_served; /* 1 - cpu_some: each VM receives its CPU demand times this */
+};
+
+/* Fill p with the defaults (burstiness 0.25, full_ratio 0.5 for every resource). */
+void model_params_default(struct model_params *p);
+
+/* The "some" pressure (0..1) of demand on capacity with the given burstiness. A demand
+ * <= 0 gives 0; a capacity <= 0 with a positive demand gives 1; NaN inputs give 0. */
+double model_pressure(double demand, double capacity, double burstiness);
+
+/* The pressures of one node. */
+void model_node(const struct model_params *p, const struct model_node_in *in, struct model_node_out *out);
+
+#endif

@@ -1,0 +1,209 @@
+/* scenario: a simulation described in YAML (hack/sim/scenarios/*.yaml), loaded into plain
+ * structs with defaults applied and every value checked. Pure apart from scenario_load,
+ * which reads the file.
+ *
+ * Document shape (every key optional unless marked; durations like "30s", "1m30s",
+ * "500ms"; sizes and CPUs as Kubernetes quantities, "4Gi", "200m"):
+ *
+ *   name: seed                        # required
+ *   description: text
+ *   namespace: psi-sim                # where VMs, VMIs, pods and migrations live
+ *   seed: 1                           # random seed (failure injection)
+ *   tick: 1s                          # model and timeline period
+ *   nodes:
+ *     selector: node-role.kubernetes.io/worker   # label selector of the simulated nodes
+ *     count: 3                        # wait until this many nodes exist (0: any)
+ *     cpus: 4                         # model CPUs (default: the node's capacity)
+ *     applyCapacity: true             # also set the Node's cpu capacity/allocatable to
+ *                                     # `cpus` (restored on exit), so the scheduler and
+ *                                     # the operator see what the model uses
+ *     memory: 64Gi                    # model memory (default: the node's capacity)
+ *     io: 1000                        # io capacity, abstract units per second
+ *     baseCpu: 0.1                    # cores of system load on every node
+ *     psi: true                       # export PSI without waiting for a pool with psi=1
+ *                                     # (default: true unless mco.enabled)
+ *   model:                            # see model.h
+ *     cpu:    {burstiness: 0.25}
+ *     memory: {burstiness: 0.25, fullRatio: 0.5}
+ *     io:     {burstiness: 0.25, fullRatio: 0.5}
+ *   kubevirt:
+ *     evictionStrategy: LiveMigrate   # cluster-wide default: None | LiveMigrate |
+ *                                     # LiveMigrateIfPossible | External
+ *     parallelMigrationsPerCluster: 5
+ *     parallelOutboundMigrationsPerNode: 2
+ *     cpuAllocationRatio: 10          # launcher CPU request = vCPUs / ratio
+ *     restartDelay: 1s                # before a VM whose VMI ended starts again
+ *     migration:
+ *       base: 2s                      # fixed part of the Running phase
+ *       bandwidth: 1Gi                # bytes of guest memory copied per second
+ *       phaseDelay: 200ms             # Scheduled -> PreparingTarget -> TargetReady -> Running
+ *       failureRate: 0                # probability (0..1) that a migration fails
+ *       failVMs: [name, ...]          # VMs whose migrations always fail
+ *       backoff: 20s                  # first evacuation retry backoff after a failure (doubles)
+ *       unschedulableTimeout: 5m      # a target pod pending that long fails the migration
+ *   vms:                              # required, at least one
+ *   - name: hot                       # required; with count > 1 the VMs are hot-0, hot-1, ...
+ *     count: 3
+ *     vcpus: 2
+ *     memory: 4Gi                     # guest memory
+ *     cpu: 2                          # CPU demand in cores (default 0.05 per vCPU)
+ *     memoryDemand: 2Gi               # working set (default: half the guest memory)
+ *     io: 10                          # io demand (default 1)
+ *     evictionStrategy: LiveMigrate   # default: the cluster's
+ *     migratable: true                # the LiveMigratable condition
+ *     cpuRequest: 200m                # default: vcpus / cpuAllocationRatio
+ *     labels: {app: web}              # copied to the VM template, VMI and launcher pod
+ *   start:
+ *     node: worker-0                  # start every VM here: the other simulated nodes are
+ *                                     # cordoned until all launchers run, then uncordoned
+ *   mco:
+ *     enabled: false                  # run the MachineConfig operator stand-in
+ *     pools: [worker]                 # pools to create when absent (role = pool name)
+ *     rebootDelay: 10s
+ *     drainTimeout: 10m               # a drain that takes longer degrades the pool
+ *   events:                           # the timeline; `at` counts from the end of the start
+ *   - at: 60s
+ *     demand: {vm: hot-0, cpu: 0.1}   # or vms: [...], or group: hot; keys cpu, memory, io
+ *   - at: 90s
+ *     drain: {node: worker-0, rebootDelay: 10s}
+ *   - at: 0s
+ *     rollingDrain: {rebootDelay: 10s}   # every simulated node in turn, by name
+ *   - at: 5s
+ *     machineConfig: {name: 99-worker-psi, role: worker, kernelArguments: [psi=1]}
+ */
+#ifndef PSI_SIM_SCENARIO_H
+#define PSI_SIM_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* Eviction strategies, as KubeVirt names them. */
+enum scenario_strategy {
+    SCENARIO_STRATEGY_UNSET = 0, /* a VM without one takes the cluster's */
+    SCENARIO_STRATEGY_NONE,
+    SCENARIO_STRATEGY_LIVE_MIGRATE,
+    SCENARIO_STRATEGY_LIVE_MIGRATE_IF_POSSIBLE,
+    SCENARIO_STRATEGY_EXTERNAL,
+};
+
+/* A label. */
+struct scenario_label {
+    char *key;
+    char *value;
+};
+
+/* One VM (groups with count are expanded into one entry per VM). */
+struct scenario_vm {
+    char *name;
+    char *group;                      /* the `name` of the entry it came from */
+    int vcpus;
+    double memory;                    /* guest memory, bytes */
+    double cpu_demand;                /* cores */
+    double memory_demand;             /* bytes */
+    double io_demand;
+    enum scenario_strategy strategy;  /* UNSET: the cluster's */
+    bool migratable;
+    double cpu_request;               /* cores */
+    struct scenario_label *labels;
+    size_t n_labels;
+};
+
+enum scenario_event_kind {
+    SCENARIO_EVENT_DEMAND,
+    SCENARIO_EVENT_DRAIN,
+    SCENARIO_EVENT_ROLLING_DRAIN,
+    SCENARIO_EVENT_MACHINE_CONFIG,
+};
+
+/* One timeline event. */
+struct scenario_event {
+    int64_t at_ms;
+    enum scenario_event_kind kind;
+    /* demand: the VMs it applies to (names, already expanded from vm/vms/group), and the
+     * values to set (NaN: unchanged) */
+    char **vms;
+    size_t n_vms;
+    double cpu, memory, io;
+    /* drain: node name; drain and rollingDrain: reboot delay */
+    char *node;
+    int64_t reboot_delay_ms;
+    /* machineConfig */
+    char *mc_name;
+    char *mc_role;
+    char **kernel_args;
+    size_t n_kernel_args;
+};
+
+struct scenario {
+    char *name;
+    char *description;
+    char *namespace;
+    uint64_t seed;
+    int64_t tick_ms;
+
+    char *node_selector;
+    int node_count;
+    double node_cpus;        /* 0: the node's capacity */
+    bool apply_capacity;
+    double node_memory;      /* 0: the node's capacity */
+    double node_io;
+    double node_base_cpu;
+    bool psi_without_pool;
+
+    struct model_params model;
+
+    enum scenario_strategy cluster_strategy;
+    int parallel_per_cluster;
+    int parallel_outbound_per_node;
+    double cpu_allocation_ratio;
+    int64_t restart_delay_ms;
+    int64_t migration_base_ms;
+    double migration_bandwidth;  /* bytes per second */
+    int64_t migration_phase_delay_ms;
+    double migration_failure_rate;
+    char **fail_vms;
+    size_t n_fail_vms;
+    int64_t migration_backoff_ms;
+    int64_t unschedulable_timeout_ms;
+
+    struct scenario_vm *vms;
+    size_t n_vms;
+
+    char *start_node;        /* NULL: let the scheduler spread them */
+
+    bool mco_enabled;
+    char **mco_pools;
+    size_t n_mco_pools;
+    int64_t mco_reboot_delay_ms;
+    int64_t mco_drain_timeout_ms;
+
+    struct scenario_event *events; /* sorted by at_ms (stable) */
+    size_t n_events;
+};
+
+/* Parse YAML text into a new scenario (caller frees with scenario_free). NULL with why in
+ * err (naming the field, e.g. "vms[1].memory: invalid quantity ...") on bad input. */
+struct scenario *scenario_parse(const char *text, size_t len, char *err, size_t errlen);
+
+/* Read and parse a file; errors are prefixed with the path. */
+struct scenario *scenario_load(const char *path, char *err, size_t errlen);
+
+/* Free (NULL is fine). */
+void scenario_free(struct scenario *s);
+
+/* The VM named name, or NULL. */
+const struct scenario_vm *scenario_vm_find(const struct scenario *s, const char *name);
+
+/* Whether name is in the fail list. */
+bool scenario_vm_always_fails(const struct scenario *s, const char *name);
+
+/* KubeVirt's spelling of a strategy ("None", "LiveMigrate", ...); "" for UNSET. */
+const char *scenario_strategy_name(enum scenario_strategy st);
+
+/* Parse KubeVirt's spelling; -1 when unknown. */
+int scenario_strategy_parse(const char *s, enum scenario_strategy *out);
+
+#endif

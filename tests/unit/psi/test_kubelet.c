@@ -1,0 +1,141 @@
+/* Unit tests for psi_kubelet's Summary parsing and window rule, on JSON fixtures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kubelet.h"
+#include "testutil.h"
+
+static cJSON *load(const char *name)
+{
+    char *t = read_testdata(name, NULL);
+    assert_non_null(t);
+    cJSON *j = cJSON_Parse(t);
+    free(t);
+    assert_non_null(j);
+    return j;
+}
+
+static void test_window_rule(void **state)
+{
+    (void)state;
+    assert_int_equal(psi_kubelet_avg_for_window(0), PSI_AVG10);
+    assert_int_equal(psi_kubelet_avg_for_window(10), PSI_AVG10);
+    assert_int_equal(psi_kubelet_avg_for_window(59), PSI_AVG10);
+    assert_int_equal(psi_kubelet_avg_for_window(60), PSI_AVG60);
+    assert_int_equal(psi_kubelet_avg_for_window(299), PSI_AVG60);
+    assert_int_equal(psi_kubelet_avg_for_window(300), PSI_AVG300);
+    assert_int_equal(psi_kubelet_avg_for_window(3600), PSI_AVG300);
+    assert_string_equal(psi_kubelet_avg_name(PSI_AVG60), "avg60");
+}
+
+static void test_node_psi(void **state)
+{
+    (void)state;
+    cJSON *j = load("summary_psi.json");
+    struct psi_value v[PSI_NRESOURCES];
+    char err[256] = "";
+    /* 1m window: avg60 of node-level "some"; pod and system container PSI are not read. */
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), 0);
+    assert_true(v[PSI_CPU].known);
+    assert_float_equal(v[PSI_CPU].percent, 31.2, 1e-9);
+    assert_float_equal(v[PSI_MEMORY].percent, 0.1, 1e-9);
+    assert_float_equal(v[PSI_IO].percent, 1.1, 1e-9);
+    /* 30 s: avg10 */
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 30, v, err, sizeof(err)), 0);
+    assert_float_equal(v[PSI_CPU].percent, 42.17, 1e-9);
+    assert_float_equal(v[PSI_IO].percent, 2.5, 1e-9);
+    /* 5m, full */
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_FULL, 300, v, err, sizeof(err)), 0);
+    assert_float_equal(v[PSI_CPU].percent, 0.25, 1e-9);
+    assert_float_equal(v[PSI_IO].percent, 0.3, 1e-9);
+    assert_true(v[PSI_MEMORY].known);
+    assert_float_equal(v[PSI_MEMORY].percent, 0, 1e-12);
+    /* only io asked */
+    assert_int_equal(psi_kubelet_parse_summary(j, PSI_RES_BIT(PSI_IO), PSI_SOME, 60, v, err, sizeof(err)), 0);
+    assert_false(v[PSI_CPU].known);
+    assert_false(v[PSI_MEMORY].known);
+    assert_true(v[PSI_IO].known);
+    cJSON_Delete(j);
+}
+
+static void test_no_psi_is_unknown(void **state)
+{
+    (void)state;
+    cJSON *j = load("summary_no_psi.json");
+    struct psi_value v[PSI_NRESOURCES];
+    char err[256] = "";
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), 0);
+    for (int r = 0; r < PSI_NRESOURCES; r++)
+        assert_false(v[r].known);
+    cJSON_Delete(j);
+
+    j = load("summary_partial.json");
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), 0);
+    assert_true(v[PSI_CPU].known);
+    assert_float_equal(v[PSI_CPU].percent, 4, 1e-12);
+    assert_false(v[PSI_MEMORY].known); /* "psi": null */
+    assert_false(v[PSI_IO].known);     /* no io at all */
+    cJSON_Delete(j);
+}
+
+static void test_bad_summaries(void **state)
+{
+    (void)state;
+    struct psi_value v[PSI_NRESOURCES];
+    char err[256] = "";
+    cJSON *j = load("summary_bad_value.json");
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "node.cpu.psi.some.avg60"));
+    assert_non_null(strstr(err, "outside 0..100"));
+    assert_false(v[PSI_CPU].known);
+    /* avg10 of the same summary is fine */
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 10, v, err, sizeof(err)), 0);
+    assert_float_equal(v[PSI_CPU].percent, 1, 1e-12);
+    cJSON_Delete(j);
+
+    j = load("summary_bad_type.json");
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "is not a number"));
+    cJSON_Delete(j);
+
+    const char *others[] = {"[]", "{}", "{\"node\": 3}", "{\"node\": {\"cpu\": []}}",
+                            "{\"node\": {\"cpu\": {\"psi\": 1}}}",
+                            "{\"node\": {\"io\": {\"psi\": {\"some\": \"x\"}}}}"};
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        j = cJSON_Parse(others[i]);
+        assert_non_null(j);
+        if (psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)) != -1)
+            fail_msg("summary %s was accepted", others[i]);
+        cJSON_Delete(j);
+    }
+    assert_int_equal(psi_kubelet_parse_summary(NULL, 0, PSI_SOME, 60, v, err, sizeof(err)), -1);
+}
+
+static void test_summary_path(void **state)
+{
+    (void)state;
+    char *p = psi_kubelet_summary_path("worker-0");
+    assert_string_equal(p, "/api/v1/nodes/worker-0/proxy/stats/summary");
+    free(p);
+    p = psi_kubelet_summary_path("a b/c");
+    assert_null(strstr(p, "a b/c"));
+    free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_window_rule),
+        cmocka_unit_test(test_node_psi),
+        cmocka_unit_test(test_no_psi_is_unknown),
+        cmocka_unit_test(test_bad_summaries),
+        cmocka_unit_test(test_summary_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

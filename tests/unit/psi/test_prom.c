@@ -1,0 +1,390 @@
+/* Unit tests for psi_prom without a network: reply parsing (errors, NaN, empty), the query,
+ * series-to-node matching and the sample built from a reply. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "prom.h"
+#include "testutil.h"
+
+#define URL "http://prom.test:9090/api/v1/query"
+
+static int parse(const char *body, long status, struct psi_prom_vector *v, struct psi_status *st)
+{
+    return psi_prom_parse_reply(body, body ? strlen(body) : 0, status, URL, v, st);
+}
+
+static void test_parse_vector(void **state)
+{
+    (void)state;
+    size_t len;
+    char *body = read_testdata("prom_psi_vector.json", &len);
+    assert_non_null(body);
+    struct psi_prom_vector v;
+    struct psi_status st;
+    assert_int_equal(psi_prom_parse_reply(body, len, 200, URL, &v, &st), 0);
+    assert_false(st.failed);
+    assert_int_equal(v.n, 10);
+    assert_string_equal(psi_prom_label_get(&v.series[0], "instance"), "worker-0");
+    assert_string_equal(psi_prom_label_get(&v.series[0], "psi_resource"), "cpu");
+    assert_null(psi_prom_label_get(&v.series[0], "node"));
+    assert_float_equal(v.series[0].value, 0.312, 1e-12);
+    assert_float_equal(v.series[0].timestamp, 1756720000.123, 1e-6);
+    assert_true(isnan(v.series[8].value)); /* "NaN" is a value, kept as such */
+    assert_null(v.warning);
+    psi_prom_vector_free(&v);
+    free(body);
+}
+
+static void test_parse_special_values_and_warnings(void **state)
+{
+    (void)state;
+    struct psi_prom_vector v;
+    struct psi_status st;
+    const char *b = "{\"status\":\"success\",\"warnings\":[\"partial response: store x down\"],"
+                    "\"data\":{\"resultType\":\"vector\",\"result\":["
+                    "{\"metric\":{},\"value\":[1,\"+Inf\"]},"
+                    "{\"value\":[2,\"-Inf\"]},"
+                    "{\"metric\":{\"a\":\"b\"},\"value\":[3,\"1e-3\"]}]}}";
+    assert_int_equal(parse(b, 200, &v, &st), 0);
+    assert_int_equal(v.n, 3);
+    assert_true(isinf(v.series[0].value) && v.series[0].value > 0);
+    assert_true(isinf(v.series[1].value) && v.series[1].value < 0);
+    assert_int_equal(v.series[1].n_labels, 0);
+    assert_float_equal(v.series[2].value, 0.001, 1e-15);
+    assert_string_equal(v.warning, "partial response: store x down");
+    psi_prom_vector_free(&v);
+
+    /* An empty vector is a success with no series. */
+    assert_int_equal(parse("{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}",
+                           200, &v, &st), 0);
+    assert_int_equal(v.n, 0);
+    psi_prom_vector_free(&v);
+}
+
+/* Each bad reply gives the right reason and a message naming the URL. */
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    char *err_json = read_testdata("prom_error.json", NULL);
+    assert_non_null(err_json);
+    const struct {
+        const char *body;
+        long status;
+        const char *reason;
+        const char *in_msg;
+    } cases[] = {
+        {err_json, 400, PSI_REASON_QUERY, "bad_data"},
+        {"{\"status\":\"error\",\"errorType\":\"timeout\",\"error\":\"query timed out\"}", 503,
+         PSI_REASON_QUERY, "query timed out"},
+        {"Unauthorized\n", 401, PSI_REASON_UNAUTHORIZED, "401"},
+        {"{\"status\":\"error\"}", 401, PSI_REASON_UNAUTHORIZED, "401"},
+        {"Forbidden (user=system:serviceaccount:x:y, verb=get, resource=namespaces)", 403,
+         PSI_REASON_FORBIDDEN, "verb=get"},
+        {"404 page not found\n", 404, PSI_REASON_NOT_FOUND, "404 page not found"},
+        {"<html>Bad Gateway</html>", 502, PSI_REASON_UNREACHABLE, "502"},
+        {"oops", 500, PSI_REASON_BAD_STATUS, "HTTP 500"},
+        {"# HELP x y\n# TYPE x counter\nx 1\n", 200, PSI_REASON_MALFORMED, "not JSON: # HELP x y"},
+        {"", 200, PSI_REASON_MALFORMED, "empty body"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[", 200,
+         PSI_REASON_MALFORMED, "not JSON"},
+        {"{\"kind\":\"Status\"}", 200, PSI_REASON_MALFORMED, "\"status\": \"success\""},
+        {"{\"status\":\"success\"}", 200, PSI_REASON_MALFORMED, "data.resultType"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1,\"2\"]}}", 200,
+         PSI_REASON_QUERY, "scalar"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":{}}}", 200,
+         PSI_REASON_MALFORMED, "not an array"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[1]}]}}",
+         200, PSI_REASON_MALFORMED, "result[0].value"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[1,2]}]}}",
+         200, PSI_REASON_MALFORMED, "[number, string]"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[1,\"abc\"]}]}}",
+         200, PSI_REASON_MALFORMED, "\"abc\" is not a number"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[1,\"\"]}]}}",
+         200, PSI_REASON_MALFORMED, "is not a number"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":1},\"value\":[1,\"1\"]}]}}",
+         200, PSI_REASON_MALFORMED, "label \"a\""},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[1]}}", 200,
+         PSI_REASON_MALFORMED, "result[0]"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct psi_prom_vector v;
+        struct psi_status st;
+        int rc = parse(cases[i].body, cases[i].status, &v, &st);
+        if (rc != -1 || !st.failed || strcmp(st.reason, cases[i].reason) != 0 ||
+            !strstr(st.message, cases[i].in_msg) || !strstr(st.message, "prom.test"))
+            fail_msg("case %zu: rc=%d reason=%s message=\"%s\"; want %s with \"%s\"", i, rc,
+                     st.reason, st.message, cases[i].reason, cases[i].in_msg);
+        assert_int_equal(v.n, 0);
+        assert_null(v.series);
+    }
+    free(err_json);
+}
+
+static void test_psi_query(void **state)
+{
+    (void)state;
+    char *q = psi_prom_psi_query(PSI_RES_BIT(PSI_CPU), PSI_SOME, 60);
+    assert_string_equal(q, "label_replace(rate(node_pressure_cpu_waiting_seconds_total[60s]), "
+                           "\"psi_resource\", \"cpu\", \"\", \"\")");
+    free(q);
+    q = psi_prom_psi_query(0, PSI_SOME, 120);
+    assert_non_null(strstr(q, "node_pressure_cpu_waiting_seconds_total[120s]"));
+    assert_non_null(strstr(q, ") or label_replace(rate(node_pressure_memory_waiting_seconds_total[120s])"));
+    assert_non_null(strstr(q, ") or label_replace(rate(node_pressure_io_waiting_seconds_total[120s])"));
+    assert_non_null(strstr(q, "\"psi_resource\", \"io\""));
+    free(q);
+    q = psi_prom_psi_query(PSI_RES_BIT(PSI_MEMORY) | PSI_RES_BIT(PSI_IO), PSI_FULL, 30);
+    assert_null(strstr(q, "cpu"));
+    assert_non_null(strstr(q, "node_pressure_memory_stalled_seconds_total[30s]"));
+    assert_non_null(strstr(q, "node_pressure_io_stalled_seconds_total[30s]"));
+    assert_null(strstr(q, "waiting"));
+    free(q);
+}
+
+/* A series made of label pairs. */
+static struct psi_prom_series mk(struct psi_prom_label *labels, size_t n)
+{
+    struct psi_prom_series s = {labels, n, 0, 0};
+    return s;
+}
+
+static void test_match_node(void **state)
+{
+    (void)state;
+    const char *ips0[] = {"10.0.0.10"};
+    const char *ips1[] = {"10.0.0.11", "fd00::11"};
+    const struct psi_node_desc nodes[] = {
+        {"worker-0", ips0, 1},
+        {"worker-1", ips1, 2},
+        {"worker-2", NULL, 0},
+    };
+    struct psi_prom_label l1[] = {{"instance", "worker-0"}};
+    struct psi_prom_label l2[] = {{"instance", "worker-0:9100"}};
+    struct psi_prom_label l3[] = {{"instance", "10.0.0.11:9100"}};
+    struct psi_prom_label l4[] = {{"instance", "[fd00::11]:9100"}};
+    struct psi_prom_label l5[] = {{"instance", "fd00::11"}};
+    struct psi_prom_label l6[] = {{"instance", "worker-0:9100"}, {"node", "worker-2"}};
+    struct psi_prom_label l7[] = {{"instance", "worker-1"}, {"node", "not-selected"}};
+    struct psi_prom_label l8[] = {{"instance", "10.0.0.99:9100"}};
+    struct psi_prom_label l9[] = {{"job", "x"}};
+    struct psi_prom_label l10[] = {{"instance", "worker-0.example.com:9100"}};
+    struct psi_prom_label l11[] = {{"instance", "10.0.0.10"}};
+    struct { struct psi_prom_series s; long want; } cases[] = {
+        {mk(l1, 1), 0},  /* instance = name */
+        {mk(l2, 1), 0},  /* name:port */
+        {mk(l3, 1), 1},  /* InternalIP:port */
+        {mk(l4, 1), 1},  /* [IPv6]:port */
+        {mk(l5, 1), 1},  /* bare IPv6 */
+        {mk(l6, 2), 2},  /* node label wins over instance */
+        {mk(l7, 2), 1},  /* node label of no requested node: instance still tried */
+        {mk(l8, 1), -1}, /* an unknown address */
+        {mk(l9, 1), -1}, /* no instance, no node */
+        {mk(l10, 1), -1}, /* an FQDN is not the node name */
+        {mk(l11, 1), 0}, /* bare IPv4 */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long got = psi_prom_match_node(&cases[i].s, nodes, 3);
+        if (got != cases[i].want)
+            fail_msg("case %zu: matched %ld, want %ld", i, got, cases[i].want);
+    }
+}
+
+static void test_fill_sample(void **state)
+{
+    (void)state;
+    char *body = read_testdata("prom_psi_vector.json", NULL);
+    struct psi_prom_vector v;
+    struct psi_status st;
+    assert_int_equal(parse(body, 200, &v, &st), 0);
+    const char *ips2[] = {"10.0.0.12"};
+    const char *ips4[] = {"fd00::5"};
+    const struct psi_node_desc nodes[] = {
+        {"worker-0", NULL, 0}, {"worker-1", NULL, 0}, {"worker-2", ips2, 1},
+        {"worker-3", NULL, 0}, {"worker-4", ips4, 1}, {"worker-5", NULL, 0},
+    };
+    struct psi_request req = {nodes, 6, 0, PSI_SOME, 60};
+    struct psi_sample s;
+    assert_int_equal(psi_sample_init(&s, &req), 0);
+    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
+    assert_false(s.status.failed);
+    assert_int_equal(s.n_nodes, 6);
+    assert_string_equal(s.nodes[0].name, "worker-0");
+    assert_true(s.nodes[0].value[PSI_CPU].known);
+    assert_float_equal(s.nodes[0].value[PSI_CPU].percent, 31.2, 1e-9);
+    assert_true(s.nodes[0].value[PSI_MEMORY].known); /* a zero is known, not Unknown */
+    assert_float_equal(s.nodes[0].value[PSI_MEMORY].percent, 0, 1e-12);
+    assert_float_equal(s.nodes[0].value[PSI_IO].percent, 1.1, 1e-9);
+    /* two series for worker-1 (two jobs): the larger */
+    assert_float_equal(s.nodes[1].value[PSI_CPU].percent, 6, 1e-9);
+    assert_false(s.nodes[1].value[PSI_MEMORY].known);
+    /* by InternalIP */
+    assert_float_equal(s.nodes[2].value[PSI_CPU].percent, 20, 1e-9);
+    assert_float_equal(s.nodes[2].value[PSI_MEMORY].percent, 0.1, 1e-9);
+    assert_false(s.nodes[2].value[PSI_IO].known);
+    /* by node label */
+    assert_float_equal(s.nodes[3].value[PSI_CPU].percent, 99, 1e-9);
+    /* by IPv6 */
+    assert_float_equal(s.nodes[4].value[PSI_CPU].percent, 7, 1e-9);
+    /* no series: Unknown, never zero */
+    for (int r = 0; r < PSI_NRESOURCES; r++)
+        assert_false(s.nodes[5].value[r].known);
+    psi_sample_free(&s);
+
+    /* Only cpu asked: memory and io stay Unknown even where series exist. */
+    req.resources = PSI_RES_BIT(PSI_CPU);
+    assert_int_equal(psi_sample_init(&s, &req), 0);
+    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
+    assert_true(s.nodes[0].value[PSI_CPU].known);
+    assert_false(s.nodes[0].value[PSI_MEMORY].known);
+    assert_false(s.nodes[0].value[PSI_IO].known);
+    psi_sample_free(&s);
+    psi_prom_vector_free(&v);
+    free(body);
+}
+
+static void test_fill_sample_invalid_value(void **state)
+{
+    (void)state;
+    char *body = read_testdata("prom_psi_vector.json", NULL);
+    struct psi_prom_vector v;
+    struct psi_status st;
+    assert_int_equal(parse(body, 200, &v, &st), 0);
+    /* master-0's cpu is NaN: asked for, the sample fails with InvalidValue naming it; the
+     * other nodes are still read, master-0's cpu is Unknown. */
+    const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0}, {"master-0", NULL, 0}};
+    struct psi_request req = {nodes, 2, 0, PSI_SOME, 60};
+    struct psi_sample s;
+    assert_int_equal(psi_sample_init(&s, &req), 0);
+    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), -1);
+    assert_true(s.status.failed);
+    assert_string_equal(s.status.reason, PSI_REASON_INVALID);
+    assert_non_null(strstr(s.status.message, "master-0"));
+    assert_non_null(strstr(s.status.message, "cpu"));
+    assert_false(s.nodes[1].value[PSI_CPU].known);
+    assert_true(s.nodes[0].value[PSI_CPU].known);
+    psi_sample_free(&s);
+    psi_prom_vector_free(&v);
+    free(body);
+
+    /* +Inf and negative are invalid too; a small overshoot above 100 % is clamped. */
+    const char *b = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+                    "{\"metric\":{\"instance\":\"a\",\"psi_resource\":\"cpu\"},\"value\":[1,\"+Inf\"]},"
+                    "{\"metric\":{\"instance\":\"b\",\"psi_resource\":\"cpu\"},\"value\":[1,\"-0.5\"]},"
+                    "{\"metric\":{\"instance\":\"c\",\"psi_resource\":\"cpu\"},\"value\":[1,\"1.013\"]},"
+                    "{\"metric\":{\"instance\":\"a\",\"psi_resource\":\"cpu\"},\"value\":[1,\"0.5\"]}]}}";
+    assert_int_equal(parse(b, 200, &v, &st), 0);
+    const struct psi_node_desc abc[] = {{"a", NULL, 0}, {"b", NULL, 0}, {"c", NULL, 0}};
+    struct psi_request r2 = {abc, 3, PSI_RES_BIT(PSI_CPU), PSI_SOME, 60};
+    assert_int_equal(psi_sample_init(&s, &r2), 0);
+    assert_int_equal(psi_prom_fill_sample(&v, &r2, &s), -1);
+    assert_string_equal(s.status.reason, PSI_REASON_INVALID);
+    assert_false(s.nodes[0].value[PSI_CPU].known); /* a later valid series does not clear it */
+    assert_false(s.nodes[1].value[PSI_CPU].known);
+    assert_true(s.nodes[2].value[PSI_CPU].known);
+    assert_float_equal(s.nodes[2].value[PSI_CPU].percent, 100, 1e-12);
+    psi_sample_free(&s);
+    psi_prom_vector_free(&v);
+}
+
+static void test_client_config_errors(void **state)
+{
+    (void)state;
+    struct psi_status st;
+    const char *bad[] = {NULL, "", "prom:9090", "ftp://x", "http://x/?q=1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct psi_prom_config cfg = {bad[i], NULL, NULL, 0, 0};
+        assert_null(psi_prom_new(&cfg, &st));
+        assert_true(st.failed);
+        assert_string_equal(st.reason, PSI_REASON_CONFIG);
+    }
+    struct psi_prom_config cfg = {"https://thanos:9091/prefix//", NULL, NULL, 0, 0};
+    struct psi_prom *p = psi_prom_new(&cfg, &st);
+    assert_non_null(p);
+    assert_string_equal(psi_prom_endpoint(p), "https://thanos:9091/prefix/api/v1/query");
+    psi_prom_free(p);
+}
+
+/* The token is read before any request: a missing or empty file fails the query with
+ * SourceConfigError naming the file, and a token that appears later is picked up. */
+static void test_token_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/psi-token-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct psi_prom_config cfg = {"http://127.0.0.1:1", path, NULL, 500, 1000};
+    struct psi_status st;
+    struct psi_prom *p = psi_prom_new(&cfg, &st);
+    assert_non_null(p);
+    struct psi_prom_vector v;
+    assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
+    assert_string_equal(st.reason, PSI_REASON_CONFIG);
+    assert_non_null(strstr(st.message, path));
+    assert_non_null(strstr(st.message, "empty"));
+
+    FILE *f = fopen(path, "w");
+    fputs("  abc def\n", f);
+    fclose(f);
+    assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
+    assert_string_equal(st.reason, PSI_REASON_CONFIG);
+    assert_non_null(strstr(st.message, "whitespace"));
+
+    f = fopen(path, "w");
+    fputs("eyJhbGciOi.token.sig\n", f);
+    fclose(f);
+    /* Now the token is fine and the request itself fails: nothing listens on port 1. */
+    assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
+    assert_string_equal(st.reason, PSI_REASON_UNREACHABLE);
+    assert_non_null(strstr(st.message, "http://127.0.0.1:1/api/v1/query"));
+
+    unlink(path);
+    assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
+    assert_string_equal(st.reason, PSI_REASON_CONFIG);
+    assert_non_null(strstr(st.message, "No such file"));
+    psi_prom_free(p);
+}
+
+static void test_source_unreachable(void **state)
+{
+    (void)state;
+    struct psi_prom_config cfg = {"http://127.0.0.1:1", NULL, NULL, 500, 1000};
+    struct psi_status st;
+    struct psi_source *src = psi_prom_source_new(&cfg, &st);
+    assert_non_null(src);
+    const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0}};
+    struct psi_request req = {nodes, 1, 0, PSI_SOME, 60};
+    struct psi_sample s;
+    assert_int_equal(psi_source_sample(src, &req, &s), -1);
+    assert_string_equal(s.status.reason, PSI_REASON_UNREACHABLE);
+    assert_int_equal(s.n_nodes, 1);
+    assert_false(s.nodes[0].value[PSI_CPU].known);
+    psi_sample_free(&s);
+    psi_source_free(src);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_vector),
+        cmocka_unit_test(test_parse_special_values_and_warnings),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_psi_query),
+        cmocka_unit_test(test_match_node),
+        cmocka_unit_test(test_fill_sample),
+        cmocka_unit_test(test_fill_sample_invalid_value),
+        cmocka_unit_test(test_client_config_errors),
+        cmocka_unit_test(test_token_file),
+        cmocka_unit_test(test_source_unreachable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,357 @@
+/* Unit tests of controller/reconcile/machineconfig: the object, its diff, and PSIEnabled
+ * from MachineConfigPool fixtures in tests/testdata/reconcile. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "machineconfig.h"
+
+/* tests/testdata/reconcile/name, parsed; fails the test when missing or not JSON. */
+static cJSON *fixture(const char *name)
+{
+    const char *dir = getenv("PSI_TESTDATA");
+    assert_non_null(dir);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/reconcile/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len + 4096 + 1 > cap) {
+            cap = (len + 4096 + 1) * 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        got = fread(buf + len, 1, 4096, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    buf[len] = '\0';
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    if (!j)
+        fail_msg("%s is not JSON", path);
+    return j;
+}
+
+static const char *str_at(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b)
+        v = cJSON_GetObjectItemCaseSensitive(v, b);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const char *label(const cJSON *mc, const char *key)
+{
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mc, "metadata"), "labels");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(labels, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const cJSON *kargs(const cJSON *mc)
+{
+    return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mc, "spec"), "kernelArguments");
+}
+
+static void test_name(void **state)
+{
+    (void)state;
+    char *n = machineconfig_name("worker");
+    assert_string_equal(n, "99-worker-psi-rebalancer");
+    free(n);
+    n = machineconfig_name("worker-cnf");
+    assert_string_equal(n, "99-worker-cnf-psi-rebalancer");
+    free(n);
+}
+
+static void test_build(void **state)
+{
+    (void)state;
+    struct machineconfig_want w = {"worker", "workers", false};
+    cJSON *mc = machineconfig_build(&w);
+    assert_non_null(mc);
+    assert_string_equal(str_at(mc, "apiVersion", NULL), "machineconfiguration.openshift.io/v1");
+    assert_string_equal(str_at(mc, "kind", NULL), "MachineConfig");
+    assert_string_equal(str_at(mc, "metadata", "name"), "99-worker-psi-rebalancer");
+    assert_string_equal(label(mc, "machineconfiguration.openshift.io/role"), "worker");
+    assert_string_equal(label(mc, "app.kubernetes.io/managed-by"), "psi-rebalancer");
+    assert_string_equal(label(mc, "rebalance.psi.dev/owner"), "workers");
+    assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mc, "metadata"), "ownerReferences"));
+    const cJSON *k = kargs(mc);
+    assert_int_equal(cJSON_GetArraySize(k), 1);
+    assert_string_equal(cJSON_GetArrayItem(k, 0)->valuestring, "psi=1");
+    const cJSON *ign = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mc, "spec"), "config"), "ignition");
+    assert_string_equal(str_at(ign, "version", NULL), "3.2.0");
+    assert_int_equal(machineconfig_diff(mc, &w), MACHINECONFIG_UP_TO_DATE);
+    cJSON_Delete(mc);
+
+    struct machineconfig_want ws = {"infra", "workers", true};
+    mc = machineconfig_build(&ws);
+    k = kargs(mc);
+    assert_int_equal(cJSON_GetArraySize(k), 2);
+    assert_string_equal(cJSON_GetArrayItem(k, 0)->valuestring, "psi=1");
+    assert_string_equal(cJSON_GetArrayItem(k, 1)->valuestring, "schedstats=enable");
+    assert_string_equal(str_at(mc, "metadata", "name"), "99-infra-psi-rebalancer");
+    assert_int_equal(machineconfig_diff(mc, &ws), MACHINECONFIG_UP_TO_DATE);
+    assert_int_equal(machineconfig_diff(mc, &w), MACHINECONFIG_NEEDS_UPDATE); /* role and kargs differ */
+    cJSON_Delete(mc);
+}
+
+static void test_diff_and_apply_existing(void **state)
+{
+    (void)state;
+    cJSON *existing = fixture("machineconfig-existing.json");
+    struct machineconfig_want w = {"worker", "workers", false};
+    assert_int_equal(machineconfig_diff(existing, &w), MACHINECONFIG_UP_TO_DATE);
+    /* schedstats asked for now: an update, keeping everything we do not own. */
+    w.schedstats = true;
+    assert_int_equal(machineconfig_diff(existing, &w), MACHINECONFIG_NEEDS_UPDATE);
+    cJSON *updated = machineconfig_apply(existing, &w);
+    assert_non_null(updated);
+    assert_int_equal(machineconfig_diff(updated, &w), MACHINECONFIG_UP_TO_DATE);
+    assert_string_equal(str_at(updated, "metadata", "resourceVersion"), "77310");
+    assert_string_equal(str_at(updated, "metadata", "uid"), "0b6f5a4e-1f7c-4c44-9d5e-2d7f3c1a9b10");
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(updated, "metadata"), "annotations");
+    assert_string_equal(str_at(ann, "note", NULL), "kept as is");
+    assert_int_equal(cJSON_GetArraySize(kargs(updated)), 2);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(updated, "spec"), "fips")));
+    /* The original is untouched. */
+    assert_int_equal(cJSON_GetArraySize(kargs(existing)), 1);
+    cJSON_Delete(updated);
+
+    /* A hand-edited kernel argument list, a lost label, a missing Ignition version: updates. */
+    w.schedstats = false;
+    cJSON *edited = cJSON_Duplicate(existing, true);
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(edited, "spec"), "kernelArguments"),
+                         cJSON_CreateString("nosmt"));
+    assert_int_equal(machineconfig_diff(edited, &w), MACHINECONFIG_NEEDS_UPDATE);
+    cJSON_Delete(edited);
+    edited = cJSON_Duplicate(existing, true);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(edited, "metadata"), "labels"),
+                               "machineconfiguration.openshift.io/role");
+    assert_int_equal(machineconfig_diff(edited, &w), MACHINECONFIG_NEEDS_UPDATE);
+    updated = machineconfig_apply(edited, &w);
+    assert_string_equal(label(updated, "machineconfiguration.openshift.io/role"), "worker");
+    cJSON_Delete(updated);
+    cJSON_Delete(edited);
+    edited = cJSON_Duplicate(existing, true);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItemCaseSensitive(edited, "spec"), "config");
+    assert_int_equal(machineconfig_diff(edited, &w), MACHINECONFIG_NEEDS_UPDATE);
+    updated = machineconfig_apply(edited, &w);
+    assert_int_equal(machineconfig_diff(updated, &w), MACHINECONFIG_UP_TO_DATE);
+    cJSON_Delete(updated);
+    cJSON_Delete(edited);
+    /* Another PsiRebalance's MachineConfig for the same role. */
+    struct machineconfig_want other = {"worker", "someone-else", false};
+    assert_int_equal(machineconfig_diff(existing, &other), MACHINECONFIG_FOREIGN);
+    cJSON_Delete(existing);
+    assert_null(machineconfig_apply(NULL, &w));
+}
+
+static void test_foreign(void **state)
+{
+    (void)state;
+    cJSON *mc = fixture("machineconfig-foreign.json");
+    struct machineconfig_want w = {"worker", "workers", false};
+    assert_int_equal(machineconfig_diff(mc, &w), MACHINECONFIG_FOREIGN);
+    cJSON_Delete(mc);
+}
+
+static void test_pool_for_role(void **state)
+{
+    (void)state;
+    cJSON *list = fixture("mcp-list.json");
+    const cJSON *pools[8];
+    size_t n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list) {
+        pools[n++] = it;
+    }
+    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "worker"), "metadata", "name"), "worker");
+    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "worker-cnf"), "metadata", "name"), "worker-cnf");
+    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "master"), "metadata", "name"), "master");
+    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "infra-nodes"), "metadata", "name"), "infra");
+    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "storage"), "metadata", "name"), "storage");
+    assert_null(machineconfig_pool_for_role(pools, n, "gpu"));
+    assert_null(machineconfig_pool_for_role(pools, 0, "worker"));
+    cJSON_Delete(list);
+}
+
+static void test_pool_updated(void **state)
+{
+    (void)state;
+    cJSON *pool = fixture("mcp-worker-updated.json");
+    struct machineconfig_pool_eval ev;
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(ev.status, API_CONDITION_TRUE);
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_ENABLED);
+    assert_string_equal(ev.pool, "worker");
+    assert_true(ev.rendered && ev.updated);
+    assert_int_equal(ev.updated_machines, 3);
+    assert_int_equal(ev.machines, 3);
+    /* Another MachineConfig name is not in the pool's sources. */
+    machineconfig_pool_eval(pool, "worker", "99-worker-other", &ev);
+    assert_int_equal(ev.status, API_CONDITION_FALSE);
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
+    assert_non_null(strstr(ev.message, "not rendered"));
+
+    struct api_status st = {0};
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(machineconfig_status_entry(&st, "worker", "99-worker-psi-rebalancer", &ev), 0);
+    assert_int_equal(st.nmachine_configs, 1);
+    const struct api_machine_config_status *m = &st.machine_configs[0];
+    assert_string_equal(m->role, "worker");
+    assert_string_equal(m->name, "99-worker-psi-rebalancer");
+    assert_string_equal(m->pool, "worker");
+    assert_true(m->updated);
+    assert_int_equal(m->updated_machines, 3);
+    assert_int_equal(m->machines, 3);
+    api_status_free(&st);
+    cJSON_Delete(pool);
+}
+
+static void test_pool_updating(void **state)
+{
+    (void)state;
+    cJSON *pool = fixture("mcp-worker-updating.json");
+    struct machineconfig_pool_eval ev;
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(ev.status, API_CONDITION_FALSE);
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
+    assert_false(ev.updated);
+    assert_non_null(strstr(ev.message, "1 of 3 machines updated"));
+    assert_int_equal(ev.updated_machines, 1);
+
+    /* Every machine updated and Updated True, but the pool still targets a newer render. */
+    cJSON *status = cJSON_GetObjectItemCaseSensitive(pool, "status");
+    cJSON_ReplaceItemInObject(status, "updatedMachineCount", cJSON_CreateNumber(3));
+    cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(conds, 1), "status", cJSON_CreateString("True"));
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(ev.status, API_CONDITION_FALSE);
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
+    /* The MCO moves status.configuration once done: now Enabled. */
+    cJSON *spec_conf = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "spec"), "configuration");
+    cJSON_ReplaceItemInObject(status, "configuration", cJSON_Duplicate(spec_conf, true));
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(ev.status, API_CONDITION_TRUE);
+    cJSON_Delete(pool);
+}
+
+static void test_pool_not_rendered(void **state)
+{
+    (void)state;
+    cJSON *pool = fixture("mcp-worker-not-rendered.json");
+    struct machineconfig_pool_eval ev;
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(ev.status, API_CONDITION_FALSE); /* Updated True 3/3, but without ours */
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
+    assert_false(ev.rendered);
+    assert_int_equal(ev.updated_machines, 0);
+    assert_int_equal(ev.machines, 3);
+    assert_non_null(strstr(ev.message, "not rendered"));
+    cJSON_Delete(pool);
+}
+
+static void test_pool_degraded(void **state)
+{
+    (void)state;
+    cJSON *pool = fixture("mcp-worker-degraded.json");
+    struct machineconfig_pool_eval ev;
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(ev.status, API_CONDITION_FALSE);
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_DEGRADED);
+    assert_int_equal(ev.degraded_machines, 1);
+    assert_non_null(strstr(ev.message, "1 of 3 machines degraded"));
+    assert_non_null(strstr(ev.message, "unexpected on-disk state"));
+    cJSON_Delete(pool);
+}
+
+static void test_pool_missing(void **state)
+{
+    (void)state;
+    struct machineconfig_pool_eval ev;
+    machineconfig_pool_eval(NULL, "gpu", "99-gpu-psi-rebalancer", &ev);
+    assert_int_equal(ev.status, API_CONDITION_FALSE);
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_NOT_FOUND);
+    assert_non_null(strstr(ev.message, "gpu"));
+    struct api_status st = {0};
+    assert_int_equal(machineconfig_status_entry(&st, "gpu", "99-gpu-psi-rebalancer", &ev), 0);
+    assert_null(st.machine_configs[0].pool);
+    assert_false(st.machine_configs[0].updated);
+    api_status_free(&st);
+}
+
+static void test_psi_enabled_over_roles(void **state)
+{
+    (void)state;
+    cJSON *updated = fixture("mcp-worker-updated.json"), *updating = fixture("mcp-worker-updating.json"),
+          *degraded = fixture("mcp-worker-degraded.json");
+    struct machineconfig_pool_eval ev[3];
+    enum api_condition_status status;
+    const char *reason;
+    char msg[1024];
+    machineconfig_pool_eval(updated, "worker", "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_pool_eval(updating, "infra", "99-worker-psi-rebalancer", &ev[1]);
+    machineconfig_pool_eval(NULL, "gpu", "99-gpu-psi-rebalancer", &ev[2]);
+
+    machineconfig_psi_enabled(ev, 1, true, true, &status, &reason, msg, sizeof(msg));
+    assert_int_equal(status, API_CONDITION_TRUE);
+    assert_string_equal(reason, "Enabled");
+    machineconfig_psi_enabled(ev, 2, true, true, &status, &reason, msg, sizeof(msg));
+    assert_int_equal(status, API_CONDITION_FALSE);
+    assert_string_equal(reason, "Progressing");
+    assert_non_null(strstr(msg, "1 of 3"));
+    assert_null(strstr(msg, "all 3 machines")); /* only the roles in the reported state */
+    machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, msg, sizeof(msg));
+    assert_string_equal(reason, "PoolNotFound");
+    machineconfig_pool_eval(degraded, "worker", "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, msg, sizeof(msg));
+    assert_int_equal(status, API_CONDITION_FALSE);
+    assert_string_equal(reason, "PoolDegraded");
+
+    machineconfig_psi_enabled(ev, 3, false, true, &status, &reason, msg, sizeof(msg));
+    assert_int_equal(status, API_CONDITION_UNKNOWN);
+    assert_string_equal(reason, "MachineConfigAPIUnavailable");
+    machineconfig_psi_enabled(ev, 3, true, false, &status, &reason, msg, sizeof(msg));
+    assert_int_equal(status, API_CONDITION_UNKNOWN);
+    assert_string_equal(reason, "MachineConfigDisabled");
+    machineconfig_psi_enabled(ev, 0, true, true, &status, &reason, msg, sizeof(msg));
+    assert_int_equal(status, API_CONDITION_UNKNOWN);
+    assert_string_equal(reason, "NoRoles");
+    /* A tiny buffer is never overrun and stays terminated. */
+    char tiny[8];
+    machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, tiny, sizeof(tiny));
+    assert_true(strlen(tiny) < sizeof(tiny));
+    cJSON_Delete(updated);
+    cJSON_Delete(updating);
+    cJSON_Delete(degraded);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_name),
+        cmocka_unit_test(test_build),
+        cmocka_unit_test(test_diff_and_apply_existing),
+        cmocka_unit_test(test_foreign),
+        cmocka_unit_test(test_pool_for_role),
+        cmocka_unit_test(test_pool_updated),
+        cmocka_unit_test(test_pool_updating),
+        cmocka_unit_test(test_pool_not_rendered),
+        cmocka_unit_test(test_pool_degraded),
+        cmocka_unit_test(test_pool_missing),
+        cmocka_unit_test(test_psi_enabled_over_roles),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
