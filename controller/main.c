@@ -181,6 +181,15 @@ static struct psi_serve *serve_on(const char *addr, const char *what)
     return s;
 }
 
+static void log_serving(const struct psi_serve *s, const char *paths)
+{
+    if (!s)
+        return;
+    char port[16];
+    snprintf(port, sizeof(port), "%d", psi_serve_port(s));
+    log_info("serving", "paths", paths, "port", port);
+}
+
 static void set_ready(struct operator *op, int ready)
 {
     if (op->ready == ready)
@@ -279,6 +288,8 @@ static int setup(struct operator *op)
         log_error("metrics endpoint not started", "address", op->flags.metrics_addr, "error", serr);
         return -1;
     }
+    log_serving(op->health, "/healthz,/readyz");
+    log_serving(op->metrics_server, "/metrics");
     if (op->flags.leader_elect) {
         const char *ns = op->flags.election_namespace ? op->flags.election_namespace
                          : op->cfg->namespace         ? op->cfg->namespace

@@ -101,7 +101,9 @@ char *psi_kubelet_summary_path(const char *node)
     return p;
 }
 
-/* The condition reason for a kube error of a node's request. */
+/* The condition reason for a kube error of a node's request. The API server answers a
+ * node proxy request it cannot forward (no route to the kubelet, DNS, dial timeout) with
+ * 400, 500 or 503, so those mean the kubelet is unreachable. */
 static const char *reason_of(const struct kube_err *e)
 {
     if (e->status == 401)
@@ -110,12 +112,11 @@ static const char *reason_of(const struct kube_err *e)
         return PSI_REASON_FORBIDDEN;
     if (e->status == 404)
         return PSI_REASON_NOT_FOUND;
-    if (e->status == 0 && strcmp(e->reason, "Decode") == 0)
-        return PSI_REASON_MALFORMED;
-    if (e->status == 0 || e->status == 502 || e->status == 503 || e->status == 504)
-        return PSI_REASON_UNREACHABLE;
     if (strcmp(e->reason, "Decode") == 0)
         return PSI_REASON_MALFORMED;
+    if (e->status == 0 || e->status == 400 || e->status == 500 || e->status == 502 ||
+        e->status == 503 || e->status == 504)
+        return PSI_REASON_UNREACHABLE;
     return PSI_REASON_BAD_STATUS;
 }
 
@@ -137,12 +138,12 @@ static int kubelet_sample(struct psi_source *src, const struct psi_request *req,
         if (!sum) {
             const char *reason = reason_of(&err);
             if (err.status == 401 || err.status == 403) {
-                psi_status_fail(&out->status, reason, "GET %s: %s", path, err.msg);
+                psi_status_fail(&out->status, reason, "%s", err.msg);
                 free(path);
                 return -1;
             }
             snprintf(last_reason, sizeof(last_reason), "%s", reason);
-            snprintf(last_msg, sizeof(last_msg), "GET %s: %s", path, err.msg);
+            snprintf(last_msg, sizeof(last_msg), "%s", err.msg);
             psi_sample_node_error(out, "node %s: %s: %s", name, reason, last_msg);
             free(path);
             continue;

@@ -2,6 +2,7 @@
 #include "nodestatus.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,9 +71,39 @@ static const struct api_node_status *find_old(const struct api_node_status *cons
     return NULL;
 }
 
-static size_t entry_bytes(const struct taintfsm_node *n)
+static size_t digits(int64_t v)
 {
-    return NODESTATUS_ENTRY_BYTES + strlen(n->name);
+    char buf[32];
+    return (size_t)snprintf(buf, sizeof(buf), "%lld", (long long)v);
+}
+
+static size_t reading_size(const char *key, double v)
+{
+    char buf[64];
+    if (isnan(v))
+        return 0;
+    /* "key":"12.3", */
+    return strlen(key) + 6 + (size_t)snprintf(buf, sizeof(buf), "%.1f", v < 0 ? 0.0 : v);
+}
+
+size_t nodestatus_entry_size(const struct api_node_status *n)
+{
+    static const char *const keys[API_RESOURCES] = {"cpu", "memory", "io"};
+    size_t size = 1 + 2; /* separating comma and the braces */
+    size += 10 + strlen(n->name ? n->name : "");              /* "name":"...", */
+    size_t pressure = 0;
+    for (int k = 0; k < API_RESOURCES; k++)
+        pressure += reading_size(keys[k], n->pressure[k]);
+    if (pressure)
+        size += 13 + pressure;                                   /* "pressure":{...}, */
+    size += reading_size("utilization", n->utilization);
+    size += 11 + strlen(api_node_state_name(n->state));          /* "state":"Normal", */
+    if (n->since)
+        size += 31;                                              /* "since":"2025-01-01T00:00:00Z", */
+    size += 13 + digits(n->evictions);                           /* "evictions":0, */
+    size += 49 + digits(n->migrations.succeeded) + digits(n->migrations.failed) +
+            digits(n->migrations.in_flight);                     /* "migrations":{...} */
+    return size;
 }
 
 int nodestatus_build(struct api_status *st, const struct taintfsm_result *r, const struct nodestatus_reading *readings,
@@ -81,34 +112,26 @@ int nodestatus_build(struct api_status *st, const struct taintfsm_result *r, con
     size_t n = r->nnodes;
     const struct taintfsm_node **pick = malloc((n ? n : 1) * sizeof(*pick));
     const struct api_node_status **old = malloc((st->nnodes ? st->nnodes : 1) * sizeof(*old));
-    struct api_status fresh = {0}; /* collects the new node entries */
-    if (!pick || !old)
+    struct api_node_status *all = calloc(n ? n : 1, sizeof(*all)); /* an entry per node, like r->nodes */
+    struct api_node_status *listed_v = calloc(n ? n : 1, sizeof(*listed_v));
+    size_t built = 0;
+    if (!pick || !old || !all || !listed_v)
         goto oom;
     for (size_t i = 0; i < st->nnodes; i++)
         old[i] = &st->nodes[i];
     qsort(old, st->nnodes, sizeof(*old), cmp_old_node);
 
-    /* Choose the listed nodes. */
-    size_t bytes = 0, listed = 0;
-    for (size_t i = 0; i < n; i++) {
-        pick[i] = &r->nodes[i];
-        bytes += entry_bytes(&r->nodes[i]);
-    }
-    if (n <= NODESTATUS_MAX_NODES && bytes <= NODESTATUS_MAX_BYTES) {
-        listed = n;
-    } else {
-        qsort(pick, n, sizeof(*pick), cmp_priority);
-        bytes = 0;
-        while (listed < n && listed < NODESTATUS_MAX_NODES && bytes + entry_bytes(pick[listed]) <= NODESTATUS_MAX_BYTES)
-            bytes += entry_bytes(pick[listed++]);
-    }
-    qsort(pick, listed, sizeof(*pick), cmp_name);
-
-    for (size_t i = 0; i < listed; i++) {
-        const struct taintfsm_node *fn = pick[i];
-        struct api_node_status *ns = api_status_add_node(&fresh, fn->name);
-        if (!ns)
+    /* Every entry, and what it would cost. */
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++, built++) {
+        const struct taintfsm_node *fn = &r->nodes[i];
+        struct api_node_status *ns = &all[i];
+        ns->name = strdup(fn->name);
+        if (!ns->name)
             goto oom;
+        for (int k = 0; k < API_RESOURCES; k++)
+            ns->pressure[k] = NAN;
+        ns->utilization = NAN;
         if (readings) {
             const struct nodestatus_reading *rd = &readings[fn->input];
             for (int k = 0; k < API_RESOURCES; k++)
@@ -122,14 +145,42 @@ int nodestatus_build(struct api_status *st, const struct taintfsm_result *r, con
             ns->evictions = prev->evictions;
             ns->migrations = prev->migrations;
         }
+        bytes += nodestatus_entry_size(ns);
+        pick[i] = fn;
+    }
+
+    /* Choose the listed nodes (pick holds r's nodes; their index in r is their index in all). */
+    size_t listed = 0;
+    if (n <= NODESTATUS_MAX_NODES && bytes <= NODESTATUS_MAX_BYTES) {
+        listed = n;
+    } else {
+        qsort(pick, n, sizeof(*pick), cmp_priority);
+        bytes = 0;
+        while (listed < n && listed < NODESTATUS_MAX_NODES) {
+            size_t sz = nodestatus_entry_size(&all[pick[listed] - r->nodes]);
+            if (bytes + sz > NODESTATUS_MAX_BYTES)
+                break;
+            bytes += sz;
+            listed++;
+        }
+    }
+    qsort(pick, listed, sizeof(*pick), cmp_name);
+    for (size_t i = 0; i < listed; i++) {
+        size_t k = (size_t)(pick[i] - r->nodes);
+        listed_v[i] = all[k];
+        all[k].name = NULL; /* moved */
     }
 
     /* Swap the new entries in. */
     for (size_t i = 0; i < st->nnodes; i++)
         free(st->nodes[i].name);
     free(st->nodes);
-    st->nodes = fresh.nodes;
-    st->nnodes = fresh.nnodes;
+    st->nodes = listed_v;
+    st->nnodes = listed;
+    if (!listed) {
+        free(listed_v);
+        st->nodes = NULL;
+    }
     st->summary.nodes = (int64_t)n;
     st->summary.pressured = (int64_t)r->pressured;
     st->summary.tainted = (int64_t)r->tainted;
@@ -137,11 +188,17 @@ int nodestatus_build(struct api_status *st, const struct taintfsm_result *r, con
         info->listed = listed;
         info->omitted = n - listed;
     }
+    for (size_t i = 0; i < n; i++)
+        free(all[i].name);
+    free(all);
     free(pick);
     free(old);
     return 0;
 oom:
-    api_status_free(&fresh);
+    for (size_t i = 0; all && i < built; i++)
+        free(all[i].name);
+    free(all);
+    free(listed_v);
     free(pick);
     free(old);
     return -1;

@@ -3,11 +3,12 @@
  * whose encoder writes each pressure as a decimal string with one digit after the point.
  *
  * Size bound. A status is one etcd object (1.5 MiB at most by default) and every write sends
- * all of it, so status.nodes is bounded: at most NODESTATUS_MAX_NODES (5,000) entries and
- * about NODESTATUS_MAX_BYTES of JSON for them (an entry is counted as
- * NODESTATUS_ENTRY_BYTES plus the length of its name: long node names lower the count).
- * When every selected node fits, every one is listed. Otherwise the entries are chosen in
- * this order until the bound is reached:
+ * all of it, so status.nodes is bounded: at most NODESTATUS_MAX_NODES (5,000) entries and at
+ * most NODESTATUS_MAX_BYTES (1.2 MB) of unformatted JSON for them, as nodestatus_entry_size
+ * counts each entry (long node names or big counters lower the count; typical entries of
+ * about 200 bytes let 5,000 nodes fit), which leaves room for the rest of the object.
+ * When every selected node fits, every one is listed. Otherwise entries are chosen in this
+ * order until the next one would not fit:
  *   1. Tainted and Cooling nodes, 2. Pressured nodes, 3. Unknown nodes (each hottest first,
  *      ties by name), 4. Normal nodes by name (by name, not by pressure, so the same Normal
  *      nodes stay listed from one cycle to the next and the status is not rewritten for it).
@@ -25,8 +26,7 @@
 #include "taintfsm.h"
 
 #define NODESTATUS_MAX_NODES 5000
-#define NODESTATUS_MAX_BYTES (1000 * 1000)
-#define NODESTATUS_ENTRY_BYTES 200 /* an entry's JSON without its name, generously */
+#define NODESTATUS_MAX_BYTES (1200 * 1000)
 
 /* The readings of one node this cycle, NAN where there is none. */
 struct nodestatus_reading {
@@ -39,6 +39,9 @@ struct nodestatus_info {
     size_t listed;  /* entries in status.nodes */
     size_t omitted; /* selected nodes not listed */
 };
+
+/* Bytes n takes in status.nodes as api_status_encode writes it, unformatted, with its comma. */
+size_t nodestatus_entry_size(const struct api_node_status *n);
 
 /* Replace st->nodes with the nodes of r (bounded as above) and set st->summary's nodes,
  * pressured and tainted from r. readings (may be NULL: no readings) is indexed like the input

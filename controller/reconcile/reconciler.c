@@ -734,6 +734,8 @@ static int finalize(struct reconciler *r, const cJSON *obj, const struct api_psi
         return -1; /* the finalizer stays until every taint is off */
     struct kube_err err;
     if (set_finalizer(r, obj, false, &err) < 0) {
+        if (err.status == 404)
+            return 0; /* gone already: this was a stale view of it */
         log_error("finalizer not removed", "psirebalance", pr->name, "error", err.msg);
         return -1;
     }

@@ -3,13 +3,16 @@
  * this cycle's pressure samples and the time, and returns the new states and the taint writes
  * to make (taintpatch.h builds them). It never calls the API.
  *
- * States (enum api_node_state, as status.nodes[].state shows them):
+ * States (enum api_node_state, as status.nodes[].state shows them) and transitions:
  *
- *   Normal ──above for sustain──> Pressured ──still above after sustain──> Tainted
- *     ^                                |                                     |  ^
- *     |<─────not above (at once)──────┘                  below (at once)    |  | not below
- *     |                                                                      v  | (at once)
- *     └────────────────────still below after sustain───────────────────── Cooling
+ *   from       this cycle's sample   to         when
+ *   Normal     above                 Pressured  at once
+ *   Pressured  not above             Normal     at once (the level did not hold)
+ *   Pressured  above                 Tainted    once now - since >= sustain, if the cap allows
+ *   Tainted    below                 Cooling    at once
+ *   Cooling    not below             Tainted    at once (the level did not hold)
+ *   Cooling    below                 Normal     once now - since >= sustain
+ *   anything else: no change. A transition sets since = now.
  *
  *   "above" = effective pressure  > taintAbovePercent   (strictly)
  *   "below" = effective pressure  < untaintBelowPercent (strictly)
@@ -98,7 +101,8 @@ struct taintfsm_input {
     enum api_node_state state; /* the record: state after the last cycle */
     int64_t since_ms;          /* the record: when the node entered state (ms, same clock as now) */
     bool tainted;              /* our taint (owned by this PsiRebalance) is on the node now */
-    double pressure;           /* this cycle's sample of the resource, percent; NAN: none */
+    double pressure;           /* this cycle's sample of the resource, percent; NAN: none
+                                  (from a psi_sample: value.known ? value.percent : NAN) */
     double utilization;        /* CPU utilisation percent; NAN: not measured */
 };
 
@@ -146,8 +150,9 @@ void taintfsm_params_from_spec(const struct api_spec *spec, struct taintfsm_para
 /* The number of the n selected nodes that may carry the taint at once (see above). */
 size_t taintfsm_cap(size_t n, int64_t max_tainted_percent);
 
-/* One cycle over in[0..n) at now_ms; fills *out (zeroed or freed before). Returns 0, or -1
- * on no memory (*out is then empty). */
+/* One cycle over in[0..n) at now_ms (the clock of every since_ms: Unix milliseconds when the
+ * record is kept in status.nodes); fills *out (zeroed or freed before). Returns 0, or -1 on
+ * no memory (*out is then empty). */
 int taintfsm_step(const struct taintfsm_params *p, const struct taintfsm_input *in, size_t n, int64_t now_ms,
                   struct taintfsm_result *out);
 

@@ -93,10 +93,14 @@ const char *psi_metrics_format_value(double v, char *buf, size_t len)
     } else if (isinf(v)) {
         snprintf(buf, len, v > 0 ? "+Inf" : "-Inf");
     } else {
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(buf, len, "%.*g", prec, v);
-            if (strtod(buf, NULL) == v)
-                break;
+        if (fabs(v) < 1e15 && v == (double)(long long)v) {
+            snprintf(buf, len, "%.0f", v); /* an integer: never 1e+01 */
+        } else {
+            for (int prec = 1; prec <= 17; prec++) {
+                snprintf(buf, len, "%.*g", prec, v);
+                if (strtod(buf, NULL) == v)
+                    break;
+            }
         }
     }
     return buf;

@@ -43,6 +43,7 @@ struct pss {
     size_t body_len, body_cap;
     int body_too_big;
     int head_only;
+    int responded; /* the reply of this request is on its way or done */
     struct psi_serve_reply reply;
     size_t sent;
 };
@@ -200,7 +201,7 @@ int psi_serve_query_get(const char *query, const char *key, char *buf, size_t le
             size_t j = 0;
             for (size_t i = kl + 1; i < fl; i++) {
                 int c = (unsigned char)p[i];
-                if (c == '%' && i + 2 < fl + 1 && hexval(p[i + 1]) >= 0 && hexval(p[i + 2]) >= 0) {
+                if (c == '%' && i + 2 < fl && hexval(p[i + 1]) >= 0 && hexval(p[i + 2]) >= 0) {
                     c = hexval(p[i + 1]) * 16 + hexval(p[i + 2]);
                     i += 2;
                 } else if (c == '+') {
@@ -235,6 +236,19 @@ static void pss_reset(struct pss *pss)
     memset(pss, 0, sizeof(*pss));
 }
 
+/* The reply went out: drop its body and the request's (the flags stay until the next
+ * request on this connection). */
+static void reply_done(struct pss *pss)
+{
+    free(pss->reply.body);
+    pss->reply.body = NULL;
+    pss->reply.len = 0;
+    pss->sent = 0;
+    free(pss->body);
+    pss->body = NULL;
+    pss->body_len = pss->body_cap = 0;
+}
+
 static const struct route *find_route(struct psi_serve *s, const char *method, const char *path,
                                       int *path_known)
 {
@@ -256,6 +270,9 @@ static const struct route *find_route(struct psi_serve *s, const char *method, c
 /* Run the handler and send the status line and headers; the body follows on writable. */
 static int respond(struct lws *wsi, struct psi_serve *s, struct pss *pss)
 {
+    if (pss->responded)
+        return 0; /* e.g. a body completion after a Content-Length: 0 request was answered */
+    pss->responded = 1;
     struct psi_serve_reply *rep = &pss->reply;
     memset(rep, 0, sizeof(*rep));
     rep->status = 200;
@@ -297,7 +314,7 @@ static int respond(struct lws *wsi, struct psi_serve *s, struct pss *pss)
     if (lws_finalize_write_http_header(wsi, start, &p, end))
         return -1;
     if (pss->head_only || rep->len == 0) {
-        pss_reset(pss);
+        reply_done(pss);
         return lws_http_transaction_completed(wsi) ? -1 : 0;
     }
     lws_callback_on_writable(wsi);
@@ -318,7 +335,7 @@ static int write_body(struct lws *wsi, struct pss *pss)
         lws_callback_on_writable(wsi);
         return 0;
     }
-    pss_reset(pss);
+    reply_done(pss);
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
@@ -395,6 +412,8 @@ static int on_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
         return respond(wsi, s, pss);
     }
     case LWS_CALLBACK_HTTP_BODY:
+        if (pss->responded)
+            return 0;
         if (pss->body_too_big || pss->body_len + len > MAX_BODY) {
             pss->body_too_big = 1;
             return 0;

@@ -26,7 +26,8 @@
 struct psi_serve_request {
     const char *method; /* "GET", "HEAD", "PUT", "POST", "DELETE", "PATCH" */
     const char *path;   /* URL-decoded path, without the query */
-    const char *query;  /* raw query string after '?', "" when none */
+    const char *query;  /* the query after '?' as libwebsockets hands it: its arguments
+                         * already URL-decoded, joined by '&'; "" when none */
     const char *body;   /* NUL-terminated; "" when none */
     size_t body_len;
 };

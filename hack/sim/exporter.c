@@ -202,10 +202,14 @@ static void adds(struct buf *b, const char *s)
 static void add_value(struct buf *b, double v)
 {
     char num[40];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(num, sizeof(num), "%.*g", prec, v);
-        if (strtod(num, NULL) == v)
-            break;
+    if (fabs(v) < 1e15 && v == (double)(long long)v) {
+        snprintf(num, sizeof(num), "%.0f", v);
+    } else {
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(num, sizeof(num), "%.*g", prec, v);
+            if (strtod(num, NULL) == v)
+                break;
+        }
     }
     adds(b, num);
 }

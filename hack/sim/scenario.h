@@ -1,4 +1,4 @@
-/* scenario: a simulation described in YAML (hack/sim/scenarios/*.yaml), loaded into plain
+/* scenario: a simulation described in YAML (the files in hack/sim/scenarios/), loaded into plain
  * structs with defaults applied and every value checked. Pure apart from scenario_load,
  * which reads the file.
  *

@@ -53,7 +53,8 @@ static void test_reason_and_message_kept_valid(void **state)
     struct api_status st = {0};
     assert_int_equal(conditions_set(&st, "Ready", API_CONDITION_FALSE, "not a reason", NULL, 1, 1), 1);
     assert_string_equal(cond(&st, "Ready")->reason, CONDITIONS_REASON_INVALID);
-    assert_string_equal(cond(&st, "Ready")->message, "");
+    const char *msg = cond(&st, "Ready")->message; /* api/status keeps "" as NULL */
+    assert_true(!msg || !*msg);
     /* A message over the CRD's limit is cut, never in the middle of a UTF-8 character. */
     size_t n = CONDITIONS_MESSAGE_MAX + 10;
     char *big = malloc(n + 1);

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "conditions.h"
 #include "machineconfig.h"
 
 /* tests/testdata/reconcile/name, parsed; fails the test when missing or not JSON. */
@@ -319,6 +320,8 @@ static void test_psi_enabled_over_roles(void **state)
     machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, msg, sizeof(msg));
     assert_int_equal(status, API_CONDITION_FALSE);
     assert_string_equal(reason, "PoolDegraded");
+    /* conditions_derive recognises this reason as a degraded pool. */
+    assert_string_equal(MACHINECONFIG_REASON_POOL_DEGRADED, CONDITIONS_REASON_POOL_DEGRADED);
 
     machineconfig_psi_enabled(ev, 3, false, true, &status, &reason, msg, sizeof(msg));
     assert_int_equal(status, API_CONDITION_UNKNOWN);

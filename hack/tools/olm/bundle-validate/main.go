@@ -111,8 +111,10 @@ func main() {
 			Validate(...interface{}) []apierrors.ManifestResult
 		}
 	}{
-		//nolint:staticcheck // the suite still runs it: it is V2 + capabilities + categories.
-		{"operatorhub", apivalidation.OperatorHubValidator},
+		// What the deprecated "operatorhub" validator checked, split in three.
+		{"operatorhub/v2", apivalidation.OperatorHubV2Validator},
+		{"standardcapabilities", apivalidation.StandardCapabilitiesValidator},
+		{"standardcategories", apivalidation.StandardCategoriesValidator},
 		{"good-practices", apivalidation.GoodPracticesValidator},
 		{"alpha-deprecated-apis", apivalidation.AlphaDeprecatedAPIsValidator},
 		{"objects", apivalidation.ObjectValidator},

@@ -1,0 +1,78 @@
+/* admission: KubeVirt's virt-launcher-eviction-interceptor, as decisions over plain
+ * objects (pure), plus the AdmissionReview request and response it speaks.
+ *
+ * For an eviction of a pod (the rules of KubeVirt's pod eviction admitter):
+ *   - the pod cannot be read, is no virt-launcher (label kubevirt.io=virt-launcher), has
+ *     completed, or names no VMI (annotation kubevirt.io/domain): allowed;
+ *   - the VMI cannot be read: denied, "kubevirt failed getting the vmi: ...";
+ *   - the effective eviction strategy (the VMI's spec.evictionStrategy, else the
+ *     cluster's) is unset or None, or LiveMigrateIfPossible on a VMI that cannot migrate
+ *     (its LiveMigratable condition is not True): allowed (the VM restarts elsewhere);
+ *   - LiveMigrate on a VMI that cannot migrate: denied, "VMI <name> is configured with an
+ *     eviction strategy but is not live-migratable";
+ *   - the VMI is already marked (status.evacuationNodeName set): denied,
+ *     "Evacuation in progress: Eviction triggered evacuation of VMI \"<ns>/<name>\"";
+ *   - the pod is not the one on the VMI's node (a migration target): denied,
+ *     "Eviction request for target Pod";
+ *   - else: mark the VMI (status.evacuationNodeName = the pod's node) and deny with
+ *     "Eviction triggered evacuation of VMI \"<ns>/<name>\"".
+ * Every denial carries HTTP code 429, which the API server passes to the client as
+ * "admission webhook \"<webhook>\" denied the request: <message>". */
+#ifndef PSI_SIM_ADMISSION_H
+#define PSI_SIM_ADMISSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "scenario.h"
+
+/* The webhook's name, as KubeVirt registers it. */
+#define ADMISSION_WEBHOOK_NAME "virt-launcher-eviction-interceptor.kubevirt.io"
+/* The messages. */
+#define ADMISSION_EVICTION_FMT "Eviction triggered evacuation of VMI \"%s/%s\""
+#define ADMISSION_IN_PROGRESS_PREFIX "Evacuation in progress: "
+
+enum admission_verdict {
+    ADMISSION_ALLOW,
+    ADMISSION_DENY, /* deny with message, change nothing */
+    ADMISSION_MARK, /* set the VMI's status.evacuationNodeName to node, then deny with message */
+};
+
+struct admission_decision {
+    enum admission_verdict verdict;
+    const char *vmi;       /* the VMI name (points into the pod), NULL when none */
+    const char *node;      /* MARK: the node to evacuate (points into the pod) */
+    char message[512];     /* DENY and MARK */
+};
+
+/* What an AdmissionReview for pods/eviction asks. Strings point into the request. */
+struct admission_request {
+    const char *uid;
+    const char *ns;
+    const char *pod;
+    bool dry_run;          /* request.dryRun, or the Eviction's deleteOptions.dryRun [All] */
+    const char *requested_by; /* the Eviction's annotation requested-by, or NULL */
+};
+
+/* Decide for the eviction of pod (NULL: could not be read). vmi is the pod's VMI (NULL
+ * when it could not be read: vmi_error says why). cluster is the cluster-wide strategy. */
+void admission_decide(const cJSON *pod, const cJSON *vmi, const char *vmi_error, enum scenario_strategy cluster,
+                      struct admission_decision *out);
+
+/* The effective strategy of a VMI: spec.evictionStrategy, else cluster. */
+enum scenario_strategy admission_strategy(const cJSON *vmi, enum scenario_strategy cluster);
+
+/* Whether the VMI's LiveMigratable condition is True. */
+bool admission_migratable(const cJSON *vmi);
+
+/* Parse an AdmissionReview (admission.k8s.io/v1) into req; the review stays owned by the
+ * caller and must outlive req. Returns 0, or -1 with why in err. */
+int admission_parse_request(const cJSON *review, struct admission_request *req, char *err, size_t errlen);
+
+/* Build the AdmissionReview response for uid: allowed, or denied with code and message.
+ * Returns the JSON text (caller frees), NULL when out of memory. */
+char *admission_response(const char *uid, bool allowed, int code, const char *message);
+
+#endif

@@ -1,0 +1,40 @@
+/* httpsd: a small HTTPS/1.1 server for the admission webhook (OpenSSL, POSIX threads).
+ *
+ * One thread accepts; each connection gets a thread of its own that reads requests one
+ * after another (keep-alive), so the API server's concurrent webhook calls are served in
+ * parallel. Requests need a Content-Length (the API server sends one); bodies are capped
+ * at 1 MiB; chunked bodies get 411. ALPN is not offered, so clients speak HTTP/1.1. The
+ * handler runs in a connection thread: it must be thread-safe (the webhook serialises its
+ * own work with a mutex). */
+#ifndef PSI_SIM_HTTPSD_H
+#define PSI_SIM_HTTPSD_H
+
+#include <stddef.h>
+
+/* A handler's answer: status (default 200), content type (default application/json) and
+ * a malloc'ed body of len bytes that the server frees (NULL for none). */
+struct httpsd_reply {
+    int status;
+    char content_type[64];
+    char *body;
+    size_t len;
+};
+
+/* A request handler: method, path (without the query) and the body (NUL-terminated). */
+typedef void (*httpsd_fn)(const char *method, const char *path, const char *body, size_t len,
+                          struct httpsd_reply *reply, void *ud);
+
+struct httpsd;
+
+/* Listen on host:port (port 0: the kernel picks) with the PEM certificate chain and key,
+ * and start serving with fn. NULL with why in err. Stop with httpsd_free. */
+struct httpsd *httpsd_start(const char *host, int port, const char *cert_pem, const char *key_pem, httpsd_fn fn,
+                            void *ud, char *err, size_t errlen);
+
+/* The port listened on. */
+int httpsd_port(const struct httpsd *s);
+
+/* Stop accepting, close every connection, join the threads, free (NULL is fine). */
+void httpsd_free(struct httpsd *s);
+
+#endif

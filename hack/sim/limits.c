@@ -1,0 +1,70 @@
+/* limits: KubeVirt's parallel migration limits (see limits.h). */
+#include "limits.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool limits_phase_final(const char *phase)
+{
+    return phase && (strcmp(phase, LIMITS_SUCCEEDED) == 0 || strcmp(phase, LIMITS_FAILED) == 0);
+}
+
+bool limits_phase_running(const char *phase)
+{
+    return phase && *phase && strcmp(phase, LIMITS_PENDING) != 0 && !limits_phase_final(phase);
+}
+
+void limits_init(struct limits *l, int per_cluster, int per_node)
+{
+    memset(l, 0, sizeof(*l));
+    l->per_cluster = per_cluster;
+    l->per_node = per_node;
+}
+
+void limits_clear(struct limits *l)
+{
+    for (size_t i = 0; i < l->n_nodes; i++)
+        free(l->nodes[i].node);
+    free(l->nodes);
+    l->nodes = NULL;
+    l->n_nodes = 0;
+    l->total = 0;
+}
+
+int limits_add(struct limits *l, const char *source)
+{
+    l->total++;
+    if (!source || !*source)
+        return 0;
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        if (strcmp(l->nodes[i].node, source) == 0) {
+            l->nodes[i].running++;
+            return 0;
+        }
+    }
+    struct limits_node *grown = realloc(l->nodes, (l->n_nodes + 1) * sizeof(*grown));
+    if (!grown)
+        return -1;
+    l->nodes = grown;
+    l->nodes[l->n_nodes].node = strdup(source);
+    if (!l->nodes[l->n_nodes].node)
+        return -1;
+    l->nodes[l->n_nodes++].running = 1;
+    return 0;
+}
+
+int limits_running_from(const struct limits *l, const char *source)
+{
+    for (size_t i = 0; source && i < l->n_nodes; i++)
+        if (strcmp(l->nodes[i].node, source) == 0)
+            return l->nodes[i].running;
+    return 0;
+}
+
+int limits_room(const struct limits *l, const char *source)
+{
+    int cluster = l->per_cluster - l->total;
+    int node = l->per_node - limits_running_from(l, source);
+    int room = cluster < node ? cluster : node;
+    return room > 0 ? room : 0;
+}

@@ -1,0 +1,189 @@
+/* sim: the controllers' shared context and helpers (see sim.h). */
+#include "sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jx.h"
+#include "logging.h"
+
+double sim_random(struct sim *s)
+{
+    /* xorshift64*: small, good enough for failure injection, and reproducible */
+    if (!s->rng)
+        s->rng = 0x9E3779B97F4A7C15ull;
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return (double)((s->rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+uint64_t sim_elapsed_ms(const struct sim *s)
+{
+    return kube_loop_now_ms() - s->started_ms;
+}
+
+char *sim_timestamp(char *buf, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+void sim_suffix(const char *seed, char out[6])
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)seed; *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ull;
+    }
+    for (int i = 0; i < 5; i++) {
+        out[i] = alphabet[h % (sizeof(alphabet) - 1)];
+        h /= sizeof(alphabet) - 1;
+    }
+    out[5] = '\0';
+}
+
+bool sim_synced(const struct sim *s)
+{
+    struct kube_informer *all[] = {s->nodes, s->pods, s->vms, s->vmis, s->vmims, s->mcs, s->mcps};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (all[i] && !kube_informer_synced(all[i]))
+            return false;
+    return true;
+}
+
+struct pods_of {
+    const char *uid;
+    int (*fn)(const cJSON *pod, void *ud);
+    void *ud;
+};
+
+static int pods_of_cb(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    struct pods_of *p = ud;
+    const cJSON *pod = obj;
+    if (!jx_eq(jx_label(pod, SIM_CREATED_BY_LABEL), p->uid))
+        return 0;
+    return p->fn(pod, p->ud);
+}
+
+int sim_foreach_pod_of(const struct sim *s, const char *vmi_uid, int (*fn)(const cJSON *pod, void *ud), void *ud)
+{
+    if (!vmi_uid || !*vmi_uid)
+        return 0;
+    struct pods_of p = {vmi_uid, fn, ud};
+    return kube_informer_foreach(s->pods, pods_of_cb, &p);
+}
+
+bool sim_pod_live(const cJSON *pod)
+{
+    const char *phase = jx_str(pod, "status.phase");
+    return pod && !jx_get(pod, "metadata.deletionTimestamp") && !jx_eq(phase, "Succeeded") && !jx_eq(phase, "Failed");
+}
+
+bool sim_pod_ready(const cJSON *pod)
+{
+    return sim_pod_live(pod) && jx_str(pod, "spec.nodeName") && jx_eq(jx_str(pod, "status.phase"), "Running") &&
+           jx_condition_true(pod, "Ready");
+}
+
+const cJSON *sim_node(const struct sim *s, const char *name)
+{
+    return name && *name ? kube_informer_get(s->nodes, NULL, name) : NULL;
+}
+
+static void log_failure(const char *verb, const char *what, const struct kube_err *err)
+{
+    char status[16];
+    snprintf(status, sizeof(status), "%ld", err->status);
+    log_warn("api call failed", "verb", verb, "object", what, "status", status, "reason", err->reason, "error",
+             err->msg);
+}
+
+int sim_create(struct sim *s, const char *path, const cJSON *body, cJSON **created, const char *what)
+{
+    struct kube_err err = {0};
+    cJSON *obj = kube_rest_create(s->client, path, body, NULL, &err);
+    if (!obj) {
+        log_failure("create", what, &err);
+        return -1;
+    }
+    if (created)
+        *created = obj;
+    else
+        cJSON_Delete(obj);
+    return 0;
+}
+
+int sim_create_once(struct sim *s, const char *path, const cJSON *body, cJSON **created, const char *what)
+{
+    struct kube_err err = {0};
+    if (created)
+        *created = NULL;
+    cJSON *obj = kube_rest_create(s->client, path, body, NULL, &err);
+    if (!obj) {
+        if (err.status == 409)
+            return 0;
+        log_failure("create", what, &err);
+        return -1;
+    }
+    if (created)
+        *created = obj;
+    else
+        cJSON_Delete(obj);
+    return 0;
+}
+
+int sim_merge_patch(struct sim *s, const char *path, const cJSON *patch, const char *what)
+{
+    struct kube_err err = {0};
+    cJSON *obj = kube_rest_patch(s->client, path, KUBE_PATCH_MERGE, patch, NULL, &err);
+    if (!obj) {
+        log_failure("patch", what, &err);
+        return -1;
+    }
+    cJSON_Delete(obj);
+    return 0;
+}
+
+int sim_json_patch(struct sim *s, const char *path, const char *ops, const char *what)
+{
+    struct kube_err err = {0};
+    cJSON *obj = kube_rest_request(s->client, "PATCH", path, "application/json-patch+json", ops, 1, &err);
+    if (!obj) {
+        log_failure("patch", what, &err);
+        return -1;
+    }
+    cJSON_Delete(obj);
+    return 0;
+}
+
+int sim_delete(struct sim *s, const char *path, const char *what)
+{
+    struct kube_err err = {0};
+    cJSON *opts = cJSON_CreateObject();
+    cJSON_AddStringToObject(opts, "propagationPolicy", "Background");
+    cJSON *obj = kube_rest_delete(s->client, path, opts, NULL, &err);
+    cJSON_Delete(opts);
+    if (!obj) {
+        if (err.status == 404)
+            return 0;
+        log_failure("delete", what, &err);
+        return -1;
+    }
+    cJSON_Delete(obj);
+    return 0;
+}
+
+char *sim_path(const struct sim *s, const char *gv, const char *resource, const char *name, int status)
+{
+    return kube_path(gv, s->sc->namespace, resource, name, status ? "status" : NULL);
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Build the pinned OLM tools from their Go modules, once per version (like hack/tools/build.sh
+# does for the test bed's components):
+#   opm              operator-registry's CLI: `opm validate` of catalog/, `opm render` of bundle/
+#   bundle-validate  the checks of `operator-sdk bundle validate --select-optional
+#                    suite=operatorframework`, with the same libraries (./bundle-validate)
+# Binaries are cached outside the repository, keyed by opm's version and a hash of this
+# module's files; a second run only prints where they are, as a shell assignment on stdout:
+#   PSI_OLM_BIN=DIR
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${PSI_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/psi-rebalancer}
+
+opm_version=$(awk '$1 == "github.com/operator-framework/operator-registry" { print $2; exit }
+                   $1 == "require" && $2 == "github.com/operator-framework/operator-registry" { print $3; exit }' "$here/go.mod")
+[ -n "$opm_version" ] || { echo "olm/build.sh: cannot read the pinned operator-registry version from $here/go.mod" >&2; exit 1; }
+key=$(cat "$here/go.mod" "$here/go.sum" "$here/bundle-validate/main.go" | sha256sum | cut -c1-12)
+dir=$cache/olm-$opm_version-$key
+
+if [ ! -x "$dir/bundle-validate" ]; then
+  rm -rf "$dir.partial"
+  echo "olm/build.sh: building opm $opm_version and bundle-validate (one-time, a few minutes)" >&2
+  start=$SECONDS
+  # json1: the sqlite extension opm's deprecated index commands use; containers_image_openpgp:
+  # pure-Go signature code instead of cgo gpgme (no libgpgme needed).
+  (cd "$here" && go build -trimpath -tags=json1,containers_image_openpgp -ldflags='-s -w' \
+     -o "$dir.partial/" github.com/operator-framework/operator-registry/cmd/opm ./bundle-validate) >&2
+  echo "olm/build.sh: built in $((SECONDS - start)) s" >&2
+  rm -rf "$dir" && mv "$dir.partial" "$dir"
+fi
+
+echo "PSI_OLM_BIN=$dir"

@@ -1,0 +1,91 @@
+# shellcheck shell=bash
+# Run the operator in e2e tests as production runs it: under the ServiceAccount and
+# ClusterRole of config/rbac, with a token from the TokenRequest API, so that a missing
+# permission fails the test. Source after testlib.sh.
+
+operator_bin=${PSI_BINARY_DIR:?}/controller/psi-rebalancer
+exporter_bin=${PSI_BINARY_DIR}/hack/sim/psi-pressure-exporter
+work=$(mktemp -d)
+
+# install_operator_rbac: the CRD, the namespace, the ServiceAccount and its roles.
+install_operator_rbac() {
+  kubectl apply --server-side -f "$PSI_SOURCE_DIR/crds/" >/dev/null
+  kubectl wait --for=condition=Established crd/psirebalances.rebalance.psi.dev --timeout=60s >/dev/null
+  kubectl create namespace psi-rebalancer --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl apply -k "$PSI_SOURCE_DIR/config/rbac" >/dev/null
+}
+
+# operator_kubeconfig FILE: a kubeconfig for the operator's ServiceAccount.
+operator_kubeconfig() {
+  local token server
+  token=$(kubectl create token psi-rebalancer -n psi-rebalancer --duration=2h)
+  server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  cat > "$1" <<YAML
+apiVersion: v1
+kind: Config
+clusters: [{name: bed, cluster: {server: "$server", certificate-authority: "$PSI_TESTBED/pki/ca.crt"}}]
+users: [{name: psi-rebalancer, user: {token: "$token"}}]
+contexts: [{name: bed, context: {cluster: bed, user: psi-rebalancer, namespace: psi-rebalancer}}]
+current-context: bed
+YAML
+}
+
+# start_operator [ARGS...]: start it in the background; its log is $work/operator.log.
+start_operator() {
+  install_operator_rbac
+  operator_kubeconfig "$work/operator.kubeconfig"
+  "$operator_bin" --kubeconfig "$work/operator.kubeconfig" --metrics-bind-address 127.0.0.1:0 \
+    --health-probe-bind-address 127.0.0.1:0 --log-level debug "$@" >>"$work/operator.log" 2>&1 &
+  operator_pid=$!
+}
+
+stop_operator() {
+  [ -n "${operator_pid:-}" ] || return 0
+  kill -TERM "$operator_pid" 2>/dev/null || true
+  wait "$operator_pid" 2>/dev/null || true
+  operator_pid=
+}
+
+# start_exporter NODE...: the pressure exporter, every node at 0, scraped by Prometheus.
+start_exporter() {
+  local args=() n
+  for n in "$@"; do args+=(--node "$n"); done
+  "$exporter_bin" "${args[@]}" --targets "$PSI_PROMETHEUS_TARGETS/exporter-$$.json" \
+    --port-file "$work/exporter.port" >>"$work/exporter.log" 2>&1 &
+  exporter_pid=$!
+  local i
+  for i in $(seq 1 50); do [ -s "$work/exporter.port" ] && break; sleep 0.1; done
+  exporter_url=http://127.0.0.1:$(cat "$work/exporter.port")
+}
+
+# set_pressure NODE RESOURCE PERCENT
+set_pressure() { curl -sf -X PUT --data "$3" "$exporter_url/pressure/$1/$2" >/dev/null; }
+
+stop_exporter() {
+  [ -n "${exporter_pid:-}" ] || return 0
+  kill -TERM "$exporter_pid" 2>/dev/null || true
+  wait "$exporter_pid" 2>/dev/null || true
+  exporter_pid=
+}
+
+# operator_cleanup: stop what this file started; print the operator log when a check failed.
+operator_cleanup() {
+  stop_operator
+  stop_exporter
+  if ((failures)) && [ -f "$work/operator.log" ]; then
+    echo "---- operator log (last 60 lines) ----"; tail -60 "$work/operator.log"
+  fi
+  rm -rf "$work"
+}
+
+# node_tainted NODE OWNER: our pressure taint, owned by OWNER, is on NODE.
+node_tainted() {
+  kubectl get node "$1" -o json | jq -e --arg o "$2" \
+    '[.spec.taints[]? | select(.key == "rebalance.psi.dev/pressure" and .value == $o)] | length == 1' >/dev/null
+}
+
+# psir_field NAME JQ: a field of a PsiRebalance.
+psir_field() { kubectl get psirebalance "$1" -o json | jq -r "$2"; }
+
+# condition NAME TYPE: the status of a condition of a PsiRebalance.
+condition() { psir_field "$1" ".status.conditions[]? | select(.type == \"$2\") | .status"; }

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The operator core against the real test bed and Prometheus, pressure set by the test:
+# the taint comes after the sustain window and not before; pressure between the two
+# thresholds moves nothing; the taint goes after cooling; a Prometheus outage holds every
+# taint and sets MetricsAvailable=False, then recovers; deleting the PsiRebalance removes
+# its taints and leaves other taints alone; columns, Events, /metrics and /readyz.
+source "$(dirname "$0")/../lib/testlib.sh"
+source "$(dirname "$0")/../lib/operator.sh"
+
+name=taints-$$
+sustain=15
+trap 'kubectl delete psirebalance "$name" --ignore-not-found --wait=false >/dev/null 2>&1; kubectl taint node worker-0 other-team/keep- >/dev/null 2>&1; rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json; operator_cleanup' EXIT
+
+start_exporter worker-0 worker-1 worker-2
+start_operator
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: rebalance.psi.dev/v1alpha1
+kind: PsiRebalance
+metadata: {name: $name}
+spec:
+  metrics:
+    source: Prometheus
+    prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
+    interval: 5s
+    window: 15s
+  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: ${sustain}s}
+YAML
+
+eventually 60 "Ready=True once every node is sampled" bash -c "[ \"\$(kubectl get psirebalance $name -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}')\" = True ]"
+check "the finalizer is on the PsiRebalance" bash -c "kubectl get psirebalance $name -o jsonpath='{.metadata.finalizers}' | grep -q rebalance.psi.dev/taint-cleanup"
+check "no node tainted at rest" bash -c "! kubectl get nodes -o json | jq -e '[.items[].spec.taints[]? | select(.key==\"rebalance.psi.dev/pressure\")] | length > 0' >/dev/null"
+
+# Crossing: worker-0 goes to 60 %. Poll: the taint must not come before the node was
+# Pressured for the sustain window.
+set_pressure worker-0 cpu 60
+first_pressured=0 tainted_at=0 early=0
+deadline=$((SECONDS + 90))
+while ((SECONDS < deadline)); do
+  state=$(psir_field "$name" '.status.nodes[]? | select(.name=="worker-0") | .state')
+  now=$SECONDS
+  if [ "$state" = Pressured ] && ((first_pressured == 0)); then first_pressured=$now; fi
+  if node_tainted worker-0 "$name"; then
+    tainted_at=$now
+    if ((first_pressured == 0 || now - first_pressured < sustain - 2)); then early=1; fi
+    break
+  fi
+  sleep 0.5
+done
+check "worker-0 was reported Pressured before it was tainted" test "$first_pressured" -gt 0
+check "worker-0 tainted after the pressure held for the sustain window" test "$tainted_at" -gt 0 -a "$early" -eq 0
+check "the taint is PreferNoSchedule with the PsiRebalance as value" bash -c \
+  "kubectl get node worker-0 -o json | jq -e '.spec.taints[] | select(.key==\"rebalance.psi.dev/pressure\") | .effect==\"PreferNoSchedule\" and .value==\"$name\"' >/dev/null"
+eventually 30 "status shows worker-0 Tainted and tainted=1" bash -c \
+  "[ \"\$(kubectl get psirebalance $name -o jsonpath='{.status.summary.tainted}')\" = 1 ]"
+check "kubectl get psir fills the columns" bash -c \
+  "kubectl get psir $name --no-headers | awk '{exit !(\$2==3 && \$3==1 && \$4==1 && \$7==\"True\")}'"
+check "a Tainted Event was recorded for worker-0" bash -c \
+  "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"Tainted\" and .regarding.name==\"worker-0\")] | length >= 1' >/dev/null"
+
+# Oscillation inside the band: worker-0 (tainted) and worker-1 (not) between 17 and 23 %.
+set_pressure worker-1 cpu 20
+flapped=0
+for i in $(seq 1 8); do
+  if ((i % 2)); then p=17; else p=23; fi
+  set_pressure worker-0 cpu "$p"; set_pressure worker-1 cpu $((40 - p))
+  for _ in 1 2 3 4 5; do
+    node_tainted worker-0 "$name" || flapped=1
+    node_tainted worker-1 "$name" && flapped=1
+    sleep 1
+  done
+done
+check "pressure between the thresholds for 40 s moved no taint" test "$flapped" -eq 0
+
+# The only other node that may take a taint is capped: 3 nodes at 50 % -> 1. worker-1 goes
+# hot too, but worker-0 keeps the one place while it is not cooler by the margin.
+set_pressure worker-0 cpu 0
+set_pressure worker-1 cpu 0
+eventually 90 "worker-0 untainted after cooling below 15 % for the sustain window" bash -c "$(declare -f node_tainted); ! node_tainted worker-0 $name"
+
+# Outage: worker-2 tainted, then Prometheus goes away.
+set_pressure worker-2 cpu 70
+eventually 90 "worker-2 tainted" bash -c "$(declare -f node_tainted); node_tainted worker-2 $name"
+hack_ctl="$PSI_SOURCE_DIR/hack/cluster/ctl --dir $PSI_TESTBED"
+$hack_ctl stop prometheus
+set_pressure worker-2 cpu 0
+eventually 60 "MetricsAvailable=False while Prometheus is down" bash -c "$(declare -f psir_field condition); [ \"\$(condition $name MetricsAvailable)\" = False ]"
+check "Ready=False while Prometheus is down" test "$(condition "$name" Ready)" = False
+check "the reason names the unreachable source" test "$(psir_field "$name" '.status.conditions[] | select(.type=="MetricsAvailable") | .reason')" = SourceUnreachable
+sleep 20
+check "worker-2 keeps its taint through the outage (held, not removed)" node_tainted worker-2 "$name"
+$hack_ctl start prometheus
+eventually 60 "MetricsAvailable=True again after Prometheus returns" bash -c "$(declare -f psir_field condition); [ \"\$(condition $name MetricsAvailable)\" = True ]"
+eventually 90 "worker-2 untainted once the readings show it cool" bash -c "$(declare -f node_tainted); ! node_tainted worker-2 $name"
+
+health_port=$(sed -n 's/.*serving paths=\/healthz,\/readyz port=\([0-9]*\).*/\1/p' "$work/operator.log")
+metrics_port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\).*/\1/p' "$work/operator.log")
+check "/readyz answers 200 once the caches are synced" curl -sf "http://127.0.0.1:$health_port/readyz" -o /dev/null
+check "/metrics exports each node's pressure" bash -c \
+  "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q 'psi_rebalancer_node_pressure_percent{psirebalance=\"$name\",node=\"worker-0\",resource=\"cpu\"}'"
+check "/metrics counts taint transitions" bash -c \
+  "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -Eq '^psi_rebalancer_taint_transitions_total\\{op=\"add\"\\} [1-9]'"
+
+# Deletion: worker-0 hot again and tainted, with a foreign taint beside ours.
+set_pressure worker-0 cpu 80
+eventually 90 "worker-0 tainted again" bash -c "$(declare -f node_tainted); node_tainted worker-0 $name"
+kubectl taint node worker-0 other-team/keep=yes:PreferNoSchedule >/dev/null
+kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
+check "deleting the PsiRebalance removed its taint" bash -c "$(declare -f node_tainted); ! node_tainted worker-0 $name"
+check "the other taint is intact" bash -c "kubectl get node worker-0 -o json | jq -e '[.spec.taints[]? | select(.key==\"other-team/keep\")] | length == 1' >/dev/null"
+check "no permission was denied to the operator" bash -c "! grep -E 'Forbidden|forbidden' $work/operator.log"
+
+finish

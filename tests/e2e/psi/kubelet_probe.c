@@ -1,0 +1,58 @@
+/* kubelet_probe: sample the kubelet Summary source through the API server for the nodes
+ * named on the command line, with the config kube_config_load finds ($KUBECONFIG or the
+ * in-cluster environment), and print the outcome for kubelet_e2e.sh:
+ *   STATUS ok|failed <reason> <message>
+ *   NODE <name> <cpu> <memory> <io>      (a percent or Unknown)
+ *   NODE_ERRORS <n> <first error>
+ * Exits 0 whatever the sample says; 2 when the config or client cannot be made. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "err.h"
+#include "kubelet.h"
+#include "rest.h"
+
+int main(int argc, char **argv)
+{
+    struct kube_err err;
+    struct kube_config *cfg = NULL;
+    if (kube_config_load(NULL, NULL, &cfg, &err)) {
+        fprintf(stderr, "kubelet_probe: %s\n", err.msg);
+        return 2;
+    }
+    struct kube_client *c = kube_client_new(cfg, &err);
+    if (!c) {
+        fprintf(stderr, "kubelet_probe: %s\n", err.msg);
+        return 2;
+    }
+    kube_client_set_timeout(c, 10000);
+    struct psi_status st;
+    struct psi_source *src = psi_kubelet_source_new(c, &st);
+    size_t n = (size_t)(argc - 1);
+    struct psi_node_desc *nodes = calloc(n ? n : 1, sizeof(*nodes));
+    for (size_t i = 0; i < n; i++)
+        nodes[i].name = argv[i + 1];
+    struct psi_request req = {nodes, n, 0, PSI_SOME, 60};
+    struct psi_sample s;
+    psi_source_sample(src, &req, &s);
+    printf("STATUS %s %s %s\n", s.status.failed ? "failed" : "ok",
+           s.status.failed ? s.status.reason : "-", s.status.message);
+    for (size_t i = 0; i < s.n_nodes; i++) {
+        printf("NODE %s", s.nodes[i].name);
+        for (int r = 0; r < PSI_NRESOURCES; r++) {
+            if (s.nodes[i].value[r].known)
+                printf(" %.2f", s.nodes[i].value[r].percent);
+            else
+                printf(" Unknown");
+        }
+        printf("\n");
+    }
+    printf("NODE_ERRORS %zu %s\n", s.n_node_errors, s.node_error);
+    psi_sample_free(&s);
+    psi_source_free(src);
+    free(nodes);
+    kube_client_free(c);
+    kube_config_free(cfg);
+    return 0;
+}

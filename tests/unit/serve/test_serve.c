@@ -1,0 +1,282 @@
+/* Unit tests for psi_serve: bind address and query parsing, and the server itself on a
+ * loopback port picked by the kernel (routes, HEAD, 404/405, request bodies, large
+ * replies, kept-alive connections, the handler lock). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "metrics.h"
+#include "serve.h"
+
+static void test_parse_bind(void **state)
+{
+    (void)state;
+    char host[64], err[256];
+    int port = -1;
+    assert_int_equal(psi_serve_parse_bind("127.0.0.1:8081", host, sizeof(host), &port, err, sizeof(err)), 0);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(port, 8081);
+    assert_int_equal(psi_serve_parse_bind(":8080", host, sizeof(host), &port, err, sizeof(err)), 0);
+    assert_string_equal(host, "");
+    assert_int_equal(port, 8080);
+    assert_int_equal(psi_serve_parse_bind("[::1]:9000", host, sizeof(host), &port, err, sizeof(err)), 0);
+    assert_string_equal(host, "::1");
+    assert_int_equal(port, 9000);
+    assert_int_equal(psi_serve_parse_bind("localhost:0", host, sizeof(host), &port, err, sizeof(err)), 0);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(port, 0);
+    const char *bad[] = {"", "8080", "127.0.0.1:", ":65536", ":80x", "::1:80", "[::1]80",
+                         "example.com:80", ":-1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        if (psi_serve_parse_bind(bad[i], host, sizeof(host), &port, err, sizeof(err)) != -1 || !err[0])
+            fail_msg("bind address \"%s\" was accepted", bad[i]);
+    }
+}
+
+static void test_query_get(void **state)
+{
+    (void)state;
+    char b[32];
+    assert_int_equal(psi_serve_query_get("a=1&node=worker%2D0&x", "node", b, sizeof(b)), 0);
+    assert_string_equal(b, "worker-0");
+    assert_int_equal(psi_serve_query_get("a=1&node=worker%2D0&x", "a", b, sizeof(b)), 0);
+    assert_string_equal(b, "1");
+    assert_int_equal(psi_serve_query_get("a=1&x", "x", b, sizeof(b)), 0);
+    assert_string_equal(b, "");
+    assert_int_equal(psi_serve_query_get("aa=1", "a", b, sizeof(b)), -1);
+    assert_int_equal(psi_serve_query_get("a=b+c", "a", b, sizeof(b)), 0);
+    assert_string_equal(b, "b c");
+    assert_int_equal(psi_serve_query_get("", "a", b, sizeof(b)), -1);
+    assert_int_equal(psi_serve_query_get("a=0123456789", "a", b, 5), -1);
+    /* a truncated escape at the end is kept as it is */
+    assert_int_equal(psi_serve_query_get("a=x%4", "a", b, sizeof(b)), 0);
+    assert_string_equal(b, "x%4");
+    assert_int_equal(psi_serve_query_get("a=%41&b=2", "a", b, sizeof(b)), 0);
+    assert_string_equal(b, "A");
+}
+
+/* ---- live server ---- */
+
+struct app {
+    int ready;
+    struct psi_metrics *metrics;
+    char last_body[256];
+    char last_query[256];
+    char last_path[256];
+};
+
+static void on_readyz(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
+{
+    (void)req;
+    struct app *a = ud;
+    psi_serve_reply_text(rep, a->ready ? 200 : 503, NULL, a->ready ? "ok\n" : "caches not synced\n");
+}
+
+static void on_metrics(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
+{
+    (void)req;
+    struct app *a = ud;
+    rep->body = psi_metrics_render(a->metrics, &rep->len);
+    snprintf(rep->content_type, sizeof(rep->content_type), "%s", PSI_METRICS_CONTENT_TYPE);
+}
+
+static void on_put(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
+{
+    struct app *a = ud;
+    snprintf(a->last_body, sizeof(a->last_body), "%s", req->body);
+    snprintf(a->last_query, sizeof(a->last_query), "%s", req->query);
+    snprintf(a->last_path, sizeof(a->last_path), "%s", req->path);
+    char out[512];
+    snprintf(out, sizeof(out), "%s %s %zu\n", req->method, req->path, req->body_len);
+    psi_serve_reply_text(rep, 201, "text/x-test", out);
+}
+
+static void on_big(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
+{
+    (void)req;
+    (void)ud;
+    size_t n = 300000;
+    rep->body = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        rep->body[i] = (char)('a' + i % 26);
+    rep->len = n;
+}
+
+struct resp {
+    long code;
+    char *body;
+    size_t len;
+    char ctype[128];
+};
+
+static size_t on_data(char *p, size_t s, size_t n, void *ud)
+{
+    struct resp *r = ud;
+    char *b = realloc(r->body, r->len + s * n + 1);
+    if (!b)
+        return 0;
+    r->body = b;
+    memcpy(r->body + r->len, p, s * n);
+    r->len += s * n;
+    r->body[r->len] = '\0';
+    return s * n;
+}
+
+static void request(CURL *e, const char *method, const char *url, const char *body, struct resp *r)
+{
+    memset(r, 0, sizeof(*r));
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
+    curl_easy_setopt(e, CURLOPT_NOBODY, 0L);
+    curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    if (strcmp(method, "HEAD") == 0) {
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    } else if (body) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    } else if (strcmp(method, "GET") != 0) {
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    }
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L);
+    CURLcode rc = curl_easy_perform(e);
+    if (rc != CURLE_OK)
+        fail_msg("%s %s: %s", method, url, curl_easy_strerror(rc));
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->code);
+    char *ct = NULL;
+    curl_easy_getinfo(e, CURLINFO_CONTENT_TYPE, &ct);
+    snprintf(r->ctype, sizeof(r->ctype), "%s", ct ? ct : "");
+    if (!r->body)
+        r->body = calloc(1, 1);
+}
+
+static void test_live_server(void **state)
+{
+    (void)state;
+    struct app a = {0};
+    a.metrics = psi_metrics_new();
+    struct psi_metric *g = psi_metrics_gauge(a.metrics, "psi_ready", "Ready.", NULL);
+    char err[256];
+    struct psi_serve *s = psi_serve_new("127.0.0.1:0", err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(psi_serve_port(s), -1);
+    assert_int_equal(psi_serve_route(s, "GET", "/readyz", on_readyz, &a), 0);
+    assert_int_equal(psi_serve_route(s, "GET", "/metrics", on_metrics, &a), 0);
+    assert_int_equal(psi_serve_route(s, "PUT", "/things/*", on_put, &a), 0);
+    assert_int_equal(psi_serve_route(s, "POST", "/things/*", on_put, &a), 0);
+    assert_int_equal(psi_serve_route(s, "GET", "/big", on_big, &a), 0);
+    assert_int_equal(psi_serve_route(s, "GET", "relative", on_big, &a), -1);
+    assert_int_equal(psi_serve_start(s, err, sizeof(err)), 0);
+    assert_int_equal(psi_serve_route(s, "GET", "/late", on_big, &a), -1); /* after start */
+    int port = psi_serve_port(s);
+    assert_true(port > 0);
+
+    /* A second server on the same port fails with a message naming the address. */
+    char addr[64];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+    struct psi_serve *s2 = psi_serve_new(addr, err, sizeof(err));
+    assert_non_null(s2);
+    assert_int_equal(psi_serve_start(s2, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, addr));
+    psi_serve_free(s2);
+
+    CURL *e = curl_easy_init();
+    char url[256];
+    struct resp r;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/readyz", port);
+    request(e, "GET", url, NULL, &r);
+    assert_int_equal(r.code, 503);
+    assert_string_equal(r.body, "caches not synced\n");
+    free(r.body);
+    psi_serve_lock(s);
+    a.ready = 1;
+    psi_serve_unlock(s);
+    psi_metric_set(g, NULL, 1);
+    request(e, "GET", url, NULL, &r); /* same handle: the connection is kept alive */
+    assert_int_equal(r.code, 200);
+    assert_string_equal(r.body, "ok\n");
+    free(r.body);
+    long conns = -1;
+    curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &conns);
+    assert_int_equal(conns, 0); /* reused */
+
+    request(e, "HEAD", url, NULL, &r);
+    assert_int_equal(r.code, 200);
+    assert_int_equal(r.len, 0);
+    free(r.body);
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
+    request(e, "GET", url, NULL, &r);
+    assert_int_equal(r.code, 200);
+    assert_string_equal(r.ctype, PSI_METRICS_CONTENT_TYPE);
+    assert_string_equal(r.body, "# HELP psi_ready Ready.\n# TYPE psi_ready gauge\npsi_ready 1\n");
+    free(r.body);
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/nothing", port);
+    request(e, "GET", url, NULL, &r);
+    assert_int_equal(r.code, 404);
+    free(r.body);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
+    request(e, "DELETE", url, NULL, &r);
+    assert_int_equal(r.code, 405);
+    free(r.body);
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/things/worker-0/cpu?x=1&y=2", port);
+    request(e, "PUT", url, "42.5", &r);
+    assert_int_equal(r.code, 201);
+    assert_string_equal(r.ctype, "text/x-test");
+    assert_string_equal(r.body, "PUT /things/worker-0/cpu 4\n");
+    free(r.body);
+    psi_serve_lock(s);
+    assert_string_equal(a.last_body, "42.5");
+    assert_string_equal(a.last_path, "/things/worker-0/cpu");
+    assert_string_equal(a.last_query, "x=1&y=2");
+    psi_serve_unlock(s);
+    /* An empty PUT gets the handler too, with an empty body. */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/things/a", port);
+    request(e, "POST", url, "", &r);
+    assert_int_equal(r.code, 201);
+    assert_string_equal(r.body, "POST /things/a 0\n");
+    free(r.body);
+    /* A body above 1 MiB is refused. */
+    char *huge = malloc(1100000);
+    memset(huge, 'x', 1099999);
+    huge[1099999] = '\0';
+    request(e, "PUT", url, huge, &r);
+    assert_int_equal(r.code, 413);
+    free(r.body);
+    free(huge);
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/big", port);
+    request(e, "GET", url, NULL, &r);
+    assert_int_equal(r.code, 200);
+    assert_int_equal(r.len, 300000);
+    assert_int_equal(r.body[299999], 'a' + 299999 % 26);
+    free(r.body);
+
+    curl_easy_cleanup(e);
+    psi_serve_free(s);
+    psi_metrics_free(a.metrics);
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_bind),
+        cmocka_unit_test(test_query_get),
+        cmocka_unit_test(test_live_server),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
