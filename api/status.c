@@ -11,6 +11,8 @@
 static const char *const condition_status_names[] = {"True", "False", "Unknown"};
 static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted", "Cooling", "Unknown"};
 static const char *const resource_keys[API_RESOURCES] = {"cpu", "memory", "io"};
+static const char *const move_phase_names[API_MOVE_PHASES] = {"WouldMove", "Evicted", "MigrationRequested",
+                                                             "Migrating", "Succeeded", "Failed"};
 
 const char *api_condition_status_name(enum api_condition_status v)
 {
@@ -20,6 +22,51 @@ const char *api_condition_status_name(enum api_condition_status v)
 const char *api_node_state_name(enum api_node_state v)
 {
     return node_state_names[v];
+}
+
+const char *api_move_phase_name(enum api_move_phase v)
+{
+    return move_phase_names[v];
+}
+
+void api_move_free(struct api_move *m)
+{
+    if (!m)
+        return;
+    free(m->kind);
+    free(m->ns);
+    free(m->name);
+    free(m->pod);
+    free(m->source_node);
+    free(m->destination_node);
+    free(m->target_node);
+    free(m->migration);
+    memset(m, 0, sizeof(*m));
+}
+
+static int dup_or_null(char **dst, const char *src)
+{
+    *dst = src ? strdup(src) : NULL;
+    return src && !*dst ? -1 : 0;
+}
+
+int api_move_copy(struct api_move *dst, const struct api_move *src)
+{
+    *dst = *src;
+    int rc = 0;
+    rc |= dup_or_null(&dst->kind, src->kind);
+    rc |= dup_or_null(&dst->ns, src->ns);
+    rc |= dup_or_null(&dst->name, src->name);
+    rc |= dup_or_null(&dst->pod, src->pod);
+    rc |= dup_or_null(&dst->source_node, src->source_node);
+    rc |= dup_or_null(&dst->destination_node, src->destination_node);
+    rc |= dup_or_null(&dst->target_node, src->target_node);
+    rc |= dup_or_null(&dst->migration, src->migration);
+    if (rc) {
+        api_move_free(dst);
+        return -1;
+    }
+    return 0;
 }
 
 static void condition_free(struct api_condition *c)
@@ -49,6 +96,9 @@ void api_status_free(struct api_status *st)
     for (size_t i = 0; i < st->nnodes; i++)
         free(st->nodes[i].name);
     free(st->nodes);
+    for (size_t i = 0; i < st->nmoves; i++)
+        api_move_free(&st->moves[i]);
+    free(st->moves);
     memset(st, 0, sizeof(*st));
 }
 
@@ -77,6 +127,11 @@ struct api_node_status *api_status_add_node(struct api_status *st, const char *n
     node->utilization = NAN;
     node->state = API_NODE_UNKNOWN;
     return node;
+}
+
+struct api_move *api_status_add_move(struct api_status *st)
+{
+    return append((void **)&st->moves, &st->nmoves, sizeof(struct api_move));
 }
 
 struct api_machine_config_status *api_status_add_machine_config(struct api_status *st, const char *role)
@@ -257,6 +312,33 @@ static int decode_node(const cJSON *j, const char *path, struct api_node_status 
     return rc ? -1 : 0;
 }
 
+static int decode_move(const cJSON *j, const char *path, struct api_move *m, struct api_errors *errs,
+                       struct api_errors *warns)
+{
+    static const char *const known[] = {"kind", "namespace", "name", "pod", "sourceNode", "destinationNode",
+                                        "targetNode", "time", "endTime", "phase", "migration", "failures",
+                                        "cooldownUntil", NULL};
+    if (!cJSON_IsObject(j))
+        return api_errors_add(errs, path, "must be of type object");
+    api_json_unknown(j, path, known, warns);
+    int rc = 0, phase = API_MOVE_WOULD_MOVE;
+    rc |= api_json_string(j, path, "kind", &m->kind, errs);
+    rc |= api_json_string(j, path, "namespace", &m->ns, errs);
+    rc |= api_json_string(j, path, "name", &m->name, errs);
+    rc |= api_json_string(j, path, "pod", &m->pod, errs);
+    rc |= api_json_string(j, path, "sourceNode", &m->source_node, errs);
+    rc |= api_json_string(j, path, "destinationNode", &m->destination_node, errs);
+    rc |= api_json_string(j, path, "targetNode", &m->target_node, errs);
+    rc |= api_json_time(j, path, "time", &m->time, errs);
+    rc |= api_json_time(j, path, "endTime", &m->end_time, errs);
+    rc |= api_json_enum(j, path, "phase", move_phase_names, API_MOVE_PHASES, &phase, errs);
+    m->phase = (enum api_move_phase)phase;
+    rc |= api_json_string(j, path, "migration", &m->migration, errs);
+    rc |= api_json_int(j, path, "failures", &m->failures, errs);
+    rc |= api_json_time(j, path, "cooldownUntil", &m->cooldown_until, errs);
+    return rc ? -1 : 0;
+}
+
 /* Decode the array at json[key] with one element decoder into a new vector. */
 typedef int (*elem_decoder)(const cJSON *, const char *, void *, struct api_errors *, struct api_errors *);
 
@@ -295,10 +377,15 @@ static int dec_node(const cJSON *j, const char *p, void *e, struct api_errors *e
     return decode_node(j, p, e, errs, warns);
 }
 
+static int dec_move(const cJSON *j, const char *p, void *e, struct api_errors *errs, struct api_errors *warns)
+{
+    return decode_move(j, p, e, errs, warns);
+}
+
 int api_status_decode(const cJSON *json, struct api_status *st, struct api_errors *errs, struct api_errors *warns)
 {
     static const char *const known[] = {"observedGeneration", "conditions", "lastSuccessfulCycleTime", "summary",
-                                        "machineConfigs", "nodes", NULL};
+                                        "machineConfigs", "nodes", "moves", NULL};
     static const char *const summary_known[] = {"nodes", "pressured", "tainted", "evictions", "migrationsSucceeded",
                                                 "migrationsFailed", "migrationsInFlight", NULL};
     const char *path = "status";
@@ -330,6 +417,7 @@ int api_status_decode(const cJSON *json, struct api_status *st, struct api_error
                 (void **)&st->machine_configs, &st->nmachine_configs, errs, warns);
     decode_list(json, path, "nodes", sizeof(struct api_node_status), dec_node, (void **)&st->nodes, &st->nnodes, errs,
                 warns);
+    decode_list(json, path, "moves", sizeof(struct api_move), dec_move, (void **)&st->moves, &st->nmoves, errs, warns);
     return errs && errs->n > before ? -1 : 0;
 }
 
@@ -388,6 +476,28 @@ static bool encode_node(cJSON *arr, const struct api_node_status *n)
     return ok;
 }
 
+static bool add_opt_str(cJSON *obj, const char *key, const char *v)
+{
+    return !v || cJSON_AddStringToObject(obj, key, v) != NULL;
+}
+
+static bool encode_move(cJSON *arr, const struct api_move *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(arr, o)) {
+        cJSON_Delete(o);
+        return false;
+    }
+    return add_opt_str(o, "kind", m->kind) && add_opt_str(o, "namespace", m->ns) &&
+           cJSON_AddStringToObject(o, "name", m->name ? m->name : "") && add_opt_str(o, "pod", m->pod) &&
+           cJSON_AddStringToObject(o, "sourceNode", m->source_node ? m->source_node : "") &&
+           add_opt_str(o, "destinationNode", m->destination_node) && add_opt_str(o, "targetNode", m->target_node) &&
+           add_time(o, "time", m->time) && add_time(o, "endTime", m->end_time) &&
+           cJSON_AddStringToObject(o, "phase", move_phase_names[m->phase]) &&
+           add_opt_str(o, "migration", m->migration) && (!m->failures || add_int(o, "failures", m->failures)) &&
+           add_time(o, "cooldownUntil", m->cooldown_until);
+}
+
 cJSON *api_status_encode(const struct api_status *st)
 {
     cJSON *o = cJSON_CreateObject();
@@ -441,6 +551,12 @@ cJSON *api_status_encode(const struct api_status *st)
         ok = arr != NULL;
         for (size_t i = 0; ok && i < st->nnodes; i++)
             ok = encode_node(arr, &st->nodes[i]);
+    }
+    if (ok && st->nmoves) {
+        cJSON *arr = cJSON_AddArrayToObject(o, "moves");
+        ok = arr != NULL;
+        for (size_t i = 0; ok && i < st->nmoves; i++)
+            ok = encode_move(arr, &st->moves[i]);
     }
     if (!ok) {
         cJSON_Delete(o);
@@ -513,6 +629,15 @@ static bool nodes_equal(const struct api_status *a, const struct api_status *b, 
     return eq; /* on no memory: "changed", the safe answer */
 }
 
+static bool move_equal(const struct api_move *a, const struct api_move *b)
+{
+    return str_eq(a->kind, b->kind) && str_eq(a->ns, b->ns) && str_eq(a->name, b->name) && str_eq(a->pod, b->pod) &&
+           str_eq(a->source_node, b->source_node) && str_eq(a->destination_node, b->destination_node) &&
+           str_eq(a->target_node, b->target_node) && a->time == b->time && a->end_time == b->end_time &&
+           a->phase == b->phase && str_eq(a->migration, b->migration) && a->failures == b->failures &&
+           a->cooldown_until == b->cooldown_until;
+}
+
 bool api_status_changed(const struct api_status *cur, const struct api_status *next,
                         const struct api_status_compare *opts)
 {
@@ -542,5 +667,10 @@ bool api_status_changed(const struct api_status *cur, const struct api_status *n
         if (!m || !mc_equal(m, &next->machine_configs[i]))
             return true;
     }
+    if (cur->nmoves != next->nmoves)
+        return true;
+    for (size_t i = 0; i < next->nmoves; i++) /* in order: the list is a history */
+        if (!move_equal(&cur->moves[i], &next->moves[i]))
+            return true;
     return !nodes_equal(cur, next, tol);
 }

@@ -57,6 +57,35 @@ struct api_node_status {
     } migrations;
 };
 
+/* What became of a move (status.moves[].phase). */
+enum api_move_phase {
+    API_MOVE_WOULD_MOVE,  /* DryRun: the move that would have been made */
+    API_MOVE_EVICTED,     /* the pod was evicted (it restarts elsewhere) */
+    API_MOVE_REQUESTED,   /* KubeVirt accepted the eviction as a live migration, none runs yet */
+    API_MOVE_MIGRATING,   /* its live migration runs */
+    API_MOVE_SUCCEEDED,   /* its live migration completed */
+    API_MOVE_FAILED,      /* its latest live migration failed */
+};
+#define API_MOVE_PHASES 6
+
+/* One move of a workload (status.moves[]). Strings owned; NULL when unset. */
+struct api_move {
+    char *kind, *ns, *name;  /* the workload: VirtualMachineInstance ns/name, or the pod's controller */
+    char *pod;               /* the pod evicted */
+    char *source_node;
+    char *destination_node;  /* the node predicted to take it */
+    char *target_node;       /* where it went (a live migration's target), once known */
+    int64_t time;            /* requested (decided, in DryRun) */
+    int64_t end_time;        /* finished; 0 while it runs */
+    enum api_move_phase phase;
+    char *migration;         /* the VirtualMachineInstanceMigration carrying it */
+    int64_t failures;        /* failed live migrations of it since it was requested */
+    int64_t cooldown_until;  /* not moved again before this */
+};
+
+/* Most entries in status.moves (the CRD's maxItems). */
+#define API_STATUS_MAX_MOVES 50
+
 /* Owns its strings and arrays; zero-initialise, release with api_status_free. Times are Unix
  * seconds, 0 meaning unset. */
 struct api_status {
@@ -69,6 +98,8 @@ struct api_status {
     size_t nmachine_configs;
     struct api_node_status *nodes;
     size_t nnodes;
+    struct api_move *moves; /* oldest first */
+    size_t nmoves;
 };
 
 /* How api_status_changed tells a real change from noise. */
@@ -84,6 +115,7 @@ struct api_status_compare {
 
 const char *api_condition_status_name(enum api_condition_status v);
 const char *api_node_state_name(enum api_node_state v);
+const char *api_move_phase_name(enum api_move_phase v);
 
 /* Decode json (the value of .status) into *st, replacing its content; type errors go to
  * errs, unknown fields to warns (may be NULL). Returns 0 or -1. */
@@ -111,6 +143,15 @@ int api_status_set_condition(struct api_status *st, const char *type, enum api_c
 
 /* Append a node named name (readings NAN, state Unknown) and return it; NULL on no memory. */
 struct api_node_status *api_status_add_node(struct api_status *st, const char *name);
+
+/* Append an empty move (phase WouldMove) and return it; NULL on no memory. */
+struct api_move *api_status_add_move(struct api_status *st);
+
+/* Copy move src into *dst (zeroed or freed before); returns 0, or -1 on no memory. */
+int api_move_copy(struct api_move *dst, const struct api_move *src);
+
+/* Release what a move owns and zero it. */
+void api_move_free(struct api_move *m);
 
 /* Append a machine config entry for role and return it; NULL on no memory. */
 struct api_machine_config_status *api_status_add_machine_config(struct api_status *st, const char *role);

@@ -13,6 +13,16 @@
 
 /* Delay before a failed reconcile runs again. */
 #define MANAGER_RETRY_MS 5000
+/* A pod informer nobody asked for this long is stopped (pods are watched only while some
+ * node is a source of moves). */
+#define MANAGER_POD_INFORMER_IDLE_MS (10 * 60 * 1000)
+
+/* A pod informer narrowed by a label selector (spec.eviction.podSelector). */
+struct pod_informer {
+    char *selector;
+    struct kube_informer *inf;
+    uint64_t last_used_ms;
+};
 
 struct manager {
     struct kube_client *client;
@@ -20,6 +30,9 @@ struct manager {
     struct kube_events *events;
     struct psi_metrics *metrics;
     struct kube_informer *psirebalances, *nodes, *machineconfigs, *pools;
+    struct kube_informer *vmis, *vmims; /* NULL without KubeVirt */
+    struct pod_informer *pods;
+    size_t npods;
     struct reconciler *reconciler;
     struct workqueue *queue;
     uint64_t queue_timer;
@@ -27,7 +40,7 @@ struct manager {
     uint64_t events_timer;
     struct {
         struct psi_metric *pressure, *reconcile_seconds, *reconciles, *taint_transitions, *watch_restarts,
-            *source_errors, *status_writes, *tainted_nodes;
+            *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations;
     } m;
     struct reconciler_counters last; /* counters already published */
 };
@@ -138,6 +151,67 @@ static struct kube_informer *informer(struct manager *m, const char *path, kube_
     return kube_informer_new(&o, err);
 }
 
+/* An informer whose changes trigger no reconcile (read at the next cycle). */
+static struct kube_informer *quiet_informer(struct manager *m, const char *path, const char *label_selector,
+                                            kube_informer_project_fn project, struct kube_err *err)
+{
+    struct kube_informer_opts o = {
+        .path = path,
+        .label_selector = label_selector,
+        .project = project,
+        .free_value = (void (*)(void *))cJSON_Delete,
+        .handlers = {.log = informer_log},
+        .ud = m,
+    };
+    return kube_informer_new(&o, err);
+}
+
+/* The reconciler's way to the pods of a podSelector: an informer per selector, made and
+ * started on the first ask, stopped when nobody asked for a while (gc_pod_informers). */
+static struct kube_informer *pods_for(void *ud, const char *selector)
+{
+    struct manager *m = ud;
+    uint64_t now = kube_loop_now_ms();
+    for (size_t i = 0; i < m->npods; i++)
+        if (strcmp(m->pods[i].selector, selector) == 0) {
+            m->pods[i].last_used_ms = now;
+            return m->pods[i].inf;
+        }
+    struct kube_err err;
+    struct pod_informer *v = realloc(m->pods, (m->npods + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    m->pods = v;
+    struct kube_informer *inf =
+        quiet_informer(m, "/api/v1/pods", selector[0] ? selector : NULL, rebalancer_pod_projection, &err);
+    char *sel = strdup(selector);
+    if (!inf || !sel || kube_informer_start(inf, m->loop, m->client, &err) < 0) {
+        log_error("pod informer not started", "selector", selector, "error", inf && sel ? err.msg : "out of memory");
+        kube_informer_free(inf);
+        free(sel);
+        return NULL;
+    }
+    log_info("watching pods", "selector", selector);
+    v[m->npods++] = (struct pod_informer){sel, inf, now};
+    return inf;
+}
+
+static void gc_pod_informers(struct manager *m)
+{
+    uint64_t now = kube_loop_now_ms();
+    size_t w = 0;
+    for (size_t i = 0; i < m->npods; i++) {
+        if (now - m->pods[i].last_used_ms > MANAGER_POD_INFORMER_IDLE_MS) {
+            log_info("pods no longer watched", "selector", m->pods[i].selector);
+            kube_informer_free(m->pods[i].inf);
+            free(m->pods[i].selector);
+            continue;
+        }
+        m->pods[w++] = m->pods[i];
+    }
+    m->npods = w;
+}
+
 /* ---- metrics ---- */
 
 static void publish_pressure(const char *psir, const char *node, const char *resource, double percent, void *ud)
@@ -160,12 +234,22 @@ static void publish(struct manager *m, double seconds, int rc)
     psi_metric_inc(m->m.taint_transitions, rem, (double)(c->taints_removed - m->last.taints_removed));
     psi_metric_inc(m->m.source_errors, NULL, (double)(c->sample_failures - m->last.sample_failures));
     psi_metric_inc(m->m.status_writes, NULL, (double)(c->status_writes - m->last.status_writes));
+    const char *ev[][1] = {{"evicted"}, {"migration"}, {"dry_run"}, {"refused"}, {"failed"}};
+    psi_metric_inc(m->m.evictions, ev[0], (double)(c->evictions - m->last.evictions));
+    psi_metric_inc(m->m.evictions, ev[1], (double)(c->migrations_requested - m->last.migrations_requested));
+    psi_metric_inc(m->m.evictions, ev[2], (double)(c->dry_run_moves - m->last.dry_run_moves));
+    psi_metric_inc(m->m.evictions, ev[3], (double)(c->evictions_refused - m->last.evictions_refused));
+    psi_metric_inc(m->m.evictions, ev[4], (double)(c->eviction_failures - m->last.eviction_failures));
+    const char *ok[] = {"succeeded"}, *bad[] = {"failed"};
+    psi_metric_inc(m->m.migrations, ok, (double)(c->migrations_succeeded - m->last.migrations_succeeded));
+    psi_metric_inc(m->m.migrations, bad, (double)(c->migrations_failed - m->last.migrations_failed));
     m->last = *c;
     psi_metric_clear(m->m.pressure);
     reconciler_foreach_pressure(m->reconciler, publish_pressure, m);
-    struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools};
-    const char *names[] = {"psirebalances", "nodes", "machineconfigs", "machineconfigpools"};
-    for (size_t i = 0; i < 4; i++) {
+    struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools, m->vmis, m->vmims};
+    const char *names[] = {"psirebalances",           "nodes", "machineconfigs", "machineconfigpools",
+                           "virtualmachineinstances", "virtualmachineinstancemigrations"};
+    for (size_t i = 0; i < 6; i++) {
         if (!infs[i])
             continue;
         struct kube_watch_stats ws = kube_informer_watch_stats(infs[i]);
@@ -200,8 +284,16 @@ static int register_metrics(struct manager *m)
                                              NULL);
     m->m.status_writes = psi_metrics_counter(m->metrics, "psi_rebalancer_status_writes_total",
                                              "PsiRebalance status updates written.", NULL);
+    m->m.evictions = psi_metrics_counter(m->metrics, "psi_rebalancer_evictions_total",
+                                         "Evictions asked, by answer: evicted, migration (KubeVirt live-migrates), "
+                                         "dry_run (DryRun: would have been asked), refused (a PodDisruptionBudget, "
+                                         "...), failed.",
+                                         result);
+    m->m.migrations = psi_metrics_counter(m->metrics, "psi_rebalancer_migrations_total",
+                                          "Live migrations of moved VMs that ended, by result.", result);
     return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.taint_transitions &&
-                   m->m.watch_restarts && m->m.source_errors && m->m.status_writes
+                   m->m.watch_restarts && m->m.source_errors && m->m.status_writes && m->m.evictions &&
+                   m->m.migrations
                ? 0
                : -1;
 }
@@ -219,18 +311,22 @@ static void process_queue(struct kube_loop *loop, void *ud)
         m->queue_timer_due = (int64_t)kube_loop_now_ms() + 200;
         return;
     }
+    /* Take only as many keys as are pending now: a key requeued with no delay waits for the
+     * next turn of the loop, so watch events are processed in between (no hot loop). */
+    size_t budget = workqueue_pending(m->queue);
     const char *key;
-    while ((key = workqueue_get(m->queue)) != NULL) {
+    while (budget-- > 0 && (key = workqueue_get(m->queue)) != NULL) {
         char *name = strdup(key);
         int64_t requeue = 0;
         uint64_t t0 = kube_loop_now_ms();
         int rc = name ? reconciler_reconcile(m->reconciler, name, wall_ms(), &requeue) : -1;
         publish(m, (double)(kube_loop_now_ms() - t0) / 1000.0, rc);
         workqueue_done(m->queue, key);
-        if (name && kube_informer_has(m->psirebalances, name))
+        if (name && kube_informer_has(m->psirebalances, name) && (rc != 0 || requeue > 0))
             workqueue_add_after(m->queue, name, rc == 0 ? requeue : MANAGER_RETRY_MS);
         free(name);
     }
+    gc_pod_informers(m);
     schedule_queue(m);
 }
 
@@ -283,10 +379,12 @@ static int api_exists(struct kube_client *c, const char *gv, bool *exists, struc
 
 int manager_start(struct manager *m, struct kube_err *err)
 {
-    bool mc_api;
-    if (api_exists(m->client, MACHINECONFIG_API_VERSION, &mc_api, err) < 0)
+    bool mc_api, kv_api;
+    if (api_exists(m->client, MACHINECONFIG_API_VERSION, &mc_api, err) < 0 ||
+        api_exists(m->client, REBALANCER_KUBEVIRT_GV, &kv_api, err) < 0)
         return -1;
-    log_info("api discovery", "machineconfigs", mc_api ? "available" : "absent (not OpenShift)");
+    log_info("api discovery", "machineconfigs", mc_api ? "available" : "absent (not OpenShift)", "kubevirt",
+             kv_api ? "available" : "absent (no live migrations to follow)");
     m->psirebalances = informer(m, "/apis/" API_API_VERSION "/" API_PLURAL, NULL, true, err);
     m->nodes = m->psirebalances ? informer(m, "/api/v1/nodes", reconciler_node_projection, false, err) : NULL;
     if (mc_api && m->nodes) {
@@ -299,12 +397,22 @@ int manager_start(struct manager *m, struct kube_err *err)
     }
     if (!m->nodes)
         return -1;
-    struct reconciler_deps deps = {m->client, m->events, m->psirebalances, m->nodes, m->machineconfigs, m->pools};
+    if (kv_api) {
+        m->vmis = quiet_informer(m, "/apis/" REBALANCER_KUBEVIRT_GV "/virtualmachineinstances", NULL,
+                                 rebalancer_vmi_projection, err);
+        m->vmims = m->vmis ? informer(m, "/apis/" REBALANCER_KUBEVIRT_GV "/virtualmachineinstancemigrations",
+                                      rebalancer_vmim_projection, false, err)
+                           : NULL;
+        if (!m->vmims)
+            return -1;
+    }
+    struct reconciler_deps deps = {m->client, m->events, m->psirebalances, m->nodes, m->machineconfigs, m->pools,
+                                   m->vmis,   m->vmims,  pods_for,         m};
     m->reconciler = reconciler_new(&deps);
     if (!m->reconciler)
         return kube_err_set(err, 0, "NoMemory", "out of memory");
-    struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools};
-    for (size_t i = 0; i < 4; i++)
+    struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools, m->vmis, m->vmims};
+    for (size_t i = 0; i < 6; i++)
         if (infs[i] && kube_informer_start(infs[i], m->loop, m->client, err) < 0)
             return -1;
     if (m->events)
@@ -316,7 +424,8 @@ bool manager_synced(const struct manager *m)
 {
     return m->psirebalances && kube_informer_synced(m->psirebalances) && kube_informer_synced(m->nodes) &&
            (!m->machineconfigs || kube_informer_synced(m->machineconfigs)) &&
-           (!m->pools || kube_informer_synced(m->pools));
+           (!m->pools || kube_informer_synced(m->pools)) && (!m->vmis || kube_informer_synced(m->vmis)) &&
+           (!m->vmims || kube_informer_synced(m->vmims));
 }
 
 void manager_free(struct manager *m)
@@ -329,6 +438,13 @@ void manager_free(struct manager *m)
     kube_informer_free(m->nodes);
     kube_informer_free(m->machineconfigs);
     kube_informer_free(m->pools);
+    kube_informer_free(m->vmis);
+    kube_informer_free(m->vmims);
+    for (size_t i = 0; i < m->npods; i++) {
+        kube_informer_free(m->pods[i].inf);
+        free(m->pods[i].selector);
+    }
+    free(m->pods);
     reconciler_free(m->reconciler);
     workqueue_free(m->queue);
     free(m);

@@ -74,7 +74,13 @@ opm=$PSI_OLM_BIN/opm
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The OpenShift overlay with the image set: what OLM will install.
+# The OpenShift overlay with the image set: what OLM will install. The overlay's image entry
+# matches the name config/default gives the image.
+default_image=$(python3 -c 'import sys, yaml
+k = yaml.safe_load(open(sys.argv[1]))
+print(next(i.get("newName", i["name"]) for i in k.get("images", []) if i["name"] == "psi-rebalancer"))' \
+  "$root/config/default/kustomization.yaml") ||
+  { echo "bundle.sh: config/default/kustomization.yaml sets no image for psi-rebalancer" >&2; exit 1; }
 mkdir -p "$tmp/overlay"
 {
   echo "apiVersion: kustomize.config.k8s.io/v1beta1"
@@ -82,7 +88,7 @@ mkdir -p "$tmp/overlay"
   echo "resources:"
   echo "- $(realpath --relative-to="$tmp/overlay" "$root/config/openshift")"
   echo "images:"
-  echo "- name: psi-rebalancer"
+  echo "- name: $default_image"
   echo "  newName: $image_repo"
   if [ -n "$image_digest" ]; then echo "  digest: $image_digest"; else echo "  newTag: \"$image_tag\""; fi
 } > "$tmp/overlay/kustomization.yaml"

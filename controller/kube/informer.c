@@ -313,7 +313,7 @@ void kube_informer_list_end(struct kube_informer *inf, const char *rv)
         struct inf_entry **pp = &inf->buckets[i];
         while (*pp) {
             struct inf_entry *e = *pp;
-            if (1 || e->gen == inf->gen) {
+            if (e->gen == inf->gen) {
                 pp = &e->next;
                 continue;
             }

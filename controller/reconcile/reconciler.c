@@ -40,6 +40,7 @@ struct cr_state {
     char metrics_reason[48];
     char metrics_message[1024];
     int64_t last_success_s;
+    struct rebalancer *rb; /* moves, cooldowns, DryRun's picture */
     struct cr_state *next;
 };
 
@@ -76,6 +77,7 @@ static void state_free(struct cr_state *cs)
     psi_source_free(cs->source);
     free(cs->source_key);
     psi_sample_free(&cs->sample);
+    rebalancer_free(cs->rb);
     free(cs->name);
     free(cs);
 }
@@ -86,7 +88,9 @@ static struct cr_state *state_get(struct reconciler *r, const char *name)
         if (strcmp(cs->name, name) == 0)
             return cs;
     struct cr_state *cs = calloc(1, sizeof(*cs));
-    if (!cs || !(cs->name = strdup(name))) {
+    if (!cs || !(cs->name = strdup(name)) || !(cs->rb = rebalancer_new())) {
+        if (cs)
+            free(cs->name);
         free(cs);
         return NULL;
     }
@@ -672,6 +676,57 @@ static int step_taints(struct reconciler *r, struct cr_state *cs, const struct a
     return failures;
 }
 
+/* ---- rebalancing ---- */
+
+/* Run the rebalancer over the owned nodes with this cycle's readings. Returns 0, or -1 with
+ * *reason and msg when an eviction failed. */
+static int rebalance(struct reconciler *r, struct cr_state *cs, const cJSON *obj, const struct api_psirebalance *pr,
+                     const struct collect_ctx *nodes, const struct taintpatch_taint *t, bool sampled, int64_t now_ms,
+                     struct api_status *next, const char **reason, char *msg, size_t len)
+{
+    struct rebalancer_node *rn = calloc(nodes->n ? nodes->n : 1, sizeof(*rn));
+    if (!rn) {
+        *reason = "OutOfMemory";
+        snprintf(msg, len, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nodes->n; i++) {
+        if (!nodes->v[i].owned)
+            continue;
+        const struct node_record *rec = record_find(cs, nodes->v[i].name);
+        const cJSON *taints =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(nodes->v[i].node, "spec"), "taints");
+        rn[n] = (struct rebalancer_node){nodes->v[i].name, nodes->v[i].node,
+                                         rec ? rec->tainted : taintpatch_has(taints, t), {NAN, NAN, NAN}};
+        for (int res = 0; res < API_RESOURCES; res++)
+            rn[n].pressure[res] = reading(sample_of(cs, nodes->v[i].name), (enum api_resource)res);
+        n++;
+    }
+    const char *token = pr->spec.metrics.prometheus.bearer_token_file;
+    struct psi_prom_config prom = {
+        .url = pr->spec.metrics.prometheus.url,
+        .token_file = token && token[0] ? token : NULL,
+        .ca_file = pr->spec.metrics.prometheus.ca_file,
+    };
+    struct rebalancer_deps d = {r->deps.client, r->deps.events, r->deps.vmis, r->deps.vmims, r->deps.pods,
+                                r->deps.pods_ud};
+    struct rebalancer_input in = {obj,     pr,          rn, n, sampled, cs->metrics == 1,
+                                  pr->spec.metrics.source == API_SOURCE_PROMETHEUS ? &prom : NULL, now_ms};
+    struct rebalancer_stats before = *rebalancer_stats(cs->rb);
+    int rc = rebalancer_run(cs->rb, &d, &in, next, reason, msg, len);
+    const struct rebalancer_stats *after = rebalancer_stats(cs->rb);
+    r->counters.evictions += after->evictions - before.evictions;
+    r->counters.migrations_requested += after->migrations_requested - before.migrations_requested;
+    r->counters.dry_run_moves += after->dry_run_moves - before.dry_run_moves;
+    r->counters.evictions_refused += after->refused - before.refused;
+    r->counters.eviction_failures += after->eviction_failures - before.eviction_failures;
+    r->counters.migrations_succeeded += after->migrations_succeeded - before.migrations_succeeded;
+    r->counters.migrations_failed += after->migrations_failed - before.migrations_failed;
+    free(rn);
+    return rc;
+}
+
 /* ---- status ---- */
 
 /* next starts as a copy of the status the object has: conditions keep their times, and the
@@ -683,6 +738,19 @@ static int status_copy(const cJSON *obj, struct api_status *next)
     int rc = st ? api_status_decode(st, next, &errs, NULL) : 0;
     api_errors_free(&errs);
     return rc;
+}
+
+/* Drop next's machineConfigs entries: reconcile_machineconfigs writes them anew each cycle. */
+static void clear_machine_configs(struct api_status *st)
+{
+    for (size_t i = 0; i < st->nmachine_configs; i++) {
+        free(st->machine_configs[i].role);
+        free(st->machine_configs[i].name);
+        free(st->machine_configs[i].pool);
+    }
+    free(st->machine_configs);
+    st->machine_configs = NULL;
+    st->nmachine_configs = 0;
 }
 
 /* PUT the status subresource with next; on 409 read the object again and retry once. */
@@ -807,6 +875,7 @@ int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms,
     int64_t now = now_s(now_ms);
     struct api_status next = {0};
     status_copy(obj, &next);
+    clear_machine_configs(&next);
     struct collect_ctx nodes = {0};
     size_t conflicts;
     char conflict_owner[256];
@@ -845,12 +914,13 @@ int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms,
     if (cs->metrics >= 0)
         conditions_set(&next, API_CONDITION_METRICS_AVAILABLE, cs->metrics ? API_CONDITION_TRUE : API_CONDITION_FALSE,
                        cs->metrics_reason, cs->metrics_message, pr.generation, now);
-    conditions_set(&next, API_CONDITION_REBALANCING, API_CONDITION_FALSE,
-                   pr.spec.eviction.mode == API_MODE_DISABLED ? "Disabled" : "NotSupported",
-                   pr.spec.eviction.mode == API_MODE_DISABLED
-                       ? "eviction.mode is Disabled"
-                       : "this version of psi-rebalancer taints pressured nodes but does not move workloads",
-                   pr.generation, now);
+    const char *rb_reason = NULL;
+    char rb_msg[512];
+    if (rebalance(r, cs, obj, &pr, &nodes, &t, sampled, now_ms, &next, &rb_reason, rb_msg, sizeof(rb_msg)) < 0 &&
+        !fail_reason) {
+        fail_reason = rb_reason ? rb_reason : "RebalanceFailed";
+        snprintf(fail_msg, sizeof(fail_msg), "%s", rb_msg);
+    }
     if (sampled && !fail_reason)
         cs->last_success_s = now;
     next.summary.nodes = 0;
@@ -929,14 +999,33 @@ void *reconciler_node_projection(const cJSON *node, void *ud)
         if (v)
             cJSON_AddItemToObject(m, keep[i], cJSON_Duplicate(v, 1));
     }
-    const cJSON *taints = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "spec"), "taints");
+    const cJSON *nspec = cJSON_GetObjectItemCaseSensitive(node, "spec");
+    const cJSON *taints = cJSON_GetObjectItemCaseSensitive(nspec, "taints");
     cJSON *spec = cJSON_AddObjectToObject(out, "spec");
     if (taints)
         cJSON_AddItemToObject(spec, "taints", cJSON_Duplicate(taints, 1));
-    cJSON *addrs = cJSON_AddArrayToObject(cJSON_AddObjectToObject(out, "status"), "addresses");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(nspec, "unschedulable")))
+        cJSON_AddTrueToObject(spec, "unschedulable");
+    const cJSON *nstatus = cJSON_GetObjectItemCaseSensitive(node, "status");
+    cJSON *status = cJSON_AddObjectToObject(out, "status");
+    cJSON *addrs = cJSON_AddArrayToObject(status, "addresses");
     const cJSON *a;
-    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "status"), "addresses"))
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(nstatus, "addresses"))
         if (json_str(a, "type", NULL) && strcmp(json_str(a, "type", NULL), "InternalIP") == 0)
             cJSON_AddItemToArray(addrs, cJSON_Duplicate(a, 1));
+    static const char *const capacity[] = {"cpu", NULL}, *const allocatable[] = {"cpu", "memory", "pods", NULL};
+    static const char *const *keep_res[] = {capacity, allocatable};
+    static const char *const res_names[] = {"capacity", "allocatable"};
+    for (size_t k = 0; k < 2; k++) {
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(nstatus, res_names[k]);
+        if (!src)
+            continue;
+        cJSON *dst = cJSON_AddObjectToObject(status, res_names[k]);
+        for (size_t i = 0; keep_res[k][i]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, keep_res[k][i]);
+            if (v)
+                cJSON_AddItemToObject(dst, keep_res[k][i], cJSON_Duplicate(v, 1));
+        }
+    }
     return out;
 }

@@ -13,7 +13,8 @@
  *   5. when the sampling interval has passed: one sample from the pressure source; on
  *      success the taint state machine runs and its taint writes are made; on failure
  *      MetricsAvailable goes False and every taint is held as it is;
- *   6. status (conditions, summary, per-node entries) written only when a reader would
+ *   6. rebalancing (rebalancer.h): moves followed every cycle, decided on sampled cycles;
+ *   7. status (conditions, summary, per-node entries, moves) written only when a reader would
  *      learn something, and Events for every taint, MachineConfig and metrics transition.
  *
  * The state the state machine needs between cycles (per node: state, since, taint) lives
@@ -27,6 +28,7 @@
 
 #include "events.h"
 #include "informer.h"
+#include "rebalancer.h"
 #include "rest.h"
 
 /* The finalizer that makes a deletion wait until our taints are off the nodes. */
@@ -42,6 +44,10 @@ struct reconciler_deps {
     struct kube_informer *nodes;
     struct kube_informer *machineconfigs; /* NULL: the MachineConfig API does not exist */
     struct kube_informer *pools;          /* NULL likewise */
+    struct kube_informer *vmis, *vmims;   /* NULL: the KubeVirt API does not exist */
+    /* The pod informer for a labelSelector, made on demand (see rebalancer_deps); NULL: none. */
+    struct kube_informer *(*pods)(void *ud, const char *label_selector);
+    void *pods_ud;
 };
 
 /* Counters a metrics endpoint reads; zero-initialised by reconciler_new. */
@@ -50,6 +56,9 @@ struct reconciler_counters {
     uint64_t samples, sample_failures;
     uint64_t taints_added, taints_removed, taint_write_failures;
     uint64_t status_writes;
+    /* rebalancing, summed over every PsiRebalance (rebalancer_stats) */
+    uint64_t evictions, migrations_requested, dry_run_moves, evictions_refused, eviction_failures;
+    uint64_t migrations_succeeded, migrations_failed;
 };
 
 struct reconciler;
@@ -77,8 +86,9 @@ void reconciler_foreach_pressure(const struct reconciler *r,
                                  void *ud);
 
 /* Informer projection for Nodes: a cJSON object with only metadata.{name, resourceVersion,
- * creationTimestamp, labels}, spec.taints (verbatim: the taint patch tests against it) and
- * the InternalIP entries of status.addresses. */
+ * creationTimestamp, labels}, spec.taints (verbatim: the taint patch tests against it),
+ * spec.unschedulable, the InternalIP entries of status.addresses, status.capacity.cpu and
+ * status.allocatable.{cpu, memory, pods} (for rebalancing's fit and load). */
 void *reconciler_node_projection(const cJSON *node, void *ud);
 
 #endif

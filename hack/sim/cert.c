@@ -1,6 +1,7 @@
 /* cert: issue a serving certificate signed by a CA we hold (see cert.h). */
 #include "cert.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "jx.h"
-#include "limits.h"
+#include "miglimits.h"
 #include "logging.h"
 #include "objects.h"
 #include "quantity.h"
@@ -293,7 +293,7 @@ static void fail(struct migration *m, struct run *r, const cJSON *mig, const cJS
     cJSON_AddTrueToObject(state, "failed");
     cJSON_AddStringToObject(state, "endTimestamp", ts);
     cJSON_AddStringToObject(state, "failureReason", reason);
-    set_phase(m, r, mig, vmi, LIMITS_FAILED, state, reason);
+    set_phase(m, r, mig, vmi, MIGLIMITS_FAILED, state, reason);
     if (jx_annotation(mig, SIM_EVACUATION_ANNOTATION) && r->vmi[0]) {
         struct backoff *b = backoff_get(m, r->vmi, true);
         if (b) {
@@ -340,7 +340,7 @@ static void succeed(struct migration *m, struct run *r, const cJSON *mig, const 
     cJSON_AddFalseToObject(state, "failed");
     cJSON_AddStringToObject(state, "endTimestamp", ts);
     cJSON_AddStringToObject(state, "targetNodeDomainReadyTimestamp", ts);
-    set_phase(m, r, mig, vmi, LIMITS_SUCCEEDED, state, NULL);
+    set_phase(m, r, mig, vmi, MIGLIMITS_SUCCEEDED, state, NULL);
     struct backoff *b = backoff_get(m, r->vmi, false);
     if (b)
         b->failures = 0;
@@ -361,11 +361,11 @@ static int older_cb(const char *key, const char *rv, const void *obj, void *ud)
     struct older *o = ud;
     const cJSON *other = obj;
     if (other == o->mig || !jx_eq(jx_str(other, "spec.vmiName"), jx_str(o->mig, "spec.vmiName")) ||
-        limits_phase_final(jx_str(other, "status.phase")))
+        miglimits_phase_final(jx_str(other, "status.phase")))
         return 0;
     int cmp = strcmp(jx_str0(other, "metadata.creationTimestamp"), jx_str0(o->mig, "metadata.creationTimestamp"));
     if (cmp < 0 || (cmp == 0 && strcmp(jx_str0(other, "metadata.name"), jx_str0(o->mig, "metadata.name")) < 0) ||
-        limits_phase_running(jx_str(other, "status.phase"))) {
+        miglimits_phase_running(jx_str(other, "status.phase"))) {
         o->found = true;
         return 1;
     }
@@ -402,7 +402,7 @@ static void create_target(struct migration *m, struct run *r, const cJSON *mig, 
     if (sim_create_once(s, path, pod, NULL, name) == 0) {
         free(r->target_pod);
         r->target_pod = strdup(name);
-        set_phase(m, r, mig, vmi, LIMITS_SCHEDULING, NULL, NULL);
+        set_phase(m, r, mig, vmi, MIGLIMITS_SCHEDULING, NULL, NULL);
     }
     free(path);
     cJSON_Delete(pod);
@@ -436,13 +436,13 @@ static cJSON *handoff_state(const struct sim *s, const char *uid, const cJSON *v
     return ms;
 }
 
-static void step(struct migration *m, const cJSON *mig, struct limits *lim)
+static void step(struct migration *m, const cJSON *mig, struct miglimits *lim)
 {
     struct sim *s = m->s;
     const char *uid = jx_str0(mig, "metadata.uid");
     const char *vmi_name = jx_str(mig, "spec.vmiName");
     struct run *r = run_find(m, uid);
-    if (!r || limits_phase_final(r->phase))
+    if (!r || miglimits_phase_final(r->phase))
         return; /* final in the cache, or ended by us and the cache is behind */
     const char *phase = r->phase;
     const cJSON *vmi = vmi_name ? kube_informer_get(s->vmis, s->sc->namespace, vmi_name) : NULL;
@@ -472,20 +472,20 @@ static void step(struct migration *m, const cJSON *mig, struct limits *lim)
         else if (!vm)
             fail(m, r, mig, vmi, "VMI is not one of the simulator's VMs.");
         else
-            set_phase(m, r, mig, vmi, LIMITS_PENDING, NULL, NULL);
+            set_phase(m, r, mig, vmi, MIGLIMITS_PENDING, NULL, NULL);
         return;
     }
 
     const cJSON *sp = source_pod(s, vmi);
     const cJSON *tp = target_pod(s, vmi, uid);
-    if (strcmp(phase, LIMITS_PENDING) == 0) {
+    if (strcmp(phase, MIGLIMITS_PENDING) == 0) {
         if (!vm) {
             fail(m, r, mig, vmi, "VMI is not one of the simulator's VMs.");
             return;
         }
         if (tp) { /* created by an earlier pass whose status write was lost */
-            set_phase(m, r, mig, vmi, LIMITS_SCHEDULING, NULL, NULL);
-            limits_add(lim, jx_str(vmi, "status.nodeName"));
+            set_phase(m, r, mig, vmi, MIGLIMITS_SCHEDULING, NULL, NULL);
+            miglimits_add(lim, jx_str(vmi, "status.nodeName"));
             return;
         }
         if (!jx_eq(vphase, "Running") || !sp)
@@ -495,16 +495,16 @@ static void step(struct migration *m, const cJSON *mig, struct limits *lim)
         if (backoff_wait(m, mig, vmi_name))
             return;
         const char *src = jx_str(vmi, "status.nodeName");
-        if (limits_room(lim, src) <= 0)
+        if (miglimits_room(lim, src) <= 0)
             return; /* waits for a slot: KubeVirt's parallel limits */
         create_target(m, r, mig, vmi, vm);
-        if (strcmp(r->phase, LIMITS_SCHEDULING) == 0)
-            limits_add(lim, src);
+        if (strcmp(r->phase, MIGLIMITS_SCHEDULING) == 0)
+            miglimits_add(lim, src);
         return;
     }
 
     /* from here the migration has a target pod */
-    if (!tp && r->target_pod && strcmp(phase, LIMITS_SCHEDULING) == 0 && now < r->since_ms + 30000)
+    if (!tp && r->target_pod && strcmp(phase, MIGLIMITS_SCHEDULING) == 0 && now < r->since_ms + 30000)
         return; /* created a moment ago: the cache has not seen it yet */
     if (!tp || !sim_pod_live(tp)) {
         fail(m, r, mig, vmi, "Migration target pod was removed during active migration.");
@@ -514,14 +514,14 @@ static void step(struct migration *m, const cJSON *mig, struct limits *lim)
         fail(m, r, mig, vmi, "Migration failed because the source pod is gone.");
         return;
     }
-    if (strcmp(phase, LIMITS_SCHEDULING) == 0) {
+    if (strcmp(phase, MIGLIMITS_SCHEDULING) == 0) {
         if (sim_pod_ready(tp)) {
             set_vmi_migration_state(s, vmi_name, handoff_state(s, uid, vmi, sp, tp));
             cJSON *lp = cJSON_CreateObject();
             cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(lp, "metadata"), "labels"),
                                     "kubevirt.io/migrationTargetNodeName", jx_str0(tp, "spec.nodeName"));
             patch_vmi(s, vmi_name, lp, false);
-            set_phase(m, r, mig, vmi, LIMITS_SCHEDULED, handoff_state(s, uid, vmi, sp, tp), NULL);
+            set_phase(m, r, mig, vmi, MIGLIMITS_SCHEDULED, handoff_state(s, uid, vmi, sp, tp), NULL);
         } else if (unschedulable(tp) && now >= r->since_ms + (uint64_t)s->sc->unschedulable_timeout_ms) {
             fail(m, r, mig, vmi, "Migration target pod was unschedulable for too long.");
         }
@@ -529,15 +529,15 @@ static void step(struct migration *m, const cJSON *mig, struct limits *lim)
     }
     if (now < r->since_ms + delay)
         return;
-    if (strcmp(phase, LIMITS_SCHEDULED) == 0) {
-        set_phase(m, r, mig, vmi, LIMITS_PREPARING, NULL, NULL);
-    } else if (strcmp(phase, LIMITS_PREPARING) == 0) {
+    if (strcmp(phase, MIGLIMITS_SCHEDULED) == 0) {
+        set_phase(m, r, mig, vmi, MIGLIMITS_PREPARING, NULL, NULL);
+    } else if (strcmp(phase, MIGLIMITS_PREPARING) == 0) {
         cJSON *patch = cJSON_CreateObject();
         cJSON *ms = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "status"), "migrationState");
         cJSON_AddStringToObject(ms, "targetNodeAddress", jx_str0(tp, "status.podIP"));
         patch_vmi(s, vmi_name, patch, true);
-        set_phase(m, r, mig, vmi, LIMITS_TARGET_READY, NULL, NULL);
-    } else if (strcmp(phase, LIMITS_TARGET_READY) == 0) {
+        set_phase(m, r, mig, vmi, MIGLIMITS_TARGET_READY, NULL, NULL);
+    } else if (strcmp(phase, MIGLIMITS_TARGET_READY) == 0) {
         char ts[32];
         sim_timestamp(ts, sizeof(ts));
         cJSON *patch = cJSON_CreateObject();
@@ -546,13 +546,13 @@ static void step(struct migration *m, const cJSON *mig, struct limits *lim)
         patch_vmi(s, vmi_name, patch, true);
         cJSON *state = cJSON_CreateObject();
         cJSON_AddStringToObject(state, "startTimestamp", ts);
-        set_phase(m, r, mig, vmi, LIMITS_RUNNING, state, NULL);
+        set_phase(m, r, mig, vmi, MIGLIMITS_RUNNING, state, NULL);
         double mem = vm ? vm->memory : 0;
         r->until_ms = r->since_ms + (uint64_t)s->sc->migration_base_ms +
                       (uint64_t)(1000.0 * mem / s->sc->migration_bandwidth);
         r->fail = (vm && scenario_vm_always_fails(s->sc, vm->name)) ||
                   (s->sc->migration_failure_rate > 0 && sim_random(s) < s->sc->migration_failure_rate);
-    } else if (strcmp(phase, LIMITS_RUNNING) == 0) {
+    } else if (strcmp(phase, MIGLIMITS_RUNNING) == 0) {
         if (r->until_ms == 0) { /* running before we knew it (restart): finish from now */
             r->until_ms = now + (uint64_t)s->sc->migration_base_ms;
             r->fail = 0;
@@ -610,7 +610,7 @@ void migration_sync(struct migration *m)
         const cJSON *mig = c.items[i];
         const char *phase = jx_str0(mig, "status.phase");
         struct run *r = run_find(m, jx_str0(mig, "metadata.uid"));
-        if (limits_phase_final(phase) && (!r || limits_phase_final(r->phase)))
+        if (miglimits_phase_final(phase) && (!r || miglimits_phase_final(r->phase)))
             continue; /* over, and the cache knows it: forget it (below) */
         if (!r && !(r = run_get(m, jx_str0(mig, "metadata.uid"), jx_str(mig, "spec.vmiName"))))
             continue;
@@ -622,14 +622,14 @@ void migration_sync(struct migration *m)
         }
     }
     /* running migrations count against the limits, by the phase we know */
-    struct limits lim;
-    limits_init(&lim, s->sc->parallel_per_cluster, s->sc->parallel_outbound_per_node);
+    struct miglimits lim;
+    miglimits_init(&lim, s->sc->parallel_per_cluster, s->sc->parallel_outbound_per_node);
     for (size_t i = 0; i < c.n; i++) {
         const cJSON *mig = c.items[i];
         struct run *r = run_find(m, jx_str0(mig, "metadata.uid"));
-        if (r && limits_phase_running(r->phase)) {
+        if (r && miglimits_phase_running(r->phase)) {
             const cJSON *vmi = kube_informer_get(s->vmis, s->sc->namespace, jx_str0(mig, "spec.vmiName"));
-            limits_add(&lim, source_node(mig, vmi));
+            miglimits_add(&lim, source_node(mig, vmi));
         }
     }
     for (size_t i = 0; i < c.n; i++)
@@ -641,13 +641,13 @@ void migration_sync(struct migration *m)
             i++;
             continue;
         }
-        if (r->target_pod && !limits_phase_final(r->phase)) {
+        if (r->target_pod && !miglimits_phase_final(r->phase)) {
             log_info("migration deleted: removing its target pod", "uid", r->uid, "pod", r->target_pod);
             delete_pod(s, r->target_pod);
         }
         run_clear(r);
         m->runs[i] = m->runs[--m->n_runs];
     }
-    limits_clear(&lim);
+    miglimits_clear(&lim);
     free(c.items);
 }

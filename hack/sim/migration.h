@@ -6,7 +6,7 @@
  *   Pending       an evacuation migration marks the source pod
  *                 descheduler.alpha.kubernetes.io/eviction-in-progress; after a failed
  *                 evacuation of the same VMI it waits a backoff (20 s by default, doubling);
- *                 then, when the limits allow (see limits.h), it creates the target launcher
+ *                 then, when the limits allow (see miglimits.h), it creates the target launcher
  *                 pod (required anti-affinity to the VMI's pods by hostname, the migration's
  *                 addedNodeSelector) for the real scheduler to place -> Scheduling
  *   Scheduling    the target pod runs -> Scheduled, the VMI's status.migrationState is

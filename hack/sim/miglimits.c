@@ -1,27 +1,27 @@
-/* limits: KubeVirt's parallel migration limits (see limits.h). */
-#include "limits.h"
+/* miglimits: KubeVirt's parallel migration limits (see miglimits.h). */
+#include "miglimits.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-bool limits_phase_final(const char *phase)
+bool miglimits_phase_final(const char *phase)
 {
-    return phase && (strcmp(phase, LIMITS_SUCCEEDED) == 0 || strcmp(phase, LIMITS_FAILED) == 0);
+    return phase && (strcmp(phase, MIGLIMITS_SUCCEEDED) == 0 || strcmp(phase, MIGLIMITS_FAILED) == 0);
 }
 
-bool limits_phase_running(const char *phase)
+bool miglimits_phase_running(const char *phase)
 {
-    return phase && *phase && strcmp(phase, LIMITS_PENDING) != 0 && !limits_phase_final(phase);
+    return phase && *phase && strcmp(phase, MIGLIMITS_PENDING) != 0 && !miglimits_phase_final(phase);
 }
 
-void limits_init(struct limits *l, int per_cluster, int per_node)
+void miglimits_init(struct miglimits *l, int per_cluster, int per_node)
 {
     memset(l, 0, sizeof(*l));
     l->per_cluster = per_cluster;
     l->per_node = per_node;
 }
 
-void limits_clear(struct limits *l)
+void miglimits_clear(struct miglimits *l)
 {
     for (size_t i = 0; i < l->n_nodes; i++)
         free(l->nodes[i].node);
@@ -31,7 +31,7 @@ void limits_clear(struct limits *l)
     l->total = 0;
 }
 
-int limits_add(struct limits *l, const char *source)
+int miglimits_add(struct miglimits *l, const char *source)
 {
     l->total++;
     if (!source || !*source)
@@ -42,7 +42,7 @@ int limits_add(struct limits *l, const char *source)
             return 0;
         }
     }
-    struct limits_node *grown = realloc(l->nodes, (l->n_nodes + 1) * sizeof(*grown));
+    struct miglimits_node *grown = realloc(l->nodes, (l->n_nodes + 1) * sizeof(*grown));
     if (!grown)
         return -1;
     l->nodes = grown;
@@ -53,7 +53,7 @@ int limits_add(struct limits *l, const char *source)
     return 0;
 }
 
-int limits_running_from(const struct limits *l, const char *source)
+int miglimits_running_from(const struct miglimits *l, const char *source)
 {
     for (size_t i = 0; source && i < l->n_nodes; i++)
         if (strcmp(l->nodes[i].node, source) == 0)
@@ -61,10 +61,10 @@ int limits_running_from(const struct limits *l, const char *source)
     return 0;
 }
 
-int limits_room(const struct limits *l, const char *source)
+int miglimits_room(const struct miglimits *l, const char *source)
 {
     int cluster = l->per_cluster - l->total;
-    int node = l->per_node - limits_running_from(l, source);
+    int node = l->per_node - miglimits_running_from(l, source);
     int room = cluster < node ? cluster : node;
     return room > 0 ? room : 0;
 }

@@ -1,0 +1,197 @@
+/* moves: following moves through KubeVirt's migrations (see moves.h). */
+#include "moves.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
+}
+
+static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+bool moves_phase_final(const char *phase) { return eq(phase, "Succeeded") || eq(phase, "Failed"); }
+
+bool moves_phase_running(const char *phase)
+{
+    return phase && *phase && !eq(phase, "Pending") && !moves_phase_final(phase);
+}
+
+static int64_t time_of(const char *s)
+{
+    int64_t t;
+    return s && api_json_parse_time(s, &t) == 0 ? t : 0;
+}
+
+int moves_migration_read(const cJSON *vmim, struct moves_migration *m)
+{
+    memset(m, 0, sizeof(*m));
+    const cJSON *meta = get(vmim, "metadata"), *st = get(vmim, "status");
+    const cJSON *ms = get(st, "migrationState");
+    m->ns = str(meta, "namespace");
+    m->name = str(meta, "name");
+    m->vmi = str(get(vmim, "spec"), "vmiName");
+    const cJSON *phase = get(st, "phase");
+    m->phase = cJSON_IsString(phase) ? phase->valuestring : "";
+    const char *annotated = str(get(meta, "annotations"), MOVES_EVACUATION_ANNOTATION);
+    m->evacuation = get(get(meta, "annotations"), MOVES_EVACUATION_ANNOTATION) != NULL;
+    m->source = annotated ? annotated : str(ms, "sourceNode");
+    m->target = str(ms, "targetNode");
+    m->created = time_of(str(meta, "creationTimestamp"));
+    m->end = time_of(str(ms, "endTimestamp"));
+    if (!m->end && moves_phase_final(m->phase)) {
+        const cJSON *h;
+        cJSON_ArrayForEach(h, get(st, "phaseTransitionTimestamps"))
+            if (eq(str(h, "phase"), m->phase))
+                m->end = time_of(str(h, "phaseTransitionTimestamp"));
+    }
+    return m->vmi && m->name ? 0 : -1;
+}
+
+void moves_count(const struct moves_migration *migs, size_t nm, const char *const *nodes, size_t nnodes,
+                 struct moves_counts *c, int *outbound)
+{
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < nnodes; i++)
+        outbound[i] = 0;
+    for (size_t k = 0; k < nm; k++) {
+        if (moves_phase_final(migs[k].phase))
+            continue;
+        c->in_flight++;
+        if (!moves_phase_running(migs[k].phase))
+            continue;
+        c->running++;
+        for (size_t i = 0; i < nnodes; i++)
+            if (eq(nodes[i], migs[k].source))
+                outbound[i]++;
+    }
+}
+
+bool moves_followed(const struct api_move *m)
+{
+    return m->phase == API_MOVE_REQUESTED || m->phase == API_MOVE_MIGRATING || m->phase == API_MOVE_FAILED;
+}
+
+static int set(char **dst, const char *src)
+{
+    if (!src || eq(*dst, src))
+        return 0;
+    char *s = strdup(src);
+    if (!s)
+        return -1;
+    free(*dst);
+    *dst = s;
+    return 0;
+}
+
+static int emit(struct moves_event **ev, size_t *n, size_t move, enum moves_event_kind kind, const char *migration)
+{
+    struct moves_event *v = realloc(*ev, (*n + 1) * sizeof(*v));
+    if (!v)
+        return -1;
+    *ev = v;
+    v[(*n)++] = (struct moves_event){move, kind, migration};
+    return 0;
+}
+
+/* Whether migration g belongs to move m. */
+static bool matches(const struct api_move *m, const struct moves_migration *g)
+{
+    return g->evacuation && eq(g->vmi, m->name) && eq(g->ns, m->ns) &&
+           (!m->kind || strcmp(m->kind, "VirtualMachineInstance") == 0) &&
+           (g->created == 0 || g->created >= m->time - MOVES_SKEW_S);
+}
+
+static bool before(const struct moves_migration *a, const struct moves_migration *b)
+{
+    if (a->created != b->created)
+        return a->created < b->created;
+    return strcmp(a->name, b->name) < 0;
+}
+
+int moves_follow(struct api_move *moves, size_t n, const struct moves_migration *migs, size_t nm,
+                 struct moves_event **events, size_t *nevents)
+{
+    const struct moves_migration **mine = calloc(nm ? nm : 1, sizeof(*mine));
+    if (!mine)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct api_move *m = &moves[i];
+        if (!moves_followed(m))
+            continue;
+        size_t k = 0;
+        for (size_t j = 0; j < nm; j++) {
+            if (!matches(m, &migs[j]))
+                continue;
+            size_t at = k++;
+            while (at > 0 && before(&migs[j], mine[at - 1])) {
+                mine[at] = mine[at - 1];
+                at--;
+            }
+            mine[at] = &migs[j];
+        }
+        if (k == 0)
+            continue;
+        int64_t failed = 0;
+        for (size_t j = 0; j < k && rc == 0; j++) {
+            if (!eq(mine[j]->phase, "Failed"))
+                continue;
+            failed++;
+            if (failed > m->failures)
+                rc = emit(events, nevents, i, MOVES_FAILED, mine[j]->name);
+        }
+        if (failed > m->failures)
+            m->failures = failed;
+        const struct moves_migration *last = mine[k - 1];
+        enum api_move_phase was = m->phase;
+        if (set(&m->migration, last->name) < 0 || set(&m->target_node, last->target) < 0) {
+            rc = -1;
+            break;
+        }
+        if (!moves_phase_final(last->phase)) {
+            m->phase = API_MOVE_MIGRATING;
+            m->end_time = 0;
+            if (was != API_MOVE_MIGRATING && rc == 0)
+                rc = emit(events, nevents, i, MOVES_STARTED, last->name);
+        } else if (eq(last->phase, "Succeeded")) {
+            m->phase = API_MOVE_SUCCEEDED;
+            m->end_time = last->end ? last->end : m->end_time;
+            if (rc == 0)
+                rc = emit(events, nevents, i, MOVES_SUCCEEDED, last->name);
+        } else {
+            m->phase = API_MOVE_FAILED;
+            m->end_time = last->end ? last->end : m->end_time;
+        }
+    }
+    free(mine);
+    return rc;
+}
+
+void moves_prune(struct api_status *st, int64_t now_s, int64_t history_s)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < st->nmoves; i++) {
+        struct api_move *m = &st->moves[i];
+        int64_t last = m->end_time > m->time ? m->end_time : m->time;
+        if (m->phase != API_MOVE_MIGRATING && last < now_s - history_s) {
+            api_move_free(m);
+            continue;
+        }
+        st->moves[w++] = *m;
+    }
+    st->nmoves = w;
+    if (st->nmoves > API_STATUS_MAX_MOVES) {
+        size_t drop = st->nmoves - API_STATUS_MAX_MOVES;
+        for (size_t i = 0; i < drop; i++)
+            api_move_free(&st->moves[i]);
+        memmove(st->moves, st->moves + drop, API_STATUS_MAX_MOVES * sizeof(*st->moves));
+        st->nmoves = API_STATUS_MAX_MOVES;
+    }
+}

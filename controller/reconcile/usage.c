@@ -1,0 +1,185 @@
+/* usage: the usage query and its answers (see usage.h). */
+#include "usage.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growing string. */
+struct buf {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct buf *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 512;
+        while (n >= 0 && cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = n < 0 ? NULL : realloc(b->s, cap);
+        if (!s) {
+            b->failed = true;
+            return;
+        }
+        b->s = s, b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+/* A name as an exact regex alternative inside a PromQL string: regex metacharacters are
+ * escaped with a backslash, which the PromQL string needs doubled. */
+static void put_regex_name(struct buf *b, const char *name)
+{
+    for (const char *p = name; *p; p++) {
+        if (strchr(".^$*+?()[]{}|\\", *p))
+            put(b, "\\\\");
+        if (*p == '"')
+            put(b, "\\");
+        put(b, "%c", *p);
+    }
+}
+
+/* The name filter of the refs' pods (vmi: their VMIs), ",label=~\"a|b\"" (no comma when
+ * !comma), or nothing when there are too many to list; label="" (no series) when none. */
+static void put_filter(struct buf *b, bool comma, const char *label, const struct usage_ref *refs, size_t n, bool vmi)
+{
+    if (n > USAGE_MAX_FILTERED)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = vmi ? refs[i].vmi : refs[i].pod;
+        if (!name)
+            continue;
+        if (k++)
+            put(b, "|");
+        else
+            put(b, "%s%s=~\"", comma ? "," : "", label);
+        put_regex_name(b, name);
+    }
+    if (k)
+        put(b, "\"");
+    else
+        put(b, "%s%s=\"\"", comma ? "," : "", label);
+}
+
+char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs)
+{
+    if (window_s < 1)
+        window_s = 1;
+    struct buf b = {0};
+    put(&b,
+        "label_replace(sum by (node, instance) (rate(node_cpu_seconds_total{mode!~\"idle|iowait|steal\"}[%lds])), "
+        "\"psi_usage\", \"node\", \"\", \"\")",
+        window_s);
+    put(&b,
+        " or label_replace(sum by (node) (rate(kubevirt_vmi_cpu_usage_seconds_total[%lds])), "
+        "\"psi_usage\", \"vmnode\", \"\", \"\")",
+        window_s);
+    put(&b, " or label_replace(sum by (namespace, name) (rate(kubevirt_vmi_cpu_usage_seconds_total{");
+    put_filter(&b, false, "name", refs, nrefs, true);
+    put(&b, "}[%lds])), \"psi_usage\", \"vmi\", \"\", \"\")", window_s);
+    put(&b, " or label_replace(sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=\"\","
+            "container!=\"POD\"");
+    put_filter(&b, true, "pod", refs, nrefs, false);
+    put(&b, "}[%lds])), \"psi_usage\", \"pod\", \"\", \"\")", window_s);
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+static double value_of(const struct psi_prom_series *s)
+{
+    return isfinite(s->value) && s->value >= 0 ? s->value : NAN;
+}
+
+void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nodes, size_t nnodes, double *node_usage,
+                const struct usage_ref *refs, size_t nrefs, double *ref_usage)
+{
+    bool have_node_metric = false, have_vm_metric = false;
+    double *vm_sum = calloc(nnodes ? nnodes : 1, sizeof(double));
+    double *pod_usage = calloc(nrefs ? nrefs : 1, sizeof(double));
+    for (size_t i = 0; i < nnodes; i++)
+        node_usage[i] = NAN;
+    for (size_t j = 0; j < nrefs; j++) {
+        ref_usage[j] = NAN;
+        if (pod_usage)
+            pod_usage[j] = NAN;
+    }
+    for (size_t k = 0; v && k < v->n; k++) {
+        const struct psi_prom_series *s = &v->series[k];
+        const char *tag = psi_prom_label_get(s, "psi_usage");
+        double val = value_of(s);
+        if (eq(tag, "node")) {
+            have_node_metric = true;
+            long i = psi_prom_match_node(s, nodes, nnodes);
+            if (i >= 0 && !isnan(val))
+                node_usage[i] = isnan(node_usage[i]) ? val : node_usage[i] + val;
+        } else if (eq(tag, "vmnode")) {
+            have_vm_metric = true;
+            long i = psi_prom_match_node(s, nodes, nnodes);
+            if (i >= 0 && !isnan(val) && vm_sum)
+                vm_sum[i] += val;
+        } else if (eq(tag, "vmi")) {
+            have_vm_metric = true;
+            const char *ns = psi_prom_label_get(s, "namespace"), *name = psi_prom_label_get(s, "name");
+            for (size_t j = 0; j < nrefs; j++)
+                if (refs[j].vmi && eq(refs[j].vmi, name) && eq(refs[j].ns, ns))
+                    ref_usage[j] = val;
+        } else if (eq(tag, "pod")) {
+            const char *ns = psi_prom_label_get(s, "namespace"), *pod = psi_prom_label_get(s, "pod");
+            for (size_t j = 0; j < nrefs && pod_usage; j++)
+                if (eq(refs[j].pod, pod) && eq(refs[j].ns, ns))
+                    pod_usage[j] = val;
+        }
+    }
+    for (size_t j = 0; j < nrefs && pod_usage; j++)
+        if (isnan(ref_usage[j]))
+            ref_usage[j] = pod_usage[j];
+    if (!have_node_metric && have_vm_metric && vm_sum)
+        for (size_t i = 0; i < nnodes; i++)
+            node_usage[i] = vm_sum[i];
+    free(vm_sum);
+    free(pod_usage);
+}
+
+static double nano_cores(const cJSON *stats)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(stats, "cpu"), "usageNanoCores");
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble / 1e9 : NAN;
+}
+
+void usage_from_summary(const cJSON *summary, double *node_usage, const struct usage_ref *refs, size_t nrefs,
+                        double *ref_usage)
+{
+    *node_usage = nano_cores(cJSON_GetObjectItemCaseSensitive(summary, "node"));
+    const cJSON *pod;
+    cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(summary, "pods")) {
+        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(pod, "podRef");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(ref, "name");
+        const cJSON *ns = cJSON_GetObjectItemCaseSensitive(ref, "namespace");
+        if (!cJSON_IsString(name) || !cJSON_IsString(ns))
+            continue;
+        for (size_t j = 0; j < nrefs; j++)
+            if (eq(refs[j].pod, name->valuestring) && eq(refs[j].ns, ns->valuestring))
+                ref_usage[j] = nano_cores(pod);
+    }
+}

@@ -1,0 +1,52 @@
+/* usage: CPU usage (cores) of nodes and of the workloads that might move, which the
+ * predictions of rebalance need. Pure: builds the query and reads the answers.
+ *
+ * Prometheus: one instant query, run only on cycles where some node is a source (so the
+ * steady state keeps to the one pressure query per cycle). Its parts are tagged with a label
+ * psi_usage by label_replace and joined with `or`, as the pressure query is:
+ *   node    sum by (node, instance) (rate(node_cpu_seconds_total{mode!~"idle|iowait|steal"}[w]))
+ *   vmnode  sum by (node) (rate(kubevirt_vmi_cpu_usage_seconds_total[w]))
+ *   vmi     sum by (namespace, name) (rate(kubevirt_vmi_cpu_usage_seconds_total{name=~"..."}[w]))
+ *   pod     sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!="",
+ *                                      container!="POD",pod=~"..."}[w]))
+ * The name filters list the workloads asked about (up to USAGE_MAX_FILTERED; beyond that the
+ * parts are unfiltered). A node's usage is its node series (matched to the node as the
+ * pressure series are: node label, instance name, or instance address); where the Prometheus
+ * has no node_cpu_seconds_total at all but has KubeVirt's VM metrics, it is the sum of its
+ * VMs' usage (0 for a node without VMs). A workload's usage is its VMI series for a VM, else
+ * its pod series (a VM's launcher pod series stands in when there is no VMI series).
+ *
+ * Kubelet: the Summary API of each node gives node.cpu.usageNanoCores and, per pod,
+ * pods[].cpu.usageNanoCores. */
+#ifndef PSI_RECONCILE_USAGE_H
+#define PSI_RECONCILE_USAGE_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "prom.h"
+
+/* Most workloads named in the query's filters. */
+#define USAGE_MAX_FILTERED 200
+
+/* A workload whose usage is wanted (strings borrowed). */
+struct usage_ref {
+    const char *ns;
+    const char *pod;
+    const char *vmi; /* the VMI's name for a VM, else NULL */
+};
+
+/* The usage query for window_s seconds and refs (rule above). Caller frees; NULL on no memory. */
+char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs);
+
+/* Read the reply v of usage_query: node_usage[i] for nodes[i] and ref_usage[j] for refs[j]
+ * (cores; NAN where there is no reading). */
+void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nodes, size_t nnodes, double *node_usage,
+                const struct usage_ref *refs, size_t nrefs, double *ref_usage);
+
+/* Read one node's kubelet Summary: its usage into *node_usage (NAN when absent) and, for the
+ * refs whose pod it lists, ref_usage[j] (others untouched). */
+void usage_from_summary(const cJSON *summary, double *node_usage, const struct usage_ref *refs, size_t nrefs,
+                        double *ref_usage);
+
+#endif

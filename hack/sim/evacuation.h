@@ -1,0 +1,28 @@
+/* evacuation: virt-controller's evacuation controller. A VMI marked for evacuation (its
+ * status.evacuationNodeName is the node it runs on: the eviction webhook marked it) whose
+ * strategy wants a live migration (LiveMigrate, or LiveMigrateIfPossible and migratable)
+ * gets a VirtualMachineInstanceMigration named kubevirt-evacuation-<suffix>, annotated
+ * kubevirt.io/evacuationMigration: <node>, unless it already has an unfinished migration
+ * or a second launcher pod. As KubeVirt does, it creates only as many as there are free
+ * slots (parallelMigrationsPerCluster, parallelOutboundMigrationsPerNode, counting running
+ * migrations), and tries again later for the rest. A failed evacuation is retried the same
+ * way (the migration controller applies the backoff). Once the VMI runs elsewhere, the mark
+ * (evacuationNodeName and the kubevirt.io/eviction-source annotation) is cleared, as
+ * virt-handler does. */
+#ifndef PSI_SIM_EVACUATION_H
+#define PSI_SIM_EVACUATION_H
+
+#include "sim.h"
+
+struct evacuation;
+
+/* New controller over s (borrowed); NULL when out of memory. */
+struct evacuation *evacuation_new(struct sim *s);
+
+/* Free (NULL is fine). */
+void evacuation_free(struct evacuation *e);
+
+/* One pass over the marked VMIs. */
+void evacuation_sync(struct evacuation *e);
+
+#endif

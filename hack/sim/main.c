@@ -1,0 +1,467 @@
+/* psi-sim: plays, against a real API server, what an OpenShift Virtualization cluster
+ * adds to Kubernetes for psi-rebalancer: KubeVirt's VMs, launcher pods, eviction webhook,
+ * evacuations and live migrations; the MachineConfig operator; and nodes under load with
+ * their PSI, exported for Prometheus with node_exporter's names. A scenario file says what
+ * runs where and what happens over time (hack/sim/scenarios/).
+ *
+ *   psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]
+ *           [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]
+ *           [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR]
+ *           [--record FILE] [--ready-file FILE] [--exit-when-done] [--cleanup]
+ *           [--log-level LEVEL] [--log-format text|json]
+ *
+ *   --scenario FILE            the scenario (YAML)
+ *   --kubeconfig PATH          as the operator's flag (default: $KUBECONFIG, in-cluster, ~/.kube/config)
+ *   --namespace NS             overrides the scenario's namespace
+ *   --metrics-bind-address A   the node_exporter / KubeVirt metrics endpoint (default 127.0.0.1:0)
+ *   --webhook-address IP       where the eviction webhook listens and the API server calls it
+ *                              (default 127.0.0.1); --webhook-port N (default 0: any)
+ *   --ca-cert, --ca-key        the CA that signs the webhook's certificate (default
+ *                              $PSI_TESTBED/pki/ca.crt and ca.key)
+ *   --prometheus-targets DIR   Prometheus file_sd directory (default $PSI_PROMETHEUS_TARGETS)
+ *   --record FILE              JSON lines of evictions, migrations, restarts, drains, rollouts
+ *   --ready-file FILE          written once every VM runs and the timeline starts: a JSON
+ *                              object with the ports, namespace and scenario
+ *   --exit-when-done           exit once the timeline is over (default: run until a signal)
+ *   --cleanup                  delete the namespace (and so every VM) on exit
+ * SIGINT / SIGTERM end it: the webhook is deregistered, the Prometheus targets file
+ * removed, cordons it made lifted and node capacities it changed restored. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "config.h"
+#include "evacuation.h"
+#include "informer.h"
+#include "logging.h"
+#include "loop.h"
+#include "mco.h"
+#include "migration.h"
+#include "nodes.h"
+#include "rest.h"
+#include "scenario.h"
+#include "sim.h"
+#include "telemetry.h"
+#include "timeline.h"
+#include "webhook.h"
+#include "workload.h"
+
+#define PASS_PERIOD_MS 250
+
+struct app {
+    struct sim s;
+    struct scenario *sc;
+    struct kube_config *cfg, *webhook_cfg;
+    struct nodes *nodes;
+    struct workload *workload;
+    struct evacuation *evac;
+    struct migration *mig;
+    struct mco *mco;
+    struct timeline *timeline;
+    struct telemetry *tele;
+    struct webhook *hook;
+    const char *ready_file;
+    bool exit_when_done;
+    bool began;
+    bool waiting_logged;
+    bool pass_queued;
+};
+
+static struct kube_loop *g_loop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (g_loop)
+        kube_loop_stop(g_loop);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]\n"
+               "               [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]\n"
+               "               [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR]\n"
+               "               [--record FILE] [--ready-file FILE] [--exit-when-done] [--cleanup]\n"
+               "               [--log-level debug|info|warn|error] [--log-format text|json]\n");
+}
+
+static void inf_log(enum kube_watch_level level, const char *msg, void *ud)
+{
+    (void)ud;
+    enum logging_level l = level == KUBE_WATCH_DEBUG  ? LOGGING_DEBUG
+                           : level == KUBE_WATCH_INFO ? LOGGING_DEBUG
+                           : level == KUBE_WATCH_WARN ? LOGGING_WARN
+                                                      : LOGGING_ERROR;
+    log_at(l, msg, (char *)0);
+}
+
+static void pass(struct kube_loop *loop, void *ud);
+
+static void pass_soon(struct app *a)
+{
+    if (!a->pass_queued && kube_loop_timer(a->s.loop, 20, 0, pass, a))
+        a->pass_queued = true;
+}
+
+static void on_add(const char *key, const void *obj, void *ud)
+{
+    (void)key;
+    (void)obj;
+    pass_soon(ud);
+}
+
+static void on_update(const char *key, const void *o, const void *n, void *ud)
+{
+    (void)key;
+    (void)o;
+    (void)n;
+    pass_soon(ud);
+}
+
+static void on_delete(const char *key, const void *obj, bool unknown, void *ud)
+{
+    (void)key;
+    (void)obj;
+    (void)unknown;
+    pass_soon(ud);
+}
+
+static struct kube_informer *informer(struct app *a, const char *path, const char *selector, struct kube_err *err)
+{
+    struct kube_informer_opts o = {
+        .path = path,
+        .label_selector = selector,
+        .list_mode = KUBE_WATCH_LIST_AUTO,
+        .handlers = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .log = inf_log},
+        .ud = a,
+    };
+    struct kube_informer *inf = kube_informer_new(&o, err);
+    if (inf && kube_informer_start(inf, a->s.loop, a->s.client, err) < 0) {
+        kube_informer_free(inf);
+        return NULL;
+    }
+    return inf;
+}
+
+static void write_ready(struct app *a)
+{
+    if (!a->ready_file)
+        return;
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", a->ready_file);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        log_warn("writing the ready file failed", "file", a->ready_file, "error", strerror(errno));
+        return;
+    }
+    fprintf(f, "{\"scenario\":\"%s\",\"namespace\":\"%s\",\"metricsPort\":%d,\"webhookPort\":%d}\n", a->sc->name,
+            a->sc->namespace, telemetry_port(a->tele), webhook_port(a->hook));
+    if (fclose(f) != 0 || rename(tmp, a->ready_file) != 0)
+        log_warn("writing the ready file failed", "file", a->ready_file, "error", strerror(errno));
+}
+
+static void pass(struct kube_loop *loop, void *ud)
+{
+    struct app *a = ud;
+    (void)loop;
+    a->pass_queued = false;
+    if (!sim_synced(&a->s))
+        return;
+    nodes_sync(a->nodes);
+    if (!nodes_ready(a->nodes)) {
+        if (!a->waiting_logged) {
+            char want[16];
+            snprintf(want, sizeof(want), "%d", a->sc->node_count);
+            log_info("waiting for the simulated nodes", "selector", a->sc->node_selector, "want", want);
+            a->waiting_logged = true;
+        }
+        return;
+    }
+    if (a->mco)
+        mco_sync(a->mco);
+    workload_sync(a->workload);
+    evacuation_sync(a->evac);
+    migration_sync(a->mig);
+    if (!a->began && workload_started(a->workload)) {
+        a->began = true;
+        timeline_begin(a->timeline);
+        write_ready(a);
+        log_info("simulation running", "scenario", a->sc->name, "namespace", a->sc->namespace);
+    }
+    timeline_step(a->timeline);
+    if (a->exit_when_done && a->began && timeline_done(a->timeline)) {
+        log_info("timeline over: exiting");
+        kube_loop_stop(a->s.loop);
+    }
+}
+
+static void tick(struct kube_loop *loop, void *ud)
+{
+    (void)loop;
+    struct app *a = ud;
+    if (sim_synced(&a->s) && nodes_ready(a->nodes))
+        telemetry_tick(a->tele);
+}
+
+static int ensure_namespace(struct app *a, char *err, size_t errlen)
+{
+    cJSON *ns = cJSON_CreateObject();
+    cJSON_AddStringToObject(ns, "apiVersion", "v1");
+    cJSON_AddStringToObject(ns, "kind", "Namespace");
+    cJSON *md = cJSON_AddObjectToObject(ns, "metadata");
+    cJSON_AddStringToObject(md, "name", a->sc->namespace);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "labels"), SIM_MANAGED_LABEL, a->sc->name);
+    struct kube_err kerr = {0};
+    char *path = kube_path("v1", NULL, "namespaces", NULL, NULL);
+    cJSON *res = kube_rest_create(a->s.client, path, ns, NULL, &kerr);
+    free(path);
+    cJSON_Delete(ns);
+    if (!res && kerr.status != 409) {
+        snprintf(err, errlen, "creating the namespace %s failed: %s", a->sc->namespace, kerr.msg);
+        return -1;
+    }
+    cJSON_Delete(res);
+    return 0;
+}
+
+static void cleanup_namespace(struct app *a)
+{
+    struct kube_err kerr = {0};
+    char *path = kube_path("v1", NULL, "namespaces", a->sc->namespace, NULL);
+    cJSON *res = kube_rest_delete(a->s.client, path, NULL, NULL, &kerr);
+    free(path);
+    if (res || kerr.status == 404)
+        log_info("namespace deleted", "namespace", a->sc->namespace);
+    else
+        log_warn("deleting the namespace failed", "namespace", a->sc->namespace, "error", kerr.msg);
+    cJSON_Delete(res);
+}
+
+int main(int argc, char **argv)
+{
+    const char *scenario_path = NULL, *kubeconfig = NULL, *ns = NULL, *metrics = "127.0.0.1:0";
+    const char *hook_addr = "127.0.0.1", *ca_cert = NULL, *ca_key = NULL, *record_path = NULL;
+    const char *targets = getenv("PSI_PROMETHEUS_TARGETS");
+    int hook_port = 0;
+    bool cleanup = false;
+    enum logging_level level = LOGGING_INFO;
+    enum logging_format format = LOGGING_TEXT;
+    struct app a;
+    memset(&a, 0, sizeof(a));
+    static const struct option opts[] = {
+        {"scenario", required_argument, 0, 's'},
+        {"kubeconfig", required_argument, 0, 'k'},
+        {"namespace", required_argument, 0, 'n'},
+        {"metrics-bind-address", required_argument, 0, 'm'},
+        {"webhook-address", required_argument, 0, 'w'},
+        {"webhook-port", required_argument, 0, 'W'},
+        {"ca-cert", required_argument, 0, 'c'},
+        {"ca-key", required_argument, 0, 'K'},
+        {"prometheus-targets", required_argument, 0, 'p'},
+        {"record", required_argument, 0, 'r'},
+        {"ready-file", required_argument, 0, 'R'},
+        {"exit-when-done", no_argument, 0, 'x'},
+        {"cleanup", no_argument, 0, 'C'},
+        {"log-level", required_argument, 0, 'l'},
+        {"log-format", required_argument, 0, 'f'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': scenario_path = optarg; break;
+        case 'k': kubeconfig = optarg; break;
+        case 'n': ns = optarg; break;
+        case 'm': metrics = optarg; break;
+        case 'w': hook_addr = optarg; break;
+        case 'W': hook_port = atoi(optarg); break;
+        case 'c': ca_cert = optarg; break;
+        case 'K': ca_key = optarg; break;
+        case 'p': targets = optarg; break;
+        case 'r': record_path = optarg; break;
+        case 'R': a.ready_file = optarg; break;
+        case 'x': a.exit_when_done = true; break;
+        case 'C': cleanup = true; break;
+        case 'l':
+            if (!logging_parse_level(optarg, &level)) {
+                fprintf(stderr, "psi-sim: --log-level: unknown level \"%s\"\n", optarg);
+                return 2;
+            }
+            break;
+        case 'f':
+            if (!logging_parse_format(optarg, &format)) {
+                fprintf(stderr, "psi-sim: --log-format: unknown format \"%s\"\n", optarg);
+                return 2;
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!scenario_path || optind < argc) {
+        usage(stderr);
+        return 2;
+    }
+    logging_setup(level, format);
+    char err[1024];
+    a.sc = scenario_load(scenario_path, err, sizeof(err));
+    if (!a.sc) {
+        log_error("loading the scenario failed", "error", err);
+        return 1;
+    }
+    if (ns) {
+        free(a.sc->namespace);
+        a.sc->namespace = strdup(ns);
+    }
+    char ca_cert_buf[4096], ca_key_buf[4096];
+    const char *bed = getenv("PSI_TESTBED");
+    if (!ca_cert && bed) {
+        snprintf(ca_cert_buf, sizeof(ca_cert_buf), "%s/pki/ca.crt", bed);
+        ca_cert = ca_cert_buf;
+    }
+    if (!ca_key && bed) {
+        snprintf(ca_key_buf, sizeof(ca_key_buf), "%s/pki/ca.key", bed);
+        ca_key = ca_key_buf;
+    }
+    if (!ca_cert || !ca_key) {
+        log_error("the webhook needs a CA: give --ca-cert and --ca-key (or set PSI_TESTBED)");
+        scenario_free(a.sc);
+        return 2;
+    }
+
+    int rc = 1;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    struct kube_err kerr = {0};
+    if (kube_config_load(kubeconfig, NULL, &a.cfg, &kerr) < 0 ||
+        kube_config_load(kubeconfig, NULL, &a.webhook_cfg, &kerr) < 0) {
+        log_error("loading the kubeconfig failed", "error", kerr.msg);
+        goto out;
+    }
+    a.s.sc = a.sc;
+    a.s.rng = a.sc->seed * 0x9E3779B97F4A7C15ull + 1;
+    a.s.started_ms = kube_loop_now_ms();
+    if (!(a.s.client = kube_client_new(a.cfg, &kerr)) || !(a.s.loop = kube_loop_new(&kerr))) {
+        log_error("starting the API client failed", "error", kerr.msg);
+        goto out;
+    }
+    kube_client_set_rate_limit(a.s.client, 100, 200);
+    kube_client_set_timeout(a.s.client, 15000);
+    if (!(a.s.rec = record_open(record_path, err, sizeof(err)))) {
+        log_error("opening the record failed", "error", err);
+        goto out;
+    }
+    if (ensure_namespace(&a, err, sizeof(err)) < 0) {
+        log_error("preparing the namespace failed", "error", err);
+        goto out;
+    }
+    char *p_pods = kube_path("v1", a.sc->namespace, "pods", NULL, NULL);
+    char *p_vms = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "virtualmachines", NULL, NULL);
+    char *p_vmis = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "virtualmachineinstances", NULL, NULL);
+    char *p_vmims = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "virtualmachineinstancemigrations", NULL, NULL);
+    a.s.nodes = informer(&a, "/api/v1/nodes", a.sc->node_selector, &kerr);
+    if (a.s.nodes)
+        a.s.pods = informer(&a, p_pods, "kubevirt.io=virt-launcher", &kerr);
+    if (a.s.pods)
+        a.s.vms = informer(&a, p_vms, NULL, &kerr);
+    if (a.s.vms)
+        a.s.vmis = informer(&a, p_vmis, NULL, &kerr);
+    if (a.s.vmis)
+        a.s.vmims = informer(&a, p_vmims, NULL, &kerr);
+    if (a.s.vmims && a.sc->mco_enabled) {
+        a.s.mcs = informer(&a, "/apis/" SIM_MC_GV "/machineconfigs", NULL, &kerr);
+        if (a.s.mcs)
+            a.s.mcps = informer(&a, "/apis/" SIM_MC_GV "/machineconfigpools", NULL, &kerr);
+    }
+    free(p_pods);
+    free(p_vms);
+    free(p_vmis);
+    free(p_vmims);
+    if (!a.s.vmims || (a.sc->mco_enabled && !a.s.mcps)) {
+        log_error("starting the watches failed", "error", kerr.msg);
+        goto out;
+    }
+
+    struct webhook_opts wo = {
+        .cfg = a.webhook_cfg, .sc = a.sc, .rec = a.s.rec, .host = hook_addr, .port = hook_port,
+        .ca_cert = ca_cert, .ca_key = ca_key,
+    };
+    if (!(a.hook = webhook_start(&wo, err, sizeof(err)))) {
+        log_error("starting the eviction webhook failed", "error", err);
+        goto out;
+    }
+    a.nodes = nodes_new(&a.s);
+    a.workload = workload_new(&a.s);
+    a.evac = evacuation_new(&a.s);
+    a.mig = migration_new(&a.s);
+    if (a.sc->mco_enabled)
+        a.mco = mco_new(&a.s);
+    a.timeline = timeline_new(&a.s, a.workload, a.mco);
+    if (!a.nodes || !a.workload || !a.evac || !a.mig || (a.sc->mco_enabled && !a.mco) || !a.timeline) {
+        log_error("out of memory");
+        goto out;
+    }
+    struct telemetry_opts to = {
+        .bind = metrics,
+        .targets_dir = targets && *targets ? targets : NULL,
+        .psi_on = a.mco ? mco_node_psi : NULL,
+        .psi_ud = a.mco,
+    };
+    if (!(a.tele = telemetry_start(&a.s, a.workload, a.nodes, &to, err, sizeof(err)))) {
+        log_error("starting the metrics endpoint failed", "error", err);
+        goto out;
+    }
+    char mport[16], wport[16];
+    snprintf(mport, sizeof(mport), "%d", telemetry_port(a.tele));
+    snprintf(wport, sizeof(wport), "%d", webhook_port(a.hook));
+    log_info("psi-sim started", "scenario", a.sc->name, "namespace", a.sc->namespace, "metrics_port", mport,
+             "webhook_port", wport, "vms", a.sc->n_vms ? "yes" : "no");
+
+    g_loop = a.s.loop;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    kube_loop_timer(a.s.loop, PASS_PERIOD_MS, PASS_PERIOD_MS, pass, &a);
+    kube_loop_timer(a.s.loop, (uint64_t)a.sc->tick_ms, (uint64_t)a.sc->tick_ms, tick, &a);
+    if (kube_loop_run(a.s.loop, &kerr) < 0) {
+        log_error("the event loop failed", "error", kerr.msg);
+        goto out;
+    }
+    log_info("stopping");
+    rc = 0;
+out:
+    g_loop = NULL;
+    webhook_free(a.hook);
+    telemetry_free(a.tele);
+    timeline_free(a.timeline);
+    mco_free(a.mco);
+    migration_free(a.mig);
+    evacuation_free(a.evac);
+    workload_free(a.workload);
+    nodes_free(a.nodes);
+    if (cleanup && a.s.client)
+        cleanup_namespace(&a);
+    kube_informer_free(a.s.mcps);
+    kube_informer_free(a.s.mcs);
+    kube_informer_free(a.s.vmims);
+    kube_informer_free(a.s.vmis);
+    kube_informer_free(a.s.vms);
+    kube_informer_free(a.s.pods);
+    kube_informer_free(a.s.nodes);
+    kube_loop_free(a.s.loop);
+    kube_client_free(a.s.client);
+    record_close(a.s.rec);
+    kube_config_free(a.webhook_cfg);
+    kube_config_free(a.cfg);
+    scenario_free(a.sc);
+    curl_global_cleanup();
+    return rc;
+}

@@ -1,0 +1,358 @@
+/* telemetry: model, counters and the metrics endpoint (see telemetry.h). */
+#include "telemetry.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exporter.h"
+#include "metrics.h"
+#include "jx.h"
+#include "logging.h"
+#include "model.h"
+#include "serve.h"
+
+/* A VM's usage counter (guarded by the server mutex). */
+struct vm_usage {
+    double seconds;   /* accumulated CPU seconds up to `at` */
+    double rate;      /* cores used since `at` */
+    double at;        /* monotonic seconds */
+    char node[256];   /* where it runs; "" when not running */
+};
+
+/* What the last tick computed for a node (for telemetry_cpu_pressure). */
+struct node_state {
+    char *name;
+    double cpu_some;
+};
+
+struct telemetry {
+    struct sim *s;
+    struct workload *w;
+    struct nodes *n;
+    struct telemetry_opts opts;
+    struct psi_serve *srv;
+    struct sim_exporter *exp;    /* guarded by the server mutex */
+    struct vm_usage *usage;      /* per scenario VM; guarded by the server mutex */
+    struct node_state *nodes;
+    size_t n_nodes;
+    char *targets_file;
+    char *targets_written;       /* the JSON last written */
+    char host[64];
+    int port;
+};
+
+static double now_s(void)
+{
+    return (double)kube_loop_now_ms() / 1000.0;
+}
+
+/* Append the VM usage series (of node, or all when node is NULL) to buf. */
+static char *append_vms(const struct telemetry *t, char *text, size_t *len, const char *node, double now)
+{
+    size_t cap = *len + 256 + t->s->sc->n_vms * 256;
+    char *out = realloc(text, cap);
+    if (!out)
+        return text;
+    size_t used = *len;
+    int any = 0;
+    for (size_t i = 0; i < t->s->sc->n_vms; i++) {
+        const struct vm_usage *u = &t->usage[i];
+        if (!u->node[0] || (node && strcmp(node, u->node) != 0))
+            continue;
+        if (!any) {
+            used += (size_t)snprintf(out + used, cap - used,
+                                     "# HELP kubevirt_vmi_cpu_usage_seconds_total Total CPU time spent in all modes "
+                                     "(sum of both vcpu and hypervisor usage).\n"
+                                     "# TYPE kubevirt_vmi_cpu_usage_seconds_total counter\n");
+            any = 1;
+        }
+        char val[40];
+        psi_metrics_format_value(u->seconds + u->rate * (now - u->at), val, sizeof(val));
+        used += (size_t)snprintf(out + used, cap - used,
+                                 "kubevirt_vmi_cpu_usage_seconds_total{name=\"%s\",namespace=\"%s\",node=\"%s\"} %s\n",
+                                 t->s->sc->vms[i].name, t->s->sc->namespace, u->node, val);
+    }
+    *len = used;
+    return out;
+}
+
+static void reply_metrics(struct telemetry *t, const char *node, struct psi_serve_reply *reply)
+{
+    double now = now_s();
+    size_t len = 0;
+    char *text = NULL;
+    text = sim_exporter_render(t->exp, now, node, &len); /* NULL when node exports no PSI */
+    if (!text) {
+        text = strdup("");
+        len = 0;
+    }
+    text = append_vms(t, text, &len, node, now);
+    reply->status = 200;
+    snprintf(reply->content_type, sizeof(reply->content_type), "%s", PSI_METRICS_CONTENT_TYPE);
+    reply->body = text;
+    reply->len = len;
+}
+
+static void h_metrics(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
+{
+    (void)req;
+    reply_metrics(ud, NULL, reply);
+}
+
+static void h_node(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
+{
+    const char *node = req->path + strlen("/metrics/node/");
+    if (!*node || strchr(node, '/')) {
+        psi_serve_reply_text(reply, 404, "text/plain", "no such node\n");
+        return;
+    }
+    reply_metrics(ud, node, reply);
+}
+
+static void h_health(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
+{
+    (void)req;
+    (void)ud;
+    psi_serve_reply_text(reply, 200, "text/plain", "ok\n");
+}
+
+/* ---- file_sd ---- */
+
+static int collect_names(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)rv;
+    (void)obj;
+    cJSON *arr = ud;
+    cJSON_AddItemToArray(arr, cJSON_CreateString(key));
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void write_targets(struct telemetry *t)
+{
+    if (!t->targets_file)
+        return;
+    cJSON *names = cJSON_CreateArray();
+    kube_informer_foreach(t->s->nodes, collect_names, names);
+    size_t n = (size_t)cJSON_GetArraySize(names);
+    const char **sorted = calloc(n ? n : 1, sizeof(*sorted));
+    size_t k = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, names) sorted[k++] = it->valuestring;
+    qsort(sorted, n, sizeof(*sorted), cmp_str);
+    char addr[96];
+    snprintf(addr, sizeof(addr), "%s:%d", t->host, t->port);
+    cJSON *targets = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON *tg = cJSON_CreateObject();
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(tg, "targets"), cJSON_CreateString(addr));
+        cJSON *labels = cJSON_AddObjectToObject(tg, "labels");
+        char path[300];
+        snprintf(path, sizeof(path), "/metrics/node/%s", sorted[i]);
+        cJSON_AddStringToObject(labels, "instance", sorted[i]);
+        cJSON_AddStringToObject(labels, "__metrics_path__", path);
+        cJSON_AddStringToObject(labels, "job", "psi-sim");
+        cJSON_AddStringToObject(labels, "sim_scenario", t->s->sc->name);
+        cJSON_AddItemToArray(targets, tg);
+    }
+    free(sorted);
+    cJSON_Delete(names);
+    char *json = cJSON_Print(targets);
+    cJSON_Delete(targets);
+    if (!json || (t->targets_written && strcmp(json, t->targets_written) == 0)) {
+        free(json);
+        return;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", t->targets_file);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%s\n", json) < 0 || fclose(f) != 0 || rename(tmp, t->targets_file) != 0) {
+        log_warn("writing the Prometheus targets file failed", "file", t->targets_file, "error", strerror(errno));
+        free(json);
+        return;
+    }
+    free(t->targets_written);
+    t->targets_written = json;
+    log_info("prometheus targets written", "file", t->targets_file, "nodes", n ? "yes" : "none");
+}
+
+/* ---- tick ---- */
+
+static struct node_state *node_state(struct telemetry *t, const char *name)
+{
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (strcmp(t->nodes[i].name, name) == 0)
+            return &t->nodes[i];
+    struct node_state *grown = realloc(t->nodes, (t->n_nodes + 1) * sizeof(*grown));
+    if (!grown)
+        return NULL;
+    t->nodes = grown;
+    t->nodes[t->n_nodes].name = strdup(name);
+    t->nodes[t->n_nodes].cpu_some = 0;
+    return &t->nodes[t->n_nodes++];
+}
+
+struct tick {
+    struct telemetry *t;
+    double now;
+    double *served; /* per scenario VM: the share of demand its node serves */
+};
+
+static int tick_node(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)rv;
+    (void)obj;
+    struct tick *k = ud;
+    struct telemetry *t = k->t;
+    const struct scenario *sc = t->s->sc;
+    struct model_node_in in = {0};
+    nodes_capacity(t->n, key, &in.cpus, &in.memory);
+    in.io = sc->node_io;
+    in.cpu_demand = sc->node_base_cpu;
+    for (size_t i = 0; i < sc->n_vms; i++) {
+        if (!jx_eq(workload_node_of(t->w, i), key))
+            continue;
+        double cpu, mem, io;
+        workload_demand(t->w, i, &cpu, &mem, &io);
+        in.cpu_demand += cpu;
+        in.memory_demand += mem;
+        in.io_demand += io;
+    }
+    struct model_node_out out;
+    model_node(&sc->model, &in, &out);
+    for (size_t i = 0; i < sc->n_vms; i++)
+        if (jx_eq(workload_node_of(t->w, i), key))
+            k->served[i] = out.cpu_served;
+    struct node_state *ns = node_state(t, key);
+    if (ns)
+        ns->cpu_some = 100 * out.cpu_some;
+    bool psi = sc->psi_without_pool || (t->opts.psi_on && t->opts.psi_on(key, t->opts.psi_ud));
+    psi_serve_lock(t->srv);
+    if (psi) {
+        sim_exporter_set(t->exp, key, PSI_CPU, PSI_SOME, 100 * out.cpu_some, k->now);
+        sim_exporter_set(t->exp, key, PSI_CPU, PSI_FULL, 0, k->now);
+        sim_exporter_set(t->exp, key, PSI_MEMORY, PSI_SOME, 100 * out.memory_some, k->now);
+        sim_exporter_set(t->exp, key, PSI_MEMORY, PSI_FULL, 100 * out.memory_full, k->now);
+        sim_exporter_set(t->exp, key, PSI_IO, PSI_SOME, 100 * out.io_some, k->now);
+        sim_exporter_set(t->exp, key, PSI_IO, PSI_FULL, 100 * out.io_full, k->now);
+    } else if (!isnan(sim_exporter_pressure(t->exp, key, PSI_CPU, PSI_SOME))) {
+        sim_exporter_remove_node(t->exp, key);
+    }
+    psi_serve_unlock(t->srv);
+    return 0;
+}
+
+void telemetry_tick(struct telemetry *t)
+{
+    const struct scenario *sc = t->s->sc;
+    struct tick k = {.t = t, .now = now_s(), .served = calloc(sc->n_vms ? sc->n_vms : 1, sizeof(double))};
+    if (!k.served)
+        return;
+    kube_informer_foreach(t->s->nodes, tick_node, &k);
+    psi_serve_lock(t->srv);
+    /* nodes that left the simulation stop exporting */
+    for (size_t i = 0; i < sim_exporter_count(t->exp);) {
+        const char *name = sim_exporter_node(t->exp, i);
+        if (!sim_node(t->s, name))
+            sim_exporter_remove_node(t->exp, name);
+        else
+            i++;
+    }
+    for (size_t i = 0; i < sc->n_vms; i++) {
+        struct vm_usage *u = &t->usage[i];
+        u->seconds += u->rate * (k.now - u->at);
+        u->at = k.now;
+        const char *node = workload_node_of(t->w, i);
+        double cpu, mem, io;
+        workload_demand(t->w, i, &cpu, &mem, &io);
+        snprintf(u->node, sizeof(u->node), "%s", node ? node : "");
+        u->rate = node ? cpu * k.served[i] : 0;
+    }
+    psi_serve_unlock(t->srv);
+    free(k.served);
+    write_targets(t);
+}
+
+double telemetry_cpu_pressure(const struct telemetry *t, const char *node)
+{
+    for (size_t i = 0; i < t->n_nodes; i++)
+        if (strcmp(t->nodes[i].name, node) == 0)
+            return t->nodes[i].cpu_some;
+    return -1;
+}
+
+/* ---- life ---- */
+
+struct telemetry *telemetry_start(struct sim *s, struct workload *w, struct nodes *n, const struct telemetry_opts *opts,
+                                  char *err, size_t errlen)
+{
+    struct telemetry *t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    t->s = s;
+    t->w = w;
+    t->n = n;
+    t->opts = *opts;
+    t->exp = sim_exporter_new();
+    t->usage = calloc(s->sc->n_vms ? s->sc->n_vms : 1, sizeof(*t->usage));
+    if (!t->exp || !t->usage) {
+        snprintf(err, errlen, "out of memory");
+        telemetry_free(t);
+        return NULL;
+    }
+    double now = now_s();
+    for (size_t i = 0; i < s->sc->n_vms; i++)
+        t->usage[i].at = now;
+    int port = 0;
+    char why[256];
+    if (psi_serve_parse_bind(opts->bind, t->host, sizeof(t->host), &port, why, sizeof(why)) < 0 ||
+        !(t->srv = psi_serve_new(opts->bind, why, sizeof(why))) ||
+        psi_serve_route(t->srv, "GET", "/metrics", h_metrics, t) < 0 ||
+        psi_serve_route(t->srv, "GET", "/metrics/node/*", h_node, t) < 0 ||
+        psi_serve_route(t->srv, "GET", "/healthz", h_health, t) < 0 || psi_serve_start(t->srv, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "metrics endpoint %s: %s", opts->bind, why);
+        telemetry_free(t);
+        return NULL;
+    }
+    if (!t->host[0])
+        snprintf(t->host, sizeof(t->host), "127.0.0.1");
+    t->port = psi_serve_port(t->srv);
+    if (opts->targets_dir) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/psi-sim-%s.json", opts->targets_dir, s->sc->namespace);
+        t->targets_file = strdup(path);
+    }
+    return t;
+}
+
+int telemetry_port(const struct telemetry *t)
+{
+    return t->port;
+}
+
+void telemetry_free(struct telemetry *t)
+{
+    if (!t)
+        return;
+    psi_serve_free(t->srv);
+    if (t->targets_file && t->targets_written && unlink(t->targets_file) == 0)
+        log_info("prometheus targets removed", "file", t->targets_file);
+    free(t->targets_file);
+    free(t->targets_written);
+    sim_exporter_free(t->exp);
+    free(t->usage);
+    for (size_t i = 0; i < t->n_nodes; i++)
+        free(t->nodes[i].name);
+    free(t->nodes);
+    free(t);
+}

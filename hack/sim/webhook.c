@@ -1,0 +1,276 @@
+/* webhook: the eviction interceptor over HTTPS (see webhook.h). */
+#include "webhook.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "admission.h"
+#include "cert.h"
+#include "httpsd.h"
+#include "jx.h"
+#include "logging.h"
+#include "rest.h"
+
+#define WEBHOOK_PATH "/virt-launcher-eviction"
+
+struct webhook {
+    struct kube_client *client;
+    const struct scenario *sc;
+    struct record *rec;
+    struct httpsd *srv;
+    pthread_mutex_t mu; /* one admission at a time: reads, decision and mark stay consistent */
+    char name[128];     /* the ValidatingWebhookConfiguration */
+    int registered;
+};
+
+static char *base64(const char *text)
+{
+    size_t n = strlen(text);
+    char *out = malloc(4 * ((n + 2) / 3) + 1);
+    if (out)
+        EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)text, (int)n);
+    return out;
+}
+
+/* Mark the VMI: status.evacuationNodeName (and eviction-source when the descheduler asks). */
+static int mark(struct webhook *w, const char *ns, const char *vmi, const char *node, bool dry_run,
+                const char *requested_by, char *why, size_t whylen)
+{
+    char *base = kube_path("kubevirt.io/v1", ns, "virtualmachineinstances", vmi, "status");
+    const char *q[] = {"dryRun", dry_run ? "All" : NULL, NULL};
+    char *path = kube_path_query(base, q);
+    free(base);
+    cJSON *ops = cJSON_CreateArray();
+    cJSON *op = cJSON_CreateObject();
+    cJSON_AddStringToObject(op, "op", "add");
+    cJSON_AddStringToObject(op, "path", "/status/evacuationNodeName");
+    cJSON_AddStringToObject(op, "value", node);
+    cJSON_AddItemToArray(ops, op);
+    char *text = cJSON_PrintUnformatted(ops);
+    cJSON_Delete(ops);
+    struct kube_err err = {0};
+    cJSON *res = kube_rest_request(w->client, "PATCH", path, "application/json-patch+json", text, 1, &err);
+    free(text);
+    free(path);
+    if (!res) {
+        snprintf(why, whylen, "%s", err.msg);
+        return -1;
+    }
+    cJSON_Delete(res);
+    if (!dry_run && requested_by && strcmp(requested_by, "sigs.k8s.io/descheduler") == 0) {
+        cJSON *patch = cJSON_CreateObject();
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"),
+                                "kubevirt.io/eviction-source", "descheduler");
+        path = kube_path("kubevirt.io/v1", ns, "virtualmachineinstances", vmi, NULL);
+        res = kube_rest_patch(w->client, path, KUBE_PATCH_MERGE, patch, NULL, &err);
+        cJSON_Delete(res);
+        cJSON_Delete(patch);
+        free(path);
+    }
+    return 0;
+}
+
+static void admit(struct webhook *w, const char *body, struct httpsd_reply *reply)
+{
+    char why[512];
+    log_debug("admission review", "body", body);
+    cJSON *review = cJSON_Parse(body);
+    struct admission_request req;
+    if (!review || admission_parse_request(review, &req, why, sizeof(why)) < 0) {
+        if (!review)
+            snprintf(why, sizeof(why), "the body is not JSON");
+        reply->status = 400;
+        snprintf(reply->content_type, sizeof(reply->content_type), "text/plain");
+        reply->body = strdup(why);
+        reply->len = strlen(why);
+        cJSON_Delete(review);
+        return;
+    }
+    const char *ns = req.ns ? req.ns : w->sc->namespace;
+    struct kube_err err = {0};
+    char *path = kube_path("v1", ns, "pods", req.pod, NULL);
+    cJSON *pod = kube_rest_get(w->client, path, &err);
+    free(path);
+    struct admission_decision d;
+    admission_decide(pod, NULL, NULL, w->sc->cluster_strategy, &d);
+    cJSON *vmi = NULL;
+    if (d.verdict != ADMISSION_ALLOW || d.vmi) {
+        path = kube_path("kubevirt.io/v1", ns, "virtualmachineinstances", d.vmi, NULL);
+        vmi = kube_rest_get(w->client, path, &err);
+        free(path);
+        admission_decide(pod, vmi, vmi ? NULL : err.msg, w->sc->cluster_strategy, &d);
+    }
+    const char *verdict = "allowed";
+    if (d.verdict == ADMISSION_MARK) {
+        verdict = "evacuation";
+        if (mark(w, ns, d.vmi, d.node, req.dry_run, req.requested_by, why, sizeof(why)) < 0) {
+            snprintf(d.message, sizeof(d.message), "kubevirt failed marking the vmi for eviction: %s", why);
+            verdict = "denied";
+        }
+    } else if (d.verdict == ADMISSION_DENY) {
+        verdict = strncmp(d.message, ADMISSION_IN_PROGRESS_PREFIX, strlen(ADMISSION_IN_PROGRESS_PREFIX)) == 0
+                      ? "in-progress"
+                      : "denied";
+    }
+    bool allowed = d.verdict == ADMISSION_ALLOW;
+    log_info("eviction", "pod", req.pod, "namespace", ns, "vmi", d.vmi ? d.vmi : "", "verdict", verdict, "dry_run",
+             req.dry_run ? "true" : "false", "message", allowed ? "" : d.message);
+    record_add(w->rec, "eviction", "pod", req.pod, "namespace", ns, "vmi", d.vmi ? d.vmi : "", "node",
+               jx_str0(pod, "spec.nodeName"), "verdict", verdict, "dryRun", req.dry_run ? "true" : "false",
+               "requestedBy", req.requested_by ? req.requested_by : "", "message", allowed ? "" : d.message, NULL);
+    reply->body = admission_response(req.uid, allowed, 429, d.message);
+    reply->len = reply->body ? strlen(reply->body) : 0;
+    if (!reply->body)
+        reply->status = 500;
+    cJSON_Delete(pod);
+    cJSON_Delete(vmi);
+    cJSON_Delete(review);
+}
+
+static void handle(const char *method, const char *path, const char *body, size_t len, struct httpsd_reply *reply,
+                   void *ud)
+{
+    (void)len;
+    struct webhook *w = ud;
+    if (strcmp(path, WEBHOOK_PATH) != 0) {
+        reply->status = 404;
+        return;
+    }
+    if (strcmp(method, "POST") != 0) {
+        reply->status = 405;
+        return;
+    }
+    pthread_mutex_lock(&w->mu);
+    admit(w, body, reply);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static cJSON *configuration(const struct webhook *w, const char *url, const char *ca_b64)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "apiVersion", "admissionregistration.k8s.io/v1");
+    cJSON_AddStringToObject(o, "kind", "ValidatingWebhookConfiguration");
+    cJSON *md = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(md, "name", w->name);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "labels"), "sim.psi.dev/scenario", w->sc->name);
+    cJSON *hooks = cJSON_AddArrayToObject(o, "webhooks");
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddItemToArray(hooks, h);
+    cJSON_AddStringToObject(h, "name", ADMISSION_WEBHOOK_NAME);
+    cJSON *cc = cJSON_AddObjectToObject(h, "clientConfig");
+    cJSON_AddStringToObject(cc, "url", url);
+    cJSON_AddStringToObject(cc, "caBundle", ca_b64);
+    cJSON *rule = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "operations"), cJSON_CreateString("CREATE"));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "apiGroups"), cJSON_CreateString(""));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "apiVersions"), cJSON_CreateString("v1"));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "resources"), cJSON_CreateString("pods/eviction"));
+    cJSON_AddStringToObject(rule, "scope", "Namespaced");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(h, "rules"), rule);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(h, "namespaceSelector"), "matchLabels"),
+                            "kubernetes.io/metadata.name", w->sc->namespace);
+    cJSON_AddStringToObject(h, "failurePolicy", "Fail");
+    cJSON_AddStringToObject(h, "matchPolicy", "Equivalent");
+    cJSON_AddStringToObject(h, "sideEffects", "NoneOnDryRun");
+    cJSON_AddNumberToObject(h, "timeoutSeconds", 10);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(h, "admissionReviewVersions"), cJSON_CreateString("v1"));
+    return o;
+}
+
+static int register_config(struct webhook *w, const char *host, const char *ca_pem, char *errbuf, size_t errlen)
+{
+    char url[256];
+    bool v6 = strchr(host, ':') != NULL;
+    snprintf(url, sizeof(url), "https://%s%s%s:%d%s", v6 ? "[" : "", host, v6 ? "]" : "", httpsd_port(w->srv),
+             WEBHOOK_PATH);
+    char *ca_b64 = base64(ca_pem);
+    cJSON *body = configuration(w, url, ca_b64 ? ca_b64 : "");
+    free(ca_b64);
+    struct kube_err err = {0};
+    char *path = kube_path("admissionregistration.k8s.io/v1", NULL, "validatingwebhookconfigurations", w->name, NULL);
+    /* replace a leftover from an earlier run (its port and CA are stale) */
+    cJSON *old = kube_rest_delete(w->client, path, NULL, NULL, &err);
+    cJSON_Delete(old);
+    free(path);
+    path = kube_path("admissionregistration.k8s.io/v1", NULL, "validatingwebhookconfigurations", NULL, NULL);
+    cJSON *created = kube_rest_create(w->client, path, body, NULL, &err);
+    free(path);
+    cJSON_Delete(body);
+    if (!created) {
+        snprintf(errbuf, errlen, "registering the ValidatingWebhookConfiguration %s failed: %s", w->name, err.msg);
+        return -1;
+    }
+    cJSON_Delete(created);
+    w->registered = 1;
+    log_info("eviction webhook registered", "name", w->name, "url", url);
+    return 0;
+}
+
+struct webhook *webhook_start(const struct webhook_opts *opts, char *err, size_t errlen)
+{
+    struct webhook *w = calloc(1, sizeof(*w));
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    w->sc = opts->sc;
+    w->rec = opts->rec;
+    snprintf(w->name, sizeof(w->name), "psi-sim.%s", opts->sc->namespace);
+    struct kube_err kerr = {0};
+    w->client = kube_client_new(opts->cfg, &kerr);
+    if (!w->client) {
+        snprintf(err, errlen, "webhook client: %s", kerr.msg);
+        webhook_free(w);
+        return NULL;
+    }
+    kube_client_set_rate_limit(w->client, 0, 0);
+    kube_client_set_timeout(w->client, 5000);
+    const char *ips[] = {opts->host, NULL};
+    const char *dns[] = {"localhost", NULL};
+    struct cert_bundle cb;
+    if (cert_issue(opts->ca_cert, opts->ca_key, "psi-sim-webhook", ips, dns, 30, &cb, err, errlen) < 0) {
+        webhook_free(w);
+        return NULL;
+    }
+    w->srv = httpsd_start(opts->host, opts->port, cb.cert_pem, cb.key_pem, handle, w, err, errlen);
+    if (!w->srv || register_config(w, opts->host, cb.ca_pem, err, errlen) < 0) {
+        cert_bundle_clear(&cb);
+        webhook_free(w);
+        return NULL;
+    }
+    cert_bundle_clear(&cb);
+    return w;
+}
+
+int webhook_port(const struct webhook *w)
+{
+    return httpsd_port(w->srv);
+}
+
+void webhook_free(struct webhook *w)
+{
+    if (!w)
+        return;
+    if (w->registered) {
+        struct kube_err err = {0};
+        char *path = kube_path("admissionregistration.k8s.io/v1", NULL, "validatingwebhookconfigurations", w->name, NULL);
+        pthread_mutex_lock(&w->mu);
+        cJSON *res = kube_rest_delete(w->client, path, NULL, NULL, &err);
+        pthread_mutex_unlock(&w->mu);
+        if (res)
+            log_info("eviction webhook deregistered", "name", w->name);
+        else
+            log_warn("deregistering the eviction webhook failed", "name", w->name, "error", err.msg);
+        cJSON_Delete(res);
+        free(path);
+    }
+    httpsd_free(w->srv);
+    kube_client_free(w->client);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# KubeVirt's default migration limits hold in the simulator: evicting twelve VMs spread
+# over three nodes at once makes twelve evacuations, of which at most 5 run at a time in
+# the cluster and at most 2 from one node (counted from the record, where a migration
+# runs from Scheduling, when its target pod exists, to Succeeded or Failed). Reaching
+# exactly 5 and 2 shows the limits were what held them back. Every VMI keeps its UID.
+source "$(dirname "$0")/../lib/testlib.sh"
+source "$(dirname "$0")/simlib.sh"
+trap sim_cleanup EXIT
+
+ns=sim-limits-$$
+sim_start "$PSI_SOURCE_DIR/tests/testdata/sim/e2e-limits.yaml" "$ns" || { finish; exit 1; }
+
+declare -A uid before
+for i in $(seq 0 11); do
+  uid[vm-$i]=$(vmi_field "vm-$i" .metadata.uid)
+  before[vm-$i]=$(vmi_field "vm-$i" .status.nodeName)
+done
+# What the limits let run at once, given where the scheduler put the VMs: 2 per node, 5 in all.
+reachable=$(kubectl get vmi -n "$ns" -o json |
+  jq -r '[.items[].status.nodeName] | group_by(.) | map([length, 2] | min) | add as $n | [$n, 5] | min')
+most=$(kubectl get vmi -n "$ns" -o json | jq -r '[.items[].status.nodeName] | group_by(.) | map(length) | max')
+check "the scheduler spread the VMs so that the limits can be reached (up to $reachable at once)" test "$reachable" -ge 4
+
+answers=0
+for i in $(seq 0 11); do
+  res=$(evict "$ns" "$(launcher "vm-$i")")
+  [[ $res == "429 "*"Eviction triggered evacuation"* ]] && answers=$((answers + 1))
+done
+check "all 12 evictions answered 429 Eviction triggered evacuation ($answers)" test "$answers" = 12
+eventually 300 "all 12 migrations succeed" bash -c \
+  "kubectl get vmim -n $ns -o json | jq -e '[.items[] | select(.status.phase == \"Succeeded\")] | length == 12' >/dev/null"
+
+read -r max_total max_node < <(jq -s -r '
+  [.[] | select(.type == "migration")] as $m
+  | ($m | map(select(.phase == "Scheduling") | {key: .uid, value: .source}) | from_entries) as $src
+  | [($m[] | select(.phase == "Scheduling") | {t, d: 1, s: .source}),
+     ($m[] | select((.phase == "Succeeded" or .phase == "Failed") and $src[.uid] != null) | {t, d: -1, s: $src[.uid]})]
+  | sort_by([.t, .d])
+  | reduce .[] as $e ({tot: 0, max: 0, per: {}, pmax: 0};
+      .tot += $e.d | .max = ([.max, .tot] | max)
+      | .per[$e.s] = ((.per[$e.s] // 0) + $e.d) | .pmax = ([.pmax, .per[$e.s]] | max))
+  | "\(.max) \(.pmax)"' "$sim_record")
+check "at most 5 migrations ran at once in the cluster, and as many as the placement allows did ($max_total of $reachable)" \
+  test "$max_total" = "$reachable"
+check "at most 2 ran at once from one node, and 2 did ($max_node; $most VMs on the busiest node)" test "$max_node" = 2
+late=$(jq -s -r '[.[] | select(.type == "migration")] as $m
+  | ([$m[] | select(.phase == "Succeeded" or .phase == "Failed") | .t] | min) as $first_end
+  | [$m[] | select(.phase == "Scheduling" and .t >= $first_end)] | length' "$sim_record")
+check "the others waited in Pending for a slot: $late started only after a migration ended" test "$late" -ge $((12 - reachable))
+
+moved=0 same=0
+for i in $(seq 0 11); do
+  [ "$(vmi_field "vm-$i" .metadata.uid)" = "${uid[vm-$i]}" ] && same=$((same + 1))
+  now=$(vmi_field "vm-$i" .status.nodeName)
+  [ -n "$now" ] && [ "$now" != "${before[vm-$i]}" ] && moved=$((moved + 1))
+done
+check "every VMI kept its UID ($same of 12)" test "$same" = 12
+check "every VMI runs on another node than before ($moved of 12)" test "$moved" = 12
+finish

@@ -1,0 +1,708 @@
+/* Unit tests of controller/reconcile/rebalance: which pods may move, fit, prediction, the
+ * convergence rule, ranking, limits, the plan's reasons, the Eviction API's answers, and the
+ * convergence property over random static loads. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rebalance.h"
+
+static cJSON *parse(const char *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    if (!j)
+        fail_msg("test JSON does not parse: %s", text);
+    return j;
+}
+
+/* ---- which pods may move ---- */
+
+#define LAUNCHER_META                                                                                                  \
+    "\"metadata\":{\"name\":\"virt-launcher-vm-abcde\",\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":"           \
+    "\"virt-launcher\"},\"annotations\":{\"kubevirt.io/domain\":\"vm\"%s},\"ownerReferences\":[{\"kind\":"            \
+    "\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]%s}"
+
+static const char *check(const char *extra_ann, const char *extra_meta, const char *spec, const char *phase,
+                         const struct rebalance_pod_filter *f)
+{
+    char meta[2048], text[4096];
+    snprintf(meta, sizeof(meta), LAUNCHER_META, extra_ann, extra_meta);
+    snprintf(text, sizeof(text), "{%s,\"spec\":{\"nodeName\":\"worker-0\"%s},\"status\":{\"phase\":\"%s\"}}", meta,
+             spec, phase);
+    cJSON *pod = parse(text);
+    const char *why = rebalance_pod_check(pod, f);
+    cJSON_Delete(pod);
+    return why;
+}
+
+static void test_pod_check(void **state)
+{
+    (void)state;
+    struct api_selector sel = {0};
+    assert_int_equal(api_selector_add_label(&sel, "kubevirt.io", "virt-launcher"), 0);
+    char *excluded[] = {"kube-*", "openshift-*"};
+    struct rebalance_pod_filter f = {&sel, excluded, 2};
+    assert_null(check("", "", "", "Running", &f));
+    assert_string_equal(check("", "", "", "Pending", &f), "not running");
+    assert_string_equal(check("", ",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"", "", "Running", &f),
+                        "being deleted");
+    assert_string_equal(check(",\"kubernetes.io/config.mirror\":\"x\"", "", "", "Running", &f), "mirror pod");
+    assert_string_equal(check(",\"kubernetes.io/config.source\":\"file\"", "", "", "Running", &f), "static pod");
+    assert_null(check(",\"kubernetes.io/config.source\":\"api\"", "", "", "Running", &f));
+    assert_string_equal(check("", "", ",\"priorityClassName\":\"system-node-critical\"", "Running", &f),
+                        "system-critical");
+    assert_string_equal(check("", "", ",\"priority\":2000001000", "Running", &f), "system-critical");
+    assert_null(check("", "", ",\"priority\":1000", "Running", &f));
+    assert_string_equal(check(",\"descheduler.alpha.kubernetes.io/prefer-no-eviction\":\"\"", "", "", "Running", &f),
+                        "prefer-no-eviction");
+    assert_string_equal(
+        check(",\"descheduler.alpha.kubernetes.io/eviction-in-progress\":\"true\"", "", "", "Running", &f),
+        "eviction in progress");
+
+    /* a DaemonSet pod, a pod without a controller, an excluded namespace, not selected, a target pod */
+    cJSON *ds = parse("{\"metadata\":{\"namespace\":\"x\",\"labels\":{\"kubevirt.io\":\"virt-launcher\"},"
+                      "\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"d\",\"controller\":true}]},"
+                      "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(rebalance_pod_check(ds, &f), "DaemonSet pod");
+    cJSON *naked = parse("{\"metadata\":{\"namespace\":\"x\",\"labels\":{\"kubevirt.io\":\"virt-launcher\"},"
+                         "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\"}]},"
+                         "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(rebalance_pod_check(naked, &f), "no controller");
+    cJSON *sys = parse("{\"metadata\":{\"namespace\":\"kube-system\",\"labels\":{\"kubevirt.io\":\"virt-launcher\"},"
+                       "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\",\"controller\":true}]},"
+                       "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(rebalance_pod_check(sys, &f), "excluded namespace");
+    cJSON *other = parse("{\"metadata\":{\"namespace\":\"apps\",\"labels\":{\"app\":\"web\"},"
+                         "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\",\"controller\":true}]},"
+                         "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(rebalance_pod_check(other, &f), "not selected");
+    struct rebalance_pod_filter all = {NULL, NULL, 0};
+    assert_null(rebalance_pod_check(other, &all));
+    cJSON *target = parse("{\"metadata\":{\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":\"virt-launcher\","
+                          "\"kubevirt.io/migrationJobUID\":\"u\"},"
+                          "\"ownerReferences\":[{\"kind\":\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]},"
+                          "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(rebalance_pod_check(target, &f), "migration target");
+    cJSON_Delete(ds);
+    cJSON_Delete(naked);
+    cJSON_Delete(sys);
+    cJSON_Delete(other);
+    cJSON_Delete(target);
+    api_selector_free(&sel);
+}
+
+static void test_workload(void **state)
+{
+    (void)state;
+    const char *kind, *name;
+    cJSON *vm = parse("{\"metadata\":{\"ownerReferences\":[{\"kind\":\"VirtualMachineInstance\",\"name\":\"vm-1\","
+                      "\"controller\":true}]}}");
+    rebalance_pod_workload(vm, &kind, &name);
+    assert_string_equal(kind, "VirtualMachineInstance");
+    assert_string_equal(name, "vm-1");
+    cJSON *rs = parse("{\"metadata\":{\"ownerReferences\":[{\"kind\":\"Foo\",\"name\":\"x\"},{\"kind\":"
+                      "\"ReplicaSet\",\"name\":\"web-5d\",\"controller\":true}]}}");
+    rebalance_pod_workload(rs, &kind, &name);
+    assert_string_equal(kind, "ReplicaSet");
+    assert_string_equal(name, "web-5d");
+    cJSON *none = parse("{\"metadata\":{}}");
+    rebalance_pod_workload(none, &kind, &name);
+    assert_null(kind);
+    assert_null(name);
+    cJSON_Delete(vm);
+    cJSON_Delete(rs);
+    cJSON_Delete(none);
+}
+
+/* ---- fit ---- */
+
+static struct rebalance_node node(const char *name, double cpus, double demand, double pressure)
+{
+    return (struct rebalance_node){
+        .name = name,
+        .selected = true,
+        .pressure = pressure,
+        .sustained = true,
+        .cpus = cpus,
+        .demand = demand,
+        .alloc_cpu = cpus,
+        .alloc_memory = 64.0 * 1073741824,
+        .alloc_pods = 110,
+        .req_cpu = 0,
+        .req_memory = 0,
+        .req_pods = 0,
+    };
+}
+
+static struct rebalance_candidate cand(const char *ns, const char *name, size_t on, double demand)
+{
+    return (struct rebalance_candidate){
+        .ns = ns,
+        .name = name,
+        .workload = name,
+        .node = on,
+        .req_cpu = 0.2,
+        .req_memory = 4.0 * 1073741824,
+        .demand = demand,
+        .vm = true,
+    };
+}
+
+static void test_fit(void **state)
+{
+    (void)state;
+    char why[256];
+    struct rebalance_node n = node("worker-1", 3, 0.3, 0);
+    cJSON *labels = parse("{\"kubevirt.io/schedulable\":\"true\",\"zone\":\"a\",\"gen\":\"5\"}");
+    cJSON *taints = parse("[{\"key\":\"dedicated\",\"value\":\"db\",\"effect\":\"NoSchedule\"},"
+                          "{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"}]");
+    n.labels = labels;
+    struct rebalance_candidate c = cand("vms", "p", 0, 1);
+    assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
+
+    /* requests against allocatable minus what is placed */
+    n.req_cpu = 2.9;
+    assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    assert_non_null(strstr(why, "insufficient cpu"));
+    n.req_cpu = 2.8;
+    assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    n.req_memory = 61.0 * 1073741824;
+    assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    assert_non_null(strstr(why, "insufficient memory"));
+    n.req_memory = 0;
+    n.req_pods = 110;
+    assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    n.req_pods = 0;
+
+    /* node selector */
+    cJSON *sel = parse("{\"kubevirt.io/schedulable\":\"true\"}");
+    c.node_selector = sel;
+    assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    cJSON *sel2 = parse("{\"zone\":\"b\"}");
+    c.node_selector = sel2;
+    assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    c.node_selector = NULL;
+
+    /* required node affinity: terms are ORed, expressions ANDed */
+    cJSON *aff = parse("{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
+                       "{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\",\"values\":[\"b\"]}]},"
+                       "{\"matchExpressions\":[{\"key\":\"gen\",\"operator\":\"Gt\",\"values\":[\"4\"]},"
+                       "{\"key\":\"gpu\",\"operator\":\"DoesNotExist\"}]}]}}}");
+    c.affinity = aff;
+    assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    cJSON *aff2 = parse("{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
+                        "{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]},"
+                        "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"worker-2\"]}]}]}}}");
+    c.affinity = aff2;
+    assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    assert_non_null(strstr(why, "affinity"));
+    cJSON *aff3 = parse("{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
+                        "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"worker-1\"]}]}]}}}");
+    c.affinity = aff3;
+    assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    cJSON *empty_term = parse("{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+                              "{\"nodeSelectorTerms\":[{}]}}}");
+    c.affinity = empty_term;
+    assert_non_null(rebalance_fit(&c, &n, why, sizeof(why))); /* an empty term matches nothing */
+    c.affinity = NULL;
+
+    /* taints: NoSchedule not tolerated; PreferNoSchedule does not matter */
+    n.taints = taints;
+    assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    assert_non_null(strstr(why, "dedicated"));
+    cJSON *tol = parse("[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"db\",\"effect\":\"NoSchedule\"}]");
+    c.tolerations = tol;
+    assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    cJSON *tol_wrong = parse("[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"web\"}]");
+    c.tolerations = tol_wrong;
+    assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    cJSON *tol_all = parse("[{\"operator\":\"Exists\"}]");
+    c.tolerations = tol_all;
+    assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
+
+    /* cordoned: only a toleration of node.kubernetes.io/unschedulable lets it on */
+    n.unschedulable = true;
+    assert_null(rebalance_fit(&c, &n, why, sizeof(why))); /* tolerates everything */
+    c.tolerations = tol;
+    assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
+    assert_string_equal(why, "cordoned");
+
+    cJSON *items[] = {labels, taints, sel, sel2, aff, aff2, aff3, empty_term, tol, tol_wrong, tol_all};
+    for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
+        cJSON_Delete(items[i]);
+}
+
+/* ---- prediction and the convergence rule ---- */
+
+static void test_prediction(void **state)
+{
+    (void)state;
+    assert_true(fabs(rebalance_demand(0.94, 53) - 2.0) < 0.001);
+    assert_true(fabs(rebalance_demand(1.0, 0) - 1.0) < 1e-12);
+    assert_true(fabs(rebalance_demand(1.0, NAN) - 1.0) < 1e-12);
+    assert_true(fabs(rebalance_demand(1.0, 99) - 10.0) < 1e-9); /* stall capped at 90 % */
+    assert_true(rebalance_predicted_pressure(0.5) == 0);
+    assert_true(rebalance_predicted_pressure(1.0) == 0);
+    assert_true(fabs(rebalance_predicted_pressure(2.0) - 50) < 1e-9);
+    assert_true(fabs(rebalance_predicted_pressure(6.4 / 3) - 53.125) < 1e-9);
+    assert_true(rebalance_predicted_pressure(NAN) == 0);
+}
+
+static void test_move_ok(void **state)
+{
+    (void)state;
+    struct rebalance_params p = {.evict_above = 30, .taint_above = 25, .untaint_below = 15};
+    struct rebalance_node s = node("worker-0", 3, 6.4, 53), t = node("worker-1", 3, 0.25, 0);
+    double ls, lt;
+    /* a hot VM to an idle node: both below the old maximum */
+    assert_true(rebalance_move_ok(&p, &s, &t, 2.0, &ls, &lt));
+    assert_true(fabs(ls - 4.4 / 3) < 1e-9);
+    assert_true(fabs(lt - 2.25 / 3) < 1e-9);
+    /* an idle VM: lowers the maximum by less than the margin */
+    assert_false(rebalance_move_ok(&p, &s, &t, 0.05, NULL, NULL));
+    /* the second hot VM to the node that took the first: it would reach the taint level */
+    struct rebalance_node s2 = node("worker-0", 3, 4.4, 33), t2 = node("worker-1", 3, 2.25, 1.4);
+    assert_false(rebalance_move_ok(&p, &s2, &t2, 2.0, NULL, NULL));
+    struct rebalance_node t3 = node("worker-2", 3, 0.25, 0);
+    assert_true(rebalance_move_ok(&p, &s2, &t3, 2.0, NULL, NULL));
+    /* never raise the maximum: moving from the cooler node to the hotter one */
+    assert_false(rebalance_move_ok(&p, &t3, &s2, 0.2, NULL, NULL));
+    /* a move that would make the destination the new, higher maximum */
+    struct rebalance_node s4 = node("a", 3, 3.3, 20), t4 = node("b", 3, 1.5, 0);
+    assert_false(rebalance_move_ok(&p, &s4, &t4, 2.5, NULL, NULL)); /* 1.1 -> max(0.27, 1.33) */
+    /* a bigger destination takes more */
+    struct rebalance_node big = node("big", 12, 1, 0);
+    assert_true(rebalance_move_ok(&p, &s4, &big, 2.5, NULL, NULL));
+    /* unknowns never pass */
+    struct rebalance_node unk = node("u", 3, NAN, 0);
+    assert_false(rebalance_move_ok(&p, &s, &unk, 1, NULL, NULL));
+    unk = node("u", 0, 0, 0);
+    assert_false(rebalance_move_ok(&p, &s, &unk, 1, NULL, NULL));
+    assert_false(rebalance_move_ok(&p, &s, &t, NAN, NULL, NULL));
+}
+
+/* ---- the plan ---- */
+
+static struct rebalance_params seed_params(void)
+{
+    return (struct rebalance_params){
+        .evict_above = 30,
+        .taint_above = 25,
+        .untaint_below = 15,
+        .max_per_node = 1,
+        .max_per_namespace = 1,
+        .max_total = 2,
+        .max_in_flight = 2,
+    };
+}
+
+/* The seed: three hot (2 cores) and three idle VMs on worker-0 of three 3-CPU workers. */
+struct seed {
+    struct rebalance_node nodes[3];
+    struct rebalance_candidate c[6];
+};
+
+static void seed(struct seed *s)
+{
+    s->nodes[0] = node("worker-0", 3, 6.4, 53);
+    s->nodes[1] = node("worker-1", 3, 0.25, 0);
+    s->nodes[2] = node("worker-2", 3, 0.25, 0);
+    const char *names[] = {"virt-launcher-hot-0-a", "virt-launcher-hot-1-b", "virt-launcher-hot-2-c",
+                           "virt-launcher-idle-0-d", "virt-launcher-idle-1-e", "virt-launcher-idle-2-f"};
+    for (int i = 0; i < 6; i++)
+        s->c[i] = cand("psi-sim-seed", names[i], 0, i < 3 ? 2.0 : 0.05);
+}
+
+static void test_plan_seed(void **state)
+{
+    (void)state;
+    struct seed s;
+    seed(&s);
+    struct rebalance_params p = seed_params();
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_MOVING);
+    assert_int_equal(plan.nmoves, 1); /* maxPerNode 1 */
+    assert_int_equal(plan.moves[0].candidate, 0); /* a hot VM, ties broken by name */
+    assert_int_equal(plan.moves[0].source, 0);
+    assert_int_equal(plan.moves[0].destination, 1);
+    assert_true(fabs(plan.moves[0].demand - 2) < 1e-9);
+    assert_true(plan.moves[0].src_pressure_after > 30); /* 53 - (53.1 - 31.8) */
+    rebalance_plan_free(&plan);
+
+    /* after it: worker-0 at 4.4 cores (33 %), worker-1 holds hot-0 */
+    s.nodes[0].demand = 4.4, s.nodes[0].pressure = 33;
+    s.nodes[1].demand = 2.25, s.nodes[1].pressure = 1.4, s.nodes[1].req_cpu = 0.2;
+    s.c[0].node = 1;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_int_equal(plan.moves[0].candidate, 1);
+    assert_int_equal(plan.moves[0].destination, 2); /* worker-1 would reach the taint level */
+    rebalance_plan_free(&plan);
+
+    /* after the second: worker-0 at 2.3 cores, 1.4 %: nothing to do */
+    s.nodes[0].demand = 2.3, s.nodes[0].pressure = 1.4;
+    s.nodes[2].demand = 2.25, s.nodes[2].pressure = 1.4;
+    s.c[1].node = 2;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_PRESSURE);
+    rebalance_plan_free(&plan);
+}
+
+static void test_plan_ranking_by_relief(void **state)
+{
+    (void)state;
+    /* excess 1.0 core: the 1.1-core workload relieves as much as the 3-core one and is
+     * closer to the excess; a 0.5-core one relieves less */
+    struct rebalance_node nodes[2] = {node("hot", 4, 5, 20), node("cool", 8, 1, 0)};
+    struct rebalance_candidate c[3] = {cand("a", "big", 0, 3), cand("b", "fit", 0, 1.1), cand("c", "small", 0, 0.5)};
+    struct rebalance_params p = seed_params();
+    p.evict_above = 15, p.taint_above = 15, p.untaint_below = 10;
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 2, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_int_equal(plan.moves[0].candidate, 1);
+    rebalance_plan_free(&plan);
+    /* blocked ones are skipped */
+    c[1].blocked = "cooling down";
+    assert_int_equal(rebalance_plan(&p, nodes, 2, c, 3, &plan), 0);
+    assert_int_equal(plan.moves[0].candidate, 0);
+    rebalance_plan_free(&plan);
+}
+
+static void test_plan_limits(void **state)
+{
+    (void)state;
+    /* two hot nodes, four cool ones, plenty of candidates */
+    struct rebalance_node nodes[6] = {node("h0", 4, 9, 55), node("h1", 4, 8, 50), node("c0", 4, 0.5, 0),
+                                      node("c1", 4, 0.5, 0), node("c2", 4, 0.5, 0), node("c3", 4, 0.5, 0)};
+    struct rebalance_candidate c[8];
+    char names[8][8];
+    for (int i = 0; i < 8; i++) {
+        snprintf(names[i], sizeof(names[i]), "p%d", i);
+        c[i] = cand(i % 2 ? "ns-b" : "ns-a", names[i], (size_t)(i / 4), 2);
+    }
+    struct rebalance_params p = seed_params();
+    p.max_per_node = 2, p.max_per_namespace = 10, p.max_total = 10, p.max_in_flight = 10;
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 6, c, 8, &plan), 0);
+    assert_int_equal(plan.nmoves, 4); /* 2 per node, 4 destinations */
+    for (size_t k = 0; k < plan.nmoves; k++)
+        for (size_t j = k + 1; j < plan.nmoves; j++)
+            assert_int_not_equal(plan.moves[k].destination, plan.moves[j].destination);
+    rebalance_plan_free(&plan);
+
+    p.max_total = 3; /* maxTotal */
+    assert_int_equal(rebalance_plan(&p, nodes, 6, c, 8, &plan), 0);
+    assert_int_equal(plan.nmoves, 3);
+    rebalance_plan_free(&plan);
+
+    p.max_total = 10, p.max_per_namespace = 1; /* one from ns-a, one from ns-b */
+    assert_int_equal(rebalance_plan(&p, nodes, 6, c, 8, &plan), 0);
+    assert_int_equal(plan.nmoves, 2);
+    assert_string_not_equal(c[plan.moves[0].candidate].ns, c[plan.moves[1].candidate].ns);
+    rebalance_plan_free(&plan);
+
+    p.max_per_namespace = 10, p.max_in_flight = 3, p.in_flight = 2; /* one more migration may start */
+    assert_int_equal(rebalance_plan(&p, nodes, 6, c, 8, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    rebalance_plan_free(&plan);
+
+    p.in_flight = 3; /* none */
+    assert_int_equal(rebalance_plan(&p, nodes, 6, c, 8, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_LIMITED);
+    assert_non_null(strstr(plan.message, "maxInFlightMigrations"));
+    rebalance_plan_free(&plan);
+
+    /* KubeVirt's limits, counting migrations anyone started: 5 per cluster ... */
+    p.in_flight = 0, p.max_in_flight = 100, p.running = 4;
+    assert_int_equal(rebalance_plan(&p, nodes, 6, c, 8, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    rebalance_plan_free(&plan);
+    /* ... and 2 outbound per node */
+    p.running = 0;
+    nodes[0].outbound = 2;
+    nodes[1].outbound = 1;
+    assert_int_equal(rebalance_plan(&p, nodes, 6, c, 8, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_int_equal(plan.moves[0].source, 1);
+    rebalance_plan_free(&plan);
+    /* a pod that is no VM is not held by migration limits */
+    for (int i = 0; i < 8; i++)
+        c[i].vm = false;
+    p.in_flight = 100, p.max_in_flight = 1;
+    assert_int_equal(rebalance_plan(&p, nodes, 6, c, 8, &plan), 0);
+    assert_int_equal(plan.nmoves, 4);
+    rebalance_plan_free(&plan);
+}
+
+static void test_plan_reasons(void **state)
+{
+    (void)state;
+    struct seed s;
+    struct rebalance_params p = seed_params();
+    struct rebalance_plan plan;
+
+    /* every node hot: no destination, and the message says why for each */
+    seed(&s);
+    s.nodes[1].demand = 5, s.nodes[1].pressure = 41;
+    s.nodes[2].demand = 4, s.nodes[2].pressure = 20; /* not a source (below 30) but above untaint */
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_DESTINATION);
+    assert_non_null(strstr(plan.message, "worker-2: pressure not below untaintBelowPercent 15%"));
+    assert_non_null(strstr(plan.message, "no node can take a workload"));
+    rebalance_plan_free(&plan);
+    s.nodes[2].pressure = 45; /* all three sources */
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_DESTINATION);
+    assert_non_null(strstr(plan.message, "every other selected node is a source too"));
+    rebalance_plan_free(&plan);
+
+    /* tainted, settling, cordoned destinations */
+    seed(&s);
+    s.nodes[1].tainted = true;
+    s.nodes[2].unschedulable = true;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_DESTINATION);
+    assert_non_null(strstr(plan.message, "worker-1: tainted"));
+    assert_non_null(strstr(plan.message, "worker-2: cordoned"));
+    rebalance_plan_free(&plan);
+
+    /* no source yet: not sustained */
+    seed(&s);
+    s.nodes[0].sustained = false;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_PRESSURE);
+    rebalance_plan_free(&plan);
+
+    /* the source settles after a move */
+    seed(&s);
+    s.nodes[0].settling = true;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_SETTLING);
+    rebalance_plan_free(&plan);
+
+    /* nothing may move: the reasons are counted */
+    seed(&s);
+    for (int i = 0; i < 6; i++)
+        s.c[i].blocked = i < 2 ? "cooling down" : i < 5 ? "prefer-no-eviction" : "excluded namespace";
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_CANDIDATE);
+    assert_non_null(strstr(plan.message, "2 cooling down, 3 prefer-no-eviction, 1 excluded namespace"));
+    rebalance_plan_free(&plan);
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, NULL, 0, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_CANDIDATE);
+    assert_non_null(strstr(plan.message, "no pod there matches"));
+    rebalance_plan_free(&plan);
+
+    /* no usage reading */
+    seed(&s);
+    for (int i = 0; i < 6; i++)
+        s.c[i].demand = NAN;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_USAGE_UNKNOWN);
+    rebalance_plan_free(&plan);
+    seed(&s);
+    s.nodes[0].demand = NAN;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_USAGE_UNKNOWN);
+    rebalance_plan_free(&plan);
+
+    /* only idle VMs: a destination exists but nothing lowers the maximum by the margin */
+    seed(&s);
+    for (int i = 0; i < 3; i++)
+        s.c[i].blocked = "migrating";
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
+    rebalance_plan_free(&plan);
+
+    /* nothing fits (requests): no improving move, and the message names the misfit */
+    seed(&s);
+    s.nodes[1].req_cpu = 3, s.nodes[2].req_cpu = 3;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
+    assert_non_null(strstr(plan.message, "insufficient cpu"));
+    rebalance_plan_free(&plan);
+
+    /* a destination with unknown requests or usage is no destination */
+    seed(&s);
+    s.nodes[1].req_cpu = NAN, s.nodes[2].demand = NAN;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_DESTINATION);
+    rebalance_plan_free(&plan);
+}
+
+static void test_evict_outcome(void **state)
+{
+    (void)state;
+    assert_int_equal(rebalance_evict_outcome(0, NULL), REBALANCE_EVICTED);
+    assert_int_equal(rebalance_evict_outcome(201, ""), REBALANCE_EVICTED);
+    assert_int_equal(rebalance_evict_outcome(429, "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" "
+                                                  "denied the request: Eviction triggered evacuation of VMI \"ns/vm\""),
+                     REBALANCE_MIGRATING);
+    assert_int_equal(rebalance_evict_outcome(429, "admission webhook \"x\" denied the request: Evacuation in progress: "
+                                                  "Eviction triggered evacuation of VMI \"ns/vm\""),
+                     REBALANCE_MIGRATING);
+    assert_int_equal(rebalance_evict_outcome(429, "Cannot evict pod as it would violate the pod's disruption budget."),
+                     REBALANCE_REFUSED);
+    assert_int_equal(rebalance_evict_outcome(429, "VMI ns/vm is configured with an eviction strategy but is not "
+                                                  "live-migratable"),
+                     REBALANCE_REFUSED);
+    assert_int_equal(rebalance_evict_outcome(404, "not found"), REBALANCE_GONE);
+    assert_int_equal(rebalance_evict_outcome(500, "boom"), REBALANCE_ERROR);
+    assert_int_equal(rebalance_evict_outcome(403, "forbidden"), REBALANCE_ERROR);
+}
+
+/* ---- convergence over random static loads ---- */
+
+static uint64_t rng = 88172645463325252ULL;
+static double rnd(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* -1, 0, 1 as the sorted vectors compare lexicographically */
+static int vcmp(const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fabs(a[i] - b[i]) > 1e-12)
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+#define MAXN 8
+#define MAXW 40
+
+static void loads(const struct rebalance_node *nodes, size_t nn, double *out)
+{
+    for (size_t i = 0; i < nn; i++)
+        out[i] = nodes[i].demand / nodes[i].cpus;
+    qsort(out, nn, sizeof(double), cmp_desc);
+}
+
+static void test_convergence_random(void **state)
+{
+    (void)state;
+    int total_moves = 0, multi_cycle = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        size_t nn = 2 + (size_t)(rnd() * (MAXN - 1));
+        size_t nw = 1 + (size_t)(rnd() * MAXW);
+        struct rebalance_node nodes[MAXN];
+        struct rebalance_candidate c[MAXW];
+        char names[MAXW][8], node_names[MAXN][8];
+        double base[MAXN];
+        for (size_t i = 0; i < nn; i++) {
+            snprintf(node_names[i], sizeof(node_names[i]), "n%zu", i);
+            nodes[i] = node(node_names[i], 2 + (int)(rnd() * 15), 0, 0);
+            base[i] = rnd() * 0.5;
+        }
+        for (size_t j = 0; j < nw; j++) {
+            snprintf(names[j], sizeof(names[j]), "w%zu", j);
+            /* piled up on the first nodes, as drains and restarts leave them */
+            size_t on = (size_t)(rnd() * rnd() * (double)nn);
+            c[j] = cand(rnd() < 0.5 ? "a" : "b", names[j], on, 0.05 + rnd() * 4);
+            c[j].vm = rnd() < 0.7;
+        }
+        struct rebalance_params p = {
+            .evict_above = 10 + rnd() * 30,
+            .untaint_below = 5 + rnd() * 5,
+            .max_per_node = 1 + (int)(rnd() * 3),
+            .max_per_namespace = 1 + (int)(rnd() * 5),
+            .max_total = 1 + (int)(rnd() * 6),
+            .max_in_flight = 1000,
+        };
+        p.taint_above = p.untaint_below + 5 + rnd() * (p.evict_above - p.untaint_below - 5 > 0
+                                                           ? p.evict_above - p.untaint_below - 5
+                                                           : 0);
+        int moves = 0, cycles = 0;
+        int moved[MAXW] = {0};
+        for (;; cycles++) {
+            /* the static load: demand and (predicted) pressure from the placement */
+            for (size_t i = 0; i < nn; i++) {
+                nodes[i].demand = base[i];
+                nodes[i].req_cpu = 0, nodes[i].req_memory = 0, nodes[i].req_pods = 0;
+            }
+            for (size_t j = 0; j < nw; j++) {
+                nodes[c[j].node].demand += c[j].demand;
+                nodes[c[j].node].req_cpu += c[j].req_cpu;
+                nodes[c[j].node].req_memory += c[j].req_memory;
+                nodes[c[j].node].req_pods += 1;
+            }
+            for (size_t i = 0; i < nn; i++) {
+                nodes[i].pressure = rebalance_predicted_pressure(nodes[i].demand / nodes[i].cpus);
+                nodes[i].alloc_cpu = 1000; /* requests are not what this property is about */
+            }
+            struct rebalance_plan plan;
+            assert_int_equal(rebalance_plan(&p, nodes, nn, c, nw, &plan), 0);
+            if (!plan.nmoves) {
+                rebalance_plan_free(&plan);
+                break;
+            }
+            /* apply the moves one by one: each strictly lowers the sorted load vector, and
+             * lowers the pair's maximum by the margin */
+            for (size_t k = 0; k < plan.nmoves; k++) {
+                const struct rebalance_move *mv = &plan.moves[k];
+                double before[MAXN], after[MAXN];
+                loads(nodes, nn, before);
+                double pair_before = fmax(nodes[mv->source].demand / nodes[mv->source].cpus,
+                                          nodes[mv->destination].demand / nodes[mv->destination].cpus);
+                nodes[mv->source].demand -= mv->demand;
+                nodes[mv->destination].demand += mv->demand;
+                double pair_after = fmax(nodes[mv->source].demand / nodes[mv->source].cpus,
+                                         nodes[mv->destination].demand / nodes[mv->destination].cpus);
+                loads(nodes, nn, after);
+                assert_true(vcmp(after, before, nn) < 0);
+                assert_true(pair_after <= pair_before - REBALANCE_MARGIN + 1e-9);
+                assert_true(rebalance_predicted_pressure(nodes[mv->destination].demand / nodes[mv->destination].cpus) <
+                            p.taint_above);
+                assert_int_equal(mv->source, c[mv->candidate].node);
+                c[mv->candidate].node = mv->destination;
+                moved[mv->candidate]++;
+                moves++;
+            }
+            rebalance_plan_free(&plan);
+            assert_true(cycles < 10000); /* it terminates */
+        }
+        total_moves += moves;
+        multi_cycle += cycles > 1;
+        (void)moved;
+    }
+    /* the property was exercised: many moves, many multi-cycle runs */
+    assert_true(total_moves > 300);
+    assert_true(multi_cycle > 50);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pod_check),
+        cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_fit),
+        cmocka_unit_test(test_prediction),
+        cmocka_unit_test(test_move_ok),
+        cmocka_unit_test(test_plan_seed),
+        cmocka_unit_test(test_plan_ranking_by_relief),
+        cmocka_unit_test(test_plan_limits),
+        cmocka_unit_test(test_plan_reasons),
+        cmocka_unit_test(test_evict_outcome),
+        cmocka_unit_test(test_convergence_random),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
