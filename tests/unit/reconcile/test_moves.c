@@ -271,7 +271,7 @@ static void test_status_codec(void **state)
     cJSON *bad = parse("{\"moves\":[{\"name\":\"x\",\"sourceNode\":\"w0\",\"phase\":\"Teleported\"}]}");
     struct api_status b2 = {0};
     assert_int_equal(api_status_decode(bad, &b2, &errs, &warns), -1);
-    assert_non_null(strstr(errs.v[0].path, "status.moves[0].phase"));
+    assert_non_null(strstr(errs.v[0].field, "status.moves[0].phase"));
     cJSON_Delete(bad);
     cJSON_Delete(j);
     api_status_free(&st);
