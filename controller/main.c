@@ -170,6 +170,28 @@ static void metrics(const struct psi_serve_request *req, struct psi_serve_reply 
     reply->len = len;
 }
 
+static void count_request(const char *method, long status, void *ud)
+{
+    char code[16];
+    snprintf(code, sizeof(code), "%ld", status);
+    const char *values[] = {method, code};
+    psi_metric_inc(ud, values, 1);
+}
+
+/* psi_rebalancer_api_requests_total{method, code}: every REST call of the operator's client
+ * (code 0: no reply). Watches are counted by the manager's watch metrics. */
+static int count_api_requests(struct operator *op)
+{
+    static const char *const labels[] = {"method", "code", NULL};
+    struct psi_metric *f = psi_metrics_counter(op->metrics, "psi_rebalancer_api_requests_total",
+                                               "Requests to the API server by method and HTTP status (0: no reply).",
+                                               labels);
+    if (!f)
+        return -1;
+    kube_client_set_observer(op->client, count_request, f);
+    return 0;
+}
+
 static struct psi_serve *serve_on(const char *addr, const char *what)
 {
     if (strcmp(addr, "0") == 0)
@@ -267,7 +289,7 @@ static int setup(struct operator *op)
     snprintf(identity, sizeof(identity), "%s_%d", host, (int)getpid());
     op->events = kube_events_new(op->client, "rebalance.psi.dev/psi-rebalancer", identity, &err);
     op->metrics = psi_metrics_new();
-    if (!op->events || !op->metrics) {
+    if (!op->events || !op->metrics || count_api_requests(op) < 0) {
         log_error("setup failed", "error", op->events ? "out of memory" : err.msg);
         return -1;
     }

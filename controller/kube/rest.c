@@ -17,6 +17,8 @@ struct kube_client {
     struct kube_ratelimit rl;
     long timeout_ms;
     char errbuf[CURL_ERROR_SIZE];
+    kube_rest_observer_fn observer;
+    void *observer_ud;
 };
 
 /* Reply accumulator for the write callback. */
@@ -66,6 +68,12 @@ void kube_client_free(struct kube_client *c)
         return;
     curl_easy_cleanup(c->easy);
     free(c);
+}
+
+void kube_client_set_observer(struct kube_client *c, kube_rest_observer_fn fn, void *ud)
+{
+    c->observer = fn;
+    c->observer_ud = ud;
 }
 
 struct kube_config *kube_client_config(struct kube_client *c)
@@ -356,6 +364,8 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
     }
     CURLcode rc = curl_easy_perform(c->easy);
     if (rc != CURLE_OK) {
+        if (c->observer)
+            c->observer(method, 0, c->observer_ud);
         if (r.too_big)
             kube_err_set(err, 0, "Transport", "%s %s: reply larger than %ld bytes", method, url, MAX_REPLY);
         else
@@ -367,6 +377,8 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
     }
     long status = 0;
     curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (c->observer)
+        c->observer(method, status, c->observer_ud);
     if (status < 200 || status > 299) {
         kube_rest_decode_status(r.data, r.len, status, method, url, err);
         goto out;

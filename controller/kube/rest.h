@@ -49,6 +49,13 @@ struct kube_client *kube_client_new(struct kube_config *cfg, struct kube_err *er
 /* Free a client (NULL is fine). */
 void kube_client_free(struct kube_client *c);
 
+/* Called after every request with its method and HTTP status (0: no reply, a transport
+ * failure); for metrics. */
+typedef void (*kube_rest_observer_fn)(const char *method, long status, void *ud);
+
+/* Set (or clear with NULL) the request observer. */
+void kube_client_set_observer(struct kube_client *c, kube_rest_observer_fn fn, void *ud);
+
 /* The config the client was made with. */
 struct kube_config *kube_client_config(struct kube_client *c);
 

@@ -9,7 +9,7 @@ source "$(dirname "$0")/../lib/operator.sh"
 
 name=taints-$$
 sustain=15
-trap 'kubectl delete psirebalance "$name" --ignore-not-found --wait=false >/dev/null 2>&1; kubectl taint node worker-0 other-team/keep- >/dev/null 2>&1; rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json; operator_cleanup' EXIT
+trap 'kubectl label node worker-1 node-role.kubernetes.io/worker= --overwrite >/dev/null 2>&1; kubectl delete psirebalance "$name" "$name-newer" --ignore-not-found --wait=false >/dev/null 2>&1; kubectl taint node worker-0 other-team/keep- >/dev/null 2>&1; rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json; operator_cleanup' EXIT
 
 start_exporter worker-0 worker-1 worker-2
 start_operator
@@ -97,8 +97,31 @@ metrics_port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\).*/\1/p' "$wor
 check "/readyz answers 200 once the caches are synced" curl -sf "http://127.0.0.1:$health_port/readyz" -o /dev/null
 check "/metrics exports each node's pressure" bash -c \
   "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q 'psi_rebalancer_node_pressure_percent{psirebalance=\"$name\",node=\"worker-0\",resource=\"cpu\"}'"
+check "/metrics counts the operator's API requests by method and code" bash -c \
+  "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -Eq '^psi_rebalancer_api_requests_total\\{method=\"PATCH\",code=\"200\"\\} [1-9]'"
 check "/metrics counts taint transitions" bash -c \
   "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -Eq '^psi_rebalancer_taint_transitions_total\\{op=\"add\"\\} [1-9]'"
+
+# A node that leaves the selector loses its taint at once (no sustain: it is no longer ours).
+set_pressure worker-1 cpu 70
+eventually 90 "worker-1 tainted" bash -c "$(declare -f node_tainted); node_tainted worker-1 $name"
+kubectl label node worker-1 node-role.kubernetes.io/worker- >/dev/null
+eventually 30 "worker-1 untainted once it left the node selector" bash -c "$(declare -f node_tainted); ! node_tainted worker-1 $name"
+kubectl label node worker-1 node-role.kubernetes.io/worker= >/dev/null
+set_pressure worker-1 cpu 0
+
+# A second, newer PsiRebalance over the same nodes: the older one keeps them.
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: rebalance.psi.dev/v1alpha1
+kind: PsiRebalance
+metadata: {name: $name-newer}
+spec:
+  metrics: {source: Prometheus, prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}, interval: 5s, window: 15s}
+YAML
+eventually 30 "the newer PsiRebalance reports NodeConflict naming the owner" bash -c \
+  "kubectl get psirebalance $name-newer -o json | jq -e '.status.conditions[] | select(.type==\"NodeConflict\") | .status==\"True\" and (.message | contains(\"$name\"))' >/dev/null"
+check "the older one has no NodeConflict" test -z "$(condition "$name" NodeConflict)"
+kubectl delete psirebalance "$name-newer" --wait=true --timeout=60s >/dev/null
 
 # Deletion: worker-0 hot again and tainted, with a foreign taint beside ours.
 set_pressure worker-0 cpu 80
