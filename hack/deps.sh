@@ -9,6 +9,7 @@ packages=(
   libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libwebsockets-dev libcmocka-dev
   prometheus
   openssl jq curl valgrind iproute2 procps
+  python3-yaml
 )
 
 missing=()

@@ -798,6 +798,8 @@ static enum rebalance_evict_outcome evict(const struct rebalancer_deps *d, const
     cJSON_AddStringToObject(ev, "kind", "Eviction");
     cJSON_AddStringToObject(md, "name", name);
     cJSON_AddStringToObject(md, "namespace", ns);
+    /* who asks, as the descheduler says it (KubeVirt and audit logs show it) */
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "annotations"), "requested-by", REBALANCER_REQUESTED_BY);
     if (dry_run)
         cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(ev, "deleteOptions"), "dryRun"),
                              cJSON_CreateString("All"));

@@ -46,6 +46,9 @@
 /* Most destination nodes whose pods are listed in one cycle (the coolest ones). */
 #define REBALANCER_MAX_LISTED 16
 
+/* The requested-by annotation of the Evictions it asks for. */
+#define REBALANCER_REQUESTED_BY "rebalance.psi.dev/psi-rebalancer"
+
 /* The API group of KubeVirt. */
 #define REBALANCER_KUBEVIRT_GV "kubevirt.io/v1"
 

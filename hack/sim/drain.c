@@ -110,7 +110,7 @@ static int evict_cb(const char *key, const char *rv, const void *obj, void *ud)
     } else {
         char status[16];
         snprintf(status, sizeof(status), "%ld", err.status);
-        log_info("drain: eviction refused, will retry", "node", d->node, "pod", name, "status", status, "message",
+        log_debug("drain: eviction refused, will retry", "node", d->node, "pod", name, "status", status, "message",
                  err.msg);
         record_add(d->s->rec, "drain-evict", "node", d->node, "pod", name, "result", status, "message", err.msg, NULL);
     }

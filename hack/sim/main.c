@@ -182,6 +182,7 @@ static void pass(struct kube_loop *loop, void *ud)
         }
         return;
     }
+    sim_index_pods(&a->s);
     if (a->mco)
         mco_sync(a->mco);
     workload_sync(a->workload);
@@ -458,6 +459,7 @@ out:
     kube_informer_free(a.s.nodes);
     kube_loop_free(a.s.loop);
     kube_client_free(a.s.client);
+    free(a.s.pod_index);
     record_close(a.s.rec);
     kube_config_free(a.webhook_cfg);
     kube_config_free(a.cfg);

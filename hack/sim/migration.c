@@ -262,7 +262,7 @@ static void set_phase(struct migration *m, struct run *r, const cJSON *mig, cons
     log_info("migration phase", "migration", name, "vmi", r->vmi, "phase", phase, "source", src ? src : "",
              "target", tgt ? tgt : "", "reason", reason ? reason : "");
     record_add(m->s->rec, "migration", "name", name, "uid", r->uid, "vmi", r->vmi, "phase", phase, "source",
-               src ? src : "", "reason", reason ? reason : "",
+               src ? src : "", "target", tgt ? tgt : "", "reason", reason ? reason : "",
                "evacuation", jx_annotation(mig, SIM_EVACUATION_ANNOTATION) ? "true" : "false", NULL);
 }
 

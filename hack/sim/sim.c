@@ -58,29 +58,55 @@ bool sim_synced(const struct sim *s)
     return true;
 }
 
-struct pods_of {
-    const char *uid;
-    int (*fn)(const cJSON *pod, void *ud);
-    void *ud;
-};
-
-static int pods_of_cb(const char *key, const char *rv, const void *obj, void *ud)
+static int index_cb(const char *key, const char *rv, const void *obj, void *ud)
 {
     (void)key;
     (void)rv;
-    struct pods_of *p = ud;
-    const cJSON *pod = obj;
-    if (!jx_eq(jx_label(pod, SIM_CREATED_BY_LABEL), p->uid))
+    struct sim *s = ud;
+    const char *uid = jx_label(obj, SIM_CREATED_BY_LABEL);
+    if (!uid)
         return 0;
-    return p->fn(pod, p->ud);
+    s->pod_index[s->n_pod_index].vmi_uid = uid;
+    s->pod_index[s->n_pod_index++].pod = obj;
+    return 0;
+}
+
+static int by_uid(const void *a, const void *b)
+{
+    return strcmp(((const struct sim_pod_ref *)a)->vmi_uid, ((const struct sim_pod_ref *)b)->vmi_uid);
+}
+
+void sim_index_pods(struct sim *s)
+{
+    size_t n = kube_informer_len(s->pods);
+    free(s->pod_index);
+    s->n_pod_index = 0;
+    s->pod_index = calloc(n ? n : 1, sizeof(*s->pod_index));
+    if (!s->pod_index)
+        return;
+    kube_informer_foreach(s->pods, index_cb, s);
+    qsort(s->pod_index, s->n_pod_index, sizeof(*s->pod_index), by_uid);
 }
 
 int sim_foreach_pod_of(const struct sim *s, const char *vmi_uid, int (*fn)(const cJSON *pod, void *ud), void *ud)
 {
-    if (!vmi_uid || !*vmi_uid)
+    if (!vmi_uid || !*vmi_uid || !s->pod_index)
         return 0;
-    struct pods_of p = {vmi_uid, fn, ud};
-    return kube_informer_foreach(s->pods, pods_of_cb, &p);
+    /* the first entry with this UID (lower bound), then the run of them */
+    size_t lo = 0, hi = s->n_pod_index;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(s->pod_index[mid].vmi_uid, vmi_uid) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < s->n_pod_index && strcmp(s->pod_index[i].vmi_uid, vmi_uid) == 0; i++) {
+        int rc = fn(s->pod_index[i].pod, ud);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 bool sim_pod_live(const cJSON *pod)

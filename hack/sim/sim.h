@@ -50,7 +50,20 @@ struct sim {
     struct record *rec;
     uint64_t rng;                 /* xorshift64* state, from the scenario's seed */
     uint64_t started_ms;          /* kube_loop_now_ms() at start */
+    /* the launcher pods by their VMI's UID (sim_index_pods), valid for one pass */
+    struct sim_pod_ref *pod_index;
+    size_t n_pod_index;
 };
+
+/* One entry of the pod index. */
+struct sim_pod_ref {
+    const char *vmi_uid; /* points into the pod */
+    const cJSON *pod;
+};
+
+/* Index the cached launcher pods by VMI UID. Call at the start of a pass: the index holds
+ * cache pointers, which the informer may replace when the loop runs again. */
+void sim_index_pods(struct sim *s);
 
 /* A uniform random number in [0, 1) from the scenario-seeded generator. */
 double sim_random(struct sim *s);
@@ -68,8 +81,8 @@ void sim_suffix(const char *seed, char out[6]);
 /* Whether every informer has completed its first list. */
 bool sim_synced(const struct sim *s);
 
-/* Iterate the launcher pods whose created-by label is vmi_uid; fn returns non-zero to
- * stop (that value is returned). */
+/* Iterate the launcher pods whose created-by label is vmi_uid (from the index of this
+ * pass); fn returns non-zero to stop (that value is returned). */
 int sim_foreach_pod_of(const struct sim *s, const char *vmi_uid,
                        int (*fn)(const cJSON *pod, void *ud), void *ud);
 

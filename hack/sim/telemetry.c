@@ -200,84 +200,110 @@ static struct node_state *node_state(struct telemetry *t, const char *name)
     return &t->nodes[t->n_nodes++];
 }
 
-struct tick {
-    struct telemetry *t;
-    double now;
-    double *served; /* per scenario VM: the share of demand its node serves */
+/* One simulated node's sums for a tick. */
+struct node_sum {
+    const char *name; /* the informer's key */
+    double cpu, memory, io;
+    double served;    /* the share of CPU demand the node serves */
 };
 
-static int tick_node(const char *key, const char *rv, const void *obj, void *ud)
+static int add_node(const char *key, const char *rv, const void *obj, void *ud)
 {
     (void)rv;
     (void)obj;
-    struct tick *k = ud;
-    struct telemetry *t = k->t;
+    struct node_sum **cur = ud;
+    (*cur)->name = key;
+    (*cur)++;
+    return 0;
+}
+
+static int by_node_name(const void *a, const void *b)
+{
+    return strcmp(((const struct node_sum *)a)->name, ((const struct node_sum *)b)->name);
+}
+
+static struct node_sum *find_node(struct node_sum *sums, size_t n, const char *name)
+{
+    struct node_sum key = {.name = name};
+    return name ? bsearch(&key, sums, n, sizeof(*sums), by_node_name) : NULL;
+}
+
+/* The model for one node, and its series. */
+static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
+{
     const struct scenario *sc = t->s->sc;
-    struct model_node_in in = {0};
-    nodes_capacity(t->n, key, &in.cpus, &in.memory);
-    in.io = sc->node_io;
-    in.cpu_demand = sc->node_base_cpu;
-    for (size_t i = 0; i < sc->n_vms; i++) {
-        if (!jx_eq(workload_node_of(t->w, i), key))
-            continue;
-        double cpu, mem, io;
-        workload_demand(t->w, i, &cpu, &mem, &io);
-        in.cpu_demand += cpu;
-        in.memory_demand += mem;
-        in.io_demand += io;
-    }
+    struct model_node_in in = {.cpu_demand = sc->node_base_cpu + ns->cpu, .memory_demand = ns->memory,
+                               .io = sc->node_io, .io_demand = ns->io};
+    nodes_capacity(t->n, ns->name, &in.cpus, &in.memory);
     struct model_node_out out;
     model_node(&sc->model, &in, &out);
-    for (size_t i = 0; i < sc->n_vms; i++)
-        if (jx_eq(workload_node_of(t->w, i), key))
-            k->served[i] = out.cpu_served;
-    struct node_state *ns = node_state(t, key);
-    if (ns)
-        ns->cpu_some = 100 * out.cpu_some;
-    bool psi = sc->psi_without_pool || (t->opts.psi_on && t->opts.psi_on(key, t->opts.psi_ud));
+    ns->served = out.cpu_served;
+    struct node_state *st = node_state(t, ns->name);
+    if (st)
+        st->cpu_some = 100 * out.cpu_some;
+    bool psi = sc->psi_without_pool || (t->opts.psi_on && t->opts.psi_on(ns->name, t->opts.psi_ud));
+    const char *key = ns->name;
     psi_serve_lock(t->srv);
     if (psi) {
-        sim_exporter_set(t->exp, key, PSI_CPU, PSI_SOME, 100 * out.cpu_some, k->now);
-        sim_exporter_set(t->exp, key, PSI_CPU, PSI_FULL, 0, k->now);
-        sim_exporter_set(t->exp, key, PSI_MEMORY, PSI_SOME, 100 * out.memory_some, k->now);
-        sim_exporter_set(t->exp, key, PSI_MEMORY, PSI_FULL, 100 * out.memory_full, k->now);
-        sim_exporter_set(t->exp, key, PSI_IO, PSI_SOME, 100 * out.io_some, k->now);
-        sim_exporter_set(t->exp, key, PSI_IO, PSI_FULL, 100 * out.io_full, k->now);
+        sim_exporter_set(t->exp, key, PSI_CPU, PSI_SOME, 100 * out.cpu_some, now);
+        sim_exporter_set(t->exp, key, PSI_CPU, PSI_FULL, 0, now);
+        sim_exporter_set(t->exp, key, PSI_MEMORY, PSI_SOME, 100 * out.memory_some, now);
+        sim_exporter_set(t->exp, key, PSI_MEMORY, PSI_FULL, 100 * out.memory_full, now);
+        sim_exporter_set(t->exp, key, PSI_IO, PSI_SOME, 100 * out.io_some, now);
+        sim_exporter_set(t->exp, key, PSI_IO, PSI_FULL, 100 * out.io_full, now);
     } else if (!isnan(sim_exporter_pressure(t->exp, key, PSI_CPU, PSI_SOME))) {
         sim_exporter_remove_node(t->exp, key);
     }
     psi_serve_unlock(t->srv);
-    return 0;
 }
 
 void telemetry_tick(struct telemetry *t)
 {
     const struct scenario *sc = t->s->sc;
-    struct tick k = {.t = t, .now = now_s(), .served = calloc(sc->n_vms ? sc->n_vms : 1, sizeof(double))};
-    if (!k.served)
+    double now = now_s();
+    /* sum the demand per node in one pass over the VMs (nodes sorted by name) */
+    size_t n = kube_informer_len(t->s->nodes);
+    struct node_sum *sums = calloc(n ? n : 1, sizeof(*sums));
+    if (!sums)
         return;
-    kube_informer_foreach(t->s->nodes, tick_node, &k);
+    struct node_sum *cur = sums;
+    kube_informer_foreach(t->s->nodes, add_node, &cur);
+    n = (size_t)(cur - sums);
+    qsort(sums, n, sizeof(*sums), by_node_name);
+    for (size_t i = 0; i < sc->n_vms; i++) {
+        struct node_sum *ns = find_node(sums, n, workload_node_of(t->w, i));
+        if (!ns)
+            continue;
+        double cpu, mem, io;
+        workload_demand(t->w, i, &cpu, &mem, &io);
+        ns->cpu += cpu;
+        ns->memory += mem;
+        ns->io += io;
+    }
+    for (size_t i = 0; i < n; i++)
+        tick_node(t, &sums[i], now);
     psi_serve_lock(t->srv);
     /* nodes that left the simulation stop exporting */
     for (size_t i = 0; i < sim_exporter_count(t->exp);) {
         const char *name = sim_exporter_node(t->exp, i);
-        if (!sim_node(t->s, name))
+        if (!find_node(sums, n, name))
             sim_exporter_remove_node(t->exp, name);
         else
             i++;
     }
     for (size_t i = 0; i < sc->n_vms; i++) {
         struct vm_usage *u = &t->usage[i];
-        u->seconds += u->rate * (k.now - u->at);
-        u->at = k.now;
+        u->seconds += u->rate * (now - u->at);
+        u->at = now;
         const char *node = workload_node_of(t->w, i);
+        struct node_sum *ns = find_node(sums, n, node);
         double cpu, mem, io;
         workload_demand(t->w, i, &cpu, &mem, &io);
         snprintf(u->node, sizeof(u->node), "%s", node ? node : "");
-        u->rate = node ? cpu * k.served[i] : 0;
+        u->rate = ns ? cpu * ns->served : 0;
     }
     psi_serve_unlock(t->srv);
-    free(k.served);
+    free(sums);
     write_targets(t);
 }
 

@@ -10,7 +10,7 @@ passes=0
 pass() { echo "ok   - $*"; passes=$((passes + 1)); }
 fail() { echo "FAIL - $*"; failures=$((failures + 1)); }
 # check DESCRIPTION CMD...: pass when CMD succeeds.
-check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+check() { local d=$1; shift; if "$@" >/dev/null; then pass "$d"; else fail "$d"; fi; }
 # eventually SECONDS DESCRIPTION CMD...: pass when CMD succeeds within SECONDS.
 eventually() {
   local secs=$1 d=$2; shift 2

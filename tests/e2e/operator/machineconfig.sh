@@ -75,7 +75,7 @@ eventually 30 "PSIEnabled=False PoolDegraded when the pool degrades" bash -c "$(
 check "the PsiRebalance is Degraded" test "$(condition "$name" Degraded)" = True
 
 kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
-check "deleting the PsiRebalance keeps the MachineConfig" kubectl get machineconfig "$mc"
+check "deleting the PsiRebalance keeps the MachineConfig" kubectl get machineconfig "$mc" -o name
 
 # API absent: remove the MachineConfig API, restart the operator.
 stop_operator

@@ -85,6 +85,8 @@ $hack_ctl stop prometheus
 set_pressure worker-2 cpu 0
 eventually 60 "MetricsAvailable=False while Prometheus is down" bash -c "$(declare -f psir_field condition); [ \"\$(condition $name MetricsAvailable)\" = False ]"
 check "Ready=False while Prometheus is down" test "$(condition "$name" Ready)" = False
+check "a MetricsUnavailable Event was recorded" bash -c \
+  "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"MetricsUnavailable\" and .regarding.name==\"$name\")] | length == 1' >/dev/null"
 check "the reason names the unreachable source" test "$(psir_field "$name" '.status.conditions[] | select(.type=="MetricsAvailable") | .reason')" = SourceUnreachable
 sleep 20
 check "worker-2 keeps its taint through the outage (held, not removed)" node_tainted worker-2 "$name"
@@ -131,5 +133,8 @@ kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
 check "deleting the PsiRebalance removed its taint" bash -c "$(declare -f node_tainted); ! node_tainted worker-0 $name"
 check "the other taint is intact" bash -c "kubectl get node worker-0 -o json | jq -e '[.spec.taints[]? | select(.key==\"other-team/keep\")] | length == 1' >/dev/null"
 check "no permission was denied to the operator" bash -c "! grep -E 'Forbidden|forbidden' $work/operator.log"
+stop_operator
+check "SIGTERM released the Lease for a successor" bash -c \
+  "grep -q 'lease released' $work/operator.log && [ -z \"\$(kubectl get lease psi-rebalancer-leader -n psi-rebalancer -o jsonpath='{.spec.holderIdentity}')\" ]"
 
 finish

@@ -148,6 +148,11 @@ check "worker-0 is no longer tainted" not_tainted worker-0 "$name"
 check "the operator is still running" kill -0 "$operator_pid"
 stop_operator
 
+errors=$(grep -c '"level":"error"' "$work/operator.log" || true)
+if ((errors)); then
+  echo "note: $errors error-level line(s) in the operator's log (reported, not judged here):"
+  grep '"level":"error"' "$work/operator.log" | head -5
+fi
 if grep -Eiq 'forbidden|\b403\b' "$work/operator.log"; then
   fail "the operator's log reports a permission denied:"
   grep -Ei 'forbidden|\b403\b' "$work/operator.log" | head -20
