@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "events.h"
-#include "lease.h"
+#include "election.h"
 #include "logging.h"
 #include "loop.h"
 #include "manager.h"
@@ -25,6 +25,8 @@ struct flags {
     int leader_elect;
     const char *election_namespace, *election_id;
     const char *metrics_addr, *health_addr;
+    double api_qps;
+    int api_burst;
     enum logging_level level;
     enum logging_format format;
 };
@@ -35,14 +37,14 @@ struct operator {
     struct kube_client *client;
     struct kube_loop *loop;
     struct kube_events *events;
-    struct kube_lease *lease;
+    struct election *election;
     struct psi_metrics *metrics;
     struct psi_serve *health, *metrics_server;
     struct manager *manager;
     int leading;        /* the manager runs */
     int ready;          /* published to /readyz under the health server's lock */
     int exit_code;
-    uint64_t lease_timer, start_timer;
+    uint64_t start_timer;
 };
 
 static struct kube_loop *signal_loop;
@@ -63,6 +65,8 @@ static void usage(FILE *out)
             "  --leader-elect=true|false            elect a leader through a Lease (default true)\n"
             "  --leader-election-namespace NS       namespace of the Lease (default: the pod's or the context's)\n"
             "  --leader-election-id NAME            name of the Lease (default psi-rebalancer-leader)\n"
+            "  --kube-api-qps N                     API writes per second (default 20)\n"
+            "  --kube-api-burst N                   API write burst (default 30)\n"
             "  --metrics-bind-address ADDR          /metrics address (default :8080; 0 disables)\n"
             "  --health-probe-bind-address ADDR     /healthz and /readyz address (default :8081; 0 disables)\n"
             "  --log-level debug|info|warn|error    (default info)\n"
@@ -83,14 +87,16 @@ static int parse_bool(const char *s, int *out)
 static int parse_flags(int argc, char **argv, struct flags *f)
 {
     *f = (struct flags){.leader_elect = 1, .election_id = "psi-rebalancer-leader", .metrics_addr = ":8080",
-                        .health_addr = ":8081", .level = LOGGING_INFO, .format = LOGGING_TEXT};
-    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, METRICS, HEALTH, LEVEL, FORMAT, HELP };
+                        .health_addr = ":8081", .api_qps = 20, .api_burst = 30, .level = LOGGING_INFO, .format = LOGGING_TEXT};
+    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, QPS, BURST, METRICS, HEALTH, LEVEL, FORMAT, HELP };
     static const struct option opts[] = {
         {"kubeconfig", required_argument, 0, KUBECONFIG},
         {"context", required_argument, 0, CONTEXT},
         {"leader-elect", optional_argument, 0, LEADER_ELECT},
         {"leader-election-namespace", required_argument, 0, NAMESPACE},
         {"leader-election-id", required_argument, 0, ID},
+        {"kube-api-qps", required_argument, 0, QPS},
+        {"kube-api-burst", required_argument, 0, BURST},
         {"metrics-bind-address", required_argument, 0, METRICS},
         {"health-probe-bind-address", required_argument, 0, HEALTH},
         {"log-level", required_argument, 0, LEVEL},
@@ -111,6 +117,21 @@ static int parse_flags(int argc, char **argv, struct flags *f)
             break;
         case NAMESPACE: f->election_namespace = optarg; break;
         case ID: f->election_id = optarg; break;
+        case QPS:
+        case BURST: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (*end || !(v > 0) || v > 10000) {
+                fprintf(stderr, "psi-rebalancer: --%s: want a number above 0, got '%s'\n",
+                        c == QPS ? "kube-api-qps" : "kube-api-burst", optarg);
+                return -1;
+            }
+            if (c == QPS)
+                f->api_qps = v;
+            else
+                f->api_burst = (int)v;
+            break;
+        }
         case METRICS: f->metrics_addr = optarg; break;
         case HEALTH: f->health_addr = optarg; break;
         case LEVEL:
@@ -227,10 +248,13 @@ static void set_ready(struct operator *op, int ready)
 
 static void start_manager(struct kube_loop *loop, void *ud);
 
+/* Every half second: start the manager once elected, and publish readiness (a standby
+ * replica is ready; the leader once its caches are synced). */
 static void watch_ready(struct kube_loop *loop, void *ud)
 {
-    (void)loop;
     struct operator *op = ud;
+    if (op->election && election_leading(op->election) && !op->manager && !op->start_timer)
+        start_manager(loop, op);
     set_ready(op, !op->leading || manager_synced(op->manager));
 }
 
@@ -252,27 +276,6 @@ static void start_manager(struct kube_loop *loop, void *ud)
     op->start_timer = kube_loop_timer(op->loop, 5000, 0, start_manager, op);
 }
 
-static void lease_tick(struct kube_loop *loop, void *ud)
-{
-    struct operator *op = ud;
-    int64_t next = 0;
-    struct kube_err err = {0};
-    int64_t now = (int64_t)kube_loop_now_ms();
-    enum kube_lease_state st = kube_lease_tick(op->lease, now, &next, &err);
-    if (err.msg[0])
-        log_warn("leader election", "error", err.msg);
-    if (st == KUBE_LEASE_LEADER && !op->leading && !op->start_timer && !op->manager) {
-        log_info("became leader", "lease", op->flags.election_id);
-        start_manager(loop, op);
-    } else if (st == KUBE_LEASE_LOST) {
-        log_error("leadership lost: exiting so that the new leader works alone", "holder", kube_lease_holder(op->lease));
-        op->exit_code = 1;
-        kube_loop_stop(loop);
-        return;
-    }
-    op->lease_timer = kube_loop_timer(loop, next > now ? (uint64_t)(next - now) : 0, 0, lease_tick, op);
-}
-
 /* ---- wiring ---- */
 
 static int setup(struct operator *op)
@@ -287,6 +290,7 @@ static int setup(struct operator *op)
     gethostname(host, sizeof(host) - 1);
     char identity[320];
     snprintf(identity, sizeof(identity), "%s_%d", host, (int)getpid());
+    kube_client_set_rate_limit(op->client, op->flags.api_qps, op->flags.api_burst);
     op->events = kube_events_new(op->client, "rebalance.psi.dev/psi-rebalancer", identity, &err);
     op->metrics = psi_metrics_new();
     if (!op->events || !op->metrics || count_api_requests(op) < 0) {
@@ -316,13 +320,13 @@ static int setup(struct operator *op)
         const char *ns = op->flags.election_namespace ? op->flags.election_namespace
                          : op->cfg->namespace         ? op->cfg->namespace
                                                       : "default";
-        op->lease = kube_lease_new(op->client, ns, op->flags.election_id, identity, NULL, &err);
-        if (!op->lease) {
+        op->election = election_start(op->flags.kubeconfig, op->flags.context, ns, op->flags.election_id, identity,
+                                      op->loop, &err);
+        if (!op->election) {
             log_error("leader election not set up", "error", err.msg);
             return -1;
         }
         log_info("waiting for leadership", "lease", op->flags.election_id, "namespace", ns, "identity", identity);
-        op->lease_timer = kube_loop_timer(op->loop, 0, 0, lease_tick, op);
     } else {
         op->start_timer = kube_loop_timer(op->loop, 0, 0, start_manager, op);
     }
@@ -338,11 +342,9 @@ static void shutdown_operator(struct operator *op)
     if (op->events && kube_events_flush(op->events, (int64_t)time(NULL) * 1000, 1, NULL, &err) < 0)
         log_warn("events not flushed at shutdown", "error", err.msg);
     manager_free(op->manager);
-    if (op->lease && kube_lease_release(op->lease, &err) < 0)
-        log_warn("lease not released", "error", err.msg);
-    else if (op->lease)
-        log_info("lease released");
-    kube_lease_free(op->lease);
+    if (op->election && election_lost(op->election))
+        op->exit_code = 1;
+    election_stop(op->election);
     psi_serve_free(op->health);
     psi_serve_free(op->metrics_server);
     psi_metrics_free(op->metrics);

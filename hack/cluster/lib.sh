@@ -43,7 +43,7 @@ choose_ports() {
   : > "$dir/ports.env.tmp"
   for name in "${names[@]}"; do
     while :; do
-      p=$((20000 + RANDOM % 30000))
+      p=$((10000 + RANDOM % 20000)) # below the kernel's ephemeral range (32768+)
       [[ $taken == *" $p "* ]] && continue
       port_in_use "$p" && continue
       break
