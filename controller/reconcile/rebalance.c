@@ -106,6 +106,15 @@ double rebalance_demand(double usage, double cpu_pressure)
     return usage / (1.0 - stall);
 }
 
+double rebalance_node_demand(double usage, double cpus, double cpu_pressure)
+{
+    if (isnan(usage) || isnan(cpus) || cpus <= 0)
+        return NAN;
+    if (usage >= REBALANCE_SATURATED * cpus && usage < cpus)
+        usage = cpus;
+    return rebalance_demand(usage, cpu_pressure);
+}
+
 double rebalance_predicted_pressure(double load)
 {
     if (isnan(load) || load <= 1.0)

@@ -62,6 +62,8 @@
 #define REBALANCE_MARGIN 0.05
 /* The largest stall share used to turn usage into demand (a factor of 10 at most). */
 #define REBALANCE_MAX_STALL 0.9
+/* A node using this share of its CPUs or more is saturated (rebalance_node_demand). */
+#define REBALANCE_SATURATED 0.9
 
 /* Reasons of a plan, fit for the Rebalancing condition. */
 #define REBALANCE_MOVING "Moving"                 /* moves planned */
@@ -103,6 +105,12 @@ void rebalance_pod_workload(const cJSON *pod, const char **kind, const char **na
 /* Demand (cores) from usage (cores) and the CPU "some" pressure (percent; NAN as 0) of the
  * node it runs on: usage / (1 - min(pressure/100, REBALANCE_MAX_STALL)). */
 double rebalance_demand(double usage, double cpu_pressure);
+
+/* Demand (cores) of a node from its usage, CPUs and CPU "some" pressure: rebalance_demand,
+ * except that a node using at least REBALANCE_SATURATED of its CPUs counts as using all of
+ * them (it is saturated; what usage misses there, such as system load outside the measured
+ * workloads, waits too). NAN when usage or cpus is unknown. */
+double rebalance_node_demand(double usage, double cpus, double cpu_pressure);
 
 /* Predicted pressure (percent) of a node at load L: 100 * max(0, 1 - 1/L). */
 double rebalance_predicted_pressure(double load);

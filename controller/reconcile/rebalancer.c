@@ -920,7 +920,9 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
             rb->stats.refused++;
             char why[160];
             snprintf(why, sizeof(why), "eviction refused: %.140s", err.msg);
-            hold_add(rb, cx->key, in->now_ms + settle, why);
+            /* held back as long as a move would be (cooldown.initial), at least the settle time */
+            int64_t hold = in->pr->spec.eviction.cooldown.initial_ms;
+            hold_add(rb, cx->key, in->now_ms + (hold > settle ? hold : settle), why);
             c->blocked = "eviction refused";
             snprintf(note, sizeof(note), "%seviction of pod %s/%s off %s refused, skipped: %s", dry ? "dry-run " : "",
                      c->ns, c->name, src, err.msg);
@@ -1075,7 +1077,7 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
         goto out;
     }
     for (size_t i = 0; i < nn; i++)
-        nodes[i].demand = isnan(usage[i]) ? NAN : rebalance_demand(usage[i], in->nodes[i].pressure[API_RESOURCE_CPU]);
+        nodes[i].demand = rebalance_node_demand(usage[i], nodes[i].cpus, in->nodes[i].pressure[API_RESOURCE_CPU]);
     struct rebalance_pod_filter f = {&spec->eviction.pod_selector, spec->eviction.excluded_namespaces,
                                      spec->eviction.nexcluded_namespaces};
     holds_prune(rb, now);
@@ -1114,6 +1116,15 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
                 ns->above_since_ms = 0;
             nodes[i].sustained = nodes[i].sustained && above;
         }
+    }
+    for (size_t i = 0; i < nn; i++) {
+        char pr[32], dm[32], cp[32];
+        snprintf(pr, sizeof(pr), "%.2f", nodes[i].pressure);
+        snprintf(dm, sizeof(dm), "%.3f", nodes[i].demand);
+        snprintf(cp, sizeof(cp), "%.2f", nodes[i].cpus);
+        log_debug("rebalance node", "psirebalance", in->pr->name, "node", nodes[i].name, "pressure", pr, "demand", dm,
+                  "cpus", cp, "sustained", nodes[i].sustained ? "true" : "false", "settling",
+                  nodes[i].settling ? "true" : "false");
     }
     /* requests on the eligible destinations (the coolest first, at most REBALANCER_MAX_LISTED) */
     size_t listed = 0;

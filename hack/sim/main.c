@@ -4,6 +4,7 @@
  * their PSI, exported for Prometheus with node_exporter's names. A scenario file says what
  * runs where and what happens over time (hack/sim/scenarios/).
  *
+ *   psi-sim --check FILE...              (parse scenario files and say what they hold)
  *   psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]
  *           [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]
  *           [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR]
@@ -83,11 +84,31 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]\n"
+    fprintf(f, "usage: psi-sim --check FILE...\n"
+               "       psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]\n"
                "               [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]\n"
                "               [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR]\n"
                "               [--record FILE] [--ready-file FILE] [--exit-when-done] [--cleanup]\n"
                "               [--log-level debug|info|warn|error] [--log-format text|json]\n");
+}
+
+/* --check: parse each file, print a line about it; 0 when all parse. */
+static int check_files(int argc, char **argv, int first)
+{
+    int rc = 0;
+    for (int i = first; i < argc; i++) {
+        char err[1024];
+        struct scenario *sc = scenario_load(argv[i], err, sizeof(err));
+        if (!sc) {
+            fprintf(stderr, "%s\n", err);
+            rc = 1;
+            continue;
+        }
+        printf("%s: scenario %s, namespace %s, %zu VMs, %zu events%s%s\n", argv[i], sc->name, sc->namespace, sc->n_vms,
+               sc->n_events, sc->start_node ? ", starting on " : "", sc->start_node ? sc->start_node : "");
+        scenario_free(sc);
+    }
+    return rc;
 }
 
 static void inf_log(enum kube_watch_level level, const char *msg, void *ud)
@@ -273,6 +294,8 @@ int main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
+    if (argc >= 3 && strcmp(argv[1], "--check") == 0)
+        return check_files(argc, argv, 2);
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {

@@ -28,9 +28,25 @@ name=csv-e2e-$$
 role=psi-csv-e2e-$$
 mc=99-worker-psi-rebalancer
 
+# stop_bounded: SIGTERM, then SIGKILL when the operator has not exited within 20 s; a hung
+# shutdown fails the test instead of hanging it.
+stop_bounded() {
+  [ -n "${operator_pid:-}" ] || return 0
+  kill -TERM "$operator_pid" 2>/dev/null || true
+  local i
+  for i in $(seq 1 40); do kill -0 "$operator_pid" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 "$operator_pid" 2>/dev/null; then
+    fail "the operator exits within 20 s of SIGTERM"
+    kill -KILL "$operator_pid" 2>/dev/null || true
+  fi
+  wait "$operator_pid" 2>/dev/null || true
+  operator_pid=
+}
+
 cleanup() {
   kubectl delete psirebalance "$name" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
+  stop_bounded
   operator_cleanup
   kubectl delete machineconfig "$mc" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding "$role" --ignore-not-found >/dev/null 2>&1 || true
@@ -146,7 +162,7 @@ eventually 60 "deleted: the operator removes its taint and its finalizer" bash -
   "! kubectl get psirebalance $name >/dev/null 2>&1"
 check "worker-0 is no longer tainted" not_tainted worker-0 "$name"
 check "the operator is still running" kill -0 "$operator_pid"
-stop_operator
+stop_bounded
 
 errors=$(grep -c '"level":"error"' "$work/operator.log" || true)
 if ((errors)); then

@@ -78,6 +78,34 @@ sleep 2
 check "and marks nothing" test -z "$(vmi_field live-1 .status.evacuationNodeName)"
 check "and starts no migration" bash -c "$(declare -f mig); ns=$ns; mig live-1 | jq -e 'length == 0' >/dev/null"
 
+# --- a migration someone else asks for, with a target node (addedNodeSelector) ---
+want=$(kubectl get nodes -l node-role.kubernetes.io/worker -o name | sed 's|node/||' | grep -v '^worker-0$' | sort | tail -1)
+vmim() { # vmim NAME VMI NODE
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstanceMigration
+metadata: {name: $1, namespace: $ns}
+spec:
+  vmiName: $2
+  addedNodeSelector: {kubernetes.io/hostname: $3}
+YAML
+}
+uid=$(vmi_field live-1 .metadata.uid)
+vmim to-chosen live-1 "$want"
+eventually 120 "a migration with addedNodeSelector succeeds" bash -c \
+  "[ \"\$(kubectl get vmim to-chosen -n $ns -o jsonpath='{.status.phase}')\" = Succeeded ]"
+check "and puts the VMI on the node it names ($want), same UID" bash -c \
+  "[ '$(vmi_field live-1 .status.nodeName)' = '$want' ] && [ '$(vmi_field live-1 .metadata.uid)' = '$uid' ]"
+check "it was not marked as an evacuation" bash -c \
+  "kubectl get vmim to-chosen -n $ns -o json | jq -e '.metadata.annotations[\"kubevirt.io/evacuationMigration\"] == null' >/dev/null"
+node=$(vmi_field live-1 .status.nodeName)
+vmim to-nowhere live-1 no-such-node
+eventually 60 "a migration whose target pod cannot be scheduled fails after the scenario's timeout" bash -c \
+  "[ \"\$(kubectl get vmim to-nowhere -n $ns -o jsonpath='{.status.phase}')\" = Failed ]"
+check "its target pod is removed and the VMI stays on $node" bash -c \
+  "[ \"\$(kubectl get pods -n $ns -l vm.kubevirt.io/name=live-1 -o json | jq '[.items[] | select(.metadata.deletionTimestamp == null)] | length')\" = 1 ] &&
+   [ '$(vmi_field live-1 .status.nodeName)' = '$node' ]"
+
 # --- injected failure ---
 uid=$(vmi_field flaky .metadata.uid)
 pod=$(launcher flaky)

@@ -248,6 +248,12 @@ static void test_prediction(void **state)
     assert_true(fabs(rebalance_demand(1.0, 0) - 1.0) < 1e-12);
     assert_true(fabs(rebalance_demand(1.0, NAN) - 1.0) < 1e-12);
     assert_true(fabs(rebalance_demand(1.0, 99) - 10.0) < 1e-9); /* stall capped at 90 % */
+    /* a saturated node counts as using all its CPUs; one below 90 % as measured */
+    assert_true(fabs(rebalance_node_demand(2.87, 3, 53.3) - 3 / (1 - 0.533)) < 1e-9);
+    assert_true(fabs(rebalance_node_demand(3.2, 3, 50) - 6.4) < 1e-9); /* above its CPUs: as measured */
+    assert_true(fabs(rebalance_node_demand(1.5, 3, 10) - 1.5 / 0.9) < 1e-9);
+    assert_true(isnan(rebalance_node_demand(NAN, 3, 0)));
+    assert_true(isnan(rebalance_node_demand(1, 0, 0)));
     assert_true(rebalance_predicted_pressure(0.5) == 0);
     assert_true(rebalance_predicted_pressure(1.0) == 0);
     assert_true(fabs(rebalance_predicted_pressure(2.0) - 50) < 1e-9);

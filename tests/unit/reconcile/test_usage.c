@@ -1,0 +1,117 @@
+/* Unit tests of controller/reconcile/usage: the usage query and reading its answers and the
+ * kubelet Summary's. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "usage.h"
+
+static void test_query(void **state)
+{
+    (void)state;
+    struct usage_ref refs[] = {{"vms", "virt-launcher-vm.a-x", "vm.a"}, {"apps", "web-1", NULL}};
+    char *q = usage_query(60, refs, 2);
+    assert_non_null(q);
+    assert_non_null(strstr(q, "label_replace(sum by (node, instance) (rate(node_cpu_seconds_total{mode!~\"idle|iowait|"
+                              "steal\"}[60s])), \"psi_usage\", \"node\", \"\", \"\")"));
+    assert_non_null(strstr(q, " or label_replace(sum by (node) (rate(kubevirt_vmi_cpu_usage_seconds_total[60s]))"));
+    /* the names as exact alternatives, '.' escaped for the regex and the escape for PromQL */
+    assert_non_null(strstr(q, "kubevirt_vmi_cpu_usage_seconds_total{name=~\"vm\\\\.a\"}[60s]"));
+    assert_non_null(strstr(q, "container!=\"POD\",pod=~\"virt-launcher-vm\\\\.a-x|web-1\"}[60s]"));
+    free(q);
+    /* no VM asked about: that part matches nothing */
+    struct usage_ref pods_only[] = {{"apps", "web-1", NULL}};
+    q = usage_query(0, pods_only, 1);
+    assert_non_null(strstr(q, "kubevirt_vmi_cpu_usage_seconds_total{name=\"\"}[1s]"));
+    free(q);
+    /* too many to list: unfiltered */
+    struct usage_ref *many = calloc(USAGE_MAX_FILTERED + 1, sizeof(*many));
+    for (size_t i = 0; i <= USAGE_MAX_FILTERED; i++)
+        many[i] = (struct usage_ref){"ns", "p", "v"};
+    q = usage_query(30, many, USAGE_MAX_FILTERED + 1);
+    assert_non_null(strstr(q, "kubevirt_vmi_cpu_usage_seconds_total{}[30s]"));
+    assert_non_null(strstr(q, "container!=\"POD\"}[30s]"));
+    free(q);
+    free(many);
+}
+
+static struct psi_prom_series series(struct psi_prom_label *l, size_t n, double v)
+{
+    return (struct psi_prom_series){l, n, v, 0};
+}
+
+static void test_fill(void **state)
+{
+    (void)state;
+    const char *ip0[] = {"10.0.0.10"}, *ip1[] = {"10.0.0.11"};
+    struct psi_node_desc nodes[3] = {{"worker-0", ip0, 1}, {"worker-1", ip1, 1}, {"worker-2", NULL, 0}};
+    struct usage_ref refs[3] = {{"vms", "virt-launcher-a-x", "a"}, {"vms", "virt-launcher-b-y", "b"}, {"apps", "web", NULL}};
+    struct psi_prom_label n0[] = {{"psi_usage", "node"}, {"instance", "10.0.0.10:9100"}};
+    struct psi_prom_label n1[] = {{"psi_usage", "node"}, {"node", "worker-1"}};
+    struct psi_prom_label va[] = {{"psi_usage", "vmi"}, {"namespace", "vms"}, {"name", "a"}};
+    struct psi_prom_label pb[] = {{"psi_usage", "pod"}, {"namespace", "vms"}, {"pod", "virt-launcher-b-y"}};
+    struct psi_prom_label pw[] = {{"psi_usage", "pod"}, {"namespace", "apps"}, {"pod", "web"}};
+    struct psi_prom_label pa[] = {{"psi_usage", "pod"}, {"namespace", "vms"}, {"pod", "virt-launcher-a-x"}};
+    struct psi_prom_label wrong_ns[] = {{"psi_usage", "vmi"}, {"namespace", "other"}, {"name", "b"}};
+    struct psi_prom_series s[] = {series(n0, 2, 2.5),  series(n1, 2, 0.25), series(va, 3, 0.94),
+                                  series(pb, 3, 1.5),  series(pw, 3, NAN),  series(pa, 3, 0.5),
+                                  series(wrong_ns, 3, 9)};
+    struct psi_prom_vector v = {s, 7, NULL};
+    double nu[3], ru[3];
+    usage_fill(&v, nodes, 3, nu, refs, 3, ru);
+    assert_true(fabs(nu[0] - 2.5) < 1e-12); /* matched by address */
+    assert_true(fabs(nu[1] - 0.25) < 1e-12);
+    assert_true(isnan(nu[2]));               /* no series: unknown */
+    assert_true(fabs(ru[0] - 0.94) < 1e-12); /* the VMI series wins over the pod's */
+    assert_true(fabs(ru[1] - 1.5) < 1e-12);  /* no VMI series: the launcher pod's */
+    assert_true(isnan(ru[2]));               /* NaN stays unknown */
+
+    /* no node_cpu_seconds_total at all, but KubeVirt's metrics: nodes are their VMs' sum */
+    struct psi_prom_label vn0[] = {{"psi_usage", "vmnode"}, {"node", "worker-0"}};
+    struct psi_prom_series s2[] = {series(vn0, 2, 2.96), series(va, 3, 0.94)};
+    struct psi_prom_vector v2 = {s2, 2, NULL};
+    usage_fill(&v2, nodes, 3, nu, refs, 3, ru);
+    assert_true(fabs(nu[0] - 2.96) < 1e-12);
+    assert_true(nu[1] == 0 && nu[2] == 0); /* no VM there */
+    /* neither: unknown */
+    struct psi_prom_vector empty = {NULL, 0, NULL};
+    usage_fill(&empty, nodes, 3, nu, refs, 3, ru);
+    assert_true(isnan(nu[0]) && isnan(ru[0]));
+}
+
+static void test_summary(void **state)
+{
+    (void)state;
+    cJSON *sum = cJSON_Parse("{\"node\":{\"nodeName\":\"w0\",\"cpu\":{\"usageNanoCores\":2500000000}},"
+                             "\"pods\":[{\"podRef\":{\"name\":\"virt-launcher-a-x\",\"namespace\":\"vms\"},"
+                             "\"cpu\":{\"usageNanoCores\":940000000}},"
+                             "{\"podRef\":{\"name\":\"other\",\"namespace\":\"vms\"},\"cpu\":{\"usageNanoCores\":1}}]}");
+    struct usage_ref refs[2] = {{"vms", "virt-launcher-a-x", "a"}, {"vms", "gone", NULL}};
+    double nu, ru[2] = {NAN, NAN};
+    usage_from_summary(sum, &nu, refs, 2, ru);
+    assert_true(fabs(nu - 2.5) < 1e-12);
+    assert_true(fabs(ru[0] - 0.94) < 1e-12);
+    assert_true(isnan(ru[1]));
+    cJSON_Delete(sum);
+    cJSON *bad = cJSON_Parse("{\"node\":{}}");
+    usage_from_summary(bad, &nu, refs, 2, ru);
+    assert_true(isnan(nu));
+    cJSON_Delete(bad);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_query),
+        cmocka_unit_test(test_fill),
+        cmocka_unit_test(test_summary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
