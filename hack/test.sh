@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The project's test command: install dependencies, build, and run every test (unit and
-# end-to-end against a test bed of real upstream components), then the unit and e2e tests
-# again under AddressSanitizer and UndefinedBehaviorSanitizer.
+# The project's test command: install dependencies, build, and run every test.
+#  - the plain build (build/): the unit tests, and the valgrind leak check of a long watch
+#    session (valgrind cannot run a sanitized binary);
+#  - the sanitizer build (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer): the
+#    unit tests again and every end-to-end test against a test bed of real upstream
+#    components, so each e2e test runs once, and under the sanitizers.
 #
 #   hack/test.sh            everything
-#   hack/test.sh -L unit    only what ctest's -L selects (any ctest arguments pass through)
+#   hack/test.sh -L unit    only what ctest selects, in both builds (arguments pass to ctest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,5 +26,11 @@ run() { # run BUILD_DIR CMAKE_ARGS... -- CTEST_ARGS...
   ctest --test-dir "$dir" --output-on-failure "$@"
 }
 
-run build -- "$@"
-run build-asan -DPSI_SANITIZE=ON -- "$@"
+if (($#)); then
+  run build -- "$@"
+  run build-asan -DPSI_SANITIZE=ON -- "$@"
+  exit
+fi
+run build -- -L unit
+run build -- -R '^kube_informer_valgrind$'
+run build-asan -DPSI_SANITIZE=ON --
