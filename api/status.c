@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "json.h"
+#include "psirebalance.h"
 
 static const char *const condition_status_names[] = {"True", "False", "Unknown"};
 static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted", "Cooling", "Unknown"};
-static const char *const resource_keys[API_RESOURCES] = {"cpu", "memory", "io"};
 static const char *const move_phase_names[API_MOVE_PHASES] = {"WouldMove", "Evicted", "MigrationRequested",
                                                              "Migrating", "Succeeded", "Failed"};
 
@@ -294,7 +294,7 @@ static int decode_node(const cJSON *j, const char *path, struct api_node_status 
         api_json_path(p, path, "pressure");
         api_json_unknown(pressure, p, pressure_known, warns);
         for (int r = 0; r < API_RESOURCES; r++)
-            rc |= decode_reading(pressure, p, resource_keys[r], &n->pressure[r], errs);
+            rc |= decode_reading(pressure, p, api_resource_name((enum api_resource)r), &n->pressure[r], errs);
     }
     rc |= decode_reading(j, path, "utilization", &n->utilization, errs);
     rc |= api_json_enum(j, path, "state", node_state_names, 5, &state, errs);
@@ -464,7 +464,7 @@ static bool encode_node(cJSON *arr, const struct api_node_status *n)
         cJSON *p = cJSON_AddObjectToObject(o, "pressure");
         ok = ok && p;
         for (int r = 0; ok && r < API_RESOURCES; r++)
-            ok = add_reading(p, resource_keys[r], n->pressure[r]);
+            ok = add_reading(p, api_resource_name((enum api_resource)r), n->pressure[r]);
     }
     ok = ok && add_reading(o, "utilization", n->utilization);
     ok = ok && cJSON_AddStringToObject(o, "state", node_state_names[n->state]);

@@ -21,13 +21,6 @@ struct kube_client {
     void *observer_ud;
 };
 
-/* Reply accumulator for the write callback. */
-struct reply {
-    char *data;
-    size_t len, cap;
-    int too_big;
-};
-
 static int64_t mono_ms(void)
 {
     struct timespec ts;
@@ -275,15 +268,15 @@ int kube_rest_decode_status(const char *body, size_t len, long status, const cha
 
 /* ---- requests ---- */
 
-static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
+size_t kube_rest_reply_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
-    struct reply *r = userdata;
+    struct kube_rest_reply *r = ud;
     size_t n = size * nmemb;
+    if (r->len + n + 1 > r->max) {
+        r->too_big = 1;
+        return 0;
+    }
     if (r->len + n + 1 > r->cap) {
-        if (r->len + n + 1 > (size_t)MAX_REPLY) {
-            r->too_big = 1;
-            return 0;
-        }
         size_t cap = r->cap ? r->cap : 16384;
         while (cap < r->len + n + 1)
             cap *= 2;
@@ -315,7 +308,7 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
     kube_err_clear(err);
     cJSON *result = NULL;
     struct curl_slist *headers = NULL;
-    struct reply r = {0};
+    struct kube_rest_reply r = {.max = (size_t)MAX_REPLY};
     char *url = NULL;
     if (asprintf(&url, "%s%s", kube_config_server(c->cfg), path) < 0) {
         kube_err_set(err, 0, "Transport", "out of memory");
@@ -349,7 +342,7 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
     SETOPT(CURLOPT_ACCEPT_ENCODING, "");
     SETOPT(CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     SETOPT(CURLOPT_TIMEOUT_MS, c->timeout_ms);
-    SETOPT(CURLOPT_WRITEFUNCTION, on_write);
+    SETOPT(CURLOPT_WRITEFUNCTION, kube_rest_reply_write);
     SETOPT(CURLOPT_WRITEDATA, &r);
     if (!strcmp(method, "POST")) {
         SETOPT(CURLOPT_POST, 1L);

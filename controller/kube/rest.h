@@ -114,6 +114,20 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
 int kube_rest_decode_status(const char *body, size_t len, long status, const char *method,
                             const char *url, struct kube_err *err);
 
+/* A reply body gathered by kube_rest_reply_write: zero-initialise it and set max (bytes, the
+ * NUL included); data holds len bytes and a NUL and is the caller's to free; too_big is set
+ * when the body would pass max. */
+struct kube_rest_reply {
+    char *data;
+    size_t len, cap;
+    size_t max;
+    int too_big;
+};
+
+/* libcurl write callback (CURLOPT_WRITEFUNCTION) appending to the struct kube_rest_reply
+ * given as CURLOPT_WRITEDATA; stops the transfer (returns 0) past max or out of memory. */
+size_t kube_rest_reply_write(char *ptr, size_t size, size_t nmemb, void *ud);
+
 /* Percent-encode s for a path segment or query value (everything but unreserved
  * A-Z a-z 0-9 - . _ ~ is escaped). Returns a string the caller frees, NULL on ENOMEM. */
 char *kube_url_escape(const char *s);

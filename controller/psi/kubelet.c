@@ -1,7 +1,6 @@
 #include "kubelet.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,19 +24,6 @@ const char *psi_kubelet_avg_name(enum psi_kubelet_avg a)
     return (a >= PSI_AVG10 && a <= PSI_AVG300) ? avg_names[a] : "?";
 }
 
-static int perr(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int perr(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(errbuf, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, enum psi_kind kind,
                               long window_s, struct psi_value out[PSI_NRESOURCES], char *errbuf,
                               size_t errlen)
@@ -50,7 +36,7 @@ int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, enum psi
         resources = PSI_RES_ALL;
     const cJSON *node = cJSON_IsObject(summary) ? cJSON_GetObjectItemCaseSensitive(summary, "node") : NULL;
     if (!cJSON_IsObject(node))
-        return perr(errbuf, errlen, "reply is not a stats summary: no \"node\" object");
+        return psi_errbuf_fail(errbuf, errlen, "reply is not a stats summary: no \"node\" object");
     const char *avg = psi_kubelet_avg_name(psi_kubelet_avg_for_window(window_s));
     const char *kname = kind == PSI_FULL ? "full" : "some";
     struct psi_value tmp[PSI_NRESOURCES] = {{0, 0}};
@@ -62,26 +48,26 @@ int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, enum psi
         if (!res || cJSON_IsNull(res))
             continue;
         if (!cJSON_IsObject(res))
-            return perr(errbuf, errlen, "node.%s is not an object", rname);
+            return psi_errbuf_fail(errbuf, errlen, "node.%s is not an object", rname);
         const cJSON *psi = cJSON_GetObjectItemCaseSensitive(res, "psi");
         if (!psi || cJSON_IsNull(psi))
             continue; /* no PSI for this resource: Unknown */
         if (!cJSON_IsObject(psi))
-            return perr(errbuf, errlen, "node.%s.psi is not an object", rname);
+            return psi_errbuf_fail(errbuf, errlen, "node.%s.psi is not an object", rname);
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(psi, kname);
         if (!k || cJSON_IsNull(k))
             continue;
         if (!cJSON_IsObject(k))
-            return perr(errbuf, errlen, "node.%s.psi.%s is not an object", rname, kname);
+            return psi_errbuf_fail(errbuf, errlen, "node.%s.psi.%s is not an object", rname, kname);
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(k, avg);
         if (!v || cJSON_IsNull(v))
             continue;
         if (!cJSON_IsNumber(v))
-            return perr(errbuf, errlen, "node.%s.psi.%s.%s is not a number", rname, kname, avg);
+            return psi_errbuf_fail(errbuf, errlen, "node.%s.psi.%s.%s is not a number", rname, kname, avg);
         double d = v->valuedouble;
         if (isnan(d) || isinf(d) || d < 0 || d > 100)
-            return perr(errbuf, errlen, "node.%s.psi.%s.%s = %g is outside 0..100", rname, kname,
-                        avg, d);
+            return psi_errbuf_fail(errbuf, errlen, "node.%s.psi.%s.%s = %g is outside 0..100", rname,
+                                   kname, avg, d);
         tmp[r].known = 1;
         tmp[r].percent = d;
     }
@@ -178,14 +164,5 @@ static int kubelet_sample(struct psi_source *src, const struct psi_request *req,
 struct psi_source *psi_kubelet_source_new(struct kube_client *client, struct psi_status *st)
 {
     psi_status_ok(st);
-    struct psi_source *src = calloc(1, sizeof(*src));
-    if (!src) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
-        return NULL;
-    }
-    src->name = "Kubelet";
-    src->sample = kubelet_sample;
-    src->free = NULL;
-    src->impl = client;
-    return src;
+    return psi_source_new("Kubelet", kubelet_sample, NULL, client, st);
 }

@@ -2,24 +2,11 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(errbuf, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
+#include "source.h"
 
 /* Parse the "key=value ..." part of one line (len bytes at s) into ln. */
 static int parse_fields(const char *s, size_t len, int lineno, struct psi_procfs_line *ln,
@@ -40,12 +27,12 @@ static int parse_fields(const char *s, size_t len, int lineno, struct psi_procfs
         char tok[128];
         size_t tlen = i - start;
         if (tlen >= sizeof(tok))
-            return fail(errbuf, errlen, "line %d: field too long", lineno);
+            return psi_errbuf_fail(errbuf, errlen, "line %d: field too long", lineno);
         memcpy(tok, s + start, tlen);
         tok[tlen] = '\0';
         char *eq = strchr(tok, '=');
         if (!eq || eq == tok || eq[1] == '\0')
-            return fail(errbuf, errlen, "line %d: field \"%s\" is not key=value", lineno, tok);
+            return psi_errbuf_fail(errbuf, errlen, "line %d: field \"%s\" is not key=value", lineno, tok);
         *eq = '\0';
         const char *val = eq + 1;
         int k = -1;
@@ -55,24 +42,24 @@ static int parse_fields(const char *s, size_t len, int lineno, struct psi_procfs
         if (k < 0)
             continue; /* a key of a later kernel */
         if (seen[k]++)
-            return fail(errbuf, errlen, "line %d: key %s repeated", lineno, tok);
+            return psi_errbuf_fail(errbuf, errlen, "line %d: key %s repeated", lineno, tok);
         char *end = NULL;
         errno = 0;
         if (k == KTOTAL) {
             if (val[0] == '-' || val[0] == '+')
-                return fail(errbuf, errlen, "line %d: total=%s is not an unsigned integer",
-                            lineno, val);
+                return psi_errbuf_fail(errbuf, errlen, "line %d: total=%s is not an unsigned integer",
+                                       lineno, val);
             unsigned long long t = strtoull(val, &end, 10);
             if (errno || !end || *end != '\0')
-                return fail(errbuf, errlen, "line %d: total=%s is not an unsigned integer",
-                            lineno, val);
+                return psi_errbuf_fail(errbuf, errlen, "line %d: total=%s is not an unsigned integer",
+                                       lineno, val);
             ln->total_us = (uint64_t)t;
         } else {
             double d = strtod(val, &end);
             if (errno || !end || *end != '\0' || isnan(d) || isinf(d))
-                return fail(errbuf, errlen, "line %d: %s=%s is not a number", lineno, tok, val);
+                return psi_errbuf_fail(errbuf, errlen, "line %d: %s=%s is not a number", lineno, tok, val);
             if (d < 0 || d > 100)
-                return fail(errbuf, errlen, "line %d: %s=%s is outside 0..100", lineno, tok, val);
+                return psi_errbuf_fail(errbuf, errlen, "line %d: %s=%s is outside 0..100", lineno, tok, val);
             if (k == K10)
                 ln->avg10 = d;
             else if (k == K60)
@@ -83,7 +70,7 @@ static int parse_fields(const char *s, size_t len, int lineno, struct psi_procfs
     }
     for (int j = 0; j < NKEYS; j++)
         if (!seen[j])
-            return fail(errbuf, errlen, "line %d: key %s missing", lineno, keys[j]);
+            return psi_errbuf_fail(errbuf, errlen, "line %d: key %s missing", lineno, keys[j]);
     return 0;
 }
 
@@ -91,7 +78,7 @@ int psi_procfs_parse(const char *text, struct psi_procfs *out, char *errbuf, siz
 {
     memset(out, 0, sizeof(*out));
     if (!text)
-        return fail(errbuf, errlen, "no input");
+        return psi_errbuf_fail(errbuf, errlen, "no input");
     const char *p = text;
     int lineno = 0;
     while (*p) {
@@ -116,11 +103,12 @@ int psi_procfs_parse(const char *text, struct psi_procfs *out, char *errbuf, siz
                 ln = &out->full;
                 has = &out->has_full;
             } else {
-                return fail(errbuf, errlen, "line %d: expected \"some ...\" or \"full ...\", got \"%.*s\"",
-                            lineno, (int)(l > 40 ? 40 : l), s);
+                return psi_errbuf_fail(errbuf, errlen,
+                                       "line %d: expected \"some ...\" or \"full ...\", got \"%.*s\"",
+                                       lineno, (int)(l > 40 ? 40 : l), s);
             }
             if (*has)
-                return fail(errbuf, errlen, "line %d: second \"%.4s\" line", lineno, s);
+                return psi_errbuf_fail(errbuf, errlen, "line %d: second \"%.4s\" line", lineno, s);
             if (parse_fields(s + 4, l - 4, lineno, ln, errbuf, errlen) < 0)
                 return -1;
             *has = 1;
@@ -128,7 +116,7 @@ int psi_procfs_parse(const char *text, struct psi_procfs *out, char *errbuf, siz
         p = nl ? nl + 1 : p + len;
     }
     if (!out->has_some)
-        return fail(errbuf, errlen, "no \"some\" line");
+        return psi_errbuf_fail(errbuf, errlen, "no \"some\" line");
     return 0;
 }
 
@@ -137,18 +125,18 @@ int psi_procfs_read(const char *path, struct psi_procfs *out, char *errbuf, size
     memset(out, 0, sizeof(*out));
     FILE *f = fopen(path, "r");
     if (!f)
-        return fail(errbuf, errlen, "%s: %s", path, strerror(errno));
+        return psi_errbuf_fail(errbuf, errlen, "%s: %s", path, strerror(errno));
     char buf[4096];
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     int rerr = ferror(f);
     fclose(f);
     if (rerr)
-        return fail(errbuf, errlen, "%s: read error", path);
+        return psi_errbuf_fail(errbuf, errlen, "%s: read error", path);
     buf[n] = '\0';
     if (memchr(buf, '\0', n))
-        return fail(errbuf, errlen, "%s: binary content", path);
+        return psi_errbuf_fail(errbuf, errlen, "%s: binary content", path);
     char inner[256];
     if (psi_procfs_parse(buf, out, inner, sizeof(inner)) < 0)
-        return fail(errbuf, errlen, "%s: %s", path, inner);
+        return psi_errbuf_fail(errbuf, errlen, "%s: %s", path, inner);
     return 0;
 }

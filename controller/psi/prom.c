@@ -12,14 +12,10 @@
 
 #include <cjson/cJSON.h>
 
+#include "rest.h"
+
 #define MAX_REPLY (64L * 1024 * 1024)
 #define MAX_TOKEN (64 * 1024)
-
-struct reply {
-    char *data;
-    size_t len, cap;
-    int too_big;
-};
 
 struct psi_prom {
     char *base;     /* without trailing slash */
@@ -30,7 +26,7 @@ struct psi_prom {
     CURL *easy;
     struct curl_slist *headers;
     char *url; /* of the request in flight */
-    struct reply reply;
+    struct kube_rest_reply reply;
     char errbuf[CURL_ERROR_SIZE];
     /* token cache, keyed by the file's identity and change time */
     char *token;
@@ -263,30 +259,6 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
 
 /* ---- client ---- */
 
-static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-    struct reply *r = ud;
-    size_t n = size * nmemb;
-    if (r->len + n + 1 > (size_t)MAX_REPLY) {
-        r->too_big = 1;
-        return 0;
-    }
-    if (r->len + n + 1 > r->cap) {
-        size_t cap = r->cap ? r->cap : 16384;
-        while (cap < r->len + n + 1)
-            cap *= 2;
-        char *d = realloc(r->data, cap);
-        if (!d)
-            return 0;
-        r->data = d;
-        r->cap = cap;
-    }
-    memcpy(r->data + r->len, ptr, n);
-    r->len += n;
-    r->data[r->len] = '\0';
-    return n;
-}
-
 struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_status *st)
 {
     psi_status_ok(st);
@@ -456,6 +428,7 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
         p->headers = l;
     }
     p->reply.len = 0;
+    p->reply.max = (size_t)MAX_REPLY;
     p->reply.too_big = 0;
     p->errbuf[0] = '\0';
 
@@ -464,7 +437,7 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
     curl_easy_setopt(e, CURLOPT_URL, p->url);
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, kube_rest_reply_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &p->reply);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, p->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -779,15 +752,8 @@ struct psi_source *psi_prom_source_new(const struct psi_prom_config *cfg, struct
     struct psi_prom *p = psi_prom_new(cfg, st);
     if (!p)
         return NULL;
-    struct psi_source *src = calloc(1, sizeof(*src));
-    if (!src) {
+    struct psi_source *src = psi_source_new("Prometheus", prom_sample, prom_source_free, p, st);
+    if (!src)
         psi_prom_free(p);
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
-        return NULL;
-    }
-    src->name = "Prometheus";
-    src->sample = prom_sample;
-    src->free = prom_source_free;
-    src->impl = p;
     return src;
 }

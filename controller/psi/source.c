@@ -93,6 +93,24 @@ int psi_source_sample(struct psi_source *src, const struct psi_request *req, str
     return src->sample(src, req, out);
 }
 
+struct psi_source *psi_source_new(const char *name,
+                                  int (*sample)(struct psi_source *, const struct psi_request *,
+                                                struct psi_sample *),
+                                  void (*free_impl)(struct psi_source *), void *impl,
+                                  struct psi_status *st)
+{
+    struct psi_source *src = calloc(1, sizeof(*src));
+    if (!src) {
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        return NULL;
+    }
+    src->name = name;
+    src->sample = sample;
+    src->free = free_impl;
+    src->impl = impl;
+    return src;
+}
+
 void psi_source_free(struct psi_source *src)
 {
     if (!src)
@@ -112,4 +130,15 @@ int psi_percent_check(double v, double *out)
         v = 100;
     *out = v;
     return 0;
+}
+
+int psi_errbuf_fail(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+    if (errbuf && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(errbuf, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
 }

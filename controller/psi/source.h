@@ -118,6 +118,15 @@ void psi_sample_node_error(struct psi_sample *s, const char *fmt, ...)
 /* Sample through src: psi_sample_init then src->sample. Returns 0 or -1 (out->status). */
 int psi_source_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out);
 
+/* A source named name (static) over impl with the given functions (free may be NULL). Returns
+ * it, or NULL with st failed (SourceConfigError) when out of memory; impl stays the caller's
+ * then. Free with psi_source_free. */
+struct psi_source *psi_source_new(const char *name,
+                                  int (*sample)(struct psi_source *, const struct psi_request *,
+                                                struct psi_sample *),
+                                  void (*free_impl)(struct psi_source *), void *impl,
+                                  struct psi_status *st);
+
 /* Free a source made by a psi_*_source_new (NULL is fine). */
 void psi_source_free(struct psi_source *src);
 
@@ -125,5 +134,10 @@ void psi_source_free(struct psi_source *src);
  * -1); otherwise it is
  * clamped to 0..100 (a rate() extrapolates and may overshoot a little) into *out. */
 int psi_percent_check(double v, double *out);
+
+/* Write a printf-formatted message into errbuf (nothing when errbuf is NULL or errlen 0);
+ * returns -1. For the parsers that report into a caller's buffer. */
+int psi_errbuf_fail(char *errbuf, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

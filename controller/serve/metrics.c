@@ -37,53 +37,85 @@ struct psi_metrics {
     size_t n, cap;
 };
 
-/* ---- text buffer ---- */
+/* ---- exposition text ---- */
 
-struct buf {
-    char *d;
-    size_t len, cap;
-    int oom;
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
+void psi_metrics_text_add(struct psi_metrics_text *t, const char *s, size_t n)
 {
-    if (b->oom)
+    if (t->oom)
         return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + n + 1)
             cap *= 2;
-        char *d = realloc(b->d, cap);
+        char *d = realloc(t->d, cap);
         if (!d) {
-            b->oom = 1;
+            t->oom = 1;
             return;
         }
-        b->d = d;
-        b->cap = cap;
+        t->d = d;
+        t->cap = cap;
     }
-    memcpy(b->d + b->len, s, n);
-    b->len += n;
-    b->d[b->len] = '\0';
+    memcpy(t->d + t->len, s, n);
+    t->len += n;
+    t->d[t->len] = '\0';
 }
 
-static void buf_str(struct buf *b, const char *s)
+void psi_metrics_text_str(struct psi_metrics_text *t, const char *s)
 {
-    buf_add(b, s, strlen(s));
+    psi_metrics_text_add(t, s, strlen(s));
 }
 
 /* Escape for a label value (quote too) or for HELP (no quote). */
-static void buf_escaped(struct buf *b, const char *s, int quote)
+static void text_escaped(struct psi_metrics_text *t, const char *s, int quote)
 {
     for (; *s; s++) {
         if (*s == '\\')
-            buf_add(b, "\\\\", 2);
+            psi_metrics_text_add(t, "\\\\", 2);
         else if (*s == '\n')
-            buf_add(b, "\\n", 2);
+            psi_metrics_text_add(t, "\\n", 2);
         else if (quote && *s == '"')
-            buf_add(b, "\\\"", 2);
+            psi_metrics_text_add(t, "\\\"", 2);
         else
-            buf_add(b, s, 1);
+            psi_metrics_text_add(t, s, 1);
     }
+}
+
+void psi_metrics_text_label_value(struct psi_metrics_text *t, const char *s)
+{
+    text_escaped(t, s, 1);
+}
+
+void psi_metrics_text_family(struct psi_metrics_text *t, const char *name, const char *type,
+                             const char *help)
+{
+    psi_metrics_text_str(t, "# HELP ");
+    psi_metrics_text_str(t, name);
+    psi_metrics_text_add(t, " ", 1);
+    text_escaped(t, help, 0);
+    psi_metrics_text_str(t, "\n# TYPE ");
+    psi_metrics_text_str(t, name);
+    psi_metrics_text_add(t, " ", 1);
+    psi_metrics_text_str(t, type);
+    psi_metrics_text_add(t, "\n", 1);
+}
+
+void psi_metrics_text_value(struct psi_metrics_text *t, double v)
+{
+    char num[64];
+    psi_metrics_text_str(t, psi_metrics_format_value(v, num, sizeof(num)));
+}
+
+char *psi_metrics_text_finish(struct psi_metrics_text *t, size_t *len)
+{
+    psi_metrics_text_add(t, "", 0);
+    if (t->oom) {
+        free(t->d);
+        t->d = NULL;
+        return NULL;
+    }
+    if (len)
+        *len = t->len;
+    return t->d;
 }
 
 const char *psi_metrics_format_value(double v, char *buf, size_t len)
@@ -486,56 +518,46 @@ static int cmp_series(const void *a, const void *b, void *arg)
 }
 
 /* name{labels[,le="x"]} value\n */
-static void render_line(struct buf *b, const char *name, const char *suffix,
+static void render_line(struct psi_metrics_text *t, const char *name, const char *suffix,
                         const struct psi_metric *f, const struct series *s, const char *le,
                         double v)
 {
-    char num[64];
-    buf_str(b, name);
-    buf_str(b, suffix);
+    psi_metrics_text_str(t, name);
+    psi_metrics_text_str(t, suffix);
     if (f->n_labels || le) {
-        buf_add(b, "{", 1);
+        psi_metrics_text_add(t, "{", 1);
         for (size_t i = 0; i < f->n_labels; i++) {
             if (i)
-                buf_add(b, ",", 1);
-            buf_str(b, f->labels[i]);
-            buf_add(b, "=\"", 2);
-            buf_escaped(b, s->values[i], 1);
-            buf_add(b, "\"", 1);
+                psi_metrics_text_add(t, ",", 1);
+            psi_metrics_text_str(t, f->labels[i]);
+            psi_metrics_text_add(t, "=\"", 2);
+            psi_metrics_text_label_value(t, s->values[i]);
+            psi_metrics_text_add(t, "\"", 1);
         }
         if (le) {
             if (f->n_labels)
-                buf_add(b, ",", 1);
-            buf_add(b, "le=\"", 4);
-            buf_str(b, le);
-            buf_add(b, "\"", 1);
+                psi_metrics_text_add(t, ",", 1);
+            psi_metrics_text_add(t, "le=\"", 4);
+            psi_metrics_text_str(t, le);
+            psi_metrics_text_add(t, "\"", 1);
         }
-        buf_add(b, "}", 1);
+        psi_metrics_text_add(t, "}", 1);
     }
-    buf_add(b, " ", 1);
-    buf_str(b, psi_metrics_format_value(v, num, sizeof(num)));
-    buf_add(b, "\n", 1);
+    psi_metrics_text_add(t, " ", 1);
+    psi_metrics_text_value(t, v);
+    psi_metrics_text_add(t, "\n", 1);
 }
 
 char *psi_metrics_render(struct psi_metrics *m, size_t *len)
 {
     static const char *const tnames[] = {"counter", "gauge", "histogram"};
-    struct buf b = {0};
-    buf_add(&b, "", 0);
+    struct psi_metrics_text b = {0};
     pthread_mutex_lock(&m->mu);
     for (size_t k = 0; k < m->n && !b.oom; k++) {
         struct psi_metric *f = m->fams[k];
         if (f->n == 0)
             continue;
-        buf_str(&b, "# HELP ");
-        buf_str(&b, f->name);
-        buf_add(&b, " ", 1);
-        buf_escaped(&b, f->help, 0);
-        buf_str(&b, "\n# TYPE ");
-        buf_str(&b, f->name);
-        buf_add(&b, " ", 1);
-        buf_str(&b, tnames[f->type]);
-        buf_add(&b, "\n", 1);
+        psi_metrics_text_family(&b, f->name, tnames[f->type], f->help);
         struct series **sorted = malloc(f->n * sizeof(*sorted));
         if (!sorted) {
             b.oom = 1;
@@ -561,11 +583,5 @@ char *psi_metrics_render(struct psi_metrics *m, size_t *len)
         free(sorted);
     }
     pthread_mutex_unlock(&m->mu);
-    if (b.oom) {
-        free(b.d);
-        return NULL;
-    }
-    if (len)
-        *len = b.len;
-    return b.d;
+    return psi_metrics_text_finish(&b, len);
 }

@@ -69,6 +69,35 @@ char *psi_metrics_render(struct psi_metrics *m, size_t *len);
 /* Format v as the exposition format does into buf (at least 32 bytes); returns buf. */
 const char *psi_metrics_format_value(double v, char *buf, size_t len);
 
+/* Exposition text being written, for a caller that renders metrics of its own in this
+ * format: zero-initialise it, append, then take the text with psi_metrics_text_finish. d holds
+ * len bytes and a NUL; oom is set when memory ran out (appends then do nothing). */
+struct psi_metrics_text {
+    char *d;
+    size_t len, cap;
+    int oom;
+};
+
+/* Append n bytes of s. */
+void psi_metrics_text_add(struct psi_metrics_text *t, const char *s, size_t n);
+
+/* Append the string s. */
+void psi_metrics_text_str(struct psi_metrics_text *t, const char *s);
+
+/* Append s escaped as a label value (\\ \" \n), without the quotes around it. */
+void psi_metrics_text_label_value(struct psi_metrics_text *t, const char *s);
+
+/* Append a family's "# HELP name help" (help escaped) and "# TYPE name type" lines. */
+void psi_metrics_text_family(struct psi_metrics_text *t, const char *name, const char *type,
+                             const char *help);
+
+/* Append v as psi_metrics_format_value formats it. */
+void psi_metrics_text_value(struct psi_metrics_text *t, double v);
+
+/* The text written (the caller frees it; *len set when len is non-NULL), or NULL, everything
+ * freed, when memory ran out. t is not used again. */
+char *psi_metrics_text_finish(struct psi_metrics_text *t, size_t *len);
+
 /* The Content-Type of psi_metrics_render's output. */
 #define PSI_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

@@ -34,8 +34,10 @@ enum drain_state drain_step(struct drain *d, int hold);
 /* Whether the node is empty and the reboot delay has passed (it may be uncordoned). */
 bool drain_reboot_over(const struct drain *d);
 
-/* The node, and milliseconds since the drain started. */
+/* The node being drained (owned by d). */
 const char *drain_node(const struct drain *d);
+
+/* Milliseconds since the drain started. */
 uint64_t drain_elapsed_ms(const struct drain *d);
 
 #endif

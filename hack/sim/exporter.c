@@ -1,9 +1,10 @@
 #include "exporter.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "metrics.h"
 
 #define NCOUNTERS (PSI_NRESOURCES * 2)
 
@@ -166,103 +167,28 @@ const char *sim_exporter_node(const struct sim_exporter *e, size_t i)
     return i < e->n ? e->nodes[i].name : NULL;
 }
 
-/* Growing text buffer. */
-struct buf {
-    char *d;
-    size_t len, cap;
-    int oom;
-};
-
-static void add(struct buf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *d = realloc(b->d, cap);
-        if (!d) {
-            b->oom = 1;
-            return;
-        }
-        b->d = d;
-        b->cap = cap;
-    }
-    memcpy(b->d + b->len, s, n);
-    b->len += n;
-    b->d[b->len] = '\0';
-}
-
-static void adds(struct buf *b, const char *s)
-{
-    add(b, s, strlen(s));
-}
-
-static void add_value(struct buf *b, double v)
-{
-    char num[40];
-    if (fabs(v) < 1e15 && v == (double)(long long)v) {
-        snprintf(num, sizeof(num), "%.0f", v);
-    } else {
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(num, sizeof(num), "%.*g", prec, v);
-            if (strtod(num, NULL) == v)
-                break;
-        }
-    }
-    adds(b, num);
-}
-
-static void add_label_value(struct buf *b, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\\')
-            add(b, "\\\\", 2);
-        else if (*s == '"')
-            add(b, "\\\"", 2);
-        else if (*s == '\n')
-            add(b, "\\n", 2);
-        else
-            add(b, s, 1);
-    }
-}
-
 char *sim_exporter_render(const struct sim_exporter *e, double now, const char *node, size_t *len)
 {
     const struct node *only = NULL;
     if (node && !(only = find(e, node)))
         return NULL;
-    struct buf b = {0};
-    add(&b, "", 0);
+    struct psi_metrics_text t = {0};
     for (int k = 0; k < NCOUNTERS; k++) {
-        adds(&b, "# HELP ");
-        adds(&b, metric_names[k]);
-        add(&b, " ", 1);
-        adds(&b, metric_help[k]);
-        adds(&b, "\n# TYPE ");
-        adds(&b, metric_names[k]);
-        adds(&b, " counter\n");
+        psi_metrics_text_family(&t, metric_names[k], "counter", metric_help[k]);
         for (size_t i = 0; i < e->n; i++) {
             const struct node *n = &e->nodes[i];
             if (only && n != only)
                 continue;
-            adds(&b, metric_names[k]);
+            psi_metrics_text_str(&t, metric_names[k]);
             if (!only) {
-                adds(&b, "{instance=\"");
-                add_label_value(&b, n->name);
-                adds(&b, "\"}");
+                psi_metrics_text_str(&t, "{instance=\"");
+                psi_metrics_text_label_value(&t, n->name);
+                psi_metrics_text_str(&t, "\"}");
             }
-            add(&b, " ", 1);
-            add_value(&b, value_at(&n->c[k], now));
-            add(&b, "\n", 1);
+            psi_metrics_text_add(&t, " ", 1);
+            psi_metrics_text_value(&t, value_at(&n->c[k], now));
+            psi_metrics_text_add(&t, "\n", 1);
         }
     }
-    if (b.oom) {
-        free(b.d);
-        return NULL;
-    }
-    if (len)
-        *len = b.len;
-    return b.d;
+    return psi_metrics_text_finish(&t, len);
 }

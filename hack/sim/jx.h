@@ -22,8 +22,10 @@ double jx_num(const cJSON *obj, const char *path, double fallback);
 /* The boolean at path, or fallback. */
 bool jx_bool(const cJSON *obj, const char *path, bool fallback);
 
-/* metadata.labels[key] / metadata.annotations[key] (keys may hold dots and slashes), or NULL. */
+/* metadata.labels[key] (the key may hold dots and slashes), or NULL. */
 const char *jx_label(const cJSON *obj, const char *key);
+
+/* metadata.annotations[key] (the key may hold dots and slashes), or NULL. */
 const char *jx_annotation(const cJSON *obj, const char *key);
 
 /* The element of status.conditions whose type is type, or NULL. */

@@ -97,13 +97,20 @@ const cJSON *sim_node(const struct sim *s, const char *name);
 
 /* REST helpers against the loop's client. They log a failure (naming what) and return
  * -1, except where noted; 0 on success. path is an API path (see kube_path). */
+
+/* POST body; *created (may be NULL) gets the stored object (caller frees). */
 int sim_create(struct sim *s, const char *path, const cJSON *body, cJSON **created, const char *what);
+
 /* As sim_create, but a 409 AlreadyExists counts as success (created stays NULL). */
 int sim_create_once(struct sim *s, const char *path, const cJSON *body, cJSON **created, const char *what);
+
+/* A JSON merge patch (RFC 7386). */
 int sim_merge_patch(struct sim *s, const char *path, const cJSON *patch, const char *what);
+
 /* A JSON patch (RFC 6902) given as text. */
 int sim_json_patch(struct sim *s, const char *path, const char *ops, const char *what);
-/* DELETE; a 404 counts as success. */
+
+/* DELETE with background propagation; a 404 counts as success. */
 int sim_delete(struct sim *s, const char *path, const char *what);
 
 /* Path helpers (caller frees): a namespaced object of the scenario's namespace, and its

@@ -4,7 +4,6 @@
  * with series.count N; another reason gives a second Event; with the default patch interval
  * repeats are held back and a forced flush sends the count; an Event about a cluster-scoped
  * Node lands in "default". Exits non-zero on any failure. Config from $KUBECONFIG. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,26 +13,9 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "e2e_util.h"
 #include "events.h"
 #include "rest.h"
-
-static int failures, passes;
-
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(int ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s - ", ok ? "ok  " : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    fflush(stdout);
-    if (ok)
-        passes++;
-    else
-        failures++;
-}
 
 static int64_t wall_ms(void)
 {
@@ -79,24 +61,16 @@ int main(void)
 {
     struct kube_config *cfg = NULL;
     struct kube_err err;
-    if (kube_config_load(NULL, NULL, &cfg, &err)) {
-        fprintf(stderr, "events_e2e: %s\n", err.msg);
+    c = e2e_kube_client("events_e2e", NULL, &cfg);
+    if (!c)
         return 2;
-    }
-    c = kube_client_new(cfg, &err);
     kube_client_set_rate_limit(c, 0, 0);
-    char ns[64], body[512];
-    snprintf(ns, sizeof(ns), "events-e2e-%d", (int)getpid());
-    snprintf(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
-    cJSON *b = cJSON_Parse(body);
-    cJSON *r = kube_rest_create(c, "/api/v1/namespaces", b, NULL, &err);
-    check(r != NULL, "create namespace %s (%s)", ns, r ? "" : err.msg);
-    cJSON_Delete(r);
-    cJSON_Delete(b);
-    b = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"subject\"}}");
+    char ns[64];
+    e2e_namespace_create(c, "events-e2e", ns, sizeof(ns));
+    cJSON *b = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"subject\"}}");
     char *cms = kube_path("v1", ns, "configmaps", NULL, NULL);
     cJSON *cm = kube_rest_create(c, cms, b, NULL, &err);
-    check(cm != NULL, "create ConfigMap subject (%s)", cm ? "" : err.msg);
+    e2e_check(cm != NULL, "create ConfigMap subject (%s)", cm ? "" : err.msg);
     cJSON_Delete(b);
     free(cms);
     const cJSON *uid = cJSON_GetObjectItem(cJSON_GetObjectItem(cm, "metadata"), "uid");
@@ -113,15 +87,15 @@ int main(void)
             ok = 0;
         }
     }
-    check(ok, "recorded the same event %d times", N);
+    e2e_check(ok, "recorded the same event %d times", N);
     int count, n = events_with(ns, "Tested", "subject", &count);
-    check(n == 1 && count == N, "one Event with series.count == %d (events %d, count %d)", N, n, count);
+    e2e_check(n == 1 && count == N, "one Event with series.count == %d (events %d, count %d)", N, n, count);
 
-    check(kube_events_record(ev, &ref, "Warning", "OtherReason", "Probe", "the same note", wall_ms(), &err) == 0,
-          "record with another reason (%s)", err.msg);
+    e2e_check(kube_events_record(ev, &ref, "Warning", "OtherReason", "Probe", "the same note", wall_ms(), &err) == 0,
+              "record with another reason (%s)", err.msg);
     n = events_with(ns, "OtherReason", "subject", &count);
     int n1 = events_with(ns, "Tested", "subject", &count);
-    check(n == 1 && n1 == 1, "another reason is a second Event, the first is unchanged (%d, %d)", n, n1);
+    e2e_check(n == 1 && n1 == 1, "another reason is a second Event, the first is unchanged (%d, %d)", n, n1);
     kube_events_free(ev);
 
     /* default interval: repeats held back, flushed on demand */
@@ -129,23 +103,23 @@ int main(void)
     for (int i = 0; i < 4; i++)
         kube_events_record(ev, &ref, "Normal", "Deferred", "Probe", NULL, wall_ms(), &err);
     n = events_with(ns, "Deferred", "subject", &count);
-    check(n == 1 && count == 0, "4 quick repeats: one Event created, repeats held back (events %d, count %d)", n, count);
+    e2e_check(n == 1 && count == 0, "4 quick repeats: one Event created, repeats held back (events %d, count %d)", n, count);
     int64_t next = 0;
-    check(kube_events_flush(ev, wall_ms(), 0, &next, &err) == 0 && next != INT64_MAX,
-          "nothing is due before the interval, a flush is scheduled");
-    check(kube_events_flush(ev, wall_ms(), 1, &next, &err) == 0 && next == INT64_MAX, "forced flush sends everything (%s)",
-          err.msg);
+    e2e_check(kube_events_flush(ev, wall_ms(), 0, &next, &err) == 0 && next != INT64_MAX,
+              "nothing is due before the interval, a flush is scheduled");
+    e2e_check(kube_events_flush(ev, wall_ms(), 1, &next, &err) == 0 && next == INT64_MAX, "forced flush sends everything (%s)",
+              err.msg);
     n = events_with(ns, "Deferred", "subject", &count);
-    check(n == 1 && count == 4, "after the flush: series.count == 4 (events %d, count %d)", n, count);
+    e2e_check(n == 1 && count == 4, "after the flush: series.count == 4 (events %d, count %d)", n, count);
 
     /* a cluster-scoped object: the Event goes to the default namespace */
     char node_reason[64];
     snprintf(node_reason, sizeof(node_reason), "E2eNodeProbe%d", (int)getpid());
     struct kube_event_ref node = {"v1", "Node", NULL, "worker-0", NULL};
-    check(kube_events_record(ev, &node, "Normal", node_reason, "Probe", "node note", wall_ms(), &err) == 0,
-          "record on Node worker-0 (%s)", err.msg);
+    e2e_check(kube_events_record(ev, &node, "Normal", node_reason, "Probe", "node note", wall_ms(), &err) == 0,
+              "record on Node worker-0 (%s)", err.msg);
     n = events_with("default", node_reason, "worker-0", &count);
-    check(n == 1, "the Node's Event is in namespace default (%d)", n);
+    e2e_check(n == 1, "the Node's Event is in namespace default (%d)", n);
     kube_events_free(ev);
 
     /* clean up the default-namespace event and the namespace */
@@ -164,12 +138,9 @@ int main(void)
     }
     cJSON_Delete(list);
     free(p);
-    p = kube_path("v1", NULL, "namespaces", ns, NULL);
-    cJSON_Delete(kube_rest_delete(c, p, NULL, NULL, &err));
-    free(p);
+    e2e_namespace_delete(c, ns);
     cJSON_Delete(cm);
     kube_client_free(c);
     kube_config_free(cfg);
-    printf("%d passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return e2e_report();
 }

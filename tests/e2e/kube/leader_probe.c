@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "e2e_util.h"
 #include "lease.h"
 #include "rest.h"
 
@@ -72,14 +73,12 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
-    struct kube_err err;
     struct kube_config *cfg = NULL;
-    if (kube_config_load(kubeconfig, NULL, &cfg, &err)) {
-        fprintf(stderr, "leader_probe: %s\n", err.msg);
+    struct kube_client *c = e2e_kube_client("leader_probe", kubeconfig, &cfg);
+    if (!c)
         return 2;
-    }
-    struct kube_client *c = kube_client_new(cfg, &err);
-    struct kube_lease *l = c ? kube_lease_new(c, ns, name, id, &t, &err) : NULL;
+    struct kube_err err;
+    struct kube_lease *l = kube_lease_new(c, ns, name, id, &t, &err);
     if (!l) {
         fprintf(stderr, "leader_probe: %s\n", err.msg);
         kube_client_free(c);

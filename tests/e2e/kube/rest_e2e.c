@@ -6,7 +6,6 @@
  * Pod; delete and a 404 decoded; evict a Pod (dry run, real, and 429 under a
  * PodDisruptionBudget); a non-JSON reply decoded as "Decode". Exits non-zero on any failure.
  * Config comes from $KUBECONFIG (the ctest fixture sets it). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +15,8 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "e2e_util.h"
 #include "rest.h"
-
-static int failures, passes;
-
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(int ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s - ", ok ? "ok  " : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    fflush(stdout);
-    if (ok)
-        passes++;
-    else
-        failures++;
-}
 
 static struct kube_client *c;
 static char ns[64];
@@ -69,6 +51,17 @@ static char *path_cm(const char *name)
     return kube_path("v1", ns, "configmaps", name, NULL);
 }
 
+/* Create the object of the JSON text in the collection at path, as one check "create <what>". */
+static void create_checked(const char *path, const char *json, const char *what)
+{
+    struct kube_err err;
+    cJSON *b = parse(json);
+    cJSON *r = kube_rest_create(c, path, b, NULL, &err);
+    e2e_check(r != NULL, "create %s (%s)", what, r ? "" : err.msg);
+    cJSON_Delete(r);
+    cJSON_Delete(b);
+}
+
 static void test_create_list_paginate(void)
 {
     struct kube_err err;
@@ -91,15 +84,15 @@ static void test_create_list_paginate(void)
         cJSON_Delete(res);
         cJSON_Delete(b);
     }
-    check(created == 7, "created 7 ConfigMaps (%d)", created);
+    e2e_check(created == 7, "created 7 ConfigMaps (%d)", created);
 
     /* one page by hand: limit=2 gives 2 items and a continue token */
     const char *q[] = {"limit", "2", NULL};
     char *p1 = kube_path_query(coll, q);
     cJSON *page = kube_rest_get(c, p1, &err);
-    check(page && cJSON_GetArraySize(cJSON_GetObjectItem(page, "items")) == 2 &&
-              str_at(page, "metadata", "continue", NULL),
-          "a single GET with limit=2 returns 2 items and a continue token");
+    e2e_check(page && cJSON_GetArraySize(cJSON_GetObjectItem(page, "items")) == 2 &&
+                  str_at(page, "metadata", "continue", NULL),
+              "a single GET with limit=2 returns 2 items and a continue token");
     cJSON_Delete(page);
     free(p1);
 
@@ -107,10 +100,10 @@ static void test_create_list_paginate(void)
     struct kube_list_opts o = {.limit = 2};
     cJSON *all = kube_rest_list(c, coll, &o, &err);
     int n = all ? cJSON_GetArraySize(cJSON_GetObjectItem(all, "items")) : -1;
-    check(n == 8, "list with limit=2 follows continue over 4 pages: %d items (want 7 + kube-root-ca.crt)", n);
-    check(all && kube_rest_list_rv(all) && *kube_rest_list_rv(all) &&
-              !str_at(all, "metadata", "continue", NULL),
-          "the merged list has the list resourceVersion (%s) and no continue", all ? kube_rest_list_rv(all) : "?");
+    e2e_check(n == 8, "list with limit=2 follows continue over 4 pages: %d items (want 7 + kube-root-ca.crt)", n);
+    e2e_check(all && kube_rest_list_rv(all) && *kube_rest_list_rv(all) &&
+                  !str_at(all, "metadata", "continue", NULL),
+              "the merged list has the list resourceVersion (%s) and no continue", all ? kube_rest_list_rv(all) : "?");
     int seen[7] = {0};
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItem(all, "items"))
@@ -123,21 +116,21 @@ static void test_create_list_paginate(void)
     int once = 1;
     for (int i = 0; i < 7; i++)
         once &= seen[i] == 1;
-    check(once, "each ConfigMap appears exactly once across the pages");
+    e2e_check(once, "each ConfigMap appears exactly once across the pages");
     cJSON_Delete(all);
 
     o = (struct kube_list_opts){.label_selector = "set=pg,idx notin (4)", .limit = 2};
     all = kube_rest_list(c, coll, &o, &err);
     n = all ? cJSON_GetArraySize(cJSON_GetObjectItem(all, "items")) : -1;
-    check(n == 5, "label selector 'set=pg,idx notin (4)' (escaped in the URL) selects 5 (%d)", n);
+    e2e_check(n == 5, "label selector 'set=pg,idx notin (4)' (escaped in the URL) selects 5 (%d)", n);
     cJSON_Delete(all);
 
     o = (struct kube_list_opts){.field_selector = "metadata.name=cm-3"};
     all = kube_rest_list(c, coll, &o, &err);
     n = all ? cJSON_GetArraySize(cJSON_GetObjectItem(all, "items")) : -1;
-    check(n == 1 && streq(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(all, "items"), 0), "metadata", "name", NULL),
-                          "cm-3"),
-          "field selector metadata.name=cm-3 selects cm-3 only (%d)", n);
+    e2e_check(n == 1 && streq(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(all, "items"), 0), "metadata", "name", NULL),
+                              "cm-3"),
+              "field selector metadata.name=cm-3 selects cm-3 only (%d)", n);
     cJSON_Delete(all);
     free(coll);
 }
@@ -147,7 +140,7 @@ static void test_get_update_conflicts(void)
     struct kube_err err;
     char *p = path_cm("cm-0");
     cJSON *obj = kube_rest_get(c, p, &err);
-    check(obj && streq(str_at(obj, "data", "k", NULL), "v0"), "get cm-0");
+    e2e_check(obj && streq(str_at(obj, "data", "k", NULL), "v0"), "get cm-0");
     if (!obj) {
         free(p);
         return;
@@ -155,20 +148,20 @@ static void test_get_update_conflicts(void)
     cJSON *stale = cJSON_Duplicate(obj, 1);
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(obj, "data"), "k", cJSON_CreateString("updated"));
     cJSON *upd = kube_rest_update(c, p, obj, NULL, &err);
-    check(upd && streq(str_at(upd, "data", "k", NULL), "updated"), "update cm-0 with its resourceVersion");
+    e2e_check(upd && streq(str_at(upd, "data", "k", NULL), "updated"), "update cm-0 with its resourceVersion");
     cJSON_Delete(upd);
     /* the old resourceVersion is stale now: 409 Conflict, decoded */
     cJSON *again = kube_rest_update(c, p, stale, NULL, &err);
-    check(!again && err.status == 409 && !strcmp(err.reason, "Conflict") && strstr(err.msg, "has been modified") &&
-              strstr(err.msg, "/configmaps/cm-0"),
-          "stale update: 409 Conflict (%ld %s: %s)", err.status, err.reason, err.msg);
+    e2e_check(!again && err.status == 409 && !strcmp(err.reason, "Conflict") && strstr(err.msg, "has been modified") &&
+                  strstr(err.msg, "/configmaps/cm-0"),
+              "stale update: 409 Conflict (%ld %s: %s)", err.status, err.reason, err.msg);
     cJSON_Delete(again);
     /* create an existing name: 409 AlreadyExists */
     char *coll = path_cm(NULL);
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(stale, "metadata"), "resourceVersion");
     cJSON *dup = kube_rest_create(c, coll, stale, NULL, &err);
-    check(!dup && err.status == 409 && !strcmp(err.reason, "AlreadyExists"), "create twice: 409 AlreadyExists (%ld %s: %s)",
-          err.status, err.reason, err.msg);
+    e2e_check(!dup && err.status == 409 && !strcmp(err.reason, "AlreadyExists"), "create twice: 409 AlreadyExists (%ld %s: %s)",
+              err.status, err.reason, err.msg);
     cJSON_Delete(dup);
     /* dry run changes nothing */
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(obj, "data"), "k", cJSON_CreateString("dry"));
@@ -176,8 +169,8 @@ static void test_get_update_conflicts(void)
     struct kube_write_opts dry = {.dry_run = 1};
     cJSON *d = kube_rest_update(c, p, obj, &dry, &err);
     cJSON *now = kube_rest_get(c, p, &err);
-    check(d && streq(str_at(d, "data", "k", NULL), "dry") && now && streq(str_at(now, "data", "k", NULL), "updated"),
-          "dry-run update answers the new object and stores nothing");
+    e2e_check(d && streq(str_at(d, "data", "k", NULL), "dry") && now && streq(str_at(now, "data", "k", NULL), "updated"),
+              "dry-run update answers the new object and stores nothing");
     cJSON_Delete(d);
     cJSON_Delete(now);
     cJSON_Delete(stale);
@@ -192,8 +185,8 @@ static void test_patches(void)
     char *p = path_cm("cm-1");
     cJSON *body = parse("{\"data\":{\"merge\":\"1\"}}");
     cJSON *r = kube_rest_patch(c, p, KUBE_PATCH_MERGE, body, NULL, &err);
-    check(r && streq(str_at(r, "data", "merge", NULL), "1") && streq(str_at(r, "data", "k", NULL), "v1"),
-          "merge patch (%s)", r ? "" : err.msg);
+    e2e_check(r && streq(str_at(r, "data", "merge", NULL), "1") && streq(str_at(r, "data", "k", NULL), "v1"),
+              "merge patch (%s)", r ? "" : err.msg);
     /* without a fieldManager the server names the manager after the User-Agent's first part */
     int ua = 0;
     const cJSON *mf0;
@@ -202,14 +195,14 @@ static void test_patches(void)
         if (streq(str_at(mf0, "manager", NULL, NULL), "psi-rebalancer"))
             ua = 1;
     }
-    check(ua, "the User-Agent psi-rebalancer/<version> shows as field manager psi-rebalancer");
+    e2e_check(ua, "the User-Agent psi-rebalancer/<version> shows as field manager psi-rebalancer");
     cJSON_Delete(r);
     cJSON_Delete(body);
 
     body = parse("{\"metadata\":{\"labels\":{\"smp\":\"yes\"}}}");
     r = kube_rest_patch(c, p, KUBE_PATCH_STRATEGIC, body, NULL, &err);
-    check(r && streq(str_at(r, "metadata", "labels", "smp"), "yes") && streq(str_at(r, "metadata", "labels", "set"), "pg"),
-          "strategic merge patch (%s)", r ? "" : err.msg);
+    e2e_check(r && streq(str_at(r, "metadata", "labels", "smp"), "yes") && streq(str_at(r, "metadata", "labels", "set"), "pg"),
+              "strategic merge patch (%s)", r ? "" : err.msg);
     cJSON_Delete(r);
     cJSON_Delete(body);
 
@@ -217,15 +210,15 @@ static void test_patches(void)
                  "{\"op\":\"replace\",\"path\":\"/data/merge\",\"value\":\"json\"},"
                  "{\"op\":\"remove\",\"path\":\"/data/k\"}]");
     r = kube_rest_patch(c, p, KUBE_PATCH_JSON, body, NULL, &err);
-    check(r && streq(str_at(r, "data", "merge", NULL), "json") && !str_at(r, "data", "k", NULL),
-          "JSON patch (test, replace, remove) (%s)", r ? "" : err.msg);
+    e2e_check(r && streq(str_at(r, "data", "merge", NULL), "json") && !str_at(r, "data", "k", NULL),
+              "JSON patch (test, replace, remove) (%s)", r ? "" : err.msg);
     cJSON_Delete(r);
     cJSON_Delete(body);
     /* a failing JSON patch test: 422 Invalid, decoded */
     body = parse("[{\"op\":\"test\",\"path\":\"/data/merge\",\"value\":\"nope\"}]");
     r = kube_rest_patch(c, p, KUBE_PATCH_JSON, body, NULL, &err);
-    check(!r && err.status == 422 && !strcmp(err.reason, "Invalid"), "failing JSON patch test op: %ld %s", err.status,
-          err.reason);
+    e2e_check(!r && err.status == 422 && !strcmp(err.reason, "Invalid"), "failing JSON patch test op: %ld %s", err.status,
+              err.reason);
     cJSON_Delete(r);
     cJSON_Delete(body);
 
@@ -245,8 +238,8 @@ static void test_patches(void)
         if (streq(str_at(mf, "manager", NULL, NULL), "e2e-a") && streq(str_at(mf, "operation", NULL, NULL), "Apply"))
             owned = 1;
     }
-    check(r && streq(str_at(r, "data", "applied", NULL), "a") && owned, "apply with fieldManager e2e-a (%s)",
-          r ? "" : err.msg);
+    e2e_check(r && streq(str_at(r, "data", "applied", NULL), "a") && owned, "apply with fieldManager e2e-a (%s)",
+              r ? "" : err.msg);
     cJSON_Delete(r);
     cJSON_Delete(body);
     snprintf(ap, sizeof(ap),
@@ -256,12 +249,12 @@ static void test_patches(void)
     body = parse(ap);
     struct kube_write_opts mgr_b = {.field_manager = "e2e-b"};
     r = kube_rest_patch(c, p, KUBE_PATCH_APPLY, body, &mgr_b, &err);
-    check(!r && err.status == 409 && !strcmp(err.reason, "Conflict"),
-          "apply by another manager without force: 409 Conflict (%ld %s)", err.status, err.reason);
+    e2e_check(!r && err.status == 409 && !strcmp(err.reason, "Conflict"),
+              "apply by another manager without force: 409 Conflict (%ld %s)", err.status, err.reason);
     cJSON_Delete(r);
     mgr_b.force = 1;
     r = kube_rest_patch(c, p, KUBE_PATCH_APPLY, body, &mgr_b, &err);
-    check(r && streq(str_at(r, "data", "applied", NULL), "b"), "apply with force takes the field (%s)", r ? "" : err.msg);
+    e2e_check(r && streq(str_at(r, "data", "applied", NULL), "b"), "apply with force takes the field (%s)", r ? "" : err.msg);
     cJSON_Delete(r);
     cJSON_Delete(body);
     free(p);
@@ -272,16 +265,14 @@ static void test_status_subresource(void)
     struct kube_err err;
     char *coll = kube_path("v1", ns, "pods", NULL, NULL);
     /* bound to a node that does not exist: nobody else writes its status */
-    cJSON *pod = parse("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"status-pod\"},"
-                       "\"spec\":{\"nodeName\":\"no-such-node\",\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}");
-    cJSON *r = kube_rest_create(c, coll, pod, NULL, &err);
-    check(r != NULL, "create pod status-pod (%s)", r ? "" : err.msg);
-    cJSON_Delete(r);
-    cJSON_Delete(pod);
+    create_checked(coll,
+                   "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"status-pod\"},"
+                   "\"spec\":{\"nodeName\":\"no-such-node\",\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}",
+                   "pod status-pod");
     char *sp = kube_path("v1", ns, "pods", "status-pod", "status");
     cJSON *patch = parse("{\"status\":{\"conditions\":[{\"type\":\"psi.dev/Probe\",\"status\":\"True\"}]},"
                          "\"spec\":{\"activeDeadlineSeconds\":30}}");
-    r = kube_rest_patch(c, sp, KUBE_PATCH_MERGE, patch, NULL, &err);
+    cJSON *r = kube_rest_patch(c, sp, KUBE_PATCH_MERGE, patch, NULL, &err);
     int cond = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "status"), "conditions"))
@@ -289,10 +280,10 @@ static void test_status_subresource(void)
         if (streq(str_at(it, "type", NULL, NULL), "psi.dev/Probe"))
             cond = 1;
     }
-    check(r && cond, "patch of pods/status sets a condition (%s)", r ? "" : err.msg);
+    e2e_check(r && cond, "patch of pods/status sets a condition (%s)", r ? "" : err.msg);
     /* the status endpoint ignores spec changes */
-    check(r && !cJSON_GetObjectItem(cJSON_GetObjectItem(r, "spec"), "activeDeadlineSeconds"),
-          "the status subresource leaves spec alone");
+    e2e_check(r && !cJSON_GetObjectItem(cJSON_GetObjectItem(r, "spec"), "activeDeadlineSeconds"),
+              "the status subresource leaves spec alone");
     cJSON_Delete(r);
     cJSON_Delete(patch);
     free(sp);
@@ -304,21 +295,21 @@ static void test_delete_and_404(void)
     struct kube_err err;
     char *p = path_cm("cm-2");
     cJSON *r = kube_rest_delete(c, p, NULL, NULL, &err);
-    check(r != NULL, "delete cm-2 (%s)", r ? "" : err.msg);
+    e2e_check(r != NULL, "delete cm-2 (%s)", r ? "" : err.msg);
     cJSON_Delete(r);
     r = kube_rest_get(c, p, &err);
-    check(!r && err.status == 404 && !strcmp(err.reason, "NotFound") && strstr(err.msg, "\"cm-2\" not found") &&
-              strstr(err.msg, "GET https://"),
-          "get after delete: 404 NotFound naming the URL (%s)", err.msg);
+    e2e_check(!r && err.status == 404 && !strcmp(err.reason, "NotFound") && strstr(err.msg, "\"cm-2\" not found") &&
+                  strstr(err.msg, "GET https://"),
+              "get after delete: 404 NotFound naming the URL (%s)", err.msg);
     cJSON_Delete(r);
     r = kube_rest_delete(c, p, NULL, NULL, &err);
-    check(!r && err.status == 404, "delete again: 404 (%ld)", err.status);
+    e2e_check(!r && err.status == 404, "delete again: 404 (%ld)", err.status);
     cJSON_Delete(r);
     /* delete with DeleteOptions (preconditions): a wrong uid is a 409 Conflict */
     char *p3 = path_cm("cm-3");
     cJSON *opts = parse("{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"uid\":\"wrong\"}}");
     r = kube_rest_delete(c, p3, opts, NULL, &err);
-    check(!r && err.status == 409, "delete with a failing uid precondition: 409 (%ld %s)", err.status, err.reason);
+    e2e_check(!r && err.status == 409, "delete with a failing uid precondition: 409 (%ld %s)", err.status, err.reason);
     cJSON_Delete(r);
     cJSON_Delete(opts);
     free(p3);
@@ -338,19 +329,15 @@ static int pod_gone_or_deleting(const char *name)
 
 static void create_worker_pod(const char *name, const char *app)
 {
-    struct kube_err err;
     char *coll = kube_path("v1", ns, "pods", NULL, NULL);
-    char body[512];
+    char body[512], what[128];
     snprintf(body, sizeof(body),
              "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"labels\":{\"app\":\"%s\"}},"
              "\"spec\":{\"nodeName\":\"worker-0\",\"containers\":[{\"name\":\"c\",\"image\":\"x\"}],"
              "\"tolerations\":[{\"operator\":\"Exists\"}]}}",
              name, app);
-    cJSON *b = parse(body);
-    cJSON *r = kube_rest_create(c, coll, b, NULL, &err);
-    check(r != NULL, "create pod %s on worker-0 (%s)", name, r ? "" : err.msg);
-    cJSON_Delete(r);
-    cJSON_Delete(b);
+    snprintf(what, sizeof(what), "pod %s on worker-0", name);
+    create_checked(coll, body, what);
     free(coll);
 }
 
@@ -359,29 +346,27 @@ static void test_evict(void)
     struct kube_err err;
     create_worker_pod("evict-me", "evict");
     int rc = kube_rest_evict(c, ns, "evict-me", 1, &err);
-    check(rc == 0, "dry-run eviction accepted (%s)", rc ? err.msg : "");
-    check(!pod_gone_or_deleting("evict-me"), "after a dry run the pod is untouched");
+    e2e_check(rc == 0, "dry-run eviction accepted (%s)", rc ? err.msg : "");
+    e2e_check(!pod_gone_or_deleting("evict-me"), "after a dry run the pod is untouched");
     rc = kube_rest_evict(c, ns, "evict-me", 0, &err);
-    check(rc == 0, "eviction accepted (%s)", rc ? err.msg : "");
+    e2e_check(rc == 0, "eviction accepted (%s)", rc ? err.msg : "");
     int gone = 0;
     for (int i = 0; i < 120 && !gone; i++) {
         gone = pod_gone_or_deleting("evict-me");
         if (!gone)
             usleep(250000);
     }
-    check(gone, "the evicted pod is being deleted or gone");
+    e2e_check(gone, "the evicted pod is being deleted or gone");
     rc = kube_rest_evict(c, ns, "no-such-pod", 0, &err);
-    check(rc == -1 && err.status == 404, "evicting a missing pod: 404 (%ld %s)", err.status, err.reason);
+    e2e_check(rc == -1 && err.status == 404, "evicting a missing pod: 404 (%ld %s)", err.status, err.reason);
 
     /* a PodDisruptionBudget that allows no disruption: 429 TooManyRequests */
     create_worker_pod("guarded", "guarded");
     char *pdbs = kube_path("policy/v1", ns, "poddisruptionbudgets", NULL, NULL);
-    cJSON *pdb = parse("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"g\"},"
-                       "\"spec\":{\"maxUnavailable\":0,\"selector\":{\"matchLabels\":{\"app\":\"guarded\"}}}}");
-    cJSON *r = kube_rest_create(c, pdbs, pdb, NULL, &err);
-    check(r != NULL, "create PodDisruptionBudget maxUnavailable=0 (%s)", r ? "" : err.msg);
-    cJSON_Delete(r);
-    cJSON_Delete(pdb);
+    create_checked(pdbs,
+                   "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"g\"},"
+                   "\"spec\":{\"maxUnavailable\":0,\"selector\":{\"matchLabels\":{\"app\":\"guarded\"}}}}",
+                   "PodDisruptionBudget maxUnavailable=0");
     /* wait until the disruption controller has processed it, then evict */
     char *pp = kube_path("policy/v1", ns, "poddisruptionbudgets", "g", NULL);
     int observed = 0;
@@ -393,12 +378,12 @@ static void test_evict(void)
         if (!observed)
             usleep(250000);
     }
-    check(observed, "the disruption controller observed the budget");
+    e2e_check(observed, "the disruption controller observed the budget");
     rc = kube_rest_evict(c, ns, "guarded", 0, &err);
-    check(rc == -1 && err.status == 429 && !strcmp(err.reason, "TooManyRequests") && strstr(err.msg, "disruption budget"),
-          "eviction refused by the budget: 429 TooManyRequests, distinguishable (%ld %s: %s)", err.status, err.reason,
-          err.msg);
-    check(!pod_gone_or_deleting("guarded"), "the guarded pod stays");
+    e2e_check(rc == -1 && err.status == 429 && !strcmp(err.reason, "TooManyRequests") && strstr(err.msg, "disruption budget"),
+              "eviction refused by the budget: 429 TooManyRequests, distinguishable (%ld %s: %s)", err.status, err.reason,
+              err.msg);
+    e2e_check(!pod_gone_or_deleting("guarded"), "the guarded pod stays");
     free(pp);
     free(pdbs);
 }
@@ -407,8 +392,8 @@ static void test_not_json(void)
 {
     struct kube_err err;
     cJSON *r = kube_rest_get(c, "/healthz", &err); /* the apiserver answers "ok" as text/plain */
-    check(!r && !strcmp(err.reason, "Decode") && strstr(err.msg, "/healthz") && strstr(err.msg, "not JSON"),
-          "a non-JSON reply is a Decode error naming the URL (%s)", err.msg);
+    e2e_check(!r && !strcmp(err.reason, "Decode") && strstr(err.msg, "/healthz") && strstr(err.msg, "not JSON"),
+              "a non-JSON reply is a Decode error naming the URL (%s)", err.msg);
     cJSON_Delete(r);
 }
 
@@ -430,7 +415,7 @@ static void test_rate_limit_applies_to_writes(void)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     /* a lower bound only: the limiter must have made us wait (no upper bound is asserted) */
-    check(ok && ms >= 450, "10 writes at 20 QPS, burst 1 took >= 450 ms (%ld ms)", ms);
+    e2e_check(ok && ms >= 450, "10 writes at 20 QPS, burst 1 took >= 450 ms (%ld ms)", ms);
     kube_client_set_rate_limit(c, 5, 10);
     cJSON_Delete(patch);
     free(p);
@@ -440,24 +425,11 @@ int main(void)
 {
     struct kube_config *cfg = NULL;
     struct kube_err err;
-    if (kube_config_load(NULL, NULL, &cfg, &err)) {
-        fprintf(stderr, "rest_e2e: %s\n", err.msg);
+    c = e2e_kube_client("rest_e2e", NULL, &cfg);
+    if (!c)
         return 2;
-    }
-    c = kube_client_new(cfg, &err);
-    if (!c) {
-        fprintf(stderr, "rest_e2e: %s\n", err.msg);
-        return 2;
-    }
     kube_client_set_rate_limit(c, 0, 0);
-    snprintf(ns, sizeof(ns), "rest-e2e-%d", (int)getpid());
-    char body[256];
-    snprintf(body, sizeof(body), "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
-    cJSON *nsobj = parse(body);
-    cJSON *r = kube_rest_create(c, "/api/v1/namespaces", nsobj, NULL, &err);
-    check(r != NULL, "create namespace %s (%s)", ns, r ? "" : err.msg);
-    cJSON_Delete(r);
-    cJSON_Delete(nsobj);
+    e2e_namespace_create(c, "rest-e2e", ns, sizeof(ns));
     /* the namespace's root CA ConfigMap is created asynchronously: wait for it so counts are stable */
     char *rootca = kube_path("v1", ns, "configmaps", "kube-root-ca.crt", NULL);
     for (int i = 0; i < 120; i++) {
@@ -478,12 +450,8 @@ int main(void)
     test_not_json();
     test_rate_limit_applies_to_writes();
 
-    char *nsp = kube_path("v1", NULL, "namespaces", ns, NULL);
-    r = kube_rest_delete(c, nsp, NULL, NULL, &err);
-    cJSON_Delete(r);
-    free(nsp);
+    e2e_namespace_delete(c, ns);
     kube_client_free(c);
     kube_config_free(cfg);
-    printf("%d passed, %d failed\n", passes, failures);
-    return failures ? 1 : 0;
+    return e2e_report();
 }

@@ -9,23 +9,16 @@
 #include <stdlib.h>
 
 #include "config.h"
-#include "err.h"
+#include "e2e_util.h"
 #include "kubelet.h"
 #include "rest.h"
 
 int main(int argc, char **argv)
 {
-    struct kube_err err;
     struct kube_config *cfg = NULL;
-    if (kube_config_load(NULL, NULL, &cfg, &err)) {
-        fprintf(stderr, "kubelet_probe: %s\n", err.msg);
+    struct kube_client *c = e2e_kube_client("kubelet_probe", NULL, &cfg);
+    if (!c)
         return 2;
-    }
-    struct kube_client *c = kube_client_new(cfg, &err);
-    if (!c) {
-        fprintf(stderr, "kubelet_probe: %s\n", err.msg);
-        return 2;
-    }
     kube_client_set_timeout(c, 10000);
     struct psi_status st;
     struct psi_source *src = psi_kubelet_source_new(c, &st);

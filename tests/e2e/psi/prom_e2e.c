@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,32 +23,15 @@
 
 #include <curl/curl.h>
 
+#include "e2e_util.h"
 #include "prom.h"
 
 #define WINDOW_S 20   /* four scrapes at the bed's 5 s interval */
 #define TOLERANCE 1.0 /* percentage points */
 
-static int failures, passes;
 static pid_t exporter_pid;
 static char targets_file[4096];
 static char tmpdir[256];
-
-static void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void check(int ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s - ", ok ? "ok  " : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    fflush(stdout);
-    if (ok)
-        passes++;
-    else
-        failures++;
-}
 
 static void cleanup(void)
 {
@@ -156,11 +138,11 @@ static void eventually_sample(struct psi_source *src, const struct psi_request *
         int ok = matches(&s, ex, n, why, sizeof(why));
         psi_sample_free(&s);
         if (ok) {
-            check(1, "%s (after %.0f s)", what, waited);
+            e2e_check(1, "%s (after %.0f s)", what, waited);
             return;
         }
         if (waited >= timeout_s) {
-            check(0, "%s: not within %.0f s; last: %s", what, timeout_s, why);
+            e2e_check(0, "%s: not within %.0f s; last: %s", what, timeout_s, why);
             return;
         }
         sleep_s(2);
@@ -177,7 +159,7 @@ static void expect_failure(const char *url, const struct psi_request *req, const
     struct psi_status st;
     struct psi_source *src = psi_prom_source_new(&cfg, &st);
     if (!src) {
-        check(0, "%s: source not created: %s", what, st.message);
+        e2e_check(0, "%s: source not created: %s", what, st.message);
         return;
     }
     struct psi_sample s;
@@ -189,7 +171,7 @@ static void expect_failure(const char *url, const struct psi_request *req, const
         for (int r = 0; r < PSI_NRESOURCES; r++)
             if (s.nodes[i].value[r].known)
                 unknown = 0;
-    check(ok && unknown, "%s: reason %s, message \"%s\"", what, s.status.reason, s.status.message);
+    e2e_check(ok && unknown, "%s: reason %s, message \"%s\"", what, s.status.reason, s.status.message);
     psi_sample_free(&s);
     psi_source_free(src);
 }
@@ -249,17 +231,17 @@ int main(int argc, char **argv)
         if (port <= 0)
             sleep_s(0.1);
     }
-    check(port > 0, "exporter listens (port %d) and wrote %s", port, targets_file);
+    e2e_check(port > 0, "exporter listens (port %d) and wrote %s", port, targets_file);
     if (port <= 0)
         return 1;
 
-    check(put_pressure(port, "worker-0", "cpu", 30) == 200 &&
-              put_pressure(port, "worker-0", "memory", 5) == 200 &&
-              put_pressure(port, "worker-0", "io", 1) == 200 &&
-              put_pressure(port, "worker-1", "cpu", 60) == 200 &&
-              put_pressure(port, "worker-2", "cpu", 10) == 200 &&
-              put_pressure(port, "worker-2", "io", 20) == 200,
-          "pressures set on the exporter");
+    e2e_check(put_pressure(port, "worker-0", "cpu", 30) == 200 &&
+                  put_pressure(port, "worker-0", "memory", 5) == 200 &&
+                  put_pressure(port, "worker-0", "io", 1) == 200 &&
+                  put_pressure(port, "worker-1", "cpu", 60) == 200 &&
+                  put_pressure(port, "worker-2", "cpu", 10) == 200 &&
+                  put_pressure(port, "worker-2", "io", 20) == 200,
+              "pressures set on the exporter");
 
     const char *ips2[] = {"10.99.0.2"};
     const char *ips3[] = {"10.99.0.3"};
@@ -273,7 +255,7 @@ int main(int argc, char **argv)
     struct psi_prom_config cfg = {prom, NULL, NULL, 2000, 10000};
     struct psi_status st;
     struct psi_source *src = psi_prom_source_new(&cfg, &st);
-    check(src != NULL, "Prometheus source for %s", prom);
+    e2e_check(src != NULL, "Prometheus source for %s", prom);
     if (!src)
         return 1;
 
@@ -293,7 +275,7 @@ int main(int argc, char **argv)
     eventually_sample(src, &cpu_only, cpu_ex, 3, 30, "a cpu-only request leaves memory and io Unknown");
 
     /* A change of pressure is followed once the window has passed. */
-    check(put_pressure(port, "worker-1", "cpu", 15) == 200, "worker-1 cpu set to 15 %%");
+    e2e_check(put_pressure(port, "worker-1", "cpu", 15) == 200, "worker-1 cpu set to 15 %%");
     const struct expect second[] = {{1, PSI_CPU, 15}, {0, PSI_CPU, 30}};
     eventually_sample(src, &req, second, 2, 120, "the new pressure of worker-1 is read back");
 
@@ -307,14 +289,14 @@ int main(int argc, char **argv)
         for (size_t i = 0; rc == 0 && i < v.n; i++)
             if (v.series[i].value == 1 && psi_prom_label_get(&v.series[i], "job"))
                 up++;
-        check(rc == 0 && up >= 3, "instant query %s: %d targets up (%s)", q, up,
-              rc == 0 ? "ok" : st.message);
+        e2e_check(rc == 0 && up >= 3, "instant query %s: %d targets up (%s)", q, up,
+                  rc == 0 ? "ok" : st.message);
         if (rc == 0)
             psi_prom_vector_free(&v);
         /* Bad PromQL: the real Prometheus refuses it with bad_data. */
         rc = p ? psi_prom_query(p, "rate(node_pressure_cpu_waiting_seconds_total[", &v, &st) : 0;
-        check(rc == -1 && strcmp(st.reason, PSI_REASON_QUERY) == 0 && strstr(st.message, "bad_data"),
-              "bad PromQL: reason %s, message \"%s\"", st.reason, st.message);
+        e2e_check(rc == -1 && strcmp(st.reason, PSI_REASON_QUERY) == 0 && strstr(st.message, "bad_data"),
+                  "bad PromQL: reason %s, message \"%s\"", st.reason, st.message);
         psi_prom_free(p);
     }
 
@@ -332,18 +314,18 @@ int main(int argc, char **argv)
     /* Prometheus stopped: SourceUnreachable, every node Unknown; started again: values back. */
     if (run_ctl(argv[2], testbed, "stop") == 0) {
         expect_failure(prom, &req, PSI_REASON_UNREACHABLE, prom, "Prometheus stopped");
-        check(run_ctl(argv[2], testbed, "start") == 0, "Prometheus started again");
+        e2e_check(run_ctl(argv[2], testbed, "start") == 0, "Prometheus started again");
         const struct expect back[] = {{0, PSI_CPU, 30}, {1, PSI_CPU, 15}, {3, PSI_CPU, NAN}};
         eventually_sample(src, &req, back, 3, 120, "pressures read again after the restart");
     } else {
-        check(0, "stopping Prometheus with %s", argv[2]);
+        e2e_check(0, "stopping Prometheus with %s", argv[2]);
     }
 
     psi_source_free(src);
     cleanup();
     struct stat sb;
-    check(stat(targets_file, &sb) != 0, "targets file removed");
-    printf("%d passed, %d failed\n", passes, failures);
+    e2e_check(stat(targets_file, &sb) != 0, "targets file removed");
+    int rc = e2e_report();
     curl_global_cleanup();
-    return failures ? 1 : 0;
+    return rc;
 }

@@ -14,6 +14,10 @@ sim_ns=
 # runs (its ready file), with $sim_ns set.
 start_sim() {
   local scenario=$1; shift
+  # a namespace of an earlier run may still be terminating: the simulator needs it gone
+  local ns
+  ns=$(awk '/^namespace:/ {print $2; exit}' "$scenario")
+  [ -z "$ns" ] || kubectl wait --for=delete "namespace/$ns" --timeout=180s >/dev/null 2>&1 || true
   rm -f "$work/sim.ready"
   "$sim_bin" --scenario "$scenario" --record "$record" --ready-file "$work/sim.ready" --cleanup \
     --log-level info "$@" >>"$work/sim.log" 2>&1 &

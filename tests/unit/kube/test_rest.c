@@ -1,4 +1,5 @@
-/* Unit tests for kube_rest's pure parts: metav1.Status decoding, URL escaping, path building. */
+/* Unit tests for kube_rest's pure parts: metav1.Status decoding, URL escaping, path building,
+ * the reply gatherer. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,6 +129,38 @@ static void test_path_building(void **state)
     free(p);
 }
 
+/* The reply gatherer both HTTP clients give libcurl: appends, keeps a NUL after the body,
+ * and stops (0) once the body and its NUL would pass max. */
+static void test_reply_write(void **state)
+{
+    (void)state;
+    struct kube_rest_reply r = {.max = 10};
+    char a[] = "abcd", b[] = "efghi", c[] = "j";
+    assert_int_equal(kube_rest_reply_write(a, 1, 4, &r), 4);
+    assert_int_equal(kube_rest_reply_write(b, 5, 1, &r), 5);
+    assert_int_equal(r.len, 9);
+    assert_string_equal(r.data, "abcdefghi");
+    assert_false(r.too_big);
+    /* 10 bytes and the NUL pass max: refused, the body as it was */
+    assert_int_equal(kube_rest_reply_write(c, 1, 1, &r), 0);
+    assert_true(r.too_big);
+    assert_int_equal(r.len, 9);
+    assert_string_equal(r.data, "abcdefghi");
+    free(r.data);
+
+    /* growth past the first allocation keeps every byte */
+    struct kube_rest_reply big = {.max = 1 << 20};
+    char chunk[1000];
+    for (size_t i = 0; i < sizeof(chunk); i++)
+        chunk[i] = (char)('a' + i % 26);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(kube_rest_reply_write(chunk, 1, sizeof(chunk), &big), sizeof(chunk));
+    assert_int_equal(big.len, 100 * sizeof(chunk));
+    assert_int_equal(strlen(big.data), big.len);
+    assert_memory_equal(big.data + 99 * sizeof(chunk), chunk, sizeof(chunk));
+    free(big.data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +168,7 @@ int main(void)
         cmocka_unit_test(test_status_garbled),
         cmocka_unit_test(test_url_escape),
         cmocka_unit_test(test_path_building),
+        cmocka_unit_test(test_reply_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

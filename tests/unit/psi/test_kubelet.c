@@ -128,6 +128,22 @@ static void test_summary_path(void **state)
     free(p);
 }
 
+/* The source wraps the client it is given (borrowed: freeing the source leaves it alone). */
+static void test_source_new(void **state)
+{
+    (void)state;
+    struct psi_status st;
+    int client_stand_in; /* never dereferenced: nothing is sampled */
+    struct psi_source *src = psi_kubelet_source_new((struct kube_client *)&client_stand_in, &st);
+    assert_non_null(src);
+    assert_false(st.failed);
+    assert_string_equal(src->name, "Kubelet");
+    assert_ptr_equal(src->impl, &client_stand_in);
+    assert_non_null(src->sample);
+    assert_null(src->free);
+    psi_source_free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +152,7 @@ int main(void)
         cmocka_unit_test(test_no_psi_is_unknown),
         cmocka_unit_test(test_bad_summaries),
         cmocka_unit_test(test_summary_path),
+        cmocka_unit_test(test_source_new),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

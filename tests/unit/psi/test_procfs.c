@@ -92,6 +92,21 @@ static void test_malformed(void **state)
     }
 }
 
+/* Without a message buffer (NULL, or of size 0) a malformed input still fails and nothing is
+ * written. */
+static void test_malformed_without_errbuf(void **state)
+{
+    (void)state;
+    struct psi_procfs p;
+    assert_int_equal(psi_procfs_parse("garbage\n", &p, NULL, 0), -1);
+    char err[8] = "x";
+    assert_int_equal(psi_procfs_parse("garbage\n", &p, err, 0), -1);
+    assert_string_equal(err, "x");
+    /* a short buffer holds the start of the message, terminated */
+    assert_int_equal(psi_procfs_parse("garbage\n", &p, err, sizeof(err)), -1);
+    assert_string_equal(err, "line 1:");
+}
+
 static void test_read_missing_file_names_path(void **state)
 {
     (void)state;
@@ -108,6 +123,7 @@ int main(void)
         cmocka_unit_test(test_old_kernel_cpu_has_only_some),
         cmocka_unit_test(test_order_spaces_and_unknown_keys),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_malformed_without_errbuf),
         cmocka_unit_test(test_read_missing_file_names_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

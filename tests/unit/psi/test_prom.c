@@ -361,6 +361,8 @@ static void test_source_unreachable(void **state)
     struct psi_status st;
     struct psi_source *src = psi_prom_source_new(&cfg, &st);
     assert_non_null(src);
+    assert_false(st.failed);
+    assert_string_equal(src->name, "Prometheus");
     const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0}};
     struct psi_request req = {nodes, 1, 0, PSI_SOME, 60};
     struct psi_sample s;
