@@ -614,10 +614,12 @@ static void explain_blocked(struct rebalance_plan *out, const struct work *w, co
             continue;
         total++;
         const char *why = c->blocked;
-        if (!why) {
+        if (!why && isnan(c->demand)) {
             unknown++;
             continue;
         }
+        if (!why)
+            why = "without a move that helps";
         size_t k = 0;
         while (k < nr && strcmp(reasons[k], why) != 0)
             k++;
@@ -758,6 +760,7 @@ int rebalance_plan(const struct rebalance_params *p, const struct rebalance_node
             msg_add(out, " (%s)", w.fit_why);
         if (w.limited)
             msg_add(out, "; also %s", w.limit_why);
+        explain_blocked(out, &w, sources, nsrc);
     }
 out:
     free(w.demand);

@@ -30,13 +30,6 @@ struct node_state {
     int64_t evictions, succeeded, failed;
 };
 
-/* A workload held back after its eviction was refused. */
-struct hold {
-    char *key;
-    int64_t until_ms;
-    char why[160];
-};
-
 /* DryRun: a move it would have made, applied to the nodes as if made. */
 struct virtual_move {
     char *key, *source, *destination;
@@ -48,11 +41,10 @@ struct rebalancer {
     struct api_status hist; /* moves (oldest first) and summary counters: what status shows */
     struct node_state *nodes;
     size_t nnodes;
-    struct hold *holds;
-    size_t nholds;
     struct virtual_move *virt;
     size_t nvirt;
     struct cooldown *cool, *dry_cool;
+    struct cooldown *refusals; /* workloads whose eviction was refused: held back, doubling */
     int64_t clock_ms;
     bool have_mode;
     enum api_eviction_mode mode;
@@ -128,7 +120,8 @@ struct rebalancer *rebalancer_new(void)
     struct cooldown_clock clk = {clock_now, rb};
     rb->cool = cooldown_new(&p, &clk);
     rb->dry_cool = cooldown_new(&p, &clk);
-    if (!rb->cool || !rb->dry_cool) {
+    rb->refusals = cooldown_new(&p, &clk);
+    if (!rb->cool || !rb->dry_cool || !rb->refusals) {
         rebalancer_free(rb);
         return NULL;
     }
@@ -155,12 +148,10 @@ void rebalancer_free(struct rebalancer *rb)
     for (size_t i = 0; i < rb->nnodes; i++)
         free(rb->nodes[i].name);
     free(rb->nodes);
-    for (size_t i = 0; i < rb->nholds; i++)
-        free(rb->holds[i].key);
-    free(rb->holds);
     virt_clear(rb);
     cooldown_free(rb->cool);
     cooldown_free(rb->dry_cool);
+    cooldown_free(rb->refusals);
     psi_prom_free(rb->prom);
     free(rb->prom_key);
     free(rb);
@@ -560,49 +551,6 @@ static bool move_running(const struct rebalancer *rb, const char *key)
     return false;
 }
 
-static const struct hold *hold_of(const struct rebalancer *rb, const char *key, int64_t now)
-{
-    for (size_t i = 0; i < rb->nholds; i++)
-        if (strcmp(rb->holds[i].key, key) == 0 && rb->holds[i].until_ms > now)
-            return &rb->holds[i];
-    return NULL;
-}
-
-static void hold_add(struct rebalancer *rb, const char *key, int64_t until, const char *why)
-{
-    for (size_t i = 0; i < rb->nholds; i++)
-        if (strcmp(rb->holds[i].key, key) == 0) {
-            rb->holds[i].until_ms = until;
-            snprintf(rb->holds[i].why, sizeof(rb->holds[i].why), "%s", why);
-            return;
-        }
-    struct hold *v = realloc(rb->holds, (rb->nholds + 1) * sizeof(*v));
-    char *k = strdup(key);
-    if (!v || !k) {
-        free(k);
-        if (v)
-            rb->holds = v;
-        return;
-    }
-    rb->holds = v;
-    v[rb->nholds] = (struct hold){k, until, ""};
-    snprintf(v[rb->nholds].why, sizeof(v[rb->nholds].why), "%s", why);
-    rb->nholds++;
-}
-
-static void holds_prune(struct rebalancer *rb, int64_t now)
-{
-    size_t w = 0;
-    for (size_t i = 0; i < rb->nholds; i++) {
-        if (rb->holds[i].until_ms <= now) {
-            free(rb->holds[i].key);
-            continue;
-        }
-        rb->holds[w++] = rb->holds[i];
-    }
-    rb->nholds = w;
-}
-
 /* The Prometheus client for usage, made anew when the settings changed. */
 static struct psi_prom *prom_for(struct rebalancer *rb, const struct psi_prom_config *cfg, struct psi_status *st)
 {
@@ -918,11 +866,8 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
         case REBALANCE_REFUSED: {
             (*refused)++;
             rb->stats.refused++;
-            char why[160];
-            snprintf(why, sizeof(why), "eviction refused: %.140s", err.msg);
-            /* held back as long as a move would be (cooldown.initial), at least the settle time */
-            int64_t hold = in->pr->spec.eviction.cooldown.initial_ms;
-            hold_add(rb, cx->key, in->now_ms + (hold > settle ? hold : settle), why);
+            /* held back as a move would be: cooldown.initial, doubling while refusals repeat */
+            cooldown_record(rb->refusals, cx->key);
             c->blocked = "eviction refused";
             snprintf(note, sizeof(note), "%seviction of pod %s/%s off %s refused, skipped: %s", dry ? "dry-run " : "",
                      c->ns, c->name, src, err.msg);
@@ -1080,7 +1025,6 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
         nodes[i].demand = rebalance_node_demand(usage[i], nodes[i].cpus, in->nodes[i].pressure[API_RESOURCE_CPU]);
     struct rebalance_pod_filter f = {&spec->eviction.pod_selector, spec->eviction.excluded_namespaces,
                                      spec->eviction.nexcluded_namespaces};
-    holds_prune(rb, now);
     for (size_t j = 0; j < pc.n; j++) {
         struct rebalance_candidate *c = &pc.c[j];
         struct cand_extra *x = &pc.x[j];
@@ -1094,11 +1038,8 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
             b = "move in progress";
         if (!b && (dry ? cooldown_until(rb->dry_cool, x->key) : cooldown_until(rb->cool, x->key)))
             b = "cooling down";
-        if (!b) {
-            const struct hold *h = hold_of(rb, x->key, now);
-            if (h)
-                b = "eviction refused recently";
-        }
+        if (!b && cooldown_until(rb->refusals, x->key))
+            b = "eviction refused recently";
         c->blocked = b;
     }
     /* DryRun: apply the moves it would have made */
@@ -1264,6 +1205,7 @@ int rebalancer_run(struct rebalancer *rb, const struct rebalancer_deps *d, const
                                  spec->eviction.cooldown.history_ms};
     cooldown_set_params(rb->cool, &cp);
     cooldown_set_params(rb->dry_cool, &cp);
+    cooldown_set_params(rb->refusals, &cp);
     if (!rb->loaded)
         load(rb, &in->pr->status);
     if (rb->have_mode && rb->mode != spec->eviction.mode) { /* DryRun's picture ends with DryRun */
@@ -1281,6 +1223,7 @@ int rebalancer_run(struct rebalancer *rb, const struct rebalancer_deps *d, const
     rb->mode = spec->eviction.mode;
     cooldown_prune(rb->cool);
     cooldown_prune(rb->dry_cool);
+    cooldown_prune(rb->refusals);
 
     struct migs migs = {.vmis = d->vmis};
     if (d->vmims && kube_informer_foreach(d->vmims, collect_mig, &migs) != 0)

@@ -21,9 +21,9 @@
  *        with dryRun=All, so PodDisruptionBudgets and KubeVirt's webhook answer without any
  *        effect). 200: evicted (the restart path); 429 "Eviction triggered evacuation" or
  *        "Evacuation in progress": a live migration accepted (counted, remembered, not asked
- *        again); another 429 (a PDB, a VM that cannot migrate): skipped with its reason, held
- *        back for cooldown.initial (at least the settle time), and the plan is made again
- *        without it;
+ *        again); another 429 (a PDB, a VM that cannot migrate): skipped with its reason and
+ *        held back as a move would be (cooldown.initial, doubling while refusals repeat),
+ *        and the plan is made again without it;
  *      - DryRun keeps the moves it would have made as if made (their predicted effect on the
  *        nodes' load and pressure, a cooldown of their own, settle times), so it reports the
  *        same sequence of moves Automatic would make, and counts each once; changing the mode

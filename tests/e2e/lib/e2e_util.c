@@ -68,7 +68,26 @@ int e2e_namespace_create(struct kube_client *c, const char *prefix, char *ns, si
     e2e_check(created, "create namespace %s (%s)", ns, created ? "" : err.msg);
     cJSON_Delete(r);
     cJSON_Delete(body);
-    return created ? 0 : -1;
+    if (!created)
+        return -1;
+    /* kube-controller-manager fills a new namespace asynchronously (its "default"
+     * ServiceAccount, which pods need, and the kube-root-ca.crt ConfigMap); on a loaded
+     * machine that takes a while: wait for both, so tests see a namespace a user would. */
+    char *sa = kube_path("v1", ns, "serviceaccounts", "default", NULL);
+    char *ca = kube_path("v1", ns, "configmaps", "kube-root-ca.crt", NULL);
+    int ready = 0;
+    for (int i = 0; sa && ca && i < 480 && !ready; i++) {
+        cJSON *x = kube_rest_get(c, sa, &err), *y = x ? kube_rest_get(c, ca, &err) : NULL;
+        ready = x && y;
+        cJSON_Delete(x);
+        cJSON_Delete(y);
+        if (!ready)
+            usleep(250000);
+    }
+    free(sa);
+    free(ca);
+    e2e_check(ready, "namespace %s has its default ServiceAccount and kube-root-ca.crt", ns);
+    return ready ? 0 : -1;
 }
 
 void e2e_namespace_delete(struct kube_client *c, const char *ns)

@@ -116,14 +116,23 @@ check_limits() {
     ' $record | grep -q true"
 }
 
-# rebalance_cleanup NAME: delete the PsiRebalance, stop the simulator (it deletes its
-# namespace and lifts what it changed) and the operator.
+# rebalance_cleanup NAME [RC]: delete the PsiRebalance, stop the simulator (it deletes its
+# namespace and lifts what it changed) and the operator; exit with RC (default: the status
+# the script ended with), or 1 when a sanitizer build of the operator reported a problem.
 rebalance_cleanup() {
+  local rc=${2:-$?}
   kubectl delete psirebalance "$1" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   stop_sim
+  stop_operator
+  # a sanitizer build (PSI_SANITIZE) reports memory errors and leaks in the log, at exit
+  if [ -f "$work/operator.log" ] && grep -q 'Sanitizer' "$work/operator.log"; then
+    echo "FAIL - the operator's sanitizer found a problem:"; grep -A30 'Sanitizer' "$work/operator.log" | head -60
+    rc=1
+  fi
   if ((failures)) && [ -f "$work/sim.log" ]; then
     echo "---- simulator log (last 30 lines) ----"; tail -30 "$work/sim.log"
     echo "---- record ----"; grep -E '"(eviction|migration|evacuation)"' "$record" | tail -40 || true
   fi
   operator_cleanup
+  exit "$rc"
 }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Every worker hot (two busy VMs on each, ~35 % CPU pressure): there is nowhere to go, so
+# nothing is evicted, and the status says so clearly (Rebalancing False, NoDestination, each
+# node's reason) with a Warning Event.
+source "$(dirname "$0")/../lib/testlib.sh"
+source "$(dirname "$0")/../lib/operator.sh"
+source "$(dirname "$0")/lib.sh"
+
+name=allhot-$$
+trap 'rebalance_cleanup "$name"' EXIT
+
+start_sim "$scenarios/rebalance-all-hot.yaml"
+check "the scheduler put two busy VMs on each worker" test "$(per_node busy- | awk '{print $2}' | tr '\n' ' ')" = "2 2 2 "
+before=$(vmis)
+start_operator
+apply_psir "$name" Automatic "    maxTotal: 3
+    maxPerNode: 1
+    maxPerNamespace: 3"
+
+eventually 120 "every worker above evictAbovePercent in status" bash -c "$(declare -f psir_field)
+  [ \"\$(psir_field $name '[.status.nodes[]? | select((.pressure.cpu // \"0\" | tonumber) > 30)] | length')\" = 3 ]"
+eventually 90 "Rebalancing: NoDestination" bash -c "$(declare -f psir_field rebalancing); [ \"\$(rebalancing $name)\" = NoDestination ]"
+check "Rebalancing is False" test "$(condition "$name" Rebalancing)" = False
+msg=$(psir_field "$name" '.status.conditions[] | select(.type=="Rebalancing") | .message')
+check "the message says nothing is evicted because no node can take a workload" bash -c \
+  "echo '$msg' | grep -q 'no node can take a workload, so nothing is evicted'"
+check "... and why: every other node is a source too" bash -c "echo '$msg' | grep -q 'every other selected node is a source too'"
+check "a Warning Event RebalanceBlocked says it" bash -c \
+  "kubectl get events.events.k8s.io -n default -o json | jq -e --arg n $name '
+     [.items[] | select(.regarding.name==\$n and .reason==\"RebalanceBlocked\" and .type==\"Warning\")] | length >= 1' >/dev/null"
+sleep 45 # several more cycles
+check "no eviction was asked (record)" test "$(our_evictions all | wc -l)" -eq 0
+check "no migration (record)" test "$(jq -c 'select(.type=="migration")' "$record" | wc -l)" -eq 0
+check "every VMI where it was" test "$(vmis)" = "$before"
+check "summary: no eviction" test "$(psir_field "$name" .status.summary.evictions)" = 0
+check "Ready stays True (nothing is wrong with the operator)" test "$(condition "$name" Ready)" = True
+check "no permission was denied to the operator" bash -c "! grep -E 'Forbidden|forbidden' $work/operator.log"
+
+finish
