@@ -51,6 +51,9 @@ struct rebalancer {
     struct psi_prom *prom;
     char *prom_key;
     char last_reason[64];
+    /* after a look that found nothing to move, the next one (usage query, pod lists) waits
+     * for the settle time, unless the spec changes: no periodic cost while nothing can move */
+    int64_t quiet_until_ms, quiet_generation;
     struct rebalancer_stats stats;
 };
 
@@ -59,6 +62,14 @@ static int64_t clock_now(void *ud) { return ((struct rebalancer *)ud)->clock_ms;
 /* ---- small helpers ---- */
 
 static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+/* A move still under way: its migration runs, or it was asked for (and answered with a live
+ * migration) not long ago and KubeVirt has not created the migration yet. */
+static bool under_way(const struct api_move *m, int64_t now_ms)
+{
+    return m->phase == API_MOVE_MIGRATING ||
+           (m->phase == API_MOVE_REQUESTED && now_ms - m->time * 1000 < REQUESTED_IN_FLIGHT_MS);
+}
 
 static const char *str(const cJSON *o, const char *k)
 {
@@ -536,11 +547,11 @@ static const char *vmi_busy(const struct rebalancer_deps *d, const struct migs *
 }
 
 /* Our move of key still under way? */
-static bool move_running(const struct rebalancer *rb, const char *key)
+static bool move_running(const struct rebalancer *rb, const char *key, int64_t now_ms)
 {
     for (size_t i = 0; i < rb->hist.nmoves; i++) {
         const struct api_move *m = &rb->hist.moves[i];
-        if (m->phase != API_MOVE_REQUESTED && m->phase != API_MOVE_MIGRATING)
+        if (!under_way(m, now_ms))
             continue;
         char *k = move_key(m);
         bool same = k && strcmp(k, key) == 0;
@@ -822,7 +833,8 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
         case REBALANCE_MIGRATING: {
             enum api_move_phase ph = dry ? API_MOVE_WOULD_MOVE
                                          : (out == REBALANCE_EVICTED ? API_MOVE_EVICTED : API_MOVE_REQUESTED);
-            struct api_move *m = record_move(rb, in, cx->key, cx, c, src, dst, ph);
+            if (!record_move(rb, in, cx->key, cx, c, src, dst, ph))
+                log_warn("move not recorded: out of memory", "psirebalance", in->pr->name, "workload", cx->key);
             struct node_state *s = node_state(rb, src), *t = node_state(rb, dst);
             if (dry || out == REBALANCE_EVICTED) { /* the move is over as far as we know: settle from now */
                 if (s)
@@ -859,7 +871,6 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
             if (used + 1 < made_len)
                 snprintf(made + used, made_len - used, "%s%s %s/%s off %s (%s can take it)", used ? "; " : "",
                          cx->kind ? cx->kind : "Pod", c->ns, cx->workload_name, src, dst);
-            (void)m;
             done++;
             break;
         }
@@ -895,7 +906,7 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
 
 /* The decision of a sampled cycle. Returns -1 when an eviction failed (fail_msg says why). */
 static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, const struct rebalancer_input *in,
-                        const struct migs *migs, struct decision *dc, char *fail_msg, size_t fail_len)
+                        const struct migs *migs, struct decision *dc, bool *keep, char *fail_msg, size_t fail_len)
 {
     const struct api_spec *spec = &in->pr->spec;
     size_t nn = in->nnodes;
@@ -921,7 +932,7 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
     moves_count(migs->v, migs->n, names, nn, &counts, outbound);
     for (size_t i = 0; i < rb->hist.nmoves; i++) {
         const struct api_move *m = &rb->hist.moves[i];
-        if (m->phase == API_MOVE_REQUESTED && now - m->time * 1000 < REQUESTED_IN_FLIGHT_MS)
+        if (m->phase == API_MOVE_REQUESTED && under_way(m, now))
             counts.in_flight++;
     }
     settle_from_migrations(migs, in, settling, settle);
@@ -954,7 +965,7 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
     /* our moves under way: their nodes are in motion */
     for (size_t k = 0; k < rb->hist.nmoves; k++) {
         const struct api_move *m = &rb->hist.moves[k];
-        if (m->phase != API_MOVE_REQUESTED && m->phase != API_MOVE_MIGRATING)
+        if (!under_way(m, now))
             continue;
         for (size_t i = 0; i < nn; i++)
             if (eq(nodes[i].name, m->source_node) || eq(nodes[i].name, m->destination_node))
@@ -997,6 +1008,10 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
         decide(dc, API_CONDITION_FALSE, plan.reason, "%s", plan.message);
         goto out;
     }
+    if (now < rb->quiet_until_ms && rb->quiet_generation == in->pr->generation) {
+        *keep = true; /* the last look found nothing to move: the decision stands until it settles */
+        goto out;
+    }
     /* the pods that might move */
     char *sel = api_selector_to_query(&spec->eviction.pod_selector);
     struct kube_informer *pods = sel && d->pods ? d->pods(d->pods_ud, sel) : NULL;
@@ -1034,7 +1049,7 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
             b = "no controller";
         if (!b && x->vmi)
             b = vmi_busy(d, migs, c->ns, x->vmi);
-        if (!b && move_running(rb, x->key))
+        if (!b && move_running(rb, x->key, now))
             b = "move in progress";
         if (!b && (dry ? cooldown_until(rb->dry_cool, x->key) : cooldown_until(rb->cool, x->key)))
             b = "cooling down";
@@ -1067,8 +1082,13 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
                   "cpus", cp, "sustained", nodes[i].sustained ? "true" : "false", "settling",
                   nodes[i].settling ? "true" : "false");
     }
-    /* requests on the eligible destinations (the coolest first, at most REBALANCER_MAX_LISTED) */
-    size_t listed = 0;
+    /* requests on the eligible destinations (the coolest first, at most REBALANCER_MAX_LISTED),
+     * only when something may move at all */
+    size_t movable = 0, listed = 0;
+    for (size_t j = 0; j < pc.n; j++)
+        movable += !pc.c[j].blocked && !isnan(pc.c[j].demand) && pc.c[j].demand > 0;
+    if (!movable)
+        listed = REBALANCER_MAX_LISTED;
     for (int round = 0; round < 2 && listed < REBALANCER_MAX_LISTED; round++)
         for (size_t i = 0; i < nn && listed < REBALANCER_MAX_LISTED; i++) {
             struct rebalance_node probe = nodes[i];
@@ -1127,6 +1147,8 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
     }
     if (failed)
         rc = -1;
+    rb->quiet_until_ms = done ? 0 : now + settle;
+    rb->quiet_generation = in->pr->generation;
     if (done) {
         if (dry)
             decide(dc, API_CONDITION_FALSE, "DryRun", "DryRun, nothing was done; would move: %s", made);
@@ -1161,7 +1183,7 @@ static void write_status(struct rebalancer *rb, const struct rebalancer_input *i
     moves_prune(&rb->hist, in->now_ms / 1000, in->pr->spec.eviction.cooldown.history_ms / 1000);
     int64_t in_flight = 0;
     for (size_t i = 0; i < rb->hist.nmoves; i++)
-        in_flight += rb->hist.moves[i].phase == API_MOVE_REQUESTED || rb->hist.moves[i].phase == API_MOVE_MIGRATING;
+        in_flight += under_way(&rb->hist.moves[i], in->now_ms);
     next->summary.evictions = rb->hist.summary.evictions;
     next->summary.migrations_succeeded = rb->hist.summary.migrations_succeeded;
     next->summary.migrations_failed = rb->hist.summary.migrations_failed;
@@ -1177,7 +1199,7 @@ static void write_status(struct rebalancer *rb, const struct rebalancer_input *i
         n->migrations.in_flight = 0;
         for (size_t k = 0; k < rb->hist.nmoves; k++) {
             const struct api_move *m = &rb->hist.moves[k];
-            if ((m->phase == API_MOVE_REQUESTED || m->phase == API_MOVE_MIGRATING) && eq(m->source_node, n->name))
+            if (under_way(m, in->now_ms) && eq(m->source_node, n->name))
                 n->migrations.in_flight++;
         }
     }
@@ -1249,17 +1271,19 @@ int rebalancer_run(struct rebalancer *rb, const struct rebalancer_deps *d, const
     } else if (!in->metrics_ok) {
         decide(&dc, API_CONDITION_FALSE, "MetricsUnavailable", "pressure is not readable: nothing is moved");
     } else if (in->sampled) {
-        if (decide_cycle(rb, d, in, &migs, &dc, fail_msg, fail_len) < 0) {
+        bool keep = false;
+        if (decide_cycle(rb, d, in, &migs, &dc, &keep, fail_msg, fail_len) < 0) {
             *fail_reason = "EvictionFailed";
             rc = -1;
         }
+        set = !keep;
     } else {
         set = false; /* between samples the decision stands */
     }
     /* moves under way make the condition True whatever the cycle decided */
     size_t running = 0;
     for (size_t i = 0; i < rb->hist.nmoves; i++)
-        running += rb->hist.moves[i].phase == API_MOVE_REQUESTED || rb->hist.moves[i].phase == API_MOVE_MIGRATING;
+        running += under_way(&rb->hist.moves[i], in->now_ms);
     if (set) {
         if (running && dc.status != API_CONDITION_TRUE && spec->eviction.mode == API_MODE_AUTOMATIC) {
             char msg[2300];

@@ -24,6 +24,10 @@
  *        again); another 429 (a PDB, a VM that cannot migrate): skipped with its reason and
  *        held back as a move would be (cooldown.initial, doubling while refusals repeat),
  *        and the plan is made again without it;
+ *      - a look that finds nothing to move (nothing may move, no destination, no move that
+ *        helps, limits) is not repeated before the settle time has passed (or the spec
+ *        changed): the decision and its reason stand meanwhile, so a node that stays hot
+ *        with nothing to do costs no usage query and no pod list every cycle;
  *      - DryRun keeps the moves it would have made as if made (their predicted effect on the
  *        nodes' load and pressure, a cooldown of their own, settle times), so it reports the
  *        same sequence of moves Automatic would make, and counts each once; changing the mode

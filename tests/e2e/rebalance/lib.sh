@@ -14,10 +14,13 @@ sim_ns=
 # runs (its ready file), with $sim_ns set.
 start_sim() {
   local scenario=$1; shift
-  # a namespace of an earlier run may still be terminating: the simulator needs it gone
-  local ns
-  ns=$(awk '/^namespace:/ {print $2; exit}' "$scenario")
-  [ -z "$ns" ] || kubectl wait --for=delete "namespace/$ns" --timeout=180s >/dev/null 2>&1 || true
+  # the namespaces of earlier runs may still be terminating: the simulator needs its own
+  # gone, and their pods would still count on the nodes for the scheduler
+  local i
+  for i in $(seq 1 360); do
+    kubectl get namespaces -o json | jq -e 'any(.items[]; .status.phase == "Terminating")' >/dev/null || break
+    sleep 0.5
+  done
   rm -f "$work/sim.ready"
   "$sim_bin" --scenario "$scenario" --record "$record" --ready-file "$work/sim.ready" --cleanup \
     --log-level info "$@" >>"$work/sim.log" 2>&1 &
@@ -80,7 +83,7 @@ migrations_ended() { jq -r --arg p "$1" 'select(.type=="migration" and .phase==$
 # "name node uid" of every VMI of the scenario, sorted.
 vmis() {
   kubectl get vmi -n "$sim_ns" -o json |
-    jq -r '.items[] | "\(.metadata.name) \(.status.nodeName) \(.metadata.uid)"' | sort
+    jq -r '.items[]? | "\(.metadata.name) \(.status.nodeName) \(.metadata.uid)"' | sort
 }
 
 # Busy VMs (name prefix $1) per node: "node count" lines.
