@@ -170,16 +170,7 @@ static int patch_migration(struct migration *m, const cJSON *mig, const char *ph
     cJSON *st = cJSON_AddObjectToObject(patch, "status");
     if (phase) {
         cJSON_AddStringToObject(st, "phase", phase);
-        const cJSON *old = jx_get(mig, "status.phaseTransitionTimestamps");
-        cJSON *hist = cJSON_IsArray(old) ? cJSON_Duplicate(old, 1) : cJSON_CreateArray();
-        int last = cJSON_GetArraySize(hist) - 1;
-        if (last < 0 || !jx_eq(jx_str(cJSON_GetArrayItem(hist, last), "phase"), phase)) {
-            cJSON *h = cJSON_CreateObject();
-            cJSON_AddStringToObject(h, "phase", phase);
-            cJSON_AddStringToObject(h, "phaseTransitionTimestamp", sim_timestamp(ts, sizeof(ts)));
-            cJSON_AddItemToArray(hist, h);
-        }
-        cJSON_AddItemToObject(st, "phaseTransitionTimestamps", hist);
+        cJSON_AddItemToObject(st, "phaseTransitionTimestamps", sim_phase_history(mig, phase));
     }
     if (state)
         cJSON_AddItemToObject(st, "migrationState", state);

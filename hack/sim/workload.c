@@ -89,7 +89,6 @@ static void set_vmi_phase(struct workload *w, const struct scenario_vm *vm, cons
                           const char *node, const cJSON *pod, const char *reason)
 {
     struct sim *s = w->s;
-    char ts[32];
     cJSON *patch = cJSON_CreateObject();
     cJSON *st = cJSON_AddObjectToObject(patch, "status");
     cJSON_AddStringToObject(st, "phase", phase);
@@ -97,17 +96,7 @@ static void set_vmi_phase(struct workload *w, const struct scenario_vm *vm, cons
         cJSON_AddStringToObject(st, "nodeName", node);
     if (reason)
         cJSON_AddStringToObject(st, "reason", reason);
-    /* keep the transition history, add this one */
-    const cJSON *old = jx_get(vmi, "status.phaseTransitionTimestamps");
-    cJSON *hist = cJSON_IsArray(old) ? cJSON_Duplicate(old, 1) : cJSON_CreateArray();
-    int last = cJSON_GetArraySize(hist) - 1;
-    if (last < 0 || !jx_eq(jx_str(cJSON_GetArrayItem(hist, last), "phase"), phase)) {
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddStringToObject(h, "phase", phase);
-        cJSON_AddStringToObject(h, "phaseTransitionTimestamp", sim_timestamp(ts, sizeof(ts)));
-        cJSON_AddItemToArray(hist, h);
-    }
-    cJSON_AddItemToObject(st, "phaseTransitionTimestamps", hist);
+    cJSON_AddItemToObject(st, "phaseTransitionTimestamps", sim_phase_history(vmi, phase));
     cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
     bool running = strcmp(phase, "Running") == 0;
     cJSON_AddItemToArray(conds, condition("Ready", running, running ? NULL : "PodNotReady", NULL));
