@@ -15,6 +15,8 @@ static const char *const resource_names[] = {"cpu", "memory", "io"};
 static const char *const effect_names[] = {"PreferNoSchedule", "NoSchedule"};
 static const char *const mode_names[] = {"Disabled", "DryRun", "Automatic"};
 static const char *const method_names[] = {"Evict", "Migrate"};
+static const char *const stall_names[] = {"some", "full"};
+static const char *const deletion_names[] = {"Retain", "Delete"};
 
 const char *api_source_name(enum api_source v)
 {
@@ -41,6 +43,16 @@ const char *api_eviction_method_name(enum api_eviction_method v)
     return method_names[v];
 }
 
+const char *api_stall_name(enum api_stall v)
+{
+    return stall_names[v];
+}
+
+const char *api_deletion_policy_name(enum api_deletion_policy v)
+{
+    return deletion_names[v];
+}
+
 /* ---- defaults: keep in step with the default: values of the CRD (tests/unit/api/test_drift.c
  * fails when they part) ---- */
 
@@ -59,6 +71,7 @@ int api_spec_defaults(struct api_spec *s)
     ok = ok && api_json_strv_dup((char *const *)roles, 1, &s->machine_config.roles) == 0;
     s->machine_config.nroles = ok ? 1 : 0;
     s->machine_config.schedstats = false;
+    s->machine_config.deletion_policy = API_DELETION_RETAIN;
 
     s->metrics.source = API_SOURCE_PROMETHEUS;
     ok = ok && (s->metrics.prometheus.url = strdup("https://thanos-querier.openshift-monitoring.svc:9091"));
@@ -68,6 +81,7 @@ int api_spec_defaults(struct api_spec *s)
     s->metrics.window_ms = 1 * MS_M;
 
     s->pressure.resource = API_RESOURCE_CPU;
+    s->pressure.stall = API_STALL_SOME;
     s->pressure.taint_above_percent = 25;
     s->pressure.untaint_below_percent = 15;
     s->pressure.sustain_ms = 1 * MS_M;
@@ -144,10 +158,10 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
 {
     static const char *const spec_known[] = {"nodeSelector", "machineConfig", "metrics", "pressure",
                                              "taint", "eviction", NULL};
-    static const char *const mc_known[] = {"enabled", "roles", "schedstats", NULL};
+    static const char *const mc_known[] = {"enabled", "roles", "schedstats", "deletionPolicy", NULL};
     static const char *const metrics_known[] = {"source", "prometheus", "interval", "window", NULL};
     static const char *const prom_known[] = {"url", "bearerTokenFile", "caFile", NULL};
-    static const char *const pressure_known[] = {"resource", "taintAbovePercent", "untaintBelowPercent", "sustain",
+    static const char *const pressure_known[] = {"resource", "stall", "taintAbovePercent", "untaintBelowPercent", "sustain",
                                                  "maxTaintedPercent", "utilizationFloorPercent", NULL};
     static const char *const taint_known[] = {"key", "effect", NULL};
     static const char *const eviction_known[] = {"mode", "method", "evictAbovePercent", "podSelector",
@@ -172,6 +186,7 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
         api_json_bool(o, p, "enabled", &s->machine_config.enabled, errs);
         api_json_strv(o, p, "roles", &s->machine_config.roles, &s->machine_config.nroles, errs);
         api_json_bool(o, p, "schedstats", &s->machine_config.schedstats, errs);
+        DECODE_ENUM(o, p, "deletionPolicy", deletion_names, s->machine_config.deletion_policy, errs);
     }
 
     if ((o = section(json, sp, "metrics", metrics_known, p, errs, warns))) {
@@ -188,6 +203,7 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
 
     if ((o = section(json, sp, "pressure", pressure_known, p, errs, warns))) {
         DECODE_ENUM(o, p, "resource", resource_names, s->pressure.resource, errs);
+        DECODE_ENUM(o, p, "stall", stall_names, s->pressure.stall, errs);
         api_json_int(o, p, "taintAbovePercent", &s->pressure.taint_above_percent, errs);
         api_json_int(o, p, "untaintBelowPercent", &s->pressure.untaint_below_percent, errs);
         api_json_duration(o, p, "sustain", &s->pressure.sustain_ms, errs);
@@ -370,6 +386,10 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
             api_errors_add(errs, "spec.pressure.utilizationFloorPercent", "applies only when resource is cpu, not %s",
                            resource_names[s->pressure.resource]);
     }
+    if (s->pressure.stall == API_STALL_FULL && s->pressure.resource == API_RESOURCE_CPU &&
+        fields_ok(errs, FIELDS("spec.pressure.resource")))
+        api_errors_add(errs, "spec.pressure.stall", "full applies to memory and io: the kernel reports CPU full as 0 "
+                       "for a whole node");
     if (fields_ok(errs, FIELDS("spec.pressure.taintAbovePercent", "spec.pressure.untaintBelowPercent")) &&
         s->pressure.untaint_below_percent >= s->pressure.taint_above_percent)
         api_errors_add(errs, "spec.pressure.untaintBelowPercent", "must be less than taintAbovePercent (%lld)",
@@ -467,7 +487,8 @@ cJSON *api_spec_encode(const struct api_spec *s)
     cJSON *mc = ok ? cJSON_AddObjectToObject(o, "machineConfig") : NULL;
     ok = mc && cJSON_AddBoolToObject(mc, "enabled", s->machine_config.enabled) &&
          add_strv(mc, "roles", s->machine_config.roles, s->machine_config.nroles) &&
-         cJSON_AddBoolToObject(mc, "schedstats", s->machine_config.schedstats);
+         cJSON_AddBoolToObject(mc, "schedstats", s->machine_config.schedstats) &&
+         cJSON_AddStringToObject(mc, "deletionPolicy", deletion_names[s->machine_config.deletion_policy]);
 
     cJSON *m = ok ? cJSON_AddObjectToObject(o, "metrics") : NULL;
     ok = m && cJSON_AddStringToObject(m, "source", source_names[s->metrics.source]);
@@ -480,6 +501,7 @@ cJSON *api_spec_encode(const struct api_spec *s)
 
     cJSON *p = ok ? cJSON_AddObjectToObject(o, "pressure") : NULL;
     ok = p && cJSON_AddStringToObject(p, "resource", resource_names[s->pressure.resource]) &&
+         cJSON_AddStringToObject(p, "stall", stall_names[s->pressure.stall]) &&
          add_int(p, "taintAbovePercent", s->pressure.taint_above_percent) &&
          add_int(p, "untaintBelowPercent", s->pressure.untaint_below_percent) &&
          add_duration(p, "sustain", s->pressure.sustain_ms) &&
@@ -534,12 +556,14 @@ bool api_spec_equal(const struct api_spec *a, const struct api_spec *b)
            a->machine_config.enabled == b->machine_config.enabled &&
            strv_eq(a->machine_config.roles, a->machine_config.nroles, b->machine_config.roles,
                    b->machine_config.nroles) &&
-           a->machine_config.schedstats == b->machine_config.schedstats && a->metrics.source == b->metrics.source &&
+           a->machine_config.schedstats == b->machine_config.schedstats &&
+           a->machine_config.deletion_policy == b->machine_config.deletion_policy &&
+           a->metrics.source == b->metrics.source &&
            str_eq(a->metrics.prometheus.url, b->metrics.prometheus.url) &&
            str_eq(a->metrics.prometheus.bearer_token_file, b->metrics.prometheus.bearer_token_file) &&
            str_eq(a->metrics.prometheus.ca_file, b->metrics.prometheus.ca_file) &&
            a->metrics.interval_ms == b->metrics.interval_ms && a->metrics.window_ms == b->metrics.window_ms &&
-           a->pressure.resource == b->pressure.resource &&
+           a->pressure.resource == b->pressure.resource && a->pressure.stall == b->pressure.stall &&
            a->pressure.taint_above_percent == b->pressure.taint_above_percent &&
            a->pressure.untaint_below_percent == b->pressure.untaint_below_percent &&
            a->pressure.sustain_ms == b->pressure.sustain_ms &&

@@ -25,6 +25,8 @@ enum api_source { API_SOURCE_PROMETHEUS, API_SOURCE_KUBELET };
 enum api_taint_effect { API_EFFECT_PREFER_NO_SCHEDULE, API_EFFECT_NO_SCHEDULE };
 enum api_eviction_mode { API_MODE_DISABLED, API_MODE_DRY_RUN, API_MODE_AUTOMATIC };
 enum api_eviction_method { API_METHOD_EVICT, API_METHOD_MIGRATE };
+enum api_stall { API_STALL_SOME, API_STALL_FULL };
+enum api_deletion_policy { API_DELETION_RETAIN, API_DELETION_DELETE };
 
 /* The spec, every field filled (defaults where the object says nothing). Strings and vectors
  * are owned; release with api_spec_free. Durations are in milliseconds. */
@@ -35,6 +37,7 @@ struct api_spec {
         char **roles;
         size_t nroles;
         bool schedstats;
+        enum api_deletion_policy deletion_policy;
     } machine_config;
     struct {
         enum api_source source;
@@ -47,6 +50,7 @@ struct api_spec {
     } metrics;
     struct {
         enum api_resource resource;
+        enum api_stall stall;
         int64_t taint_above_percent, untaint_below_percent;
         int64_t sustain_ms;
         int64_t max_tainted_percent;
@@ -88,6 +92,8 @@ const char *api_resource_name(enum api_resource v);
 const char *api_taint_effect_name(enum api_taint_effect v);
 const char *api_eviction_mode_name(enum api_eviction_mode v);
 const char *api_eviction_method_name(enum api_eviction_method v);
+const char *api_stall_name(enum api_stall v);
+const char *api_deletion_policy_name(enum api_deletion_policy v);
 
 /* Fill *spec with the CRD's defaults (the spec of an object that says nothing), replacing
  * what it held; returns 0, or -1 on no memory. */

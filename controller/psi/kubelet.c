@@ -24,7 +24,7 @@ const char *psi_kubelet_avg_name(enum psi_kubelet_avg a)
     return (a >= PSI_AVG10 && a <= PSI_AVG300) ? avg_names[a] : "?";
 }
 
-int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, enum psi_kind kind,
+int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, unsigned full,
                               long window_s, struct psi_value out[PSI_NRESOURCES], char *errbuf,
                               size_t errlen)
 {
@@ -38,12 +38,12 @@ int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, enum psi
     if (!cJSON_IsObject(node))
         return psi_errbuf_fail(errbuf, errlen, "reply is not a stats summary: no \"node\" object");
     const char *avg = psi_kubelet_avg_name(psi_kubelet_avg_for_window(window_s));
-    const char *kname = kind == PSI_FULL ? "full" : "some";
     struct psi_value tmp[PSI_NRESOURCES] = {{0, 0}};
     for (int r = 0; r < PSI_NRESOURCES; r++) {
         if (!(resources & PSI_RES_BIT(r)))
             continue;
         const char *rname = psi_resource_name((enum psi_resource)r);
+        const char *kname = full & PSI_RES_BIT(r) ? "full" : "some";
         const cJSON *res = cJSON_GetObjectItemCaseSensitive(node, rname);
         if (!res || cJSON_IsNull(res))
             continue;
@@ -73,6 +73,19 @@ int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, enum psi
     }
     memcpy(out, tmp, sizeof(tmp));
     return 0;
+}
+
+void psi_kubelet_parse_utilization(const cJSON *summary, double cpus, struct psi_value *out)
+{
+    out->known = 0;
+    out->percent = 0;
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(summary, "node"), "cpu");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cpu, "usageNanoCores");
+    if (!(cpus > 0) || !cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+        return;
+    double pct = v->valuedouble / 1e9 / cpus * 100.0;
+    out->known = 1;
+    out->percent = pct > 100.0 ? 100.0 : pct;
 }
 
 char *psi_kubelet_summary_path(const char *node)
@@ -137,7 +150,9 @@ static int kubelet_sample(struct psi_source *src, const struct psi_request *req,
         char perrbuf[256];
         const cJSON *nn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, "node"),
                                                           "nodeName");
-        if (psi_kubelet_parse_summary(sum, req->resources, req->kind, req->window_s,
+        if (req->utilization)
+            psi_kubelet_parse_utilization(sum, req->nodes[i].cpus, &out->nodes[i].utilization);
+        if (psi_kubelet_parse_summary(sum, req->resources, req->full, req->window_s,
                                       out->nodes[i].value, perrbuf, sizeof(perrbuf)) < 0) {
             snprintf(last_reason, sizeof(last_reason), "%s", PSI_REASON_MALFORMED);
             snprintf(last_msg, sizeof(last_msg), "GET %s: %s", path, perrbuf);
@@ -145,6 +160,7 @@ static int kubelet_sample(struct psi_source *src, const struct psi_request *req,
         } else if (cJSON_IsString(nn) && strcmp(nn->valuestring, name) != 0) {
             for (int r = 0; r < PSI_NRESOURCES; r++)
                 out->nodes[i].value[r].known = 0;
+            out->nodes[i].utilization.known = 0;
             snprintf(last_reason, sizeof(last_reason), "%s", PSI_REASON_MALFORMED);
             snprintf(last_msg, sizeof(last_msg), "GET %s: summary is of node %s", path,
                      nn->valuestring);

@@ -37,13 +37,17 @@ enum psi_kubelet_avg psi_kubelet_avg_for_window(long window_s);
 /* The JSON field name of an average ("avg10", "avg60", "avg300"). */
 const char *psi_kubelet_avg_name(enum psi_kubelet_avg a);
 
-/* Read a Summary (pure): the PSI of the requested resources (PSI_RES_BIT set, 0: all) for
- * kind and window into out[] (others and absent ones Unknown). Returns 0, or -1 with a
- * message in errbuf when summary is not a summary object or a psi value is not a number
- * in 0..100 (out[] is then all Unknown). */
-int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, enum psi_kind kind,
+/* Read a Summary (pure): the PSI of the requested resources (PSI_RES_BIT set, 0: all), "full"
+ * for those in full (PSI_RES_BIT set) and "some" for the others, for window into out[] (others
+ * and absent ones Unknown). Returns 0, or -1 with a message in errbuf when summary is not a
+ * summary object or a psi value is not a number in 0..100 (out[] is then all Unknown). */
+int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, unsigned full,
                               long window_s, struct psi_value out[PSI_NRESOURCES], char *errbuf,
                               size_t errlen);
+
+/* Read a Summary's CPU utilisation (pure): node.cpu.usageNanoCores over cpus, in percent
+ * (clamped to 100), into *out; Unknown when cpus <= 0 or the usage is absent or invalid. */
+void psi_kubelet_parse_utilization(const cJSON *summary, double cpus, struct psi_value *out);
 
 /* The API path of a node's summary: /api/v1/nodes/<name>/proxy/stats/summary (name
  * escaped). Caller frees; NULL on ENOMEM. */

@@ -518,21 +518,29 @@ int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vecto
 
 static const char *const counter_kind[2] = {"waiting", "stalled"};
 
-char *psi_prom_psi_query(unsigned resources, enum psi_kind kind, long window_s)
+/* The label value that tags the utilisation part of the query. */
+#define UTILIZATION_TAG "utilization"
+
+char *psi_prom_psi_query(const struct psi_request *req)
 {
-    if (resources == 0)
-        resources = PSI_RES_ALL;
-    if (window_s < 1)
-        window_s = 1;
-    const char *k = counter_kind[kind == PSI_FULL ? 1 : 0];
+    unsigned resources = req->resources ? req->resources : PSI_RES_ALL;
+    long window_s = req->window_s < 1 ? 1 : req->window_s;
     char *q = strdup("");
     for (int r = 0; r < PSI_NRESOURCES && q; r++) {
         if (!(resources & PSI_RES_BIT(r)))
             continue;
         const char *name = psi_resource_name((enum psi_resource)r);
+        const char *k = counter_kind[req->full & PSI_RES_BIT(r) ? 1 : 0];
         char *n = str_printf("%s%slabel_replace(rate(node_pressure_%s_%s_seconds_total[%lds]), "
                              "\"psi_resource\", \"%s\", \"\", \"\")",
                              q, *q ? " or " : "", name, k, window_s, name);
+        free(q);
+        q = n;
+    }
+    if (q && req->utilization) {
+        char *n = str_printf("%s or label_replace(1 - avg by (node, instance) "
+                             "(rate(node_cpu_seconds_total{mode=\"idle\"}[%lds])), \"psi_resource\", \"%s\", \"\", \"\")",
+                             q, window_s, UTILIZATION_TAG);
         free(q);
         q = n;
     }
@@ -681,6 +689,23 @@ long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_
     return i;
 }
 
+/* A utilisation series into its node's sample. An invalid value (NaN, Inf, negative) leaves
+ * the node's utilisation Unknown, which holds the node as an unknown pressure does. */
+static void fill_utilization(const struct node_index *ix, const struct psi_prom_series *s, struct psi_sample *out)
+{
+    long i = index_match(ix, s);
+    if (i < 0 || (size_t)i >= out->n_nodes)
+        return;
+    double pct;
+    if (psi_percent_check(s->value * 100.0, &pct) < 0) {
+        psi_sample_node_error(out, "CPU utilisation of node %s is %g %%: not a valid rate", out->nodes[i].name,
+                              s->value * 100.0);
+        return;
+    }
+    out->nodes[i].utilization.known = 1;
+    out->nodes[i].utilization.percent = pct;
+}
+
 int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req,
                          struct psi_sample *out)
 {
@@ -693,9 +718,13 @@ int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_reque
     }
     for (size_t k = 0; k < v->n; k++) {
         const struct psi_prom_series *s = &v->series[k];
+        const char *tag = psi_prom_label_get(s, "psi_resource");
+        if (req->utilization && tag && strcmp(tag, UTILIZATION_TAG) == 0) {
+            fill_utilization(&ix, s, out);
+            continue;
+        }
         enum psi_resource r;
-        if (psi_resource_parse(psi_prom_label_get(s, "psi_resource"), &r) < 0 ||
-            !(wanted & PSI_RES_BIT(r)))
+        if (psi_resource_parse(tag, &r) < 0 || !(wanted & PSI_RES_BIT(r)))
             continue;
         long i = index_match(&ix, s);
         if (i < 0 || (size_t)i >= out->n_nodes || (bad[i] & PSI_RES_BIT(r)))
@@ -729,7 +758,7 @@ int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_reque
 static int prom_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out)
 {
     struct psi_prom *p = src->impl;
-    char *q = psi_prom_psi_query(req->resources, req->kind, req->window_s);
+    char *q = psi_prom_psi_query(req);
     if (!q)
         return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
     struct psi_prom_vector v;

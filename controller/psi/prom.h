@@ -106,9 +106,14 @@ void psi_prom_vector_free(struct psi_prom_vector *v);
 /* The value of label name in s, or NULL. */
 const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name);
 
-/* The PSI query for resources (PSI_RES_BIT set, 0: all), kind and window (seconds, at
- * least 1). Caller frees; NULL on ENOMEM. */
-char *psi_prom_psi_query(unsigned resources, enum psi_kind kind, long window_s);
+/* The one query of a cycle for req: the PSI of req's resources (PSI_RES_BIT set, 0: all),
+ * "full" (node_pressure_<r>_stalled_seconds_total) for those in req->full and "some"
+ * (..._waiting_seconds_total) for the others, rated over req->window_s (at least 1), and,
+ * when req->utilization is set, each node's CPU utilisation
+ * (1 - the mean idle rate of node_cpu_seconds_total). Each part is tagged with a label
+ * psi_resource (cpu, memory, io, utilization) by label_replace and joined with `or`.
+ * Caller frees; NULL on ENOMEM. */
+char *psi_prom_psi_query(const struct psi_request *req);
 
 /* Index of the node among nodes[0..n) that series s belongs to (rules above), or -1. */
 long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes,

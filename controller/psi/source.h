@@ -1,9 +1,10 @@
 /* psi_source: the one interface every pressure source (Prometheus, kubelet) answers.
  *
- * A source is asked for a set of node descriptors (name and InternalIPs), the resources
- * wanted, "some" or "full", and a window; it answers a psi_sample: per node (in the order
- * of the descriptors) the pressure percent 0..100 of cpu, memory and io, each known or
- * Unknown, plus an overall status. A node for which the source has no series is Unknown,
+ * A source is asked for a set of node descriptors (name, InternalIPs, CPUs), the resources
+ * wanted, "some" or "full" for each, a window, and whether CPU utilisation is wanted too; it
+ * answers a psi_sample: per node (in the order of the descriptors) the pressure percent
+ * 0..100 of cpu, memory and io and the CPU utilisation percent, each known or Unknown, plus
+ * an overall status. A node for which the source has no series is Unknown,
  * never zero. A failed status carries a reason fit for a metav1.Condition (the
  * PSI_REASON_* strings below) and a message naming the URL and why; the operator sets
  * MetricsAvailable=False with them and holds every taint as it is. Node values that were
@@ -49,11 +50,13 @@ struct psi_value {
     double percent;
 };
 
-/* A node to sample: its name and InternalIP addresses (both borrowed). */
+/* A node to sample: its name and InternalIP addresses (both borrowed), and its CPUs (the
+ * capacity; 0 when unknown), which turn the kubelet's CPU usage into utilisation. */
 struct psi_node_desc {
     const char *name;
     const char *const *internal_ips;
     size_t n_ips;
+    double cpus;
 };
 
 /* What to sample. */
@@ -61,14 +64,17 @@ struct psi_request {
     const struct psi_node_desc *nodes; /* borrowed */
     size_t n_nodes;
     unsigned resources;   /* PSI_RES_BIT set; 0 means all */
-    enum psi_kind kind;   /* PSI_SOME unless "full" is asked */
+    unsigned full;        /* PSI_RES_BIT set of the resources read as "full"; the others "some" */
     long window_s;        /* averaging window in seconds (rate window, kernel average) */
+    int utilization;      /* also read each node's CPU utilisation */
 };
 
-/* Per node: the pressure of each resource (Unknown when not requested or not found). */
+/* Per node: the pressure of each resource (Unknown when not requested or not found) and the
+ * CPU utilisation, percent of the node's CPUs busy (Unknown unless requested and found). */
 struct psi_node_sample {
     char *name; /* owned by the sample */
     struct psi_value value[PSI_NRESOURCES];
+    struct psi_value utilization;
 };
 
 /* A sample: one entry per requested node, in request order, and the overall status. */

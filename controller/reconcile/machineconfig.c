@@ -29,6 +29,24 @@ static bool str_is(const char *a, const char *b)
     return a && b && strcmp(a, b) == 0;
 }
 
+bool machineconfig_unneeded(const cJSON *mc, const char *owner, char *const *wanted, size_t n)
+{
+    const cJSON *meta = get(mc, "metadata"), *labels = get(meta, "labels");
+    const char *role = get_str(labels, MACHINECONFIG_ROLE_LABEL);
+    if (!str_is(get_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY) ||
+        !str_is(get_str(labels, MACHINECONFIG_OWNER_LABEL), owner) || !role)
+        return false;
+    char *name = machineconfig_name(role);
+    bool ours = name && str_is(get_str(meta, "name"), name);
+    free(name);
+    if (!ours)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (str_is(wanted[i], role))
+            return false;
+    return true;
+}
+
 /* The kernel arguments w asks for, NULL-terminated, static strings. */
 static void wanted_kargs(const struct machineconfig_want *w, const char *out[3])
 {

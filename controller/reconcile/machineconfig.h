@@ -15,6 +15,10 @@
  *   spec.kernelArguments ["psi=1"] plus "schedstats=enable" when asked.
  * There is no ownerReference on purpose: the garbage collector would delete the
  * MachineConfig with the PsiRebalance, and deleting it reboots every machine of the pool.
+ * With spec.machineConfig.deletionPolicy Delete the operator deletes it itself once it is
+ * unneeded (machineconfig_unneeded): made for this PsiRebalance (managed-by and owner
+ * labels, and the name of its role label), and its role asked for by no PsiRebalance that
+ * lives and has machineConfig enabled, this one included.
  *
  * Fields we own (compared by machineconfig_diff, rewritten by machineconfig_apply): the three
  * labels, spec.kernelArguments (exact list, in order) and the presence of
@@ -105,6 +109,10 @@ enum machineconfig_diff machineconfig_diff(const cJSON *existing, const struct m
  * included, so a PUT of it fails with 409 if the object changed) kept. Caller frees; NULL on
  * no memory or when existing is not an object. */
 cJSON *machineconfig_apply(const cJSON *existing, const struct machineconfig_want *w);
+
+/* Whether mc is unneeded by owner (rule above); wanted[0..n) are the roles the living
+ * PsiRebalances with machineConfig enabled ask for. */
+bool machineconfig_unneeded(const cJSON *mc, const char *owner, char *const *wanted, size_t n);
 
 /* The pool that renders role's MachineConfigs among pools[0..n): the one named role if its
  * machineConfigSelector selects the role label (or it has none), else the first whose

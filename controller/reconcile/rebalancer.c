@@ -603,7 +603,7 @@ static int read_usage(struct rebalancer *rb, const struct rebalancer_deps *d, co
         cJSON_ArrayForEach(a, get(get(in->nodes[i].node, "status"), "addresses"))
             if (!ips[i] && str(a, "address"))
                 ips[i] = str(a, "address");
-        descs[i] = (struct psi_node_desc){in->nodes[i].name, &ips[i], ips[i] ? 1 : 0};
+        descs[i] = (struct psi_node_desc){in->nodes[i].name, &ips[i], ips[i] ? 1 : 0, 0};
         node_usage[i] = NAN;
     }
     rb->stats.usage_queries++;

@@ -12,6 +12,7 @@
 #include "prom.h"
 #include "kubelet.h"
 #include "psirebalance.h"
+#include "resources.h"
 #include "taintfsm.h"
 #include "taintpatch.h"
 
@@ -59,6 +60,8 @@ static const char *json_str(const cJSON *obj, const char *a, const char *b)
         o = cJSON_GetObjectItemCaseSensitive(o, b);
     return cJSON_IsString(o) ? o->valuestring : NULL;
 }
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 static int64_t now_s(int64_t now_ms) { return now_ms / 1000; }
 
@@ -476,6 +479,121 @@ static int reconcile_machineconfigs(struct reconciler *r, const cJSON *obj, cons
     return rc;
 }
 
+/* The roles that living PsiRebalances with machineConfig enabled ask for. A spec that does
+ * not decode counts with the roles it seems to ask for: when in doubt, a MachineConfig stays. */
+struct wanted_roles {
+    char **v;
+    size_t n;
+    bool failed;
+};
+
+static int collect_wanted_roles(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key, (void)rv;
+    struct wanted_roles *w = ud;
+    if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "deletionTimestamp"))
+        return 0;
+    struct api_spec spec = {0};
+    struct api_errors errs = {0};
+    api_spec_decode(cJSON_GetObjectItemCaseSensitive(obj, "spec"), &spec, &errs, NULL);
+    for (size_t i = 0; spec.machine_config.enabled && i < spec.machine_config.nroles && !w->failed; i++) {
+        char **v = realloc(w->v, (w->n + 1) * sizeof(*v));
+        if (!v || !(v[w->n] = strdup(spec.machine_config.roles[i]))) {
+            w->failed = true;
+            if (v)
+                w->v = v;
+            break;
+        }
+        w->v = v;
+        w->n++;
+    }
+    api_spec_free(&spec);
+    api_errors_free(&errs);
+    return 0;
+}
+
+/* A MachineConfig to delete: name, uid and resourceVersion (the delete's preconditions). */
+struct retiree {
+    char *name, *uid, *rv;
+};
+
+struct retirees {
+    const char *owner;
+    const struct wanted_roles *wanted;
+    struct retiree *v;
+    size_t n;
+    bool failed;
+};
+
+static int collect_retirees(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key, (void)rv;
+    struct retirees *c = ud;
+    if (!machineconfig_unneeded(obj, c->owner, c->wanted->v, c->wanted->n))
+        return 0;
+    struct retiree *v = realloc(c->v, (c->n + 1) * sizeof(*v));
+    if (!v) {
+        c->failed = true;
+        return 0;
+    }
+    c->v = v;
+    v[c->n++] = (struct retiree){dup_or_null(json_str(obj, "metadata", "name")), dup_or_null(json_str(obj, "metadata", "uid")),
+                                 dup_or_null(json_str(obj, "metadata", "resourceVersion"))};
+    return 0;
+}
+
+/* With deletionPolicy Delete, delete the MachineConfigs of this PsiRebalance that no living
+ * PsiRebalance needs (machineconfig_unneeded), each with preconditions on its uid and
+ * resourceVersion so that a MachineConfig changed meanwhile is looked at again first.
+ * Returns 0, or -1 when one could not be deleted (it is tried again next time). */
+static int retire_machineconfigs(struct reconciler *r, const cJSON *obj, const struct api_spec *spec, int64_t now_ms)
+{
+    if (spec->machine_config.deletion_policy != API_DELETION_DELETE || !r->deps.machineconfigs)
+        return 0;
+    struct wanted_roles wanted = {0};
+    kube_informer_foreach(r->deps.psirebalances, collect_wanted_roles, &wanted);
+    struct retirees c = {json_str(obj, "metadata", "name"), &wanted, NULL, 0, wanted.failed};
+    if (!c.failed)
+        kube_informer_foreach(r->deps.machineconfigs, collect_retirees, &c);
+    int rc = c.failed ? -1 : 0;
+    for (size_t i = 0; i < c.n; i++) {
+        struct retiree *m = &c.v[i];
+        struct kube_err err;
+        kube_err_clear(&err);
+        char *path = m->name && m->uid && m->rv ? kube_path(MC_GV, NULL, "machineconfigs", m->name, NULL) : NULL;
+        cJSON *opts = cJSON_CreateObject(), *pre = cJSON_AddObjectToObject(opts, "preconditions");
+        cJSON_AddStringToObject(opts, "kind", "DeleteOptions");
+        cJSON_AddStringToObject(opts, "apiVersion", "v1");
+        cJSON_AddStringToObject(pre, "uid", m->uid ? m->uid : "");
+        cJSON_AddStringToObject(pre, "resourceVersion", m->rv ? m->rv : "");
+        cJSON *reply = path && pre ? kube_rest_delete(r->deps.client, path, opts, NULL, &err) : NULL;
+        if (reply || err.status == 404) {
+            log_info("machineconfig deleted: no PsiRebalance needs it", "machineconfig", m->name, "psirebalance",
+                     c.owner);
+            struct kube_event_ref ref = psir_ref(obj);
+            char note[512];
+            snprintf(note, sizeof(note), "MachineConfig %s deleted (deletionPolicy Delete): its pool reboots its "
+                     "machines without %s", m->name, MACHINECONFIG_KARG_PSI);
+            event(r, &ref, "Normal", "MachineConfigDeleted", "Delete", note, now_ms);
+        } else {
+            log_error("machineconfig not deleted", "machineconfig", m->name ? m->name : "", "error",
+                      path ? err.msg : "out of memory");
+            rc = -1;
+        }
+        cJSON_Delete(reply);
+        cJSON_Delete(opts);
+        free(path);
+        free(m->name);
+        free(m->uid);
+        free(m->rv);
+    }
+    free(c.v);
+    for (size_t i = 0; i < wanted.n; i++)
+        free(wanted.v[i]);
+    free(wanted.v);
+    return rc;
+}
+
 /* ---- pressure ---- */
 
 /* The pressure source for spec, made anew when the spec's metrics settings changed. */
@@ -507,6 +625,13 @@ static struct psi_source *source_for(struct reconciler *r, struct cr_state *cs, 
     return cs->source;
 }
 
+/* The source's index of an API resource. */
+static enum psi_resource psi_resource_of(enum api_resource res)
+{
+    static const enum psi_resource map[API_RESOURCES] = {PSI_CPU, PSI_MEMORY, PSI_IO};
+    return map[res];
+}
+
 /* Sample the owned nodes; updates cs's metrics state and, on success, its sample. Emits an
  * Event when the metrics go away or come back. Returns 0 on a good sample. */
 static int take_sample(struct reconciler *r, struct cr_state *cs, const cJSON *obj, const struct api_spec *spec,
@@ -528,14 +653,19 @@ static int take_sample(struct reconciler *r, struct cr_state *cs, const cJSON *o
             cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(nodes->v[i].node, "status"), "addresses"))
                 if (!ips[n] && json_str(a, "address", NULL))
                     ips[n] = json_str(a, "address", NULL);
-            descs[n] = (struct psi_node_desc){nodes->v[i].name, &ips[n], ips[n] ? 1 : 0};
+            const cJSON *status = cJSON_GetObjectItemCaseSensitive(nodes->v[i].node, "status");
+            descs[n] = (struct psi_node_desc){nodes->v[i].name, &ips[n], ips[n] ? 1 : 0,
+                                              resources_get(cJSON_GetObjectItemCaseSensitive(status, "capacity"), "cpu")};
             n++;
         }
     }
     struct psi_sample sample = {0};
     struct psi_source *src = st.failed ? NULL : source_for(r, cs, spec, &st);
     if (src) {
-        struct psi_request req = {descs, n, PSI_RES_ALL, PSI_SOME, (long)(spec->metrics.window_ms / 1000)};
+        /* cpu "some" always: the rebalancer's predictions read it */
+        unsigned full = spec->pressure.stall == API_STALL_FULL ? PSI_RES_BIT(psi_resource_of(spec->pressure.resource)) : 0;
+        struct psi_request req = {descs, n, PSI_RES_ALL, full, (long)(spec->metrics.window_ms / 1000),
+                                  spec->pressure.has_utilization_floor};
         psi_source_sample(src, &req, &sample);
         st = sample.status;
     }
@@ -578,10 +708,14 @@ static const struct psi_node_sample *sample_of(const struct cr_state *cs, const 
 
 static double reading(const struct psi_node_sample *s, enum api_resource res)
 {
-    static const enum psi_resource map[API_RESOURCES] = {PSI_CPU, PSI_MEMORY, PSI_IO};
-    if (!s || !s->value[map[res]].known)
+    if (!s || !s->value[psi_resource_of(res)].known)
         return NAN;
-    return s->value[map[res]].percent;
+    return s->value[psi_resource_of(res)].percent;
+}
+
+static double utilization(const struct psi_node_sample *s)
+{
+    return s && s->utilization.known ? s->utilization.percent : NAN;
 }
 
 /* Run the state machine over the owned nodes (and those that still carry our taint but are
@@ -615,11 +749,11 @@ static int step_taints(struct reconciler *r, struct cr_state *cs, const struct a
             .since_ms = rec ? rec->since_ms : now_ms,
             .tainted = taintpatch_has(taints, t),
             .pressure = reading(sample_of(cs, nodes->v[i].name), spec->pressure.resource),
-            .utilization = NAN,
+            .utilization = utilization(sample_of(cs, nodes->v[i].name)),
         };
         for (int res = 0; res < API_RESOURCES; res++)
             readings[n].pressure[res] = reading(sample_of(cs, nodes->v[i].name), (enum api_resource)res);
-        readings[n].utilization = NAN;
+        readings[n].utilization = in[n].utilization;
         in_node[n++] = nodes->v[i].node;
     }
     struct taintfsm_params p;
@@ -690,6 +824,8 @@ static int rebalance(struct reconciler *r, struct cr_state *cs, const cJSON *obj
         snprintf(msg, len, "out of memory");
         return -1;
     }
+    struct taintfsm_params fsm;
+    taintfsm_params_from_spec(&pr->spec, &fsm);
     size_t n = 0;
     for (size_t i = 0; i < nodes->n; i++) {
         if (!nodes->v[i].owned)
@@ -699,8 +835,11 @@ static int rebalance(struct reconciler *r, struct cr_state *cs, const cJSON *obj
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(nodes->v[i].node, "spec"), "taints");
         rn[n] = (struct rebalancer_node){nodes->v[i].name, nodes->v[i].node,
                                          rec ? rec->tainted : taintpatch_has(taints, t), {NAN, NAN, NAN}};
+        const struct psi_node_sample *s = sample_of(cs, nodes->v[i].name);
         for (int res = 0; res < API_RESOURCES; res++)
-            rn[n].pressure[res] = reading(sample_of(cs, nodes->v[i].name), (enum api_resource)res);
+            rn[n].pressure[res] = reading(s, (enum api_resource)res);
+        /* a node pressured below the utilisation floor is no source either */
+        rn[n].pressure[API_RESOURCE_CPU] = taintfsm_effective_pressure(&fsm, rn[n].pressure[API_RESOURCE_CPU], utilization(s));
         n++;
     }
     const char *token = pr->spec.metrics.prometheus.bearer_token_file;
@@ -800,6 +939,8 @@ static int finalize(struct reconciler *r, const cJSON *obj, const struct api_psi
     if (taintpatch_taint_from_spec(&pr->spec, pr->name, &t, why, sizeof(why)) == 0 &&
         remove_all_taints(r, &t, now_ms) > 0)
         return -1; /* the finalizer stays until every taint is off */
+    if (retire_machineconfigs(r, obj, &pr->spec, now_ms) < 0)
+        return -1; /* and until the MachineConfigs to delete are gone */
     struct kube_err err;
     if (set_finalizer(r, obj, false, &err) < 0) {
         if (err.status == 404)
@@ -893,9 +1034,11 @@ int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms,
     } else {
         conditions_remove(&next, CONDITIONS_NODE_CONFLICT);
     }
-    if (reconcile_machineconfigs(r, obj, &pr.spec, &next, pr.generation, now_ms) < 0 && !fail_reason) {
+    if ((reconcile_machineconfigs(r, obj, &pr.spec, &next, pr.generation, now_ms) < 0 ||
+         retire_machineconfigs(r, obj, &pr.spec, now_ms) < 0) &&
+        !fail_reason) {
         fail_reason = "MachineConfigWriteFailed";
-        snprintf(fail_msg, sizeof(fail_msg), "a MachineConfig could not be written (see the operator log)");
+        snprintf(fail_msg, sizeof(fail_msg), "a MachineConfig could not be written or deleted (see the operator log)");
     }
 
     bool sampled = false;

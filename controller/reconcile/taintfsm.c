@@ -58,19 +58,17 @@ void taintfsm_result_free(struct taintfsm_result *r)
     memset(r, 0, sizeof(*r));
 }
 
-/* The pressure the hysteresis works on: NAN when unusable (see the header). */
-static double effective_pressure(const struct taintfsm_params *p, const struct taintfsm_input *in)
+double taintfsm_effective_pressure(const struct taintfsm_params *p, double pressure, double utilization)
 {
-    double v = in->pressure;
-    if (!isfinite(v))
+    if (!isfinite(pressure))
         return NAN;
     if (p->utilization_floor > 0) {
-        if (!isfinite(in->utilization))
+        if (!isfinite(utilization))
             return NAN;
-        if (in->utilization <= p->utilization_floor)
+        if (utilization <= p->utilization_floor)
             return 0;
     }
-    return v < 0 ? 0 : v;
+    return pressure < 0 ? 0 : pressure;
 }
 
 static bool wants_taint(enum api_node_state s)
@@ -98,7 +96,7 @@ struct work {
 static void step_node(const struct taintfsm_params *p, const struct taintfsm_input *in, int64_t now,
                       struct taintfsm_node *o, struct work *w)
 {
-    double eff = effective_pressure(p, in);
+    double eff = taintfsm_effective_pressure(p, in->pressure, in->utilization);
     enum api_node_state st;
     int64_t since;
     bool resumed = !in->has_prev || in->state == API_NODE_UNKNOWN;

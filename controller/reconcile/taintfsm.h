@@ -147,6 +147,11 @@ struct taintfsm_result {
 /* Fill *p from spec.pressure (swap_margin: the band width, at least 1 point). */
 void taintfsm_params_from_spec(const struct api_spec *spec, struct taintfsm_params *p);
 
+/* The effective pressure of a sample (pressure, CPU utilisation; NAN: none), the one the
+ * hysteresis works on and the rebalancer judges sources by: NAN when unusable, 0 at or
+ * below the utilisation floor (see above). */
+double taintfsm_effective_pressure(const struct taintfsm_params *p, double pressure, double utilization);
+
 /* The number of the n selected nodes that may carry the taint at once (see above). */
 size_t taintfsm_cap(size_t n, int64_t max_tainted_percent);
 

@@ -17,6 +17,8 @@ struct counter {
 struct node {
     char *name;
     struct counter c[NCOUNTERS];
+    struct counter idle; /* percent idle; exported once has_idle */
+    int has_idle;
 };
 
 struct sim_exporter {
@@ -119,24 +121,47 @@ static double value_at(const struct counter *c, double now)
     return c->base + c->percent / 100.0 * dt;
 }
 
-int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource r,
-                     enum psi_kind kind, double percent, double now)
+/* node, added at now when absent; NULL on an empty name or out of memory. */
+static struct node *find_or_add(struct sim_exporter *e, const char *node, double now)
 {
-    if (r < 0 || r >= PSI_NRESOURCES || !(percent >= 0 && percent <= 100))
-        return -1;
     struct node *n = find(e, node);
-    if (!n) {
-        if (sim_exporter_add_node(e, node, now) < 0)
-            return -1;
+    if (!n && sim_exporter_add_node(e, node, now) == 0)
         n = find(e, node);
-    }
-    struct counter *c = &n->c[idx(r, kind)];
+    return n;
+}
+
+/* Integrate c's rate up to now and go on at percent; -1 when now is before its last change. */
+static int counter_set(struct counter *c, double percent, double now)
+{
     if (now < c->since)
         return -1;
     c->base = value_at(c, now);
     c->since = now;
     c->percent = percent;
     return 0;
+}
+
+int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource r,
+                     enum psi_kind kind, double percent, double now)
+{
+    if (r < 0 || r >= PSI_NRESOURCES || !(percent >= 0 && percent <= 100))
+        return -1;
+    struct node *n = find_or_add(e, node, now);
+    return n ? counter_set(&n->c[idx(r, kind)], percent, now) : -1;
+}
+
+int sim_exporter_set_utilization(struct sim_exporter *e, const char *node, double percent, double now)
+{
+    if (!(percent >= 0 && percent <= 100))
+        return -1;
+    struct node *n = find_or_add(e, node, now);
+    if (!n)
+        return -1;
+    if (!n->has_idle) {
+        n->idle = (struct counter){0, now, 100};
+        n->has_idle = 1;
+    }
+    return counter_set(&n->idle, 100 - percent, now);
 }
 
 double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enum psi_resource r,
@@ -189,6 +214,23 @@ char *sim_exporter_render(const struct sim_exporter *e, double now, const char *
             psi_metrics_text_value(&t, value_at(&n->c[k], now));
             psi_metrics_text_add(&t, "\n", 1);
         }
+    }
+    int family = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const struct node *n = &e->nodes[i];
+        if ((only && n != only) || !n->has_idle)
+            continue;
+        if (!family++)
+            psi_metrics_text_family(&t, "node_cpu_seconds_total", "counter", "Seconds the CPUs spent in each mode.");
+        psi_metrics_text_str(&t, "node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"");
+        if (!only) {
+            psi_metrics_text_str(&t, ",instance=\"");
+            psi_metrics_text_label_value(&t, n->name);
+            psi_metrics_text_str(&t, "\"");
+        }
+        psi_metrics_text_str(&t, "} ");
+        psi_metrics_text_value(&t, value_at(&n->idle, now));
+        psi_metrics_text_add(&t, "\n", 1);
     }
     return psi_metrics_text_finish(&t, len);
 }

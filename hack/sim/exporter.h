@@ -13,6 +13,10 @@
  * 100 * rate(counter[w]) reads p back. Counters start at 0 when a node is added. The
  * caller keeps "full" <= "some" if it wants the kernel's invariant; nothing enforces it.
  *
+ * A node may also export CPU utilisation, once set (sim_exporter_set_utilization), as
+ * node_exporter's node_cpu_seconds_total{cpu="0",mode="idle"} of a single CPU: idle seconds
+ * grow by (100 - u)/100 per second, so 1 - rate(counter[w]) reads u/100 back.
+ *
  * Two renderings: every node with an instance="<node>" label (one scrape for all), or
  * one node without labels (a per-node scrape target whose target labels set instance,
  * as Prometheus does for a real node_exporter; a scraped instance label would otherwise
@@ -44,6 +48,10 @@ int sim_exporter_remove_node(struct sim_exporter *e, const char *node);
  * a percent outside 0..100 (or NaN), now before the node's last update, or ENOMEM. */
 int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource r,
                      enum psi_kind kind, double percent, double now);
+
+/* Set node's CPU utilisation to percent (0..100) from time now on, as sim_exporter_set
+ * does for a pressure (same returns); from then on the node exports its idle counter. */
+int sim_exporter_set_utilization(struct sim_exporter *e, const char *node, double percent, double now);
 
 /* The pressure percent set for node r/kind, or NaN when the node is absent. */
 double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enum psi_resource r,

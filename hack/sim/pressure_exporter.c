@@ -17,6 +17,8 @@
  * HTTP (the control interface, chosen over a control file so a test can change pressure
  * with one request and see the answer):
  *   PUT    /pressure/<node>/<resource>[/some|/full]   body: a percent 0..100; adds the node
+ *   PUT    /pressure/<node>/utilization               body: the CPU utilisation percent;
+ *                                                     the node then exports node_cpu_seconds_total
  *   DELETE /pressure/<node>                           stop exporting the node
  *   GET    /pressure                                  "node resource kind percent" lines
  *   GET    /metrics                                   every node, instance="<node>" labels
@@ -29,6 +31,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,11 +205,13 @@ static void on_pressure_put(const struct psi_serve_request *req, struct psi_serv
     struct app *a = ud;
     char parts[3][256];
     int n = split_pressure_path(req->path, parts);
-    enum psi_resource r;
+    enum psi_resource r = PSI_CPU;
     enum psi_kind k = PSI_SOME;
-    if (n < 2 || psi_resource_parse(parts[1], &r) < 0) {
+    bool utilization = n == 2 && strcmp(parts[1], "utilization") == 0;
+    if (n < 2 || (!utilization && psi_resource_parse(parts[1], &r) < 0)) {
         psi_serve_reply_text(rep, 400, NULL,
-                             "use PUT /pressure/<node>/<cpu|memory|io>[/some|/full] with a percent as body\n");
+                             "use PUT /pressure/<node>/<cpu|memory|io>[/some|/full] or /pressure/<node>/utilization "
+                             "with a percent as body\n");
         return;
     }
     if (n == 3) {
@@ -226,7 +231,9 @@ static void on_pressure_put(const struct psi_serve_request *req, struct psi_serv
         return;
     }
     size_t before = sim_exporter_count(a->exp);
-    if (sim_exporter_set(a->exp, parts[0], r, k, pct, now_s()) < 0) {
+    int rc = utilization ? sim_exporter_set_utilization(a->exp, parts[0], pct, now_s())
+                         : sim_exporter_set(a->exp, parts[0], r, k, pct, now_s());
+    if (rc < 0) {
         psi_serve_reply_text(rep, 500, NULL, "cannot set pressure\n");
         return;
     }

@@ -7,6 +7,10 @@ operator_bin=${PSI_BINARY_DIR:?}/controller/psi-rebalancer
 exporter_bin=${PSI_BINARY_DIR}/hack/sim/psi-pressure-exporter
 work=$(mktemp -d)
 
+# The metrics block of a PsiRebalance reading the bed's Prometheus every 5 s over 15 s
+# windows (a YAML flow mapping: "  metrics: $bed_metrics").
+bed_metrics="{source: Prometheus, prometheus: {url: \"$PSI_PROMETHEUS_URL\", bearerTokenFile: \"\"}, interval: 5s, window: 15s}"
+
 # install_operator_rbac: the CRD, the namespace, the ServiceAccount and its roles.
 install_operator_rbac() {
   kubectl apply --server-side -f "$PSI_SOURCE_DIR/crds/" >/dev/null

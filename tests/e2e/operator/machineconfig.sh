@@ -2,17 +2,19 @@
 # MachineConfigs: the operator creates one per role with psi=1 (and schedstats=enable), and
 # PSIEnabled follows the MachineConfigPool status the test writes (the MachineConfig
 # operator's part): not found, progressing, enabled, degraded. Deleting the PsiRebalance
-# keeps the MachineConfig (deleting it would reboot the pool). Where the MachineConfig API
-# does not exist, PSIEnabled is Unknown with MachineConfigAPIUnavailable and all else works.
+# keeps the MachineConfig (deleting it would reboot the pool) unless deletionPolicy is
+# Delete, and even then not while another PsiRebalance asks for the role. Where the
+# MachineConfig API does not exist, PSIEnabled is Unknown with MachineConfigAPIUnavailable and all else works.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
 name=mc-$$
 mc=99-worker-psi-rebalancer
+mc_infra=99-infra-psi-rebalancer
 crds="$PSI_SOURCE_DIR/hack/cluster/crds"
 restore() {
-  kubectl delete psirebalance "$name" "$name-absent" --ignore-not-found --wait=false >/dev/null 2>&1
-  kubectl delete machineconfig "$mc" --ignore-not-found >/dev/null 2>&1
+  kubectl delete psirebalance "$name" "$name-absent" "$name-del" "$name-keep" --ignore-not-found --wait=false >/dev/null 2>&1
+  kubectl delete machineconfig "$mc" "$mc_infra" --ignore-not-found >/dev/null 2>&1
   kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1
   kubectl apply --server-side -f "$crds" >/dev/null 2>&1
   rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
@@ -20,18 +22,14 @@ restore() {
 }
 trap restore EXIT
 
-psir() { # psir NAME: a PsiRebalance that manages MachineConfigs for the workers
+psir() { # psir NAME [ROLES [POLICY]]: a PsiRebalance that manages MachineConfigs (default: for the workers)
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: $1}
 spec:
-  machineConfig: {enabled: true, roles: [worker], schedstats: true}
-  metrics:
-    source: Prometheus
-    prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
-    interval: 5s
-    window: 15s
+  machineConfig: {enabled: true, roles: ${2:-[worker]}, schedstats: true, deletionPolicy: ${3:-Retain}}
+  metrics: $bed_metrics
 YAML
 }
 reason() { psir_field "$1" ".status.conditions[]? | select(.type == \"$2\") | .reason"; }
@@ -76,6 +74,23 @@ check "the PsiRebalance is Degraded" test "$(condition "$name" Degraded)" = True
 
 kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
 check "deleting the PsiRebalance keeps the MachineConfig" kubectl get machineconfig "$mc" -o name
+
+# deletionPolicy Delete: a role dropped, the PsiRebalance deleted -> its MachineConfigs go,
+# but not while another PsiRebalance asks for the same role.
+kubectl delete machineconfig "$mc" >/dev/null
+psir "$name-del" "[worker, infra]" Delete
+eventually 60 "both MachineConfigs created for the Delete PsiRebalance" kubectl get machineconfig "$mc" "$mc_infra"
+psir "$name-keep" "[infra]"
+psir "$name-del" "[worker]" Delete
+sleep 12
+check "infra dropped from roles, but kept: $name-keep asks for it" kubectl get machineconfig "$mc_infra" -o name
+kubectl delete psirebalance "$name-keep" --wait=true --timeout=60s >/dev/null
+eventually 60 "then deleted once no PsiRebalance asks for infra" bash -c "! kubectl get machineconfig $mc_infra >/dev/null 2>&1"
+check "a MachineConfigDeleted Event was recorded" bash -c \
+  "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"MachineConfigDeleted\" and .regarding.name==\"$name-del\")] | length == 1' >/dev/null"
+check "the worker MachineConfig is still there" kubectl get machineconfig "$mc" -o name
+kubectl delete psirebalance "$name-del" --wait=true --timeout=60s >/dev/null
+check "deleting the Delete PsiRebalance deleted its worker MachineConfig" bash -c "! kubectl get machineconfig $mc >/dev/null 2>&1"
 
 # API absent: remove the MachineConfig API, restart the operator.
 stop_operator

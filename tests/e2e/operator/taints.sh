@@ -18,11 +18,7 @@ apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: $name}
 spec:
-  metrics:
-    source: Prometheus
-    prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
-    interval: 5s
-    window: 15s
+  metrics: $bed_metrics
   pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: ${sustain}s}
 YAML
 
@@ -118,7 +114,7 @@ apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: $name-newer}
 spec:
-  metrics: {source: Prometheus, prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}, interval: 5s, window: 15s}
+  metrics: $bed_metrics
 YAML
 eventually 30 "the newer PsiRebalance reports NodeConflict naming the owner" bash -c \
   "kubectl get psirebalance $name-newer -o json | jq -e '.status.conditions[] | select(.type==\"NodeConflict\") | .status==\"True\" and (.message | contains(\"$name\"))' >/dev/null"

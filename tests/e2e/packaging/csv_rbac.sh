@@ -134,11 +134,7 @@ kind: PsiRebalance
 metadata: {name: $name}
 spec:
   machineConfig: {enabled: true, roles: [worker], schedstats: true}
-  metrics:
-    source: Prometheus
-    prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
-    interval: 5s
-    window: 15s
+  metrics: $bed_metrics
   pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s}
   eviction: {mode: DryRun}
 YAML

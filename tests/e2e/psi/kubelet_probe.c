@@ -26,7 +26,7 @@ int main(int argc, char **argv)
     struct psi_node_desc *nodes = calloc(n ? n : 1, sizeof(*nodes));
     for (size_t i = 0; i < n; i++)
         nodes[i].name = argv[i + 1];
-    struct psi_request req = {nodes, n, 0, PSI_SOME, 60};
+    struct psi_request req = {nodes, n, 0, 0, 60, 0};
     struct psi_sample s;
     psi_source_sample(src, &req, &s);
     printf("STATUS %s %s %s\n", s.status.failed ? "failed" : "ok",

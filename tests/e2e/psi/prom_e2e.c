@@ -246,12 +246,12 @@ int main(int argc, char **argv)
     const char *ips2[] = {"10.99.0.2"};
     const char *ips3[] = {"10.99.0.3"};
     const struct psi_node_desc nodes[] = {
-        {"worker-0", NULL, 0},
-        {"worker-1", NULL, 0},
-        {"worker-2", ips2, 1}, /* its series carry instance="10.99.0.2:9100" */
-        {"worker-3", ips3, 1}, /* not exported */
+        {"worker-0", NULL, 0, 0},
+        {"worker-1", NULL, 0, 0},
+        {"worker-2", ips2, 1, 0}, /* its series carry instance="10.99.0.2:9100" */
+        {"worker-3", ips3, 1, 0}, /* not exported */
     };
-    struct psi_request req = {nodes, 4, 0, PSI_SOME, WINDOW_S};
+    struct psi_request req = {nodes, 4, 0, 0, WINDOW_S, 0};
     struct psi_prom_config cfg = {prom, NULL, NULL, 2000, 10000};
     struct psi_status st;
     struct psi_source *src = psi_prom_source_new(&cfg, &st);

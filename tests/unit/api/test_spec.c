@@ -151,10 +151,11 @@ static void test_every_field_round_trips(void **state)
     /* Every field set to a value other than its default. */
     const char *full = "{\"nodeSelector\":{\"matchLabels\":{\"a\":\"b\"},\"matchExpressions\":[{\"key\":\"c\","
                        "\"operator\":\"NotIn\",\"values\":[\"d\"]}]},"
-                       "\"machineConfig\":{\"enabled\":true,\"roles\":[\"worker\",\"infra\"],\"schedstats\":true},"
+                       "\"machineConfig\":{\"enabled\":true,\"roles\":[\"worker\",\"infra\"],\"schedstats\":true,"
+                       "\"deletionPolicy\":\"Delete\"},"
                        "\"metrics\":{\"source\":\"Kubelet\",\"prometheus\":{\"url\":\"http://prometheus:9090/p\","
                        "\"bearerTokenFile\":\"\",\"caFile\":\"/etc/ca.pem\"},\"interval\":\"1m\",\"window\":\"5m\"},"
-                       "\"pressure\":{\"resource\":\"memory\",\"taintAbovePercent\":10,\"untaintBelowPercent\":2,"
+                       "\"pressure\":{\"resource\":\"memory\",\"stall\":\"full\",\"taintAbovePercent\":10,\"untaintBelowPercent\":2,"
                        "\"sustain\":\"0s\",\"maxTaintedPercent\":0},"
                        "\"taint\":{\"key\":\"example.com/hot\",\"effect\":\"NoSchedule\"},"
                        "\"eviction\":{\"mode\":\"Automatic\",\"method\":\"Migrate\",\"evictAbovePercent\":100,"

@@ -41,26 +41,50 @@ static void test_node_psi(void **state)
     struct psi_value v[PSI_NRESOURCES];
     char err[256] = "";
     /* 1m window: avg60 of node-level "some"; pod and system container PSI are not read. */
-    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), 0);
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, 0, 60, v, err, sizeof(err)), 0);
     assert_true(v[PSI_CPU].known);
     assert_float_equal(v[PSI_CPU].percent, 31.2, 1e-9);
     assert_float_equal(v[PSI_MEMORY].percent, 0.1, 1e-9);
     assert_float_equal(v[PSI_IO].percent, 1.1, 1e-9);
     /* 30 s: avg10 */
-    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 30, v, err, sizeof(err)), 0);
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, 0, 30, v, err, sizeof(err)), 0);
     assert_float_equal(v[PSI_CPU].percent, 42.17, 1e-9);
     assert_float_equal(v[PSI_IO].percent, 2.5, 1e-9);
     /* 5m, full */
-    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_FULL, 300, v, err, sizeof(err)), 0);
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_RES_ALL, 300, v, err, sizeof(err)), 0);
     assert_float_equal(v[PSI_CPU].percent, 0.25, 1e-9);
     assert_float_equal(v[PSI_IO].percent, 0.3, 1e-9);
     assert_true(v[PSI_MEMORY].known);
     assert_float_equal(v[PSI_MEMORY].percent, 0, 1e-12);
+    /* full for io only, some for the others */
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_RES_BIT(PSI_IO), 60, v, err, sizeof(err)), 0);
+    assert_float_equal(v[PSI_CPU].percent, 31.2, 1e-9);
+    assert_float_equal(v[PSI_IO].percent, 0.6, 1e-9);
     /* only io asked */
-    assert_int_equal(psi_kubelet_parse_summary(j, PSI_RES_BIT(PSI_IO), PSI_SOME, 60, v, err, sizeof(err)), 0);
+    assert_int_equal(psi_kubelet_parse_summary(j, PSI_RES_BIT(PSI_IO), 0, 60, v, err, sizeof(err)), 0);
     assert_false(v[PSI_CPU].known);
     assert_false(v[PSI_MEMORY].known);
     assert_true(v[PSI_IO].known);
+    cJSON_Delete(j);
+}
+
+static void test_utilization(void **state)
+{
+    (void)state;
+    cJSON *j = load("summary_psi.json");
+    struct psi_value u;
+    /* node.cpu.usageNanoCores 3.512e9 on 16 CPUs; the pods' and system containers' are not read */
+    psi_kubelet_parse_utilization(j, 16, &u);
+    assert_true(u.known);
+    assert_float_equal(u.percent, 21.95, 1e-9);
+    psi_kubelet_parse_utilization(j, 2, &u); /* more usage than CPUs: clamped */
+    assert_float_equal(u.percent, 100, 0);
+    psi_kubelet_parse_utilization(j, 0, &u); /* CPUs unknown */
+    assert_false(u.known);
+    cJSON_Delete(j);
+    j = cJSON_Parse("{\"node\":{\"cpu\":{\"usageNanoCores\":\"many\"}}}");
+    psi_kubelet_parse_utilization(j, 16, &u);
+    assert_false(u.known);
     cJSON_Delete(j);
 }
 
@@ -70,13 +94,13 @@ static void test_no_psi_is_unknown(void **state)
     cJSON *j = load("summary_no_psi.json");
     struct psi_value v[PSI_NRESOURCES];
     char err[256] = "";
-    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), 0);
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, 0, 60, v, err, sizeof(err)), 0);
     for (int r = 0; r < PSI_NRESOURCES; r++)
         assert_false(v[r].known);
     cJSON_Delete(j);
 
     j = load("summary_partial.json");
-    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), 0);
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, 0, 60, v, err, sizeof(err)), 0);
     assert_true(v[PSI_CPU].known);
     assert_float_equal(v[PSI_CPU].percent, 4, 1e-12);
     assert_false(v[PSI_MEMORY].known); /* "psi": null */
@@ -90,17 +114,17 @@ static void test_bad_summaries(void **state)
     struct psi_value v[PSI_NRESOURCES];
     char err[256] = "";
     cJSON *j = load("summary_bad_value.json");
-    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), -1);
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, 0, 60, v, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "node.cpu.psi.some.avg60"));
     assert_non_null(strstr(err, "outside 0..100"));
     assert_false(v[PSI_CPU].known);
     /* avg10 of the same summary is fine */
-    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 10, v, err, sizeof(err)), 0);
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, 0, 10, v, err, sizeof(err)), 0);
     assert_float_equal(v[PSI_CPU].percent, 1, 1e-12);
     cJSON_Delete(j);
 
     j = load("summary_bad_type.json");
-    assert_int_equal(psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)), -1);
+    assert_int_equal(psi_kubelet_parse_summary(j, 0, 0, 60, v, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "is not a number"));
     cJSON_Delete(j);
 
@@ -110,11 +134,11 @@ static void test_bad_summaries(void **state)
     for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
         j = cJSON_Parse(others[i]);
         assert_non_null(j);
-        if (psi_kubelet_parse_summary(j, 0, PSI_SOME, 60, v, err, sizeof(err)) != -1)
+        if (psi_kubelet_parse_summary(j, 0, 0, 60, v, err, sizeof(err)) != -1)
             fail_msg("summary %s was accepted", others[i]);
         cJSON_Delete(j);
     }
-    assert_int_equal(psi_kubelet_parse_summary(NULL, 0, PSI_SOME, 60, v, err, sizeof(err)), -1);
+    assert_int_equal(psi_kubelet_parse_summary(NULL, 0, 0, 60, v, err, sizeof(err)), -1);
 }
 
 static void test_summary_path(void **state)
@@ -149,6 +173,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_window_rule),
         cmocka_unit_test(test_node_psi),
+        cmocka_unit_test(test_utilization),
         cmocka_unit_test(test_no_psi_is_unknown),
         cmocka_unit_test(test_bad_summaries),
         cmocka_unit_test(test_summary_path),

@@ -132,21 +132,36 @@ static void test_parse_errors(void **state)
 static void test_psi_query(void **state)
 {
     (void)state;
-    char *q = psi_prom_psi_query(PSI_RES_BIT(PSI_CPU), PSI_SOME, 60);
+    struct psi_request req = {.resources = PSI_RES_BIT(PSI_CPU), .window_s = 60};
+    char *q = psi_prom_psi_query(&req);
     assert_string_equal(q, "label_replace(rate(node_pressure_cpu_waiting_seconds_total[60s]), "
                            "\"psi_resource\", \"cpu\", \"\", \"\")");
     free(q);
-    q = psi_prom_psi_query(0, PSI_SOME, 120);
+    req = (struct psi_request){.window_s = 120};
+    q = psi_prom_psi_query(&req);
     assert_non_null(strstr(q, "node_pressure_cpu_waiting_seconds_total[120s]"));
     assert_non_null(strstr(q, ") or label_replace(rate(node_pressure_memory_waiting_seconds_total[120s])"));
     assert_non_null(strstr(q, ") or label_replace(rate(node_pressure_io_waiting_seconds_total[120s])"));
     assert_non_null(strstr(q, "\"psi_resource\", \"io\""));
+    assert_null(strstr(q, "node_cpu_seconds_total"));
     free(q);
-    q = psi_prom_psi_query(PSI_RES_BIT(PSI_MEMORY) | PSI_RES_BIT(PSI_IO), PSI_FULL, 30);
+    req = (struct psi_request){.resources = PSI_RES_BIT(PSI_MEMORY) | PSI_RES_BIT(PSI_IO),
+                               .full = PSI_RES_BIT(PSI_MEMORY) | PSI_RES_BIT(PSI_IO), .window_s = 30};
+    q = psi_prom_psi_query(&req);
     assert_null(strstr(q, "cpu"));
     assert_non_null(strstr(q, "node_pressure_memory_stalled_seconds_total[30s]"));
     assert_non_null(strstr(q, "node_pressure_io_stalled_seconds_total[30s]"));
     assert_null(strstr(q, "waiting"));
+    free(q);
+    /* full for one resource only, "some" for the others, and the utilisation part */
+    req = (struct psi_request){.full = PSI_RES_BIT(PSI_IO), .window_s = 60, .utilization = 1};
+    q = psi_prom_psi_query(&req);
+    assert_non_null(strstr(q, "node_pressure_cpu_waiting_seconds_total[60s]"));
+    assert_non_null(strstr(q, "node_pressure_memory_waiting_seconds_total[60s]"));
+    assert_non_null(strstr(q, "node_pressure_io_stalled_seconds_total[60s]"));
+    assert_null(strstr(q, "io_waiting"));
+    assert_non_null(strstr(q, " or label_replace(1 - avg by (node, instance) "
+                              "(rate(node_cpu_seconds_total{mode=\"idle\"}[60s])), \"psi_resource\", \"utilization\""));
     free(q);
 }
 
@@ -163,9 +178,9 @@ static void test_match_node(void **state)
     const char *ips0[] = {"10.0.0.10"};
     const char *ips1[] = {"10.0.0.11", "fd00::11"};
     const struct psi_node_desc nodes[] = {
-        {"worker-0", ips0, 1},
-        {"worker-1", ips1, 2},
-        {"worker-2", NULL, 0},
+        {"worker-0", ips0, 1, 0},
+        {"worker-1", ips1, 2, 0},
+        {"worker-2", NULL, 0, 0},
     };
     struct psi_prom_label l1[] = {{"instance", "worker-0"}};
     struct psi_prom_label l2[] = {{"instance", "worker-0:9100"}};
@@ -208,10 +223,10 @@ static void test_fill_sample(void **state)
     const char *ips2[] = {"10.0.0.12"};
     const char *ips4[] = {"fd00::5"};
     const struct psi_node_desc nodes[] = {
-        {"worker-0", NULL, 0}, {"worker-1", NULL, 0}, {"worker-2", ips2, 1},
-        {"worker-3", NULL, 0}, {"worker-4", ips4, 1}, {"worker-5", NULL, 0},
+        {"worker-0", NULL, 0, 0}, {"worker-1", NULL, 0, 0}, {"worker-2", ips2, 1, 0},
+        {"worker-3", NULL, 0, 0}, {"worker-4", ips4, 1, 0}, {"worker-5", NULL, 0, 0},
     };
-    struct psi_request req = {nodes, 6, 0, PSI_SOME, 60};
+    struct psi_request req = {nodes, 6, 0, 0, 60, 0};
     struct psi_sample s;
     assert_int_equal(psi_sample_init(&s, &req), 0);
     assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
@@ -251,6 +266,40 @@ static void test_fill_sample(void **state)
     free(body);
 }
 
+static void test_fill_utilization(void **state)
+{
+    (void)state;
+    const char *b = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+                    "{\"metric\":{\"instance\":\"a\",\"psi_resource\":\"cpu\"},\"value\":[1,\"0.3\"]},"
+                    "{\"metric\":{\"instance\":\"a:9100\",\"psi_resource\":\"utilization\"},\"value\":[1,\"0.85\"]},"
+                    "{\"metric\":{\"instance\":\"b\",\"psi_resource\":\"cpu\"},\"value\":[1,\"0.3\"]},"
+                    "{\"metric\":{\"instance\":\"b\",\"psi_resource\":\"utilization\"},\"value\":[1,\"NaN\"]}]}}";
+    struct psi_prom_vector v;
+    struct psi_status st;
+    assert_int_equal(parse(b, 200, &v, &st), 0);
+    const struct psi_node_desc nodes[] = {{"a", NULL, 0, 0}, {"b", NULL, 0, 0}, {"c", NULL, 0, 0}};
+    struct psi_request req = {nodes, 3, 0, 0, 60, 1};
+    struct psi_sample s;
+    assert_int_equal(psi_sample_init(&s, &req), 0);
+    /* a bad utilisation leaves only that node's utilisation Unknown; the sample stays good */
+    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
+    assert_true(s.nodes[0].utilization.known);
+    assert_float_equal(s.nodes[0].utilization.percent, 85, 1e-9);
+    assert_false(s.nodes[1].utilization.known);
+    assert_true(s.nodes[1].value[PSI_CPU].known);
+    assert_int_equal(s.n_node_errors, 1);
+    assert_non_null(strstr(s.node_error, "CPU utilisation of node b"));
+    assert_false(s.nodes[2].utilization.known);
+    psi_sample_free(&s);
+    /* not asked for: not read */
+    req.utilization = 0;
+    assert_int_equal(psi_sample_init(&s, &req), 0);
+    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
+    assert_false(s.nodes[0].utilization.known);
+    psi_sample_free(&s);
+    psi_prom_vector_free(&v);
+}
+
 static void test_fill_sample_invalid_value(void **state)
 {
     (void)state;
@@ -260,8 +309,8 @@ static void test_fill_sample_invalid_value(void **state)
     assert_int_equal(parse(body, 200, &v, &st), 0);
     /* master-0's cpu is NaN: asked for, the sample fails with InvalidValue naming it; the
      * other nodes are still read, master-0's cpu is Unknown. */
-    const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0}, {"master-0", NULL, 0}};
-    struct psi_request req = {nodes, 2, 0, PSI_SOME, 60};
+    const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0, 0}, {"master-0", NULL, 0, 0}};
+    struct psi_request req = {nodes, 2, 0, 0, 60, 0};
     struct psi_sample s;
     assert_int_equal(psi_sample_init(&s, &req), 0);
     assert_int_equal(psi_prom_fill_sample(&v, &req, &s), -1);
@@ -282,8 +331,8 @@ static void test_fill_sample_invalid_value(void **state)
                     "{\"metric\":{\"instance\":\"c\",\"psi_resource\":\"cpu\"},\"value\":[1,\"1.013\"]},"
                     "{\"metric\":{\"instance\":\"a\",\"psi_resource\":\"cpu\"},\"value\":[1,\"0.5\"]}]}}";
     assert_int_equal(parse(b, 200, &v, &st), 0);
-    const struct psi_node_desc abc[] = {{"a", NULL, 0}, {"b", NULL, 0}, {"c", NULL, 0}};
-    struct psi_request r2 = {abc, 3, PSI_RES_BIT(PSI_CPU), PSI_SOME, 60};
+    const struct psi_node_desc abc[] = {{"a", NULL, 0, 0}, {"b", NULL, 0, 0}, {"c", NULL, 0, 0}};
+    struct psi_request r2 = {abc, 3, PSI_RES_BIT(PSI_CPU), 0, 60, 0};
     assert_int_equal(psi_sample_init(&s, &r2), 0);
     assert_int_equal(psi_prom_fill_sample(&v, &r2, &s), -1);
     assert_string_equal(s.status.reason, PSI_REASON_INVALID);
@@ -363,8 +412,8 @@ static void test_source_unreachable(void **state)
     assert_non_null(src);
     assert_false(st.failed);
     assert_string_equal(src->name, "Prometheus");
-    const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0}};
-    struct psi_request req = {nodes, 1, 0, PSI_SOME, 60};
+    const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0, 0}};
+    struct psi_request req = {nodes, 1, 0, 0, 60, 0};
     struct psi_sample s;
     assert_int_equal(psi_source_sample(src, &req, &s), -1);
     assert_string_equal(s.status.reason, PSI_REASON_UNREACHABLE);
@@ -383,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_psi_query),
         cmocka_unit_test(test_match_node),
         cmocka_unit_test(test_fill_sample),
+        cmocka_unit_test(test_fill_utilization),
         cmocka_unit_test(test_fill_sample_invalid_value),
         cmocka_unit_test(test_client_config_errors),
         cmocka_unit_test(test_token_file),

@@ -168,6 +168,26 @@ static void test_foreign(void **state)
     cJSON_Delete(mc);
 }
 
+static void test_unneeded(void **state)
+{
+    (void)state;
+    struct machineconfig_want w = {"infra", "workers", false};
+    cJSON *mc = machineconfig_build(&w);
+    char *none[] = {NULL}, *infra[] = {"worker", "infra"}, *worker[] = {"worker"};
+    assert_true(machineconfig_unneeded(mc, "workers", none, 0));
+    assert_true(machineconfig_unneeded(mc, "workers", worker, 1));
+    assert_false(machineconfig_unneeded(mc, "workers", infra, 2)); /* someone still asks for the role */
+    assert_false(machineconfig_unneeded(mc, "others", none, 0));   /* another PsiRebalance's */
+    /* renamed, or its role label changed: not the one we made for that role */
+    cJSON_SetValuestring(cJSON_GetObjectItem(cJSON_GetObjectItem(mc, "metadata"), "name"), "99-infra-kargs");
+    assert_false(machineconfig_unneeded(mc, "workers", none, 0));
+    cJSON_Delete(mc);
+    cJSON *foreign = fixture("machineconfig-foreign.json");
+    assert_false(machineconfig_unneeded(foreign, "workers", none, 0));
+    cJSON_Delete(foreign);
+    assert_false(machineconfig_unneeded(NULL, "workers", none, 0));
+}
+
 static void test_pool_for_role(void **state)
 {
     (void)state;
@@ -348,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_build),
         cmocka_unit_test(test_diff_and_apply_existing),
         cmocka_unit_test(test_foreign),
+        cmocka_unit_test(test_unneeded),
         cmocka_unit_test(test_pool_for_role),
         cmocka_unit_test(test_pool_updated),
         cmocka_unit_test(test_pool_updating),

@@ -51,7 +51,7 @@ static void test_fill(void **state)
 {
     (void)state;
     const char *ip0[] = {"10.0.0.10"}, *ip1[] = {"10.0.0.11"};
-    struct psi_node_desc nodes[3] = {{"worker-0", ip0, 1}, {"worker-1", ip1, 1}, {"worker-2", NULL, 0}};
+    struct psi_node_desc nodes[3] = {{"worker-0", ip0, 1, 0}, {"worker-1", ip1, 1, 0}, {"worker-2", NULL, 0, 0}};
     struct usage_ref refs[3] = {{"vms", "virt-launcher-a-x", "a"}, {"vms", "virt-launcher-b-y", "b"}, {"apps", "web", NULL}};
     struct psi_prom_label n0[] = {{"psi_usage", "node"}, {"instance", "10.0.0.10:9100"}};
     struct psi_prom_label n1[] = {{"psi_usage", "node"}, {"node", "worker-1"}};

@@ -98,7 +98,19 @@ static void test_render(void **state)
     assert_non_null(strstr(one, "\nnode_pressure_memory_stalled_seconds_total 0.2\n"));
     assert_null(strstr(one, "worker-0"));
     free(one);
+    assert_null(strstr(one, "node_cpu_seconds_total"));
     assert_null(sim_exporter_render(e, 10, "worker-9", &len));
+    /* utilisation, once set, as a single CPU's idle counter: 1 - rate reads it back */
+    assert_int_equal(sim_exporter_set_utilization(e, "worker-1", 80, 10), 0);
+    assert_int_equal(sim_exporter_set_utilization(e, "worker-1", 101, 10), -1);
+    assert_int_equal(sim_exporter_set_utilization(e, "worker-1", 50, 5), -1); /* time went back */
+    one = sim_exporter_render(e, 20, "worker-1", &len);
+    assert_non_null(strstr(one, "\nnode_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} 2\n"));
+    free(one);
+    all = sim_exporter_render(e, 20, NULL, &len);
+    assert_non_null(strstr(all, "\nnode_cpu_seconds_total{cpu=\"0\",mode=\"idle\",instance=\"worker-1\"} 2\n"));
+    assert_null(strstr(all, "mode=\"idle\",instance=\"worker-0\""));
+    free(all);
     assert_string_equal(sim_exporter_metric_name(PSI_IO, PSI_FULL), "node_pressure_io_stalled_seconds_total");
     assert_string_equal(sim_exporter_metric_name(PSI_MEMORY, PSI_SOME), "node_pressure_memory_waiting_seconds_total");
     sim_exporter_free(e);
