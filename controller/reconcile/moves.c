@@ -42,6 +42,9 @@ int moves_migration_read(const cJSON *vmim, struct moves_migration *m)
     const char *annotated = str(get(meta, "annotations"), MOVES_EVACUATION_ANNOTATION);
     m->evacuation = get(get(meta, "annotations"), MOVES_EVACUATION_ANNOTATION) != NULL;
     m->source = annotated ? annotated : str(ms, "sourceNode");
+    const cJSON *labels = get(meta, "labels");
+    if (eq(str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY))
+        m->owner = str(labels, MOVES_OWNER_LABEL);
     m->target = str(ms, "targetNode");
     m->created = time_of(str(meta, "creationTimestamp"));
     m->end = time_of(str(ms, "endTimestamp"));
@@ -103,6 +106,8 @@ static int emit(struct moves_event **ev, size_t *n, size_t move, enum moves_even
 /* Whether migration g belongs to move m. */
 static bool matches(const struct api_move *m, const struct moves_migration *g)
 {
+    if (m->migration && strncmp(m->migration, MOVES_TARGETED_PREFIX, strlen(MOVES_TARGETED_PREFIX)) == 0)
+        return eq(g->name, m->migration) && eq(g->ns, m->ns);
     return g->evacuation && eq(g->vmi, m->name) && eq(g->ns, m->ns) &&
            (!m->kind || strcmp(m->kind, "VirtualMachineInstance") == 0) &&
            (g->created == 0 || g->created >= m->time - MOVES_SKEW_S);

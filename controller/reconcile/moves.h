@@ -11,6 +11,9 @@
  *   - each failed one not counted yet is a failure (moves_event MOVES_FAILED);
  *   - the newest decides the phase: unfinished -> Migrating, Succeeded -> Succeeded (final,
  *     MOVES_SUCCEEDED), Failed -> Failed (KubeVirt may try again: it is followed on).
+ * A targeted move (spec.eviction.method Migrate: the operator created the migration itself,
+ * named MOVES_TARGETED_PREFIX..., see migrate.h) is matched with that migration alone, by
+ * name; KubeVirt does not retry it, so Failed is its end.
  * A move whose migration objects were deleted keeps what was last seen. */
 #ifndef PSI_RECONCILE_MOVES_H
 #define PSI_RECONCILE_MOVES_H
@@ -25,6 +28,12 @@
 /* The annotation KubeVirt puts on evacuation migrations (value: the source node). */
 #define MOVES_EVACUATION_ANNOTATION "kubevirt.io/evacuationMigration"
 
+/* The labels of our own (targeted) migrations (see migrate.h), and the name prefix. */
+#define MOVES_MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
+#define MOVES_MANAGED_BY "psi-rebalancer"
+#define MOVES_OWNER_LABEL "rebalance.psi.dev/psirebalance"
+#define MOVES_TARGETED_PREFIX "psi-rebalancer-"
+
 /* Clock skew allowed between the operator and the API server when matching (seconds). */
 #define MOVES_SKEW_S 5
 
@@ -35,6 +44,8 @@ struct moves_migration {
     const char *source;        /* source node: the annotation, else status.migrationState; NULL: unknown */
     const char *target;        /* target node once known, else NULL */
     bool evacuation;           /* annotated kubevirt.io/evacuationMigration */
+    const char *owner;         /* a targeted migration of ours: the PsiRebalance named by its
+                                * MOVES_OWNER_LABEL (with MOVES_MANAGED_BY_LABEL ours); else NULL */
     int64_t created, end;      /* Unix s; end 0 while unfinished or unknown */
 };
 
@@ -46,7 +57,7 @@ bool moves_phase_final(const char *phase);
 bool moves_phase_running(const char *phase);
 
 /* Read a migration (the object or a projection keeping metadata.{namespace, name,
- * creationTimestamp, annotations}, spec.vmiName, status.{phase, migrationState,
+ * creationTimestamp, annotations, labels}, spec.vmiName, status.{phase, migrationState,
  * phaseTransitionTimestamps}) into *m. The end time is status.migrationState.endTimestamp,
  * else the final phase's transition time. Returns 0, or -1 when it names no VMI. */
 int moves_migration_read(const cJSON *vmim, struct moves_migration *m);

@@ -465,7 +465,9 @@ static long best_destination(struct work *w, const struct rebalance_candidate *c
     double best_max = INFINITY, best_t = INFINITY;
     struct rebalance_node src = current(w, s);
     for (size_t t = 0; t < w->nn; t++) {
-        if (t == s || w->dest_used[t] || w->moved_from[t] > 0)
+        /* an evicted pod lands where the scheduler wants (the emptiest node): one per
+         * destination; a targeted migration lands where it is sent, predicted on top */
+        if (t == s || (w->dest_used[t] && !(w->p->targeted && c->vm)) || w->moved_from[t] > 0)
             continue;
         char why[256];
         struct rebalance_node dst = current(w, t);

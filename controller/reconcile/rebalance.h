@@ -22,7 +22,10 @@
  * NoExecute taints it does not tolerate) and where P(L_t') stays below taintAbovePercent.
  * The scheduler still picks the node (the taints on hot nodes steer it); this makes sure it
  * has somewhere good to go. Each destination takes at most one move per cycle, because
- * evicted workloads all land on the emptiest node (seed 003).
+ * evicted workloads all land on the emptiest node (seed 003). With targeted live migration
+ * (params.targeted, eviction.method Migrate) a VM goes to the very destination chosen, so a
+ * destination may take several VM moves in a cycle, each predicted on top of the ones before;
+ * other pods are still evicted, and an evicted pod never goes to a destination already used.
  *
  * Convergence. Every move must lower the predicted maximum load of the two nodes involved by
  * at least the margin:
@@ -158,12 +161,14 @@ struct rebalance_params {
     int kubevirt_per_cluster; /* 0 takes REBALANCE_KUBEVIRT_PER_CLUSTER */
     int kubevirt_per_node;    /* 0 takes REBALANCE_KUBEVIRT_PER_NODE */
     int running;              /* migrations running in the cluster (KubeVirt's count) */
+    bool targeted;            /* VM moves are targeted live migrations (eviction.method Migrate) */
 };
 
 /* One planned move. */
 struct rebalance_move {
     size_t candidate;        /* index into the candidates */
-    size_t source, destination; /* node indexes (the destination is our prediction) */
+    size_t source, destination; /* node indexes: the best destination by predicted load after
+                                 * the move (a prediction with Evict, the target with Migrate) */
     double demand;           /* cores, estimated */
     double relief;
     double src_load, src_load_after, dst_load, dst_load_after;

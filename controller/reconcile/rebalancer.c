@@ -11,6 +11,7 @@
 #include "cooldown.h"
 #include "kubelet.h"
 #include "logging.h"
+#include "migrate.h"
 #include "moves.h"
 #include "rebalance.h"
 #include "resources.h"
@@ -21,6 +22,8 @@
 #define REQUESTED_IN_FLIGHT_MS (10 * 60 * 1000)
 /* Re-plans in one cycle after evictions were refused. */
 #define MAX_ROUNDS 3
+/* How often the VirtualMachineInstanceMigration CRD is read again (addedNodeSelector). */
+#define CRD_RECHECK_MS (10 * 60 * 1000)
 
 /* Per node: since when it is above evictAbovePercent, until when it settles, counters. */
 struct node_state {
@@ -54,6 +57,12 @@ struct rebalancer {
     /* after a look that found nothing to move, the next one (usage query, pod lists) waits
      * for the settle time, unless the spec changes: no periodic cost while nothing can move */
     int64_t quiet_until_ms, quiet_generation;
+    /* eviction.method Migrate: whether KubeVirt takes addedNodeSelector (read from its CRD) */
+    enum migrate_support support;
+    int64_t support_checked_ms; /* 0: never */
+    char support_why[512];
+    bool support_warned;
+    bool targeted; /* this reconcile: VM moves are targeted live migrations */
     struct rebalancer_stats stats;
 };
 
@@ -315,10 +324,17 @@ void *rebalancer_vmim_projection(const cJSON *vmim, void *ud)
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
     static const char *const meta_keys[] = {"name", "namespace", "uid", "creationTimestamp", NULL};
-    static const char *const ann[] = {MOVES_EVACUATION_ANNOTATION, NULL};
+    static const char *const ann[] = {MOVES_EVACUATION_ANNOTATION, MIGRATE_DESTINATION_ANNOTATION, NULL};
     for (size_t i = 0; meta_keys[i]; i++)
         copy_item(m, meta, meta_keys[i]);
     copy_annotations(m, meta, ann);
+    /* our targeted migrations are known by their labels (they survive a restart) */
+    const cJSON *labels = get(meta, "labels");
+    if (eq(str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY)) {
+        cJSON *l = cJSON_AddObjectToObject(m, "labels");
+        copy_item(l, labels, MOVES_MANAGED_BY_LABEL);
+        copy_item(l, labels, MOVES_OWNER_LABEL);
+    }
     copy_item(cJSON_AddObjectToObject(out, "spec"), get(vmim, "spec"), "vmiName");
     cJSON *s = cJSON_AddObjectToObject(out, "status");
     copy_item(s, status, "phase");
@@ -367,6 +383,40 @@ static int collect_mig(const char *key, const char *rv, const void *obj, void *u
     return 0;
 }
 
+/* A failed live migration of move m (migration: its name; why: NULL or what happened):
+ * counters, a repeat move in the workload's cooldown, log and a Warning Event. */
+static void count_failure(struct rebalancer *rb, const struct rebalancer_deps *d, const struct rebalancer_input *in,
+                          struct api_move *m, const char *migration, const char *why)
+{
+    struct node_state *ns = node_state(rb, m->source_node ? m->source_node : "");
+    rb->hist.summary.migrations_failed++;
+    rb->stats.migrations_failed++;
+    if (ns)
+        ns->failed++;
+    char *key = move_key(m);
+    if (key) {
+        cooldown_record(rb->cool, key);
+        int64_t until = cooldown_until(rb->cool, key);
+        m->cooldown_until = until ? until / 1000 : m->cooldown_until;
+    }
+    free(key);
+    char note[1024];
+    if (migrate_move_targeted(m))
+        snprintf(note, sizeof(note),
+                 "live migration %s of VirtualMachineInstance %s/%s %s -> %s failed%s%s; it was deleted and its "
+                 "cooldown grows",
+                 migration, m->ns, m->name, m->source_node ? m->source_node : "?",
+                 m->destination_node ? m->destination_node : "?", why ? ": " : "", why ? why : "");
+    else
+        snprintf(note, sizeof(note),
+                 "live migration %s of VirtualMachineInstance %s/%s off %s failed (%lld failed since the move was "
+                 "asked); its cooldown grows",
+                 migration, m->ns, m->name, m->source_node ? m->source_node : "?", (long long)m->failures);
+    log_warn("live migration failed", "psirebalance", in->pr->name, "vmi", m->name, "namespace", m->ns, "migration",
+             migration, "source", m->source_node, "destination", m->destination_node, "why", why ? why : "");
+    event(d, in, "Warning", "MigrationFailed", "Migrate", note);
+}
+
 /* Follow the moves through the migrations: phases, counters, Events, cooldown on failures. */
 static int follow(struct rebalancer *rb, const struct rebalancer_deps *d, const struct rebalancer_input *in,
                   const struct migs *migs)
@@ -391,35 +441,117 @@ static int follow(struct rebalancer *rb, const struct rebalancer_deps *d, const 
             rb->stats.migrations_succeeded++;
             if (ns)
                 ns->succeeded++;
-            snprintf(note, sizeof(note), "VirtualMachineInstance %s/%s migrated from %s to %s (migration %s)", m->ns,
+            bool targeted = migrate_move_targeted(m);
+            bool elsewhere = targeted && m->target_node && m->destination_node &&
+                             strcmp(m->target_node, m->destination_node) != 0;
+            snprintf(note, sizeof(note), "VirtualMachineInstance %s/%s migrated %s -> %s (migration %s%s%s%s)", m->ns,
                      m->name, m->source_node ? m->source_node : "?", m->target_node ? m->target_node : "?",
-                     ev[i].migration);
+                     ev[i].migration, targeted ? ", sent to " : "", targeted ? m->destination_node : "",
+                     elsewhere ? ", but it landed elsewhere" : "");
             log_info("live migration succeeded", "psirebalance", in->pr->name, "vmi", m->name, "namespace", m->ns,
-                     "migration", ev[i].migration, "source", m->source_node, "target", m->target_node);
-            event(d, in, "Normal", "MigrationSucceeded", "Migrate", note);
+                     "migration", ev[i].migration, "source", m->source_node, "target", m->target_node,
+                     "destination", m->destination_node);
+            event(d, in, elsewhere ? "Warning" : "Normal", "MigrationSucceeded", "Migrate", note);
             continue;
         }
-        rb->hist.summary.migrations_failed++;
-        rb->stats.migrations_failed++;
-        if (ns)
-            ns->failed++;
-        char *key = move_key(m);
-        if (key) {
-            cooldown_record(rb->cool, key);
-            int64_t until = cooldown_until(rb->cool, key);
-            m->cooldown_until = until ? until / 1000 : m->cooldown_until;
-        }
-        free(key);
-        snprintf(note, sizeof(note),
-                 "live migration %s of VirtualMachineInstance %s/%s off %s failed (%lld failed since the move was "
-                 "asked); its cooldown grows",
-                 ev[i].migration, m->ns, m->name, m->source_node ? m->source_node : "?", (long long)m->failures);
-        log_warn("live migration failed", "psirebalance", in->pr->name, "vmi", m->name, "namespace", m->ns,
-                 "migration", ev[i].migration, "source", m->source_node);
-        event(d, in, "Warning", "MigrationFailed", "Migrate", note);
+        count_failure(rb, d, in, m, ev[i].migration, NULL);
     }
     free(ev);
     return 0;
+}
+
+/* ---- targeted live migration (eviction.method Migrate) ---- */
+
+/* Whether KubeVirt takes addedNodeSelector: its CRD read at most every CRD_RECHECK_MS (a
+ * minute while it cannot be read). */
+static enum migrate_support migrate_support_now(struct rebalancer *rb, const struct rebalancer_deps *d,
+                                                const struct rebalancer_input *in)
+{
+    int64_t every = rb->support == MIGRATE_UNKNOWN ? 60000 : CRD_RECHECK_MS;
+    if (rb->support_checked_ms && in->now_ms - rb->support_checked_ms < every)
+        return rb->support;
+    enum migrate_support was = rb->support_checked_ms ? rb->support : (enum migrate_support)-1;
+    char *path = kube_path("apiextensions.k8s.io/v1", NULL, "customresourcedefinitions", MIGRATE_CRD_NAME, NULL);
+    struct kube_err err;
+    kube_err_clear(&err);
+    cJSON *crd = path ? kube_rest_get(d->client, path, &err) : NULL;
+    free(path);
+    if (crd || err.status == 404) {
+        rb->support = migrate_crd_support(crd, rb->support_why, sizeof(rb->support_why));
+    } else {
+        rb->support = MIGRATE_UNKNOWN;
+        snprintf(rb->support_why, sizeof(rb->support_why),
+                 "the CustomResourceDefinition %s could not be read to learn whether it has spec.addedNodeSelector: "
+                 "%s",
+                 MIGRATE_CRD_NAME, err.msg[0] ? err.msg : "out of memory");
+    }
+    cJSON_Delete(crd);
+    rb->support_checked_ms = in->now_ms;
+    if (rb->support != was) {
+        if (rb->support == MIGRATE_SUPPORTED) {
+            log_info("targeted live migration available", "psirebalance", in->pr->name, "crd", MIGRATE_CRD_NAME);
+            rb->support_warned = false;
+        } else {
+            log_warn("targeted live migration unavailable: falling back to eviction", "psirebalance", in->pr->name,
+                     "why", rb->support_why);
+        }
+    }
+    return rb->support;
+}
+
+/* Our targeted migrations: delete the failed ones (counted by follow) and the ones stuck
+ * before their target runs (counted here); count the moves whose migration is gone. */
+static void cleanup_migrations(struct rebalancer *rb, const struct rebalancer_deps *d,
+                               const struct rebalancer_input *in, const struct migs *migs)
+{
+    int64_t now_s = in->now_ms / 1000;
+    for (size_t k = 0; k < migs->n; k++) {
+        const struct moves_migration *g = &migs->v[k];
+        if (!eq(g->owner, in->pr->name))
+            continue;
+        enum migrate_action a = migrate_cleanup_action(g, now_s, 0);
+        if (a == MIGRATE_KEEP)
+            continue;
+        char *path = kube_path(REBALANCER_KUBEVIRT_GV, g->ns, "virtualmachineinstancemigrations", g->name, NULL);
+        struct kube_err err;
+        kube_err_clear(&err);
+        cJSON *res = path ? kube_rest_delete(d->client, path, NULL, NULL, &err) : NULL;
+        free(path);
+        cJSON_Delete(res);
+        if (!res && err.status != 404) {
+            log_warn("migration not deleted: trying again", "psirebalance", in->pr->name, "migration", g->name,
+                     "namespace", g->ns, "error", err.msg);
+            continue;
+        }
+        if (!res)
+            continue; /* gone already: counted when it went */
+        log_info(a == MIGRATE_DELETE_STUCK ? "stuck migration deleted" : "failed migration deleted", "psirebalance",
+                 in->pr->name, "migration", g->name, "namespace", g->ns, "phase", g->phase);
+        if (a != MIGRATE_DELETE_STUCK)
+            continue;
+        char why[256];
+        snprintf(why, sizeof(why), "still %s %lld s after its creation (the target pod was not scheduled)",
+                 g->phase && g->phase[0] ? g->phase : "without a phase", (long long)(now_s - g->created));
+        for (size_t i = 0; i < rb->hist.nmoves; i++) {
+            struct api_move *m = &rb->hist.moves[i];
+            if (!eq(m->migration, g->name) || !eq(m->ns, g->ns) ||
+                (m->phase != API_MOVE_REQUESTED && m->phase != API_MOVE_MIGRATING))
+                continue;
+            m->phase = API_MOVE_FAILED;
+            m->failures++;
+            m->end_time = now_s;
+            count_failure(rb, d, in, m, g->name, why);
+        }
+    }
+    for (size_t i = 0; i < rb->hist.nmoves; i++) {
+        struct api_move *m = &rb->hist.moves[i];
+        if (!migrate_move_lost(m, migs->v, migs->n, now_s))
+            continue;
+        m->phase = API_MOVE_FAILED;
+        m->failures++;
+        m->end_time = now_s;
+        count_failure(rb, d, in, m, m->migration, "the migration is gone (deleted before it ended)");
+    }
 }
 
 /* ---- the decision's inputs ---- */
@@ -775,6 +907,30 @@ static enum rebalance_evict_outcome evict(const struct rebalancer_deps *d, const
     return rebalance_evict_outcome(status, err->msg);
 }
 
+/* Create a targeted live migration for r (dry_run: dryRun=All, nothing is created). *name gets
+ * the created migration's name (caller frees; NULL in a dry run or on failure). */
+static enum rebalance_evict_outcome create_migration(const struct rebalancer_deps *d, const struct migrate_request *r,
+                                                     bool dry_run, char **name, struct kube_err *err)
+{
+    kube_err_clear(err);
+    *name = NULL;
+    cJSON *o = migrate_vmim_new(r);
+    char *path = kube_path(REBALANCER_KUBEVIRT_GV, r->ns, "virtualmachineinstancemigrations", NULL, NULL);
+    struct kube_write_opts opts = {.dry_run = dry_run};
+    cJSON *res = o && path ? kube_rest_create(d->client, path, o, &opts, err) : NULL;
+    if (!o || !path)
+        kube_err_set(err, 0, "Encode", "out of memory");
+    cJSON_Delete(o);
+    free(path);
+    if (!res)
+        return err->status ? migrate_create_outcome(err->status) : REBALANCE_ERROR;
+    const char *n = str(get(res, "metadata"), "name");
+    if (!dry_run && n)
+        *name = strdup(n);
+    cJSON_Delete(res);
+    return REBALANCE_MIGRATING;
+}
+
 /* Record a move made (or, in DryRun, decided) in the history, cooldown and counters. */
 static struct api_move *record_move(struct rebalancer *rb, const struct rebalancer_input *in, const char *key,
                                     const struct cand_extra *x, const struct rebalance_candidate *c,
@@ -820,7 +976,28 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
         struct cand_extra *cx = &x[mv->candidate];
         const char *src = nodes[mv->source].name, *dst = nodes[mv->destination].name;
         struct kube_err err;
-        enum rebalance_evict_outcome out = evict(d, c->ns, c->name, dry, &err);
+        /* Migrate: a VM goes to the destination chosen; other pods are evicted */
+        bool targeted = rb->targeted && c->vm && cx->vmi;
+        char *mig_name = NULL;
+        enum rebalance_evict_outcome out;
+        if (targeted) {
+            struct migrate_request r = {
+                .ns = c->ns,
+                .vmi = cx->vmi,
+                .owner = in->pr->name,
+                .source = src,
+                .destination = dst,
+                .hostname = migrate_hostname(in->nodes[mv->destination].node, dst),
+                .src_load = mv->src_load,
+                .src_load_after = mv->src_load_after,
+                .dst_load = mv->dst_load,
+                .dst_load_after = mv->dst_load_after,
+            };
+            out = create_migration(d, &r, dry, &mig_name, &err);
+        } else {
+            out = evict(d, c->ns, c->name, dry, &err);
+        }
+        const char *verb = targeted ? "live migration" : "eviction";
         char note[1024];
         if (dry && out == REBALANCE_ERROR && err.status == 400 && strstr(err.msg, "dry run")) {
             /* a webhook that cannot do dry runs: the move is still what would be done */
@@ -833,8 +1010,14 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
         case REBALANCE_MIGRATING: {
             enum api_move_phase ph = dry ? API_MOVE_WOULD_MOVE
                                          : (out == REBALANCE_EVICTED ? API_MOVE_EVICTED : API_MOVE_REQUESTED);
-            if (!record_move(rb, in, cx->key, cx, c, src, dst, ph))
+            struct api_move *rec = record_move(rb, in, cx->key, cx, c, src, dst, ph);
+            if (!rec)
                 log_warn("move not recorded: out of memory", "psirebalance", in->pr->name, "workload", cx->key);
+            else if (mig_name) { /* followed by its name from now on */
+                free(rec->migration);
+                rec->migration = mig_name;
+                mig_name = NULL;
+            }
             struct node_state *s = node_state(rb, src), *t = node_state(rb, dst);
             if (dry || out == REBALANCE_EVICTED) { /* the move is over as far as we know: settle from now */
                 if (s)
@@ -855,22 +1038,30 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
             } else {
                 rb->stats.migrations_requested++;
             }
-            const char *what = dry ? "would move" : out == REBALANCE_EVICTED ? "evicted" : "live migration asked for";
+            const char *what = dry ? (targeted ? "would migrate" : "would move")
+                               : out == REBALANCE_EVICTED ? "evicted"
+                               : targeted                ? "live migration created for"
+                                                         : "live migration asked for";
+            /* source -> destination; with Evict the destination is what the plan predicts (the
+             * scheduler places the pod), with Migrate where it is sent */
             snprintf(note, sizeof(note),
-                     "%s %s %s/%s (pod %s) off %s: predicted load %.0f%% -> %.0f%% there, %s can take it "
-                     "(%.0f%% -> %.0f%%)%s",
-                     what, cx->kind ? cx->kind : "Pod", c->ns, cx->workload_name, c->name, src, 100 * mv->src_load,
-                     100 * mv->src_load_after, dst, 100 * mv->dst_load, 100 * mv->dst_load_after,
-                     dry ? "; DryRun: nothing was done" : "");
-            log_info(dry ? "dry run: would move" : (out == REBALANCE_EVICTED ? "evicted" : "live migration asked"),
+                     "%s %s %s/%s (pod %s): %s -> %s%s, predicted load %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%%s%s%s",
+                     what, cx->kind ? cx->kind : "Pod", c->ns, cx->workload_name, c->name, src, dst,
+                     targeted ? "" : " (predicted)", src, 100 * mv->src_load, 100 * mv->src_load_after, dst,
+                     100 * mv->dst_load, 100 * mv->dst_load_after, rec && rec->migration ? "; migration " : "",
+                     rec && rec->migration ? rec->migration : "", dry ? "; DryRun: nothing was done" : "");
+            log_info(dry ? "dry run: would move"
+                         : (out == REBALANCE_EVICTED ? "evicted"
+                                                     : (targeted ? "live migration created" : "live migration asked")),
                      "psirebalance", in->pr->name, "workload", cx->key, "pod", c->name, "source", src, "destination",
-                     dst);
+                     dst, "method", targeted ? "Migrate" : "Evict");
             event(d, in, "Normal", dry ? "WouldMove" : (out == REBALANCE_EVICTED ? "Evicted" : "MigrationRequested"),
-                  dry ? "DryRun" : "Evict", note);
+                  dry ? "DryRun" : (targeted ? "Migrate" : "Evict"), note);
             size_t used = strlen(made);
             if (used + 1 < made_len)
-                snprintf(made + used, made_len - used, "%s%s %s/%s off %s (%s can take it)", used ? "; " : "",
-                         cx->kind ? cx->kind : "Pod", c->ns, cx->workload_name, src, dst);
+                snprintf(made + used, made_len - used, "%s%s %s/%s %s -> %s%s", used ? "; " : "",
+                         cx->kind ? cx->kind : "Pod", c->ns, cx->workload_name, src, dst,
+                         targeted ? " (live migration sent there)" : " (predicted; the scheduler places it)");
             done++;
             break;
         }
@@ -880,7 +1071,7 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
             /* held back as a move would be: cooldown.initial, doubling while refusals repeat */
             cooldown_record(rb->refusals, cx->key);
             c->blocked = "eviction refused";
-            snprintf(note, sizeof(note), "%seviction of pod %s/%s off %s refused, skipped: %s", dry ? "dry-run " : "",
+            snprintf(note, sizeof(note), "%s%s of pod %s/%s off %s refused, skipped: %s", dry ? "dry-run " : "", verb,
                      c->ns, c->name, src, err.msg);
             log_info("eviction refused: skipped", "psirebalance", in->pr->name, "pod", c->name, "namespace", c->ns,
                      "error", err.msg);
@@ -893,13 +1084,15 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
         case REBALANCE_ERROR:
             rb->stats.eviction_failures++;
             *failed = true;
-            snprintf(fail_msg, fail_len, "the eviction of pod %s/%s failed: %s", c->ns, c->name, err.msg);
+            snprintf(fail_msg, fail_len, "the %s of pod %s/%s failed: %s", verb, c->ns, c->name, err.msg);
             c->blocked = "eviction failed";
             log_error("eviction failed", "psirebalance", in->pr->name, "pod", c->name, "namespace", c->ns, "error",
                       err.msg);
-            event(d, in, "Warning", "EvictionFailed", dry ? "DryRun" : "Evict", fail_msg);
+            event(d, in, "Warning", targeted ? "MigrationFailed" : "EvictionFailed",
+                  dry ? "DryRun" : (targeted ? "Migrate" : "Evict"), fail_msg);
             break;
         }
+        free(mig_name);
     }
     return done;
 }
@@ -984,6 +1177,7 @@ static int decide_cycle(struct rebalancer *rb, const struct rebalancer_deps *d, 
         .max_in_flight = (int)spec->eviction.max_in_flight_migrations,
         .in_flight = counts.in_flight,
         .running = counts.running,
+        .targeted = rb->targeted,
     };
     bool any_source = false;
     for (size_t i = 0; i < nn; i++) {
@@ -1253,16 +1447,35 @@ int rebalancer_run(struct rebalancer *rb, const struct rebalancer_deps *d, const
     int rc = 0;
     if (follow(rb, d, in, &migs) < 0)
         log_warn("moves not followed: out of memory", "psirebalance", in->pr->name);
+    if (d->vmims)
+        cleanup_migrations(rb, d, in, &migs);
+    /* eviction.method Migrate: VMs get targeted live migrations where KubeVirt can do them */
+    bool migrate = spec->eviction.method == API_METHOD_MIGRATE;
+    bool fallback = false;
+    rb->targeted = false;
+    if (migrate && spec->eviction.mode != API_MODE_DISABLED) {
+        if (!d->vmims) {
+            rb->support = MIGRATE_UNSUPPORTED;
+            snprintf(rb->support_why, sizeof(rb->support_why), "the KubeVirt API (%s) is not served",
+                     REBALANCER_KUBEVIRT_GV);
+        } else {
+            migrate_support_now(rb, d, in);
+        }
+        rb->targeted = rb->support == MIGRATE_SUPPORTED;
+        fallback = !rb->targeted;
+        if (fallback && !rb->support_warned) {
+            char note[700];
+            snprintf(note, sizeof(note), "eviction.method Migrate falls back to eviction: %s", rb->support_why);
+            event(d, in, "Warning", "MigrateUnsupported", "Decide", note);
+            rb->support_warned = true;
+        }
+    }
 
     int64_t now_s = in->now_ms / 1000, gen = in->pr->generation;
     struct decision dc = {0};
     bool set = true;
     if (spec->eviction.mode == API_MODE_DISABLED) {
         decide(&dc, API_CONDITION_FALSE, "Disabled", "eviction.mode is Disabled: nothing is moved");
-    } else if (spec->eviction.method == API_METHOD_MIGRATE) {
-        decide(&dc, API_CONDITION_FALSE, "MigrateNotImplemented",
-               "eviction.method Migrate (targeted live migration) is not implemented in this version: nothing is "
-               "moved; use method Evict");
     } else if (spec->pressure.resource != API_RESOURCE_CPU) {
         decide(&dc, API_CONDITION_FALSE, "ResourceNotSupported",
                "moves are predicted from CPU usage, so only pressure.resource cpu is rebalanced; %s pressure is "
@@ -1284,6 +1497,12 @@ int rebalancer_run(struct rebalancer *rb, const struct rebalancer_deps *d, const
     size_t running = 0;
     for (size_t i = 0; i < rb->hist.nmoves; i++)
         running += under_way(&rb->hist.moves[i], in->now_ms);
+    if (set && fallback) { /* the condition says why VMs are evicted although Migrate was asked */
+        size_t used = strlen(dc.message);
+        if (used + 1 < sizeof(dc.message))
+            snprintf(dc.message + used, sizeof(dc.message) - used,
+                     "; eviction.method Migrate falls back to eviction (MigrateUnsupported): %s", rb->support_why);
+    }
     if (set) {
         if (running && dc.status != API_CONDITION_TRUE && spec->eviction.mode == API_MODE_AUTOMATIC) {
             char msg[2300];

@@ -7,8 +7,14 @@
  *   2. follows every move through the VirtualMachineInstanceMigrations (every reconcile):
  *      phases, counters per source node, an Event for each migration outcome; a failed
  *      migration counts as a repeat move in the workload's cooldown;
- *   3. on cycles with a new pressure sample, decides (Disabled: nothing; method Migrate: not
- *      implemented, said in the condition; a resource other than cpu: not rebalanced):
+ *   2b. deletes our targeted migrations (migrate.h) that failed, and those stuck before their
+ *      target runs (counted as failed, cooldown grows); a targeted move whose migration is gone
+ *      counts as failed;
+ *   3. on cycles with a new pressure sample, decides (Disabled: nothing; a resource other than
+ *      cpu: not rebalanced; method Migrate: VMs move by targeted live migration to the
+ *      destination the plan chose, when the VirtualMachineInstanceMigration CRD has
+ *      spec.addedNodeSelector, read every 10 minutes; otherwise they are evicted and the
+ *      condition and a MigrateUnsupported Event say why):
  *      - sources: selected nodes above evictAbovePercent for the sustain window, not
  *        settling (a node a move touched is not judged until metrics.window plus two
  *        intervals, standing in for two scrape intervals, have passed since the move
@@ -17,7 +23,9 @@
  *        informer narrowed by podSelector (asked of the manager), one usage query (or the
  *        kubelet summaries) gives their CPU usage and the nodes', and the pods of at most
  *        REBALANCER_MAX_LISTED eligible destinations are listed for their requests;
- *      - rebalance_plan, then each move through policy/v1 Eviction (DryRun: the same call
+ *      - rebalance_plan, then each VM move of method Migrate through a
+ *        VirtualMachineInstanceMigration with addedNodeSelector (DryRun: created with
+ *        dryRun=All), every other move through policy/v1 Eviction (DryRun: the same call
  *        with dryRun=All, so PodDisruptionBudgets and KubeVirt's webhook answer without any
  *        effect). 200: evicted (the restart path); 429 "Eviction triggered evacuation" or
  *        "Evacuation in progress": a live migration accepted (counted, remembered, not asked

@@ -159,6 +159,10 @@ cJSON *objects_launcher_pod(const char *ns, const char *scenario, const struct s
     cJSON_AddBoolToObject(spec, "automountServiceAccountToken", 0);
     cJSON *sel = cJSON_AddObjectToObject(spec, "nodeSelector");
     cJSON_AddStringToObject(sel, SIM_SCHEDULABLE_LABEL, "true");
+    /* the scenario places the VM's launcher pods (not migration targets) itself, as a bound
+     * pod: no constraint a move would have to honour */
+    if (!target && vm->node)
+        cJSON_AddStringToObject(spec, "nodeName", vm->node);
     if (target) {
         const cJSON *it;
         cJSON_ArrayForEach(it, (cJSON_IsObject(target->added_node_selector) ? target->added_node_selector : NULL)) {

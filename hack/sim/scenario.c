@@ -283,6 +283,7 @@ static void vm_clear(struct scenario_vm *vm)
 {
     free(vm->name);
     free(vm->group);
+    free(vm->node);
     for (size_t i = 0; i < vm->n_labels; i++) {
         free(vm->labels[i].key);
         free(vm->labels[i].value);
@@ -295,8 +296,9 @@ static int copy_vm(struct scenario_vm *dst, const struct scenario_vm *src, const
     *dst = *src;
     dst->name = strdup(name);
     dst->group = strdup(src->group);
+    dst->node = src->node ? strdup(src->node) : NULL;
     dst->labels = calloc(src->n_labels ? src->n_labels : 1, sizeof(*dst->labels));
-    if (!dst->name || !dst->group || !dst->labels)
+    if (!dst->name || !dst->group || !dst->labels || (src->node && !dst->node))
         return -1;
     for (size_t i = 0; i < src->n_labels; i++) {
         dst->labels[i].key = strdup(src->labels[i].key);
@@ -311,7 +313,7 @@ static int parse_vms(struct ctx *c, struct scenario *s, const cJSON *vms)
         return fail(c, "vms: must be a list of at least one VM");
     static const char *const keys[] = {"name",   "count",            "vcpus",     "memory",     "cpu",
                                        "memoryDemand", "io",         "evictionStrategy", "migratable",
-                                       "cpuRequest",   "labels",     NULL};
+                                       "cpuRequest",   "labels",     "node",             NULL};
     size_t idx = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, vms) {
@@ -340,6 +342,7 @@ static int parse_vms(struct ctx *c, struct scenario *s, const cJSON *vms)
         rc = rc || get_bool(c, it, "migratable", path, &vm.migratable);
         rc = rc || get_quantity(c, it, "cpuRequest", path, &vm.cpu_request, &has_request);
         rc = rc || parse_labels(c, it, path, &vm);
+        rc = rc || get_string(c, it, "node", path, &vm.node);
         if (!rc && !vm.group)
             rc = fail(c, "%s.name: required", path);
         if (!rc && vm.memory < 1024 * 1024)

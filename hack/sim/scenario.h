@@ -53,6 +53,10 @@
  *     migratable: true                # the LiveMigratable condition
  *     cpuRequest: 200m                # default: vcpus / cpuAllocationRatio
  *     labels: {app: web}              # copied to the VM template, VMI and launcher pod
+ *     node: worker-1                  # create its launcher pods (not migration targets) bound
+ *                                     # to this node (spec.nodeName, no scheduler, no selector
+ *                                     # left on the pod), so a scenario can start VMs on
+ *                                     # different nodes
  *   start:
  *     node: worker-0                  # start every VM here: the other simulated nodes are
  *                                     # cordoned until all launchers run, then uncordoned
@@ -109,6 +113,7 @@ struct scenario_vm {
     double cpu_request;               /* cores */
     struct scenario_label *labels;
     size_t n_labels;
+    char *node;                       /* NULL, or the node its launcher pods are bound to */
 };
 
 enum scenario_event_kind {

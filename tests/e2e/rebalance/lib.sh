@@ -139,3 +139,29 @@ rebalance_cleanup() {
   operator_cleanup
   exit "$rc"
 }
+
+# ---- targeted live migration (eviction.method Migrate) ----
+
+# The migrations the operator created itself (named psi-rebalancer-...), one record line per
+# phase; with $1 a phase, the names of those that reached it.
+our_migrations() {
+  if [ -n "${1:-}" ]; then
+    jq -r --arg p "$1" 'select(.type=="migration" and (.name|startswith("psi-rebalancer-")) and .phase==$p) | .name' "$record" | sort -u
+  else
+    jq -c 'select(.type=="migration" and (.name|startswith("psi-rebalancer-")))' "$record"
+  fi
+}
+
+# Evacuation migrations (KubeVirt's, after an eviction) in the record.
+evacuations() { jq -r 'select(.type=="migration" and .evacuation=="true") | .name' "$record" | sort -u; }
+
+# our_vmims NAME: the VirtualMachineInstanceMigrations of PsiRebalance NAME in the cluster (JSON list).
+our_vmims() {
+  kubectl get virtualmachineinstancemigrations -n "$sim_ns" \
+    -l "app.kubernetes.io/managed-by=psi-rebalancer,rebalance.psi.dev/psirebalance=$1" -o json | jq -c '.items'
+}
+
+# moves_summary NAME: one line per move, "name source destination target phase".
+moves_summary() {
+  psir_field "$1" '.status.moves[]? | "\(.name) \(.sourceNode) \(.destinationNode) \(.targetNode) \(.phase)"'
+}

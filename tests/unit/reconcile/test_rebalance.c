@@ -363,6 +363,60 @@ static void test_plan_seed(void **state)
     rebalance_plan_free(&plan);
 }
 
+/* Targeted live migration (eviction.method Migrate): the VM goes to the destination chosen, so
+ * a destination may take several VM moves in one cycle, each predicted on top of the ones
+ * before; an evicted pod still makes its destination used (it lands where the scheduler wants). */
+static void test_plan_targeted(void **state)
+{
+    (void)state;
+    struct rebalance_node nodes[3] = {node("w0", 4, 10, 60), node("w1", 8, 0, 0), node("w2", 4, 3.5, 20)};
+    struct rebalance_candidate c[3] = {cand("a", "vm-a", 0, 1.5), cand("b", "vm-b", 0, 1.5),
+                                       cand("c", "vm-c", 0, 1.5)};
+    struct rebalance_params p = seed_params();
+    p.max_per_node = 3, p.max_total = 3, p.max_in_flight = 5, p.max_per_namespace = 1, p.kubevirt_per_node = 5;
+    struct rebalance_plan plan;
+
+    /* Evict: w2 is no destination (above untaintBelow), w1 takes one move per cycle */
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_int_equal(plan.moves[0].destination, 1);
+    rebalance_plan_free(&plan);
+
+    /* Migrate: w1 takes three, each predicted on top: 1.5, 3 and 4.5 cores on 8 CPUs */
+    p.targeted = true;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 3);
+    for (size_t k = 0; k < 3; k++) {
+        assert_int_equal(plan.moves[k].source, 0);
+        assert_int_equal(plan.moves[k].destination, 1);
+        assert_true(fabs(plan.moves[k].dst_load - 1.5 * (double)k / 8) < 1e-9);
+        assert_true(fabs(plan.moves[k].dst_load_after - 1.5 * (double)(k + 1) / 8) < 1e-9);
+    }
+    rebalance_plan_free(&plan);
+
+    /* the destination stays below the taint level: on 2 CPUs only one fits (1.5/2 -> P 0,
+     * 3/2 -> P 33 % >= 25 %) */
+    nodes[1].cpus = nodes[1].alloc_cpu = 2;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    rebalance_plan_free(&plan);
+    nodes[1].cpus = nodes[1].alloc_cpu = 8;
+
+    /* pods that are not VMs are evicted: one per destination even with Migrate */
+    for (size_t i = 0; i < 3; i++)
+        c[i].vm = false;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    rebalance_plan_free(&plan);
+
+    /* a VM after an eviction: the evicted pod made w1 used, the VM may still be sent there */
+    c[1].vm = true;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 2);
+    assert_int_equal(plan.moves[1].destination, 1);
+    rebalance_plan_free(&plan);
+}
+
 static void test_plan_ranking_by_relief(void **state)
 {
     (void)state;
@@ -704,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_prediction),
         cmocka_unit_test(test_move_ok),
         cmocka_unit_test(test_plan_seed),
+        cmocka_unit_test(test_plan_targeted),
         cmocka_unit_test(test_plan_ranking_by_relief),
         cmocka_unit_test(test_plan_limits),
         cmocka_unit_test(test_plan_reasons),
