@@ -1,67 +1,10 @@
 /* resources: quantities and pod requests (see resources.h). */
 #include "resources.h"
 
-#include <ctype.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-int resources_parse_quantity(const char *s, double *out)
-{
-    if (!s || !*s)
-        return -1;
-    const char *p = s;
-    if (*p == '+' || *p == '-')
-        p++;
-    size_t digits = strspn(p, "0123456789");
-    const char *q = p + digits;
-    size_t frac = 0;
-    if (*q == '.') {
-        frac = strspn(q + 1, "0123456789");
-        q += 1 + frac;
-    }
-    if (digits + frac == 0)
-        return -1;
-    char *end;
-    double v = strtod(s, &end);
-    if (end < q)
-        return -1;
-    /* strtod may have read an exponent ("1e3"): accept it only when it is all that follows */
-    const char *suffix = end;
-    if (end > q) {
-        if ((*q != 'e' && *q != 'E') || *suffix != '\0')
-            return -1;
-        *out = v;
-        return 0;
-    }
-    static const struct {
-        const char *s;
-        double mult;
-    } suffixes[] = {
-        {"Ki", 1024.0},
-        {"Mi", 1048576.0},
-        {"Gi", 1073741824.0},
-        {"Ti", 1099511627776.0},
-        {"Pi", 1125899906842624.0},
-        {"Ei", 1152921504606846976.0},
-        {"n", 1e-9},
-        {"u", 1e-6},
-        {"m", 1e-3},
-        {"", 1.0},
-        {"k", 1e3},
-        {"M", 1e6},
-        {"G", 1e9},
-        {"T", 1e12},
-        {"P", 1e15},
-        {"E", 1e18},
-    };
-    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-        if (strcmp(suffix, suffixes[i].s) == 0) {
-            *out = v * suffixes[i].mult;
-            return 0;
-        }
-    return -1;
-}
+#include "quantity.h"
 
 double resources_get(const cJSON *obj, const char *key)
 {
@@ -69,7 +12,7 @@ double resources_get(const cJSON *obj, const char *key)
     double d;
     if (cJSON_IsNumber(v))
         return v->valuedouble;
-    if (cJSON_IsString(v) && resources_parse_quantity(v->valuestring, &d) == 0)
+    if (cJSON_IsString(v) && api_quantity_parse(v->valuestring, &d, NULL, 0) == 0)
         return d;
     return NAN;
 }

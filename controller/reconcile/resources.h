@@ -1,4 +1,4 @@
-/* resources: Kubernetes resource quantities ("250m", "4Gi", "1e3") and what pods request,
+/* resources: resource amounts of objects (api_quantity parses them) and what pods request,
  * for the fit check of rebalancing. Pure.
  *
  * A pod's effective request of a resource is what the scheduler counts: the larger of
@@ -12,11 +12,6 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
-
-/* Parse a quantity into *out (cpu in cores, memory in bytes, counts as is): a decimal number
- * with an optional binary suffix (Ki Mi Gi Ti Pi Ei), decimal suffix (n u m k M G T P E) or
- * exponent (e3, E-2). Returns 0, or -1 (out untouched) when s is no quantity. */
-int resources_parse_quantity(const char *s, double *out);
 
 /* The quantity at obj[key] (a string, or a plain number), or NAN when absent or invalid. */
 double resources_get(const cJSON *obj, const char *key);

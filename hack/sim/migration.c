@@ -9,7 +9,6 @@
 #include "miglimits.h"
 #include "logging.h"
 #include "objects.h"
-#include "quantity.h"
 
 /* What we remember of a migration between passes (its phase timing and planned outcome). */
 struct run {

@@ -8,6 +8,7 @@
 #include "jx.h"
 #include "logging.h"
 #include "quantity.h"
+#include "quantity_format.h"
 
 struct prepared {
     char *name;
@@ -117,9 +118,9 @@ void nodes_capacity(const struct nodes *n, const char *node, double *cpus, doubl
     *cpus = n->s->sc->node_cpus;
     *memory = n->s->sc->node_memory;
     if (*cpus <= 0)
-        *cpus = quantity_parse(jx_str0(obj, "status.capacity.cpu"), &v, NULL, 0) == 0 ? v : 1;
+        *cpus = api_quantity_parse(jx_str0(obj, "status.capacity.cpu"), &v, NULL, 0) == 0 ? v : 1;
     if (*memory <= 0)
-        *memory = quantity_parse(jx_str0(obj, "status.capacity.memory"), &v, NULL, 0) == 0 ? v : 1;
+        *memory = api_quantity_parse(jx_str0(obj, "status.capacity.memory"), &v, NULL, 0) == 0 ? v : 1;
 }
 
 int nodes_cordon(struct sim *s, const char *node, bool cordon)

@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-#include "quantity.h"
+#include "quantity_format.h"
 #include "sim.h"
 
 double objects_launcher_memory(const struct scenario_vm *vm)

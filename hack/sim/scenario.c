@@ -93,7 +93,7 @@ static int get_quantity(struct ctx *c, const cJSON *obj, const char *key, const 
         d = v->valuedouble;
     } else if (cJSON_IsString(v)) {
         char why[160];
-        if (quantity_parse(v->valuestring, &d, why, sizeof(why)) < 0)
+        if (api_quantity_parse(v->valuestring, &d, why, sizeof(why)) < 0)
             return fail(c, "%s.%s: %s", path, key, why);
     } else {
         return fail(c, "%s.%s: must be a number or a quantity", path, key);

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/resources: quantities and a pod's effective requests. */
+/* Unit tests of controller/reconcile/resources: resource amounts and a pod's effective requests. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,48 +8,6 @@
 #include <cmocka.h>
 
 #include "resources.h"
-
-static double q(const char *s)
-{
-    double v = -1;
-    assert_int_equal(resources_parse_quantity(s, &v), 0);
-    return v;
-}
-
-static void bad(const char *s)
-{
-    double v = 42;
-    assert_int_equal(resources_parse_quantity(s, &v), -1);
-    assert_true(v == 42);
-}
-
-static void test_quantities(void **state)
-{
-    (void)state;
-    assert_true(fabs(q("100m") - 0.1) < 1e-12);
-    assert_true(fabs(q("2") - 2) < 1e-12);
-    assert_true(fabs(q("1.5") - 1.5) < 1e-12);
-    assert_true(fabs(q("250u") - 250e-6) < 1e-15);
-    assert_true(fabs(q("4Gi") - 4294967296.0) < 1);
-    assert_true(fabs(q("512Mi") - 536870912.0) < 1);
-    assert_true(fabs(q("1Ki") - 1024) < 1e-9);
-    assert_true(fabs(q("1k") - 1000) < 1e-9);
-    assert_true(fabs(q("3G") - 3e9) < 1);
-    assert_true(fabs(q("1e3") - 1000) < 1e-9);
-    assert_true(fabs(q("1E") - 1e18) < 1e3); /* the exa suffix, not an exponent */
-    assert_true(fabs(q("12E-1") - 1.2) < 1e-12);
-    assert_true(fabs(q(".5") - 0.5) < 1e-12);
-    assert_true(fabs(q("+1") - 1) < 1e-12);
-    bad("");
-    bad("m");
-    bad("abc");
-    bad("1Xi");
-    bad("0x10");
-    bad("1 Gi");
-    bad("nan");
-    bad("inf");
-    bad(NULL);
-}
 
 static void test_get(void **state)
 {
@@ -104,7 +62,6 @@ static void test_pod_requests(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quantities),
         cmocka_unit_test(test_get),
         cmocka_unit_test(test_pod_requests),
     };
