@@ -33,12 +33,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "config.h"
 #include "evacuation.h"
 #include "informer.h"
+#include "jx.h"
 #include "logging.h"
 #include "loop.h"
 #include "mco.h"
@@ -230,8 +232,36 @@ static void tick(struct kube_loop *loop, void *ud)
         telemetry_tick(a->tele);
 }
 
+/* How long a namespace left Terminating by an earlier run may take to go. */
+#define NAMESPACE_GONE_TIMEOUT_S 120
+
+/* Whether the namespace is being deleted (status.phase Terminating); false when it is not
+ * there or cannot be read (creating it then says why). */
+static bool namespace_terminating(struct app *a)
+{
+    struct kube_err kerr = {0};
+    char *path = kube_path("v1", NULL, "namespaces", a->sc->namespace, NULL);
+    cJSON *ns = path ? kube_rest_get(a->s.client, path, &kerr) : NULL;
+    free(path);
+    bool terminating = jx_eq(jx_str0(ns, "status.phase"), "Terminating");
+    cJSON_Delete(ns);
+    return terminating;
+}
+
+/* Create the scenario's namespace (an existing one is used), first waiting for one that an
+ * earlier run left Terminating to go: objects cannot be created in it. */
 static int ensure_namespace(struct app *a, char *err, size_t errlen)
 {
+    for (int waited = 0; namespace_terminating(a); waited++) {
+        if (waited == 0)
+            log_info("waiting for the namespace to finish terminating", "namespace", a->sc->namespace);
+        if (waited >= NAMESPACE_GONE_TIMEOUT_S) {
+            snprintf(err, errlen, "the namespace %s is still Terminating after %d s (see its status.conditions)",
+                     a->sc->namespace, NAMESPACE_GONE_TIMEOUT_S);
+            return -1;
+        }
+        sleep(1);
+    }
     cJSON *ns = cJSON_CreateObject();
     cJSON_AddStringToObject(ns, "apiVersion", "v1");
     cJSON_AddStringToObject(ns, "kind", "Namespace");
