@@ -3,6 +3,7 @@
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl  (hack/tools/kube)
 #   etcd, etcdctl                                                     (hack/tools/etcd)
 #   kwok, with its upstream node and pod stages                        (hack/tools/kwok)
+#   descheduler, only when asked: build.sh descheduler                 (hack/tools/descheduler)
 # Binaries are cached outside the repository, keyed by version; a second run only prints
 # where they are. Prints the directories as shell assignments on stdout.
 set -euo pipefail
@@ -26,6 +27,19 @@ build() { # build OUTPUT MODULE_DIR PACKAGES...: OUTPUT is a file, or a director
   (cd "$here/$mod" && go build -trimpath -ldflags='-s -w' -o "$out" "$@") >&2
   echo "build.sh: built in $((SECONDS - start)) s" >&2
 }
+
+# Optional, for bench/ only (never built by the test command): `build.sh descheduler`.
+if [ "${1:-}" = descheduler ]; then
+  desched_version=$(pinned descheduler sigs.k8s.io/descheduler)
+  desched_dir=$cache/descheduler-$desched_version
+  if [ ! -x "$desched_dir/descheduler" ]; then
+    rm -rf "$desched_dir.partial"
+    build "$desched_dir.partial/descheduler" descheduler sigs.k8s.io/descheduler/cmd/descheduler
+    rm -rf "$desched_dir" && mv "$desched_dir.partial" "$desched_dir"
+  fi
+  echo "PSI_DESCHEDULER_BIN=$desched_dir"
+  exit 0
+fi
 
 if [ ! -x "$kube_dir/kubectl" ]; then
   rm -rf "$kube_dir.partial"

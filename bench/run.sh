@@ -1,0 +1,447 @@
+#!/usr/bin/env bash
+# psi-rebalancer benchmarks (issue #9). Not part of the test command: run by hand.
+#
+#   bench/run.sh [--sizes 100,1000,5000] [--pods-per-node 10] [--window 60]
+#                [--scenarios seed,load-shift] [--minutes seed=5,load-shift=14]
+#                [--desched-interval 30s] [--build-dir DIR] [--out FILE] [--keep]
+#                [--raw DIR] [--scale-bed DIR] [--no-scale] [--no-sides]
+#
+# Scale (per size, on one test bed grown from size to size, audit log on):
+#   kwok nodes with ~10 pods each and a PSI series per node (psi-pressure-exporter), the
+#   operator started fresh under its ServiceAccount, a PsiRebalance (interval 5s, window
+#   15s, sustain 10s, taint 25 %, eviction Disabled); then a steady window and a storm
+#   window (a fifth of the nodes stepped to 60 % at once): RSS, CPU s/min, reconcile p50/p99
+#   (from the operator's histogram), API requests by verb (audit log, operator's user),
+#   LIST calls after start-up, status writes and PromQL queries per cycle, and the reaction
+#   (taint PATCH in the audit log minus the crossing in Prometheus, minus the sustain).
+#   At 1,000 nodes the descheduler (LowNodeUtilization on requests) runs for the same window
+#   for its RSS and CPU.
+# Side by side (seed and load-shift scenarios of hack/sim, three test beds in parallel, one
+#   per contender): psi-rebalancer (Automatic), descheduler LowNodeUtilization on requests,
+#   descheduler LowNodeUtilization on Prometheus rate(node_pressure_cpu_waiting_seconds_total[1m]):
+#   migrations, repeated moves, time to balance, maximum pressure over time.
+#
+# Prints a table and writes the figures as JSON (default bench/results/<date>.json).
+# Needs: a build of the project (psi-rebalancer, psi-sim, psi-pressure-exporter), jq,
+# python3, and the descheduler (hack/tools/build.sh descheduler, built on first use).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+sizes=100,1000,5000
+ppn=10
+window=60
+scenarios=seed,load-shift
+minutes=seed=5,load-shift=14
+desched_interval=30s
+build_dir=$repo/build
+out=$here/results/$(date -u +%Y-%m-%d).json
+keep=0 do_scale=1 do_sides=1 raw= scale_bed=/tmp/bed-b-scale
+while (($#)); do
+  case $1 in
+    --sizes) sizes=$2; shift 2 ;;
+    --pods-per-node) ppn=$2; shift 2 ;;
+    --window) window=$2; shift 2 ;;
+    --scenarios) scenarios=$2; shift 2 ;;
+    --minutes) minutes=$2; shift 2 ;;
+    --desched-interval) desched_interval=$2; shift 2 ;;
+    --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --raw) raw=$2; keep=1; shift 2 ;;
+    --scale-bed) scale_bed=$2; shift 2 ;;
+    --no-scale) do_scale=0; shift ;;
+    --no-sides) do_sides=0; shift ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
+  esac
+done
+
+export PSI_SOURCE_DIR=$repo PSI_BINARY_DIR=$build_dir
+for b in controller/psi-rebalancer hack/sim/psi-sim hack/sim/psi-pressure-exporter; do
+  [ -x "$build_dir/$b" ] || { echo "run.sh: $build_dir/$b missing: build the project first (--build-dir)" >&2; exit 2; }
+done
+command -v jq >/dev/null && command -v python3 >/dev/null || { echo "run.sh: needs jq and python3" >&2; exit 2; }
+eval "$("$repo/hack/tools/build.sh" descheduler)"
+desched=$PSI_DESCHEDULER_BIN/descheduler
+
+# raw figures of this run, kept with --keep; --raw DIR adds to DIR, so that runs of parts
+# (--no-sides, --no-scale, other --sizes) make one report
+if [ -n "$raw" ]; then mkdir -p "$raw"; res=$(cd "$raw" && pwd); else res=$(mktemp -d /tmp/bench-b-run.XXXXXX); fi
+log() { printf '%s bench: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+now() { date +%s.%N; }
+beds=()
+cleanup() {
+  set +e
+  for b in "${beds[@]}"; do "$repo/hack/cluster/down" --dir "$b" --purge >/dev/null 2>&1; done
+  if ((keep)); then log "raw figures kept in $res"; else rm -rf "$res"; fi
+}
+trap cleanup EXIT
+
+# ---- process figures ----
+proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }                      # clock ticks
+proc_rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }                  # KiB
+# sample_proc PID SECONDS FILE: RSS every 2 s, and the CPU ticks at start and end, as JSON.
+sample_proc() {
+  local pid=$1 secs=$2 f=$3 c0 c1 t0 t1 rss=()
+  t0=$(now); c0=$(proc_cpu "$pid")
+  local end=$((SECONDS + secs))
+  while ((SECONDS < end)); do rss+=("$(proc_rss "$pid")"); sleep 2; done
+  t1=$(now); c1=$(proc_cpu "$pid")
+  jq -n --argjson t0 "$t0" --argjson t1 "$t1" --argjson c0 "$c0" --argjson c1 "$c1" \
+    --argjson hz "$(getconf CLK_TCK)" --argjson hwm "$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")" \
+    '{t0: $t0, t1: $t1, cpu_s: (($c1 - $c0) / $hz), rss_kib: $ARGS.positional | map(tonumber), hwm_kib: $hwm}' \
+    --args "${rss[@]}" > "$f"
+}
+
+# ---- the scale part ----
+node_manifests() { # FROM TO: kwok worker nodes worker-FROM..worker-(TO-1), as hack/cluster/up makes them
+  local i
+  for ((i = $1; i < $2; i++)); do
+    cat <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: worker-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: worker-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, node-role.kubernetes.io/worker: "", type: kwok}
+spec: {}
+status:
+  addresses: [{type: InternalIP, address: "10.100.$((i / 250)).$((i % 250 + 2))"}, {type: Hostname, address: "worker-$i"}]
+  capacity: &res {cpu: "16", memory: 64Gi, pods: "110", ephemeral-storage: 200Gi, devices.kubevirt.io/kvm: 1k}
+  allocatable: *res
+---
+YAML
+  done
+}
+pod_manifests() { # FROM TO PPN: PPN pods bound to each node worker-FROM..worker-(TO-1)
+  local i k
+  for ((i = $1; i < $2; i++)); do
+    for ((k = 0; k < $3; k++)); do
+      printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p-%d-%d, namespace: bench-pods, labels: {app: bench}}\nspec: {nodeName: worker-%d, containers: [{name: c, image: bench, resources: {requests: {cpu: 100m, memory: 128Mi}}}]}\n---\n' "$i" "$k" "$i"
+    done
+  done
+}
+# grow_bed N: the bed has N kwok nodes with PPN pods each, all Ready/Running.
+grow_bed() {
+  local n=$1 have from
+  have=$(kubectl get nodes -l type=kwok -o name | wc -l)
+  if ((have < n)); then
+    log "adding nodes $have..$((n - 1))"
+    for ((from = have; from < n; from += 500)); do
+      node_manifests "$from" $((from + 500 < n ? from + 500 : n)) | kubectl apply -f - >/dev/null
+    done
+  fi
+  # count Ready nodes in one list: `kubectl wait` on thousands of nodes takes one by one (minutes)
+  local t=$((SECONDS + 900))
+  until (($(kubectl get nodes -l type=kwok --no-headers | awk '$2 == "Ready"' | wc -l) >= n)); do
+    ((SECONDS < t)) || { log "nodes not all Ready after 900 s"; break; }
+    sleep 5
+  done
+  kubectl create namespace bench-pods --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  have=$(cat "$bed/bench-pods-nodes" 2>/dev/null || echo 0)
+  if ((have < n && ppn > 0)); then
+    log "creating $(((n - have) * ppn)) pods"
+    for ((from = have; from < n; from += 100)); do
+      pod_manifests "$from" $((from + 100 < n ? from + 100 : n)) "$ppn" | kubectl create -f - >/dev/null
+    done
+    echo "$n" > "$bed/bench-pods-nodes"
+  fi
+  t=$((SECONDS + 900))
+  while (($(kubectl get pods -n bench-pods --field-selector=status.phase=Running -o name | wc -l) < n * ppn)); do
+    ((SECONDS < t)) || { log "pods not all Running after 900 s"; break; }
+    sleep 5
+  done
+}
+prom_query() { curl -sfG "$PSI_PROMETHEUS_URL/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // "0"'; }
+prom_queries_total() { curl -sf "$PSI_PROMETHEUS_URL/metrics" | awk '/^prometheus_http_requests_total\{.*handler="\/api\/v1\/query"/ {s += $2} END {print s + 0}'; }
+op_metrics() { curl -sf "http://127.0.0.1:$metrics_port/metrics"; }
+# snap NAME: the operator's /metrics and Prometheus's query count, at a time.
+snap() { op_metrics > "$sdir/$1.metrics"; jq -n --argjson t "$(now)" --argjson q "$(prom_queries_total)" '{t: $t, prom_queries: $q}' > "$sdir/$1.json"; }
+set_many() { # PERCENT NODE...: one curl for every node
+  local p=$1 urls=() n; shift
+  echo "$p $*" >> "$sdir/pressure.state"
+  for n in "$@"; do urls+=("$exporter_url/pressure/$n/cpu"); done
+  curl -sf -X PUT --data "$p" "${urls[@]}" >/dev/null
+}
+# The pressure exporter under a watchdog: hack/sim's psi-pressure-exporter was seen to die
+# (SIGSEGV) soon after start with 1,000 per-node targets scraped by Prometheus. Keep it on one
+# port, start it again when it dies, put back the pressures set so far, and count the deaths
+# ($sdir/exporter-deaths) so the report can say so.
+bench_exporter_start() {
+  local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  exporter_url=http://127.0.0.1:$port
+  : > "$sdir/pressure.state"; rm -f "$sdir/exporter.stop"
+  local args=() n
+  for n in "$@"; do args+=(--node "$n"); done
+  (
+    while :; do
+      "$exporter_bin" --listen "127.0.0.1:$port" "${args[@]}" --targets "$PSI_PROMETHEUS_TARGETS/bench-exporter.json" \
+        >>"$sdir/exporter.log" 2>&1 &
+      local pid=$!
+      echo "$pid" > "$sdir/exporter.pid"
+      local i; for i in $(seq 1 50); do curl -sf "$exporter_url/healthz" >/dev/null && break; sleep 0.1; done
+      while read -r p nodes; do
+        local urls=(); for n in $nodes; do urls+=("$exporter_url/pressure/$n/cpu"); done
+        curl -sf -X PUT --data "$p" "${urls[@]}" >/dev/null || true
+      done < "$sdir/pressure.state"
+      wait "$pid"; local rc=$?
+      [ -f "$sdir/exporter.stop" ] && break
+      echo "$(now) rc=$rc" >> "$sdir/exporter-deaths"
+      sleep 0.5
+    done
+  ) &
+  exporter_watchdog=$!
+  local i; for i in $(seq 1 100); do curl -sf "$exporter_url/healthz" >/dev/null && break; sleep 0.1; done
+}
+bench_exporter_stop() {
+  touch "$sdir/exporter.stop"
+  kill -TERM "$(cat "$sdir/exporter.pid")" 2>/dev/null || true
+  wait "$exporter_watchdog" 2>/dev/null || true
+  rm -f "$PSI_PROMETHEUS_TARGETS/bench-exporter.json"
+}
+
+tainted_count() { kubectl get nodes -o json | jq '[.items[] | select(any(.spec.taints[]?; .key == "rebalance.psi.dev/pressure"))] | length'; }
+
+scale_size() {
+  local n=$1 i
+  sdir=$res/scale-$n; mkdir -p "$sdir"
+  grow_bed "$n"
+  local nodes=(); for ((i = 0; i < n; i++)); do nodes+=("worker-$i"); done
+  bench_exporter_start "${nodes[@]}"
+  log "$n nodes: waiting for Prometheus to scrape every node"
+  local t=$((SECONDS + 300))
+  until [ "$(prom_query 'count(node_pressure_cpu_waiting_seconds_total)')" -ge "$n" ] 2>/dev/null; do
+    ((SECONDS < t)) || { log "Prometheus has only $(prom_query 'count(node_pressure_cpu_waiting_seconds_total)') series"; break; }
+    sleep 3
+  done
+  jq -n --argjson t "$(now)" '{t: $t}' > "$sdir/start.json"
+  start_operator --log-level info
+  local t_wait=$((SECONDS + 60)); until grep -q 'paths=/metrics' "$work/operator.log"; do ((SECONDS < t_wait)) || break; sleep 0.2; done
+  metrics_port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\).*/\1/p' "$work/operator.log" | tail -1)
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: rebalance.psi.dev/v1alpha1
+kind: PsiRebalance
+metadata: {name: bench}
+spec:
+  metrics:
+    source: Prometheus
+    prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
+    interval: 5s
+    window: 15s
+  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s, maxTaintedPercent: 50}
+  eviction: {mode: Disabled}
+YAML
+  t=$((SECONDS + 600))
+  until [ "$(kubectl get psirebalance bench -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; do
+    ((SECONDS < t)) || { log "PsiRebalance not Ready after 600 s"; break; }
+    sleep 2
+  done
+  log "$n nodes: Ready; settling 20 s, then steady state for ${window} s"
+  sleep 20
+  snap steady0; sample_proc "$operator_pid" "$window" "$sdir/steady.proc"; snap steady1
+  local storm=(); for ((i = 0; i < n; i += 5)); do storm+=("worker-$i"); done
+  log "$n nodes: storm, ${#storm[@]} nodes to 60 %"
+  snap storm0; set_many 60 "${storm[@]}"
+  jq -n --argjson t "$(now)" '{t: $t, nodes: $ARGS.positional}' --args "${storm[@]}" > "$sdir/storm.json"
+  sample_proc "$operator_pid" "$window" "$sdir/storm.proc"; snap storm1
+  t=$((SECONDS + 120)); while (($(tainted_count) < ${#storm[@]})) && ((SECONDS < t)); do sleep 2; done
+  jq -n --argjson t "$(now)" --argjson k "$(tainted_count)" '{t: $t, tainted: $k}' > "$sdir/storm-end.json"
+  # the crossing of each stormed node in Prometheus, as the operator's query sees it (window 15 s)
+  curl -sfG "$PSI_PROMETHEUS_URL/api/v1/query_range" \
+    --data-urlencode 'query=rate(node_pressure_cpu_waiting_seconds_total[15s]) * 100 > 25' \
+    --data-urlencode "start=$(jq .t "$sdir/storm.json")" --data-urlencode "end=$(jq '.t + 90' "$sdir/storm.json")" \
+    --data-urlencode step=0.5 > "$sdir/crossings.json" || log "crossing query failed"
+  set_many 0 "${storm[@]}"
+  if ((n == 1000)); then desched_footprint; fi
+  kubectl delete psirebalance bench --timeout=120s >/dev/null || true
+  stop_operator; bench_exporter_stop
+  cp "$work/operator.log" "$sdir/operator.log"; : > "$work/operator.log"
+  python3 "$here/analyze.py" scale --dir "$sdir" --nodes "$n" --audit "$bed/logs/audit.log" \
+    --interval 5 --sustain 10 > "$sdir/result.json"
+}
+
+# desched_footprint: the descheduler (LowNodeUtilization on requests) against the same bed for
+# the same window, every 5 s like our cycle: its RSS and CPU beside ours.
+desched_footprint() {
+  cat > "$sdir/desched-policy.yaml" <<'YAML'
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: bench
+  pluginConfig:
+  - name: LowNodeUtilization
+    args:
+      thresholds: {cpu: 10, memory: 10, pods: 10}
+      targetThresholds: {cpu: 30, memory: 30, pods: 30}
+  plugins:
+    balance: {enabled: [LowNodeUtilization]}
+YAML
+  log "1000 nodes: the descheduler for ${window} s"
+  "$desched" --policy-config-file "$sdir/desched-policy.yaml" --kubeconfig "$KUBECONFIG" \
+    --descheduling-interval 5s --secure-port 0 --disable-metrics --v 1 > "$sdir/descheduler.log" 2>&1 &
+  local dpid=$!
+  sleep 15
+  if kill -0 "$dpid" 2>/dev/null; then sample_proc "$dpid" "$window" "$sdir/desched.proc"; fi
+  kill -TERM "$dpid" 2>/dev/null || true; wait "$dpid" 2>/dev/null || true
+}
+
+scale_part() {
+  bed=$scale_bed; beds+=("$bed")
+  log "scale: bringing up $bed (audit on)"
+  PSI_TESTBED_AUDIT=1 "$repo/hack/cluster/up" --dir "$bed" --nodes 3 >/dev/null
+  (
+    export PSI_TESTBED=$bed
+    eval "$("$repo/hack/cluster/env" --dir "$bed")"
+    # shellcheck source=../tests/e2e/lib/operator.sh
+    source "$repo/tests/e2e/lib/operator.sh"
+    failures=0
+    trap 'stop_operator; [ -z "${sdir:-}" ] || bench_exporter_stop; rm -rf "$work"' EXIT
+    for n in ${sizes//,/ }; do
+      if ! scale_size "$n"; then log "size $n failed"; stop_operator; bench_exporter_stop; fi
+    done
+  )
+  "$repo/hack/cluster/down" --dir "$bed" --purge >/dev/null 2>&1 || true
+}
+
+# ---- the side-by-side part ----
+minutes_of() { tr ',' '\n' <<<"$minutes" | awk -F= -v s="$1" '$1 == s {print $2}'; }
+
+# side CONTENDER SCENARIO: one contender on its own bed for the scenario's minutes.
+side() {
+  local who=$1 scen=$2 mins d
+  mins=$(minutes_of "$scen"); mins=${mins:-5}
+  d=$res/side-$scen-$who; mkdir -p "$d"
+  export PSI_TESTBED=/tmp/bed-b-sim-$who
+  eval "$("$repo/hack/cluster/env" --dir "$PSI_TESTBED")"
+  source "$repo/tests/e2e/lib/operator.sh"
+  failures=0
+  local i
+  for i in $(seq 1 360); do
+    kubectl get namespaces -o json | jq -e 'any(.items[]; .status.phase == "Terminating")' >/dev/null || break
+    sleep 1
+  done
+  "$build_dir/hack/sim/psi-sim" --scenario "$repo/hack/sim/scenarios/$scen.yaml" --record "$d/record.jsonl" \
+    --ready-file "$d/sim.ready" --cleanup --log-level info > "$d/sim.log" 2>&1 &
+  local sim_pid=$!
+  for i in $(seq 1 360); do [ -s "$d/sim.ready" ] && break; kill -0 $sim_pid || break; sleep 0.5; done
+  [ -s "$d/sim.ready" ] || { echo "simulator not ready" > "$d/error"; kill $sim_pid; return 1; }
+  local t0; t0=$(now)
+  local cpid=
+  case $who in
+    psi)
+      start_operator --log-level info
+      kubectl apply -f - >/dev/null <<YAML
+apiVersion: rebalance.psi.dev/v1alpha1
+kind: PsiRebalance
+metadata: {name: bench}
+spec:
+  metrics:
+    source: Prometheus
+    prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
+    interval: 5s
+    window: 15s
+  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s}
+  eviction: {mode: Automatic, evictAbovePercent: 30, cooldown: {initial: 1m, max: 10m, history: 1h}}
+YAML
+      ;;
+    req|prom)
+      if [ "$who" = req ]; then
+        cat > "$d/policy.yaml" <<'YAML'
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: bench
+  pluginConfig:
+  - name: LowNodeUtilization
+    args:
+      thresholds: {cpu: 10, memory: 10, pods: 10}
+      targetThresholds: {cpu: 30, memory: 30, pods: 30}
+  plugins:
+    balance: {enabled: [LowNodeUtilization]}
+YAML
+      else
+        cat > "$d/policy.yaml" <<YAML
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+metricsProviders:
+- source: Prometheus
+  prometheus: {url: "$PSI_PROMETHEUS_URL"}
+profiles:
+- name: bench
+  pluginConfig:
+  - name: LowNodeUtilization
+    args:
+      thresholds: {MetricResource: 15}
+      targetThresholds: {MetricResource: 25}
+      metricsUtilization:
+        source: Prometheus
+        prometheus: {query: "rate(node_pressure_cpu_waiting_seconds_total[1m])"}
+  plugins:
+    balance: {enabled: [LowNodeUtilization]}
+YAML
+      fi
+      desched_start "$d"
+      cpid=$!
+      ;;
+  esac
+  sleep $((mins * 60))
+  local t1; t1=$(now)
+  if [ -n "$cpid" ]; then kill -TERM "$cpid" 2>/dev/null || true; wait "$cpid" 2>/dev/null || true; fi
+  if [ "$who" = psi ]; then
+    kubectl delete psirebalance bench --timeout=60s >/dev/null 2>&1 || true
+    stop_operator; cp "$work/operator.log" "$d/operator.log"
+  fi
+  curl -sfG "$PSI_PROMETHEUS_URL/api/v1/query_range" \
+    --data-urlencode 'query=rate(node_pressure_cpu_waiting_seconds_total[1m]) * 100' \
+    --data-urlencode "start=$t0" --data-urlencode "end=$t1" --data-urlencode step=5 > "$d/pressure.json" || true
+  kill -TERM $sim_pid 2>/dev/null || true; wait $sim_pid 2>/dev/null || true
+  jq -n --argjson t0 "$t0" --argjson t1 "$t1" --arg who "$who" --arg scen "$scen" \
+    '{t0: $t0, t1: $t1, contender: $who, scenario: $scen}' > "$d/run.json"
+  rm -rf "$work"
+}
+
+# desched_start DIR: the descheduler in the background ($! is its pid). For the Prometheus
+# source, out of a pod, it wants the pod's service-account files: give it a private mount
+# namespace with a tmpfs on /var/run holding a token of its own ServiceAccount and the bed's
+# CA, and the in-cluster environment pointing at the bed (nothing changes outside).
+desched_start() {
+  local d=$1
+  kubectl create serviceaccount descheduler-bench -n kube-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl create clusterrolebinding descheduler-bench --clusterrole cluster-admin \
+    --serviceaccount kube-system:descheduler-bench --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  mkdir -p "$d/sa"
+  kubectl create token descheduler-bench -n kube-system --duration=2h > "$d/sa/token"
+  cp "$PSI_TESTBED/pki/ca.crt" "$d/sa/ca.crt"; echo kube-system > "$d/sa/namespace"
+  local port=${PSI_APISERVER_URL##*:}
+  KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port \
+    unshare -m --propagation private sh -c '
+      mount -t tmpfs tmpfs /var/run && mkdir -p /var/run/secrets/kubernetes.io/serviceaccount &&
+      cp "$1"/sa/* /var/run/secrets/kubernetes.io/serviceaccount/ && shift && exec "$@"' sh "$d" \
+    "$desched" --policy-config-file "$d/policy.yaml" --descheduling-interval "$desched_interval" \
+    --secure-port 0 --disable-metrics --v 2 > "$d/descheduler.log" 2>&1 &
+}
+
+sides_part() {
+  local who
+  for who in psi req prom; do
+    beds+=("/tmp/bed-b-sim-$who")
+    "$repo/hack/cluster/up" --dir "/tmp/bed-b-sim-$who" >/dev/null &
+  done
+  wait
+  local scen
+  for scen in ${scenarios//,/ }; do
+    log "side by side: $scen, three contenders in parallel for $(minutes_of "$scen") min"
+    for who in psi req prom; do (side "$who" "$scen") & done
+    wait
+  done
+  for who in psi req prom; do "$repo/hack/cluster/down" --dir "/tmp/bed-b-sim-$who" --purge >/dev/null 2>&1 || true; done
+}
+
+((do_scale)) && scale_part
+((do_sides)) && sides_part
+mkdir -p "$(dirname "$out")"
+python3 "$here/analyze.py" report --dir "$res" --out "$out" --meta "sizes=$sizes" "pods_per_node=$ppn" \
+  "window_s=$window" "desched_interval=$desched_interval" "minutes=$minutes" \
+  "load_avg=$(cut -d' ' -f1-3 /proc/loadavg)" "cpus=$(nproc)" "descheduler=$(basename "$PSI_DESCHEDULER_BIN")"
+log "figures written to $out"
