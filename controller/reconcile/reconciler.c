@@ -19,12 +19,19 @@
 #define PSIR_GV API_API_VERSION
 #define MC_GV MACHINECONFIG_API_VERSION
 
-/* What the state machine decided for a node last cycle. */
+/* How long the node cache may lag behind a taint write of ours before what it shows counts
+ * again (a node whose cache still shows the resourceVersion before our write is taken to
+ * carry what we wrote, instead of being "restored" with a write that changes nothing). */
+#define OWN_WRITE_GRACE_MS 30000
+
+/* What the state machine decided for a node last cycle, and our last taint write to it. */
 struct node_record {
     char *name;
     enum api_node_state state;
     int64_t since_ms;
     bool tainted;
+    char written_rv[32]; /* the node's resourceVersion after our last taint write; "" none */
+    int64_t written_ms;
 };
 
 /* What a reconciler remembers of one PsiRebalance between cycles. */
@@ -114,12 +121,25 @@ static void state_forget(struct reconciler *r, const char *name)
         }
 }
 
+static int record_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct node_record *)a)->name, ((const struct node_record *)b)->name);
+}
+
+/* The record of node (cs->records is sorted by name), or NULL. */
 static const struct node_record *record_find(const struct cr_state *cs, const char *node)
 {
-    for (size_t i = 0; i < cs->nrecords; i++)
-        if (strcmp(cs->records[i].name, node) == 0)
-            return &cs->records[i];
-    return NULL;
+    struct node_record key = {.name = (char *)node};
+    return cs->nrecords ? bsearch(&key, cs->records, cs->nrecords, sizeof(key), record_cmp) : NULL;
+}
+
+/* Whether the taint on cached node is as rec says rather than as the cache shows: our write
+ * happened, and the cache has not caught up with it yet (within OWN_WRITE_GRACE_MS). */
+static bool cache_behind_own_write(const struct node_record *rec, const cJSON *cached, int64_t now_ms)
+{
+    const char *rv = json_str(cached, "metadata", "resourceVersion");
+    return rec && rec->written_rv[0] && now_ms - rec->written_ms < OWN_WRITE_GRACE_MS && rv &&
+           strcmp(rv, rec->written_rv) != 0;
 }
 
 static void event(struct reconciler *r, const struct kube_event_ref *ref, const char *type, const char *reason,
@@ -267,8 +287,12 @@ static int owned_nodes(struct reconciler *r, const cJSON *obj, const struct api_
 /* Add or remove our taint on node (as cached); a failed test op (someone changed the taints
  * meanwhile) is answered by reading the node again and building the patch anew, once.
  * Returns 0 when the node is as asked, -1 with err. */
+/* Add or remove taint t on the node cached shows, keeping every other taint; on a conflict
+ * the node is read again and the patch rebuilt once. Returns 1 when it was written (rv gets
+ * the node's resourceVersion after the write), 0 when the node already was as asked, -1
+ * with err on failure. */
 static int write_taint(struct reconciler *r, const cJSON *cached, const struct taintpatch_taint *t,
-                       enum taintpatch_op op, struct kube_err *err)
+                       enum taintpatch_op op, char *rv, size_t rvlen, struct kube_err *err)
 {
     const char *name = json_str(cached, "metadata", "name");
     char *path = kube_path("v1", NULL, "nodes", name, NULL);
@@ -296,8 +320,9 @@ static int write_taint(struct reconciler *r, const cJSON *cached, const struct t
         cJSON *reply = kube_rest_patch(r->deps.client, path, KUBE_PATCH_JSON, patch, NULL, err);
         cJSON_Delete(patch);
         if (reply) {
+            snprintf(rv, rvlen, "%s", json_str(reply, "metadata", "resourceVersion") ?: "");
             cJSON_Delete(reply);
-            rc = 0;
+            rc = 1;
             break;
         }
         if (err->status != 422 && err->status != 409)
@@ -326,12 +351,16 @@ static int remove_all_taints(struct reconciler *r, const struct taintpatch_taint
         if (!taintpatch_has_any(taints, t))
             continue;
         struct kube_err err;
-        if (write_taint(r, nodes.v[i].node, t, TAINTPATCH_REMOVE, &err) < 0) {
+        char rv[32];
+        int wrote = write_taint(r, nodes.v[i].node, t, TAINTPATCH_REMOVE, rv, sizeof(rv), &err);
+        if (wrote < 0) {
             log_error("taint not removed", "node", nodes.v[i].name, "psirebalance", t->owner, "error", err.msg);
             r->counters.taint_write_failures++;
             failures++;
             continue;
         }
+        if (wrote == 0)
+            continue; /* gone already */
         r->counters.taints_removed++;
         log_info("taint removed", "node", nodes.v[i].name, "psirebalance", t->owner, "why", "PsiRebalanceDeleted");
         struct kube_event_ref ref = {"v1", "Node", NULL, nodes.v[i].name, NULL};
@@ -632,6 +661,20 @@ static enum psi_resource psi_resource_of(enum api_resource res)
     return map[res];
 }
 
+static int node_sample_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct psi_node_sample *)a)->name, ((const struct psi_node_sample *)b)->name);
+}
+
+/* The last sample of node (cs->sample.nodes is sorted by name), or NULL. */
+static const struct psi_node_sample *sample_of(const struct cr_state *cs, const char *node)
+{
+    struct psi_node_sample key = {.name = (char *)node};
+    return cs->have_sample && cs->sample.n_nodes
+               ? bsearch(&key, cs->sample.nodes, cs->sample.n_nodes, sizeof(key), node_sample_cmp)
+               : NULL;
+}
+
 /* Sample the owned nodes; updates cs's metrics state and, on success, its sample. Emits an
  * Event when the metrics go away or come back. Returns 0 on a good sample. */
 static int take_sample(struct reconciler *r, struct cr_state *cs, const cJSON *obj, const struct api_spec *spec,
@@ -690,20 +733,14 @@ static int take_sample(struct reconciler *r, struct cr_state *cs, const cJSON *o
     psi_sample_free(&cs->sample);
     cs->sample = sample;
     cs->have_sample = true;
+    if (cs->sample.n_nodes)
+        qsort(cs->sample.nodes, cs->sample.n_nodes, sizeof(*cs->sample.nodes), node_sample_cmp);
     cs->metrics = 1;
     snprintf(cs->metrics_reason, sizeof(cs->metrics_reason), "SampleSucceeded");
     snprintf(cs->metrics_message, sizeof(cs->metrics_message), "%s: %zu nodes sampled", src->name, n);
     if (was == 0)
         event(r, &ref, "Normal", "MetricsAvailable", "Sample", "pressure readings are back", now_ms);
     return 0;
-}
-
-static const struct psi_node_sample *sample_of(const struct cr_state *cs, const char *node)
-{
-    for (size_t i = 0; cs->have_sample && i < cs->sample.n_nodes; i++)
-        if (strcmp(cs->sample.nodes[i].name, node) == 0)
-            return &cs->sample.nodes[i];
-    return NULL;
 }
 
 static double reading(const struct psi_node_sample *s, enum api_resource res)
@@ -741,18 +778,19 @@ static int step_taints(struct reconciler *r, struct cr_state *cs, const struct a
         if (!nodes->v[i].owned && !ours)
             continue;
         const struct node_record *rec = record_find(cs, nodes->v[i].name);
+        const struct psi_node_sample *s = sample_of(cs, nodes->v[i].name);
         in[n] = (struct taintfsm_input){
             .name = nodes->v[i].name,
             .selected = nodes->v[i].owned,
             .has_prev = rec != NULL,
             .state = rec ? rec->state : API_NODE_UNKNOWN,
             .since_ms = rec ? rec->since_ms : now_ms,
-            .tainted = taintpatch_has(taints, t),
-            .pressure = reading(sample_of(cs, nodes->v[i].name), spec->pressure.resource),
-            .utilization = utilization(sample_of(cs, nodes->v[i].name)),
+            .tainted = cache_behind_own_write(rec, nodes->v[i].node, now_ms) ? rec->tainted : taintpatch_has(taints, t),
+            .pressure = reading(s, spec->pressure.resource),
+            .utilization = utilization(s),
         };
         for (int res = 0; res < API_RESOURCES; res++)
-            readings[n].pressure[res] = reading(sample_of(cs, nodes->v[i].name), (enum api_resource)res);
+            readings[n].pressure[res] = reading(s, (enum api_resource)res);
         readings[n].utilization = in[n].utilization;
         in_node[n++] = nodes->v[i].node;
     }
@@ -766,21 +804,22 @@ static int step_taints(struct reconciler *r, struct cr_state *cs, const struct a
         return -1;
     }
     int failures = 0;
-    for (size_t a = 0; a < res.nactions; a++) {
+    char(*written)[32] = calloc(n ? n : 1, sizeof(*written)); /* per input: rv after our write */
+    for (size_t a = 0; written && a < res.nactions; a++) {
         const struct taintfsm_action *act = &res.actions[a];
-        const cJSON *node = NULL;
-        for (size_t i = 0; i < n && !node; i++)
-            if (strcmp(in[i].name, act->node) == 0)
-                node = in_node[i];
         struct kube_err err;
         bool add = act->op == TAINTFSM_ADD;
-        if (!node || write_taint(r, node, t, add ? TAINTPATCH_ADD : TAINTPATCH_REMOVE, &err) < 0) {
+        int wrote = write_taint(r, in_node[act->input], t, add ? TAINTPATCH_ADD : TAINTPATCH_REMOVE, written[act->input],
+                                sizeof(written[act->input]), &err);
+        if (wrote < 0) {
             log_error(add ? "taint not added" : "taint not removed", "node", act->node, "psirebalance", t->owner, "error",
-                      node ? err.msg : "node not in cache");
+                      err.msg);
             r->counters.taint_write_failures++;
             failures++;
             continue;
         }
+        if (wrote == 0)
+            continue; /* the node already was so (the cache had not shown it yet) */
         add ? r->counters.taints_added++ : r->counters.taints_removed++;
         char pressure[32] = "unknown";
         const struct psi_node_sample *s = sample_of(cs, act->node);
@@ -795,12 +834,26 @@ static int step_taints(struct reconciler *r, struct cr_state *cs, const struct a
         struct kube_event_ref ref = {"v1", "Node", NULL, act->node, NULL};
         event(r, &ref, "Normal", add ? "Tainted" : "Untainted", add ? "Taint" : "Untaint", note, now_ms);
     }
-    records_free(cs);
-    cs->records = calloc(res.nnodes ? res.nnodes : 1, sizeof(*cs->records));
-    for (size_t i = 0; cs->records && i < res.nnodes; i++) {
+    struct node_record *records = calloc(res.nnodes ? res.nnodes : 1, sizeof(*records));
+    for (size_t i = 0; records && written && i < res.nnodes; i++) {
         const struct taintfsm_node *fn = &res.nodes[i];
-        cs->records[cs->nrecords++] = (struct node_record){strdup(fn->name), fn->state, fn->since_ms, fn->tainted};
+        const struct node_record *old = record_find(cs, fn->name);
+        struct node_record *rec = &records[i];
+        *rec = (struct node_record){strdup(fn->name), fn->state, fn->since_ms, fn->tainted, "", 0};
+        if (written[fn->input][0]) {
+            memcpy(rec->written_rv, written[fn->input], sizeof(rec->written_rv));
+            rec->written_ms = now_ms;
+        } else if (old) {
+            memcpy(rec->written_rv, old->written_rv, sizeof(rec->written_rv));
+            rec->written_ms = old->written_ms;
+        }
     }
+    records_free(cs);
+    cs->records = records;
+    cs->nrecords = records && written ? res.nnodes : 0;
+    if (records)
+        qsort(cs->records, cs->nrecords, sizeof(*cs->records), record_cmp);
+    free(written);
     if (nodestatus_build(next, &res, readings, NULL) < 0)
         failures = -1;
     taintfsm_result_free(&res);

@@ -271,10 +271,12 @@ static int apply_cap(const struct taintfsm_params *p, struct taintfsm_result *r,
     return 0;
 }
 
-static void add_action(struct taintfsm_result *r, const char *node, enum taintfsm_op op, enum taintfsm_why why)
+static void add_action(struct taintfsm_result *r, const struct taintfsm_input *in, size_t input, enum taintfsm_op op,
+                       enum taintfsm_why why)
 {
     struct taintfsm_action *a = &r->actions[r->nactions++];
-    a->node = node;
+    a->node = in[input].name;
+    a->input = input;
     a->op = op;
     a->why = why;
 }
@@ -305,11 +307,11 @@ int taintfsm_step(const struct taintfsm_params *p, const struct taintfsm_input *
     /* Removals first, so a caller applying them in order never exceeds the cap midway. */
     for (size_t i = 0; i < n; i++)
         if (!in[i].selected && in[i].tainted)
-            add_action(out, in[i].name, TAINTFSM_REMOVE, TAINTFSM_WHY_UNSELECTED);
+            add_action(out, in, i, TAINTFSM_REMOVE, TAINTFSM_WHY_UNSELECTED);
     for (size_t k = 0; k < out->nnodes; k++) {
         const struct taintfsm_node *o = &out->nodes[k];
         if (in[o->input].tainted && !o->tainted)
-            add_action(out, o->name, TAINTFSM_REMOVE,
+            add_action(out, in, o->input, TAINTFSM_REMOVE,
                        w[k].lost_place ? TAINTFSM_WHY_CAP
                        : w[k].cooled   ? TAINTFSM_WHY_COOLED
                                        : TAINTFSM_WHY_RESTORE);
@@ -317,7 +319,7 @@ int taintfsm_step(const struct taintfsm_params *p, const struct taintfsm_input *
     for (size_t k = 0; k < out->nnodes; k++) {
         const struct taintfsm_node *o = &out->nodes[k];
         if (!in[o->input].tainted && o->tainted)
-            add_action(out, o->name, TAINTFSM_ADD, w[k].add_why);
+            add_action(out, in, o->input, TAINTFSM_ADD, w[k].add_why);
         out->tainted += o->tainted;
         out->pressured += !isnan(o->pressure) && o->pressure > p->taint_above;
     }

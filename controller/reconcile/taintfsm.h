@@ -119,6 +119,7 @@ enum taintfsm_op { TAINTFSM_ADD, TAINTFSM_REMOVE };
 
 struct taintfsm_action {
     const char *node; /* borrowed from the input */
+    size_t input;     /* index of the node in the input */
     enum taintfsm_op op;
     enum taintfsm_why why;
 };

@@ -124,6 +124,13 @@ kubectl delete psirebalance "$name-newer" --wait=true --timeout=60s >/dev/null
 # Deletion: worker-0 hot again and tainted, with a foreign taint beside ours.
 set_pressure worker-0 cpu 80
 eventually 90 "worker-0 tainted again" bash -c "$(declare -f node_tainted); node_tainted worker-0 $name"
+# Someone takes our taint off by hand: it comes back (once the cache shows the change, at
+# most 30 s after our own last write to the node). Before this, no taint was ever
+# "restored": a cache lagging behind our own write is no reason to write again.
+check "no taint was restored before (no write repeated for a lagging cache)" bash -c "! grep -q 'why=Restore' $work/operator.log"
+kubectl taint node worker-0 rebalance.psi.dev/pressure- >/dev/null
+eventually 60 "a taint removed by hand is restored" bash -c "$(declare -f node_tainted); node_tainted worker-0 $name"
+check "and logged as restored, once" test "$(grep -c 'why=Restore' "$work/operator.log")" -eq 1
 kubectl taint node worker-0 other-team/keep=yes:PreferNoSchedule >/dev/null
 kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
 check "deleting the PsiRebalance removed its taint" bash -c "$(declare -f node_tainted); ! node_tainted worker-0 $name"

@@ -700,6 +700,7 @@ static void test_property_random_traces(void **state)
             for (size_t a = 0; a < s.last.nactions; a++) {
                 const struct taintfsm_action *act = &s.last.actions[a];
                 size_t i = sim_index(&s, act->node);
+                assert_int_equal(act->input, i); /* the index of the node in the input */
                 if (isnan(v[i])) {
                     assert_int_equal(act->op, TAINTFSM_REMOVE);
                     assert_int_equal(act->why, TAINTFSM_WHY_CAP);
