@@ -46,6 +46,7 @@ int moves_migration_read(const cJSON *vmim, struct moves_migration *m)
     if (eq(str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY))
         m->owner = str(labels, MOVES_OWNER_LABEL);
     m->target = str(ms, "targetNode");
+    m->reason = str(ms, "failureReason");
     m->created = time_of(str(meta, "creationTimestamp"));
     m->end = time_of(str(ms, "endTimestamp"));
     if (!m->end && moves_phase_final(m->phase)) {
@@ -93,13 +94,14 @@ static int set(char **dst, const char *src)
     return 0;
 }
 
-static int emit(struct moves_event **ev, size_t *n, size_t move, enum moves_event_kind kind, const char *migration)
+static int emit(struct moves_event **ev, size_t *n, size_t move, enum moves_event_kind kind, const char *migration,
+                const char *reason)
 {
     struct moves_event *v = realloc(*ev, (*n + 1) * sizeof(*v));
     if (!v)
         return -1;
     *ev = v;
-    v[(*n)++] = (struct moves_event){move, kind, migration};
+    v[(*n)++] = (struct moves_event){move, kind, migration, reason};
     return 0;
 }
 
@@ -150,7 +152,7 @@ int moves_follow(struct api_move *moves, size_t n, const struct moves_migration 
                 continue;
             failed++;
             if (failed > m->failures)
-                rc = emit(events, nevents, i, MOVES_FAILED, mine[j]->name);
+                rc = emit(events, nevents, i, MOVES_FAILED, mine[j]->name, mine[j]->reason);
         }
         if (failed > m->failures)
             m->failures = failed;
@@ -164,12 +166,12 @@ int moves_follow(struct api_move *moves, size_t n, const struct moves_migration 
             m->phase = API_MOVE_MIGRATING;
             m->end_time = 0;
             if (was != API_MOVE_MIGRATING && rc == 0)
-                rc = emit(events, nevents, i, MOVES_STARTED, last->name);
+                rc = emit(events, nevents, i, MOVES_STARTED, last->name, NULL);
         } else if (eq(last->phase, "Succeeded")) {
             m->phase = API_MOVE_SUCCEEDED;
             m->end_time = last->end ? last->end : m->end_time;
             if (rc == 0)
-                rc = emit(events, nevents, i, MOVES_SUCCEEDED, last->name);
+                rc = emit(events, nevents, i, MOVES_SUCCEEDED, last->name, NULL);
         } else {
             m->phase = API_MOVE_FAILED;
             m->end_time = last->end ? last->end : m->end_time;

@@ -43,6 +43,7 @@ struct moves_migration {
     const char *phase;         /* KubeVirt's phase; "" before the first */
     const char *source;        /* source node: the annotation, else status.migrationState; NULL: unknown */
     const char *target;        /* target node once known, else NULL */
+    const char *reason;        /* status.migrationState.failureReason (why it failed), else NULL */
     bool evacuation;           /* annotated kubevirt.io/evacuationMigration */
     const char *owner;         /* a targeted migration of ours: the PsiRebalance named by its
                                 * MOVES_OWNER_LABEL (with MOVES_MANAGED_BY_LABEL ours); else NULL */
@@ -59,7 +60,8 @@ bool moves_phase_running(const char *phase);
 /* Read a migration (the object or a projection keeping metadata.{namespace, name,
  * creationTimestamp, annotations, labels}, spec.vmiName, status.{phase, migrationState,
  * phaseTransitionTimestamps}) into *m. The end time is status.migrationState.endTimestamp,
- * else the final phase's transition time. Returns 0, or -1 when it names no VMI. */
+ * else the final phase's transition time; the reason migrationState.failureReason. Returns
+ * 0, or -1 when it names no VMI. */
 int moves_migration_read(const cJSON *vmim, struct moves_migration *m);
 
 /* The migration counts the limits need, over every migration (whoever started it). */
@@ -80,6 +82,7 @@ struct moves_event {
     size_t move;               /* index into the moves */
     enum moves_event_kind kind;
     const char *migration;     /* its name (borrowed from the migrations) */
+    const char *reason;        /* MOVES_FAILED: why, when KubeVirt said (borrowed), else NULL */
 };
 
 /* Whether a move is still followed (MigrationRequested, Migrating, Failed). */

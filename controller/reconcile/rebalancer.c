@@ -344,6 +344,7 @@ void *rebalancer_vmim_projection(const cJSON *vmim, void *ud)
         copy_item(o, ms, "sourceNode");
         copy_item(o, ms, "targetNode");
         copy_item(o, ms, "endTimestamp");
+        copy_item(o, ms, "failureReason");
     }
     const cJSON *h;
     cJSON *hist = NULL;
@@ -401,17 +402,22 @@ static void count_failure(struct rebalancer *rb, const struct rebalancer_deps *d
     }
     free(key);
     char note[1024];
+    /* why, without the full stop KubeVirt's messages end with, goes before a ';' */
+    int wlen = why ? (int)strlen(why) : 0;
+    if (wlen > 0 && why[wlen - 1] == '.')
+        wlen--;
     if (migrate_move_targeted(m))
         snprintf(note, sizeof(note),
-                 "live migration %s of VirtualMachineInstance %s/%s %s -> %s failed%s%s; it was deleted and its "
+                 "live migration %s of VirtualMachineInstance %s/%s %s -> %s failed%s%.*s; it was deleted and its "
                  "cooldown grows",
                  migration, m->ns, m->name, m->source_node ? m->source_node : "?",
-                 m->destination_node ? m->destination_node : "?", why ? ": " : "", why ? why : "");
+                 m->destination_node ? m->destination_node : "?", wlen ? ": " : "", wlen, why ? why : "");
     else
         snprintf(note, sizeof(note),
                  "live migration %s of VirtualMachineInstance %s/%s off %s failed (%lld failed since the move was "
-                 "asked); its cooldown grows",
-                 migration, m->ns, m->name, m->source_node ? m->source_node : "?", (long long)m->failures);
+                 "asked)%s%.*s; its cooldown grows",
+                 migration, m->ns, m->name, m->source_node ? m->source_node : "?", (long long)m->failures,
+                 wlen ? ": " : "", wlen, why ? why : "");
     log_warn("live migration failed", "psirebalance", in->pr->name, "vmi", m->name, "namespace", m->ns, "migration",
              migration, "source", m->source_node, "destination", m->destination_node, "why", why ? why : "");
     event(d, in, "Warning", "MigrationFailed", "Migrate", note);
@@ -454,7 +460,7 @@ static int follow(struct rebalancer *rb, const struct rebalancer_deps *d, const 
             event(d, in, elsewhere ? "Warning" : "Normal", "MigrationSucceeded", "Migrate", note);
             continue;
         }
-        count_failure(rb, d, in, m, ev[i].migration, NULL);
+        count_failure(rb, d, in, m, ev[i].migration, ev[i].reason);
     }
     free(ev);
     return 0;

@@ -288,12 +288,63 @@ static void test_follow_targeted(void **state)
     cJSON_Delete(other);
 }
 
+/* A targeted migration KubeVirt failed because its target pod could not be scheduled: the
+ * read gives migrationState.failureReason and the failure event carries it (the
+ * MigrationFailed Event says why; e2e rebalance_migrate_unschedulable checks the Event). */
+static void test_follow_unschedulable(void **state)
+{
+    (void)state;
+    cJSON *full = parse("{\"metadata\":{\"name\":\"psi-rebalancer-vm-fghij\",\"namespace\":\"vms\","
+                        "\"creationTimestamp\":\"2024-05-01T10:00:01Z\",\"labels\":{\"app.kubernetes.io/managed-by\":"
+                        "\"psi-rebalancer\",\"rebalance.psi.dev/psirebalance\":\"workers\"},\"annotations\":{"
+                        "\"rebalance.psi.dev/destination-node\":\"worker-1\"}},\"spec\":{\"vmiName\":\"vm\","
+                        "\"addedNodeSelector\":{\"kubernetes.io/hostname\":\"worker-1\"}},\"status\":{\"phase\":"
+                        "\"Failed\",\"migrationState\":{\"completed\":true,\"failed\":true,\"endTimestamp\":"
+                        "\"2024-05-01T10:00:31Z\",\"failureReason\":\"Migration target pod was unschedulable for "
+                        "too long.\"},\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\"}]}}");
+    struct moves_migration g;
+    assert_int_equal(moves_migration_read(full, &g), 0);
+    assert_string_equal(g.phase, "Failed");
+    assert_string_equal(g.owner, "workers");
+    assert_null(g.target); /* never placed */
+    assert_string_equal(g.reason, "Migration target pod was unschedulable for too long.");
+    assert_int_equal(g.end, T0 + 31);
+    assert_int_equal(migrate_cleanup_action(&g, T0 + 40, 0), MIGRATE_DELETE_FAILED);
+
+    struct api_move m = {0};
+    m.kind = strdup("VirtualMachineInstance"), m.ns = strdup("vms"), m.name = strdup("vm");
+    m.source_node = strdup("worker-0"), m.destination_node = strdup("worker-1");
+    m.migration = strdup("psi-rebalancer-vm-fghij");
+    m.time = T0, m.phase = API_MOVE_MIGRATING;
+    struct moves_event *ev = NULL;
+    size_t nev = 0;
+    assert_int_equal(moves_follow(&m, 1, &g, 1, &ev, &nev), 0);
+    assert_int_equal(m.phase, API_MOVE_FAILED);
+    assert_int_equal(m.failures, 1);
+    assert_null(m.target_node);
+    assert_int_equal(m.end_time, T0 + 31);
+    assert_int_equal(nev, 1);
+    assert_int_equal(ev[0].kind, MOVES_FAILED);
+    assert_string_equal(ev[0].migration, "psi-rebalancer-vm-fghij");
+    assert_string_equal(ev[0].reason, "Migration target pod was unschedulable for too long.");
+    free(ev);
+
+    /* a failure without a reason (older KubeVirt) gives none */
+    g.reason = NULL, m.phase = API_MOVE_MIGRATING, m.failures = 0, ev = NULL, nev = 0;
+    assert_int_equal(moves_follow(&m, 1, &g, 1, &ev, &nev), 0);
+    assert_int_equal(nev, 1);
+    assert_null(ev[0].reason);
+    free(ev);
+    api_move_free(&m);
+    cJSON_Delete(full);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostname),       cmocka_unit_test(test_vmim),          cmocka_unit_test(test_crd_support),
         cmocka_unit_test(test_cleanup_action), cmocka_unit_test(test_lost),          cmocka_unit_test(test_create_outcome),
-        cmocka_unit_test(test_follow_targeted),
+        cmocka_unit_test(test_follow_targeted), cmocka_unit_test(test_follow_unschedulable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
