@@ -381,11 +381,33 @@ static char *query_of(struct lws *wsi)
     return q;
 }
 
+/* libwebsockets allocates the per-connection struct pss only when a connection's first
+ * request is dispatched to this protocol. A connection that closes (or times out) before
+ * that, e.g. a TCP connect without a request, a client that gives up while its request
+ * still waits for a header table under load, or a health checker's bare connect, still
+ * gets LWS_CALLBACK_CLOSED_HTTP (and may get LWS_CALLBACK_HTTP_DROP_PROTOCOL) with user
+ * NULL. Every reason that touches pss therefore checks it. */
 static int on_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                    size_t len)
 {
     struct pss *pss = user;
     struct psi_serve *s = lws_context_user(lws_get_context(wsi));
+    switch (reason) {
+    case LWS_CALLBACK_CLOSED_HTTP:
+    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+        if (pss)
+            pss_reset(pss);
+        return 0;
+    case LWS_CALLBACK_HTTP:
+    case LWS_CALLBACK_HTTP_BODY:
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+    case LWS_CALLBACK_HTTP_WRITEABLE:
+        if (!pss)
+            return -1; /* not expected: no state to serve a request with; hang up */
+        break;
+    default:
+        return lws_callback_http_dummy(wsi, reason, user, in, len);
+    }
     switch (reason) {
     case LWS_CALLBACK_HTTP: {
         pss_reset(pss);
@@ -438,14 +460,9 @@ static int on_http(struct lws *wsi, enum lws_callback_reasons reason, void *user
         if (!pss->reply.body || pss->sent >= pss->reply.len)
             return 0;
         return write_body(wsi, pss);
-    case LWS_CALLBACK_CLOSED_HTTP:
-    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-        pss_reset(pss);
-        return 0;
     default:
-        break;
+        return 0;
     }
-    return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
 static const struct lws_protocols protocols[] = {

@@ -1,6 +1,10 @@
 /* Unit tests for psi_serve: bind address and query parsing, and the server itself on a
  * loopback port picked by the kernel (routes, HEAD, 404/405, request bodies, large
- * replies, kept-alive connections, the handler lock). */
+ * replies, kept-alive connections, the handler lock), connections that close before or
+ * in the middle of a request, and many concurrent connections. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -268,6 +274,237 @@ static void test_live_server(void **state)
     psi_metrics_free(a.metrics);
 }
 
+/* ---- connections that end early, and many at once ---- */
+
+/* A TCP connection to 127.0.0.1:port; fails the test when refused. */
+static int raw_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+        fail_msg("connecting to 127.0.0.1:%d failed: the server is gone", port);
+    return fd;
+}
+
+static void raw_send(int fd, const char *text)
+{
+    size_t n = strlen(text);
+    /* MSG_NOSIGNAL: a server that already hung up must not kill the test with SIGPIPE */
+    assert_int_equal(send(fd, text, n, MSG_NOSIGNAL), (ssize_t)n);
+}
+
+/* GET url on a fresh connection and return the status (0 when the request failed). */
+static long get_status(const char *url)
+{
+    CURL *e = curl_easy_init();
+    struct resp r;
+    memset(&r, 0, sizeof(r));
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &r);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L);
+    long code = 0;
+    if (curl_easy_perform(e) == CURLE_OK)
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+    free(r.body);
+    curl_easy_cleanup(e);
+    return code;
+}
+
+static struct psi_serve *start_test_server(struct app *a, int *port)
+{
+    char err[256];
+    struct psi_serve *s = psi_serve_new("127.0.0.1:0", err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(psi_serve_route(s, "GET", "/readyz", on_readyz, a), 0);
+    assert_int_equal(psi_serve_route(s, "PUT", "/things/*", on_put, a), 0);
+    assert_int_equal(psi_serve_route(s, "GET", "/big", on_big, a), 0);
+    if (psi_serve_start(s, err, sizeof(err)) != 0)
+        fail_msg("starting the server: %s", err);
+    *port = psi_serve_port(s);
+    assert_true(*port > 0);
+    a->ready = 1;
+    return s;
+}
+
+/* Regression: libwebsockets hands LWS_CALLBACK_CLOSED_HTTP a NULL per-connection pointer
+ * for a connection that ends before its first request reached the handler (a bare TCP
+ * connect, as a port check or a client giving up on a busy server does). The server
+ * dereferenced it and died with SIGSEGV. Each way of ending early is followed by requests
+ * that must still be answered, and the server is freed with such a connection open. */
+static void test_connection_closed_before_request(void **state)
+{
+    (void)state;
+    struct app a = {0};
+    int port;
+    struct psi_serve *s = start_test_server(&a, &port);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/readyz", port);
+
+    /* connect and close, nothing sent */
+    for (int i = 0; i < 20; i++)
+        close(raw_connect(port));
+    assert_int_equal(get_status(url), 200);
+    /* half a request line, then close */
+    int fd = raw_connect(port);
+    raw_send(fd, "GET /rea");
+    close(fd);
+    assert_int_equal(get_status(url), 200);
+    /* the headers but not their end, then close */
+    fd = raw_connect(port);
+    raw_send(fd, "GET /readyz HTTP/1.1\r\nHost: x\r\n");
+    close(fd);
+    assert_int_equal(get_status(url), 200);
+    /* a PUT whose body never comes in full, then close */
+    fd = raw_connect(port);
+    raw_send(fd, "PUT /things/a HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n12");
+    close(fd);
+    assert_int_equal(get_status(url), 200);
+    /* a large reply the client does not read, then close */
+    fd = raw_connect(port);
+    raw_send(fd, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    close(fd);
+    assert_int_equal(get_status(url), 200);
+    /* a connection that sends nothing, still open while the server is freed */
+    int idle = raw_connect(port);
+    assert_int_equal(get_status(url), 200);
+    psi_serve_free(s);
+    close(idle);
+}
+
+/* Raw clients beside the curl load: connections that close at once, or send a whole
+ * request and close without reading the answer (when the server is busy, before the
+ * request got a header table and so before any per-connection state exists). */
+struct raw_load {
+    int port;
+    int rounds;
+    int errors; /* connects or sends that failed (cmocka asserts only in the main thread) */
+};
+
+static void *raw_load_thread(void *arg)
+{
+    struct raw_load *rl = arg;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)rl->port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    static const char *const sends[] = {
+        NULL,
+        "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n",
+        "PUT /things/r HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n42",
+    };
+    for (int r = 0; r < rl->rounds; r++) {
+        int fds[50];
+        for (int i = 0; i < 50; i++) {
+            fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+            if (fds[i] < 0 || connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+                rl->errors++;
+                continue;
+            }
+            const char *t = sends[i % 3];
+            if (t && send(fds[i], t, strlen(t), MSG_NOSIGNAL) != (ssize_t)strlen(t))
+                rl->errors++;
+        }
+        for (int i = 0; i < 50; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+    }
+    return NULL;
+}
+
+/* Many concurrent connections: PUTs and GETs over kept-alive connections from a curl
+ * multi handle (more at once than libwebsockets has header tables, so requests queue),
+ * while another thread opens and drops connections. Every curl request must be answered;
+ * under the bug above the server died part-way. */
+static void test_many_concurrent_connections(void **state)
+{
+    (void)state;
+    struct app a = {0};
+    int port;
+    struct psi_serve *s = start_test_server(&a, &port);
+    struct raw_load rl = {.port = port, .rounds = 20};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, raw_load_thread, &rl), 0);
+
+    enum { HANDLES = 150, PER_HANDLE = 8 };
+    CURLM *m = curl_multi_init();
+    curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)HANDLES);
+    CURL *h[HANDLES];
+    struct resp r[HANDLES];
+    char urls[HANDLES][128];
+    int done[HANDLES], ok = 0, failed = 0;
+    for (int i = 0; i < HANDLES; i++) {
+        memset(&r[i], 0, sizeof(r[i]));
+        done[i] = 0;
+        h[i] = curl_easy_init();
+        if (i % 2)
+            snprintf(urls[i], sizeof(urls[i]), "http://127.0.0.1:%d/things/worker-%d/cpu", port, i);
+        else
+            snprintf(urls[i], sizeof(urls[i]), "http://127.0.0.1:%d/%s", port, i % 4 ? "readyz" : "big");
+        curl_easy_setopt(h[i], CURLOPT_URL, urls[i]);
+        if (i % 2) {
+            curl_easy_setopt(h[i], CURLOPT_POSTFIELDS, "60");
+            curl_easy_setopt(h[i], CURLOPT_CUSTOMREQUEST, "PUT");
+        }
+        curl_easy_setopt(h[i], CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(h[i], CURLOPT_WRITEDATA, &r[i]);
+        curl_easy_setopt(h[i], CURLOPT_TIMEOUT, 15L);
+        curl_easy_setopt(h[i], CURLOPT_PRIVATE, (void *)(intptr_t)i);
+        curl_multi_add_handle(m, h[i]);
+    }
+    int running = 1;
+    while (running) {
+        curl_multi_perform(m, &running);
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(m, &left))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            void *p = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &p);
+            int i = (int)(intptr_t)p;
+            long code = 0;
+            curl_easy_getinfo(h[i], CURLINFO_RESPONSE_CODE, &code);
+            int want = i % 2 ? 201 : 200;
+            size_t want_len = i % 2 ? 0 : (i % 4 ? 3 : 300000);
+            if (msg->data.result == CURLE_OK && code == want && (!want_len || r[i].len == want_len))
+                ok++;
+            else if (failed++ < 5)
+                fprintf(stderr, "%s: %s, status %ld, %zu bytes\n", urls[i],
+                        curl_easy_strerror(msg->data.result), code, r[i].len);
+            free(r[i].body);
+            memset(&r[i], 0, sizeof(r[i]));
+            /* again on the same (kept-alive) connection, PER_HANDLE times in all */
+            if (++done[i] < PER_HANDLE) {
+                curl_multi_remove_handle(m, h[i]);
+                curl_multi_add_handle(m, h[i]);
+                running = 1;
+            }
+        }
+        if (running)
+            curl_multi_poll(m, NULL, 0, 100, NULL);
+    }
+    pthread_join(th, NULL);
+    assert_int_equal(rl.errors, 0);
+    assert_int_equal(failed, 0);
+    assert_int_equal(ok, HANDLES * PER_HANDLE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/readyz", port);
+    assert_int_equal(get_status(url), 200);
+    for (int i = 0; i < HANDLES; i++) {
+        curl_multi_remove_handle(m, h[i]);
+        curl_easy_cleanup(h[i]);
+    }
+    curl_multi_cleanup(m);
+    psi_serve_free(s);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -275,6 +512,8 @@ int main(void)
         cmocka_unit_test(test_parse_bind),
         cmocka_unit_test(test_query_get),
         cmocka_unit_test(test_live_server),
+        cmocka_unit_test(test_connection_closed_before_request),
+        cmocka_unit_test(test_many_concurrent_connections),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
