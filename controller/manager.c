@@ -39,7 +39,7 @@ struct manager {
     int64_t queue_timer_due;
     uint64_t events_timer;
     struct {
-        struct psi_metric *pressure, *reconcile_seconds, *reconciles, *taint_transitions, *watch_restarts,
+        struct psi_metric *pressure, *reconcile_seconds, *sample_seconds, *reconciles, *taint_transitions, *watch_restarts,
             *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations;
     } m;
     struct reconciler_counters last; /* counters already published */
@@ -229,6 +229,8 @@ static void publish(struct manager *m, double seconds, int rc)
     const char *result[] = {rc == 0 ? "success" : "error"};
     psi_metric_inc(m->m.reconciles, result, 1);
     psi_metric_observe(m->m.reconcile_seconds, NULL, seconds);
+    if (c->samples != m->last.samples)
+        psi_metric_observe(m->m.sample_seconds, NULL, c->last_sample_seconds);
     const char *add[] = {"add"}, *rem[] = {"remove"};
     psi_metric_inc(m->m.taint_transitions, add, (double)(c->taints_added - m->last.taints_added));
     psi_metric_inc(m->m.taint_transitions, rem, (double)(c->taints_removed - m->last.taints_removed));
@@ -274,6 +276,10 @@ static int register_metrics(struct manager *m)
     m->m.reconcile_seconds = psi_metrics_histogram(m->metrics, "psi_rebalancer_reconcile_duration_seconds",
                                                    "Duration of one reconcile cycle.", buckets,
                                                    sizeof(buckets) / sizeof(buckets[0]), NULL);
+    m->m.sample_seconds = psi_metrics_histogram(m->metrics, "psi_rebalancer_pressure_sample_duration_seconds",
+                                                "Duration of reading every node's pressure from the source (the "
+                                                "PromQL query, or the kubelets), part of a reconcile cycle.",
+                                                buckets, sizeof(buckets) / sizeof(buckets[0]), NULL);
     m->m.taint_transitions = psi_metrics_counter(m->metrics, "psi_rebalancer_taint_transitions_total",
                                                  "Pressure taints added to and removed from nodes.", op);
     m->m.watch_restarts = psi_metrics_gauge(m->metrics, "psi_rebalancer_watch_restarts",
@@ -291,7 +297,7 @@ static int register_metrics(struct manager *m)
                                          result);
     m->m.migrations = psi_metrics_counter(m->metrics, "psi_rebalancer_migrations_total",
                                           "Live migrations of moved VMs that ended, by result.", result);
-    return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.taint_transitions &&
+    return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.sample_seconds && m->m.taint_transitions &&
                    m->m.watch_restarts && m->m.source_errors && m->m.status_writes && m->m.evictions &&
                    m->m.migrations
                ? 0

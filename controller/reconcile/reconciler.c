@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conditions.h"
 #include "logging.h"
@@ -704,6 +705,8 @@ static int take_sample(struct reconciler *r, struct cr_state *cs, const cJSON *o
     }
     struct psi_sample sample = {0};
     struct psi_source *src = st.failed ? NULL : source_for(r, cs, spec, &st);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (src) {
         /* cpu "some" always: the rebalancer's predictions read it */
         unsigned full = spec->pressure.stall == API_STALL_FULL ? PSI_RES_BIT(psi_resource_of(spec->pressure.resource)) : 0;
@@ -714,6 +717,8 @@ static int take_sample(struct reconciler *r, struct cr_state *cs, const cJSON *o
     }
     free(descs);
     free(ips);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->counters.last_sample_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     r->counters.samples++;
     int was = cs->metrics;
     struct kube_event_ref ref = psir_ref(obj);
@@ -805,7 +810,10 @@ static int step_taints(struct reconciler *r, struct cr_state *cs, const struct a
     }
     int failures = 0;
     char(*written)[32] = calloc(n ? n : 1, sizeof(*written)); /* per input: rv after our write */
-    for (size_t a = 0; written && a < res.nactions; a++) {
+    bool *done = calloc(n ? n : 1, sizeof(*done));              /* per input: our write happened */
+    if (!written || !done)
+        failures = -1;
+    for (size_t a = 0; written && done && a < res.nactions; a++) {
         const struct taintfsm_action *act = &res.actions[a];
         struct kube_err err;
         bool add = act->op == TAINTFSM_ADD;
@@ -820,7 +828,16 @@ static int step_taints(struct reconciler *r, struct cr_state *cs, const struct a
         }
         if (wrote == 0)
             continue; /* the node already was so (the cache had not shown it yet) */
+        done[act->input] = true;
         add ? r->counters.taints_added++ : r->counters.taints_removed++;
+    }
+    /* The Events after all taint writes of the cycle: they share the write budget, and the
+     * taints are what the scheduler waits for. */
+    for (size_t a = 0; done && a < res.nactions; a++) {
+        const struct taintfsm_action *act = &res.actions[a];
+        if (!done[act->input])
+            continue;
+        bool add = act->op == TAINTFSM_ADD;
         char pressure[32] = "unknown";
         const struct psi_node_sample *s = sample_of(cs, act->node);
         if (!isnan(reading(s, spec->pressure.resource)))
@@ -854,6 +871,7 @@ static int step_taints(struct reconciler *r, struct cr_state *cs, const struct a
     if (records)
         qsort(cs->records, cs->nrecords, sizeof(*cs->records), record_cmp);
     free(written);
+    free(done);
     if (nodestatus_build(next, &res, readings, NULL) < 0)
         failures = -1;
     taintfsm_result_free(&res);

@@ -54,6 +54,7 @@ struct reconciler_deps {
 struct reconciler_counters {
     uint64_t cycles, cycle_failures;
     uint64_t samples, sample_failures;
+    double last_sample_seconds; /* how long the last sample took */
     uint64_t taints_added, taints_removed, taint_write_failures;
     uint64_t status_writes;
     /* rebalancing, summed over every PsiRebalance (rebalancer_stats) */

@@ -97,6 +97,8 @@ check "/metrics exports each node's pressure" bash -c \
   "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q 'psi_rebalancer_node_pressure_percent{psirebalance=\"$name\",node=\"worker-0\",resource=\"cpu\"}'"
 check "/metrics counts the operator's API requests by method and code" bash -c \
   "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -Eq '^psi_rebalancer_api_requests_total\\{method=\"PATCH\",code=\"200\"\\} [1-9]'"
+check "/metrics times the pressure samples apart from the whole cycle" bash -c \
+  "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -Eq '^psi_rebalancer_pressure_sample_duration_seconds_count [1-9]'"
 check "/metrics counts taint transitions" bash -c \
   "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -Eq '^psi_rebalancer_taint_transitions_total\\{op=\"add\"\\} [1-9]'"
 
