@@ -113,10 +113,40 @@ static void other_added(const char *key, const void *obj, void *ud)
     enqueue_all(ud);
 }
 
+/* Whether two cached objects differ in more than metadata.resourceVersion. A projection
+ * keeps only what the reconciler reads, so a Node's heartbeat (its status conditions) makes
+ * no difference there and costs no reconcile. */
+static bool changed(const cJSON *a, const cJSON *b)
+{
+    if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+        return true;
+    const cJSON *ia;
+    cJSON_ArrayForEach(ia, a) {
+        const cJSON *ib = cJSON_GetObjectItemCaseSensitive(b, ia->string);
+        if (!ib)
+            return true;
+        if (strcmp(ia->string, "metadata") != 0) {
+            if (!cJSON_Compare(ia, ib, true))
+                return true;
+            continue;
+        }
+        if (cJSON_GetArraySize(ia) != cJSON_GetArraySize(ib))
+            return true;
+        const cJSON *ma;
+        cJSON_ArrayForEach(ma, ia) {
+            const cJSON *mb = cJSON_GetObjectItemCaseSensitive(ib, ma->string);
+            if (!mb || (strcmp(ma->string, "resourceVersion") != 0 && !cJSON_Compare(ma, mb, true)))
+                return true;
+        }
+    }
+    return false;
+}
+
 static void other_updated(const char *key, const void *old_obj, const void *new_obj, void *ud)
 {
-    (void)key, (void)old_obj, (void)new_obj;
-    enqueue_all(ud);
+    (void)key;
+    if (changed(old_obj, new_obj))
+        enqueue_all(ud);
 }
 
 static void other_deleted(const char *key, const void *obj, bool unknown, void *ud)

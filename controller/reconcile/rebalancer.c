@@ -88,11 +88,21 @@ static const char *str(const cJSON *o, const char *k)
 
 static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
+/* The state of node name, made when new (NULL on no memory). rb->nodes is kept sorted by
+ * name; a new entry moves the ones after it, so a pointer returned before is stale then. */
 static struct node_state *node_state(struct rebalancer *rb, const char *name)
 {
-    for (size_t i = 0; i < rb->nnodes; i++)
-        if (strcmp(rb->nodes[i].name, name) == 0)
-            return &rb->nodes[i];
+    size_t lo = 0, hi = rb->nnodes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(rb->nodes[mid].name, name);
+        if (c == 0)
+            return &rb->nodes[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     struct node_state *v = realloc(rb->nodes, (rb->nnodes + 1) * sizeof(*v));
     char *n = strdup(name);
     if (!v || !n) {
@@ -102,9 +112,11 @@ static struct node_state *node_state(struct rebalancer *rb, const char *name)
         return NULL;
     }
     rb->nodes = v;
-    memset(&v[rb->nnodes], 0, sizeof(*v));
-    v[rb->nnodes].name = n;
-    return &v[rb->nnodes++];
+    memmove(&v[lo + 1], &v[lo], (rb->nnodes - lo) * sizeof(*v));
+    memset(&v[lo], 0, sizeof(*v));
+    v[lo].name = n;
+    rb->nnodes++;
+    return &v[lo];
 }
 
 static char *workload_key(const char *kind, const char *ns, const char *name)
@@ -1024,12 +1036,13 @@ static size_t execute(struct rebalancer *rb, const struct rebalancer_deps *d, co
                 rec->migration = mig_name;
                 mig_name = NULL;
             }
-            struct node_state *s = node_state(rb, src), *t = node_state(rb, dst);
             if (dry || out == REBALANCE_EVICTED) { /* the move is over as far as we know: settle from now */
-                if (s)
-                    s->settle_until_ms = in->now_ms + settle;
-                if (t)
-                    t->settle_until_ms = in->now_ms + settle;
+                const char *both[] = {src, dst};
+                for (int b = 0; b < 2; b++) {
+                    struct node_state *ns = node_state(rb, both[b]); /* one at a time: a new one moves others */
+                    if (ns)
+                        ns->settle_until_ms = in->now_ms + settle;
+                }
             }
             if (dry) {
                 rb->stats.dry_run_moves++;
