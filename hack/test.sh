@@ -3,8 +3,10 @@
 #  - the plain build (build/): the unit tests, and the valgrind leak check of a long watch
 #    session (valgrind cannot run a sanitized binary);
 #  - the sanitizer build (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer): the
-#    unit tests again and every end-to-end test against a test bed of real upstream
-#    components, so each e2e test runs once, and under the sanitizers.
+#    unit tests again and every end-to-end test against test beds of real upstream
+#    components, so each e2e test runs once, and under the sanitizers. The e2e tests are
+#    spread over two test beds (CMake's PSI_E2E_LANES) that run at once (PSI_TEST_JOBS,
+#    default 2: ctest -j).
 #
 #   hack/test.sh            everything
 #   hack/test.sh -L unit    only what ctest selects, in both builds (arguments pass to ctest)
@@ -21,9 +23,12 @@ run() { # run BUILD_DIR CMAKE_ARGS... -- CTEST_ARGS...
   shift
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${cmake_args[@]+"${cmake_args[@]}"}" >/dev/null
   cmake --build "$dir" -j2
-  # A test bed left over from an interrupted run is stopped and removed first.
-  hack/cluster/down --dir "$dir/testbed" --purge >/dev/null 2>&1 || true
-  ctest --test-dir "$dir" --output-on-failure "$@"
+  # Test beds left over from an interrupted run are stopped and removed first.
+  local bed
+  for bed in "$dir"/testbed*/; do
+    [ -d "$bed" ] && { hack/cluster/down --dir "$bed" --purge >/dev/null 2>&1 || true; }
+  done
+  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-2}" "$@"
 }
 
 if (($#)); then
