@@ -164,10 +164,10 @@ set_many() { # PERCENT NODE...: one curl for every node
   for n in "$@"; do urls+=("$exporter_url/pressure/$n/cpu"); done
   curl -sf -X PUT --data "$p" "${urls[@]}" >/dev/null
 }
-# The pressure exporter under a watchdog: hack/sim's psi-pressure-exporter was seen to die
-# (SIGSEGV) soon after start with 1,000 per-node targets scraped by Prometheus. Keep it on one
-# port, start it again when it dies, put back the pressures set so far, and count the deaths
-# ($sdir/exporter-deaths) so the report can say so.
+# The pressure exporter under a watchdog, a guard since it died under load once (a crash of
+# the HTTP server, fixed; see bench/README.md): keep it on one port, start it again when it
+# dies, put back the pressures set so far, and count the deaths ($sdir/exporter-deaths) so
+# the report can say so.
 bench_exporter_start() {
   local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   exporter_url=http://127.0.0.1:$port
@@ -224,11 +224,7 @@ apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: bench}
 spec:
-  metrics:
-    source: Prometheus
-    prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
-    interval: 5s
-    window: 15s
+  metrics: $bed_metrics
   pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s, maxTaintedPercent: 50}
   eviction: {mode: Disabled}
 YAML
@@ -261,10 +257,9 @@ YAML
     --interval 5 --sustain 10 > "$sdir/result.json"
 }
 
-# desched_footprint: the descheduler (LowNodeUtilization on requests) against the same bed for
-# the same window, every 5 s like our cycle: its RSS and CPU beside ours.
-desched_footprint() {
-  cat > "$sdir/desched-policy.yaml" <<'YAML'
+# requests_policy: the descheduler's policy for LowNodeUtilization on requests, on stdout.
+requests_policy() {
+  cat <<'YAML'
 apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -277,6 +272,12 @@ profiles:
   plugins:
     balance: {enabled: [LowNodeUtilization]}
 YAML
+}
+
+# desched_footprint: the descheduler (LowNodeUtilization on requests) against the same bed for
+# the same window, every 5 s like our cycle: its RSS and CPU beside ours.
+desched_footprint() {
+  requests_policy > "$sdir/desched-policy.yaml"
   log "1000 nodes: the descheduler for ${window} s"
   "$desched" --policy-config-file "$sdir/desched-policy.yaml" --kubeconfig "$KUBECONFIG" \
     --descheduling-interval 5s --secure-port 0 --disable-metrics --v 1 > "$sdir/descheduler.log" 2>&1 &
@@ -336,30 +337,14 @@ apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: bench}
 spec:
-  metrics:
-    source: Prometheus
-    prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
-    interval: 5s
-    window: 15s
+  metrics: $bed_metrics
   pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s}
   eviction: {mode: Automatic, evictAbovePercent: 30, cooldown: {initial: 1m, max: 10m, history: 1h}}
 YAML
       ;;
     req|prom)
       if [ "$who" = req ]; then
-        cat > "$d/policy.yaml" <<'YAML'
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
-- name: bench
-  pluginConfig:
-  - name: LowNodeUtilization
-    args:
-      thresholds: {cpu: 10, memory: 10, pods: 10}
-      targetThresholds: {cpu: 30, memory: 30, pods: 30}
-  plugins:
-    balance: {enabled: [LowNodeUtilization]}
-YAML
+        requests_policy > "$d/policy.yaml"
       else
         cat > "$d/policy.yaml" <<YAML
 apiVersion: descheduler/v1alpha2
