@@ -95,7 +95,11 @@ sample_proc() {
 }
 
 # ---- the scale part ----
-node_manifests() { # FROM TO: kwok worker nodes worker-FROM..worker-(TO-1), as hack/cluster/up makes them
+# node_manifests FROM TO: kwok worker nodes worker-FROM..worker-(TO-1), as hack/cluster/up
+# makes them, with the beta os/arch labels the controller-manager would add (a few nodes a
+# second: at 1,000 new nodes minutes of label updates, each a real change the operator
+# reconciles, which would leak into the steady-state window).
+node_manifests() {
   local i
   for ((i = $1; i < $2; i++)); do
     cat <<YAML
@@ -104,7 +108,7 @@ kind: Node
 metadata:
   name: worker-$i
   annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
-  labels: {kubernetes.io/hostname: worker-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, node-role.kubernetes.io/worker: "", type: kwok}
+  labels: {kubernetes.io/hostname: worker-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, beta.kubernetes.io/os: linux, beta.kubernetes.io/arch: amd64, node-role.kubernetes.io/worker: "", type: kwok}
 spec: {}
 status:
   addresses: [{type: InternalIP, address: "10.100.$((i / 250)).$((i % 250 + 2))"}, {type: Hostname, address: "worker-$i"}]
