@@ -12,37 +12,9 @@
 
 #include "conditions.h"
 #include "machineconfig.h"
+#include "testutil.h"
 
 /* tests/testdata/reconcile/name, parsed; fails the test when missing or not JSON. */
-static cJSON *fixture(const char *name)
-{
-    const char *dir = getenv("PSI_TESTDATA");
-    assert_non_null(dir);
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/reconcile/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    char *buf = NULL;
-    size_t len = 0, cap = 0, got;
-    do {
-        if (len + 4096 + 1 > cap) {
-            cap = (len + 4096 + 1) * 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-        got = fread(buf + len, 1, 4096, f);
-        len += got;
-    } while (got > 0);
-    fclose(f);
-    buf[len] = '\0';
-    cJSON *j = cJSON_Parse(buf);
-    free(buf);
-    if (!j)
-        fail_msg("%s is not JSON", path);
-    return j;
-}
-
 static const char *str_at(const cJSON *obj, const char *a, const char *b)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);

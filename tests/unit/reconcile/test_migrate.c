@@ -2,7 +2,6 @@
  * the hostname it targets, the CRD check (fixtures of KubeVirt's CRD with and without
  * addedNodeSelector), the cleanup and lost-move decisions, the answers to a create, and how
  * moves follow a targeted migration (by name, not as an evacuation). */
-#include <libgen.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,32 +15,9 @@
 
 #include "migrate.h"
 #include "moves.h"
+#include "testutil.h"
 
 #define T0 1714557600 /* 2024-05-01T10:00:00Z */
-
-static cJSON *parse(const char *text)
-{
-    cJSON *j = cJSON_Parse(text);
-    if (!j)
-        fail_msg("test JSON does not parse: %s", text);
-    return j;
-}
-
-/* A fixture next to this file (testdata/NAME), parsed. */
-static cJSON *fixture(const char *name)
-{
-    char src[1024], path[1200];
-    snprintf(src, sizeof(src), "%s", __FILE__);
-    snprintf(path, sizeof(path), "%s/testdata/%s", dirname(src), name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        fail_msg("fixture %s not readable", path);
-    char buf[65536];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return parse(buf);
-}
 
 static const char *at(const cJSON *o, const char *a, const char *b, const char *c)
 {

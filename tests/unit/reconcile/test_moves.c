@@ -13,16 +13,9 @@
 
 #include "json.h"
 #include "moves.h"
+#include "testutil.h"
 
 #define T0 1714557600 /* 2024-05-01T10:00:00Z */
-
-static cJSON *parse(const char *text)
-{
-    cJSON *j = cJSON_Parse(text);
-    if (!j)
-        fail_msg("test JSON does not parse: %s", text);
-    return j;
-}
 
 static void test_read(void **state)
 {

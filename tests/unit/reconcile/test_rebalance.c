@@ -13,14 +13,7 @@
 #include <cmocka.h>
 
 #include "rebalance.h"
-
-static cJSON *parse(const char *text)
-{
-    cJSON *j = cJSON_Parse(text);
-    if (!j)
-        fail_msg("test JSON does not parse: %s", text);
-    return j;
-}
+#include "testutil.h"
 
 /* ---- which pods may move ---- */
 

@@ -9,15 +9,9 @@
 #include <cmocka.h>
 
 #include "taintpatch.h"
+#include "testutil.h"
 
 static const struct taintpatch_taint ours = {"rebalance.psi.dev/pressure", "PreferNoSchedule", "workers"};
-
-static cJSON *parse(const char *text)
-{
-    cJSON *j = cJSON_Parse(text);
-    assert_non_null(j);
-    return j;
-}
 
 /* Apply patch (test, then replace or add on /spec/taints) to node the way the API server
  * would: fails the test when the test op does not hold. Returns the new taints (borrowed). */

@@ -1,0 +1,50 @@
+/* Helpers shared by the reconcile unit tests: JSON from a literal or from a file of
+ * tests/testdata/reconcile. Include after <cmocka.h> (failures go through fail_msg). */
+#ifndef PSI_TEST_RECONCILE_UTIL_H
+#define PSI_TEST_RECONCILE_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+/* text parsed; the test fails when it is no JSON. */
+static inline cJSON *parse(const char *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    if (!j)
+        fail_msg("test JSON does not parse: %s", text);
+    return j;
+}
+
+/* $PSI_TESTDATA/reconcile/<name> parsed; the test fails when it is unreadable or no JSON. */
+static inline cJSON *fixture(const char *name)
+{
+    const char *dir = getenv("PSI_TESTDATA");
+    assert_non_null(dir);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/reconcile/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len + 4096 + 1 > cap) {
+            cap = (len + 4096 + 1) * 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        got = fread(buf + len, 1, 4096, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    buf[len] = '\0';
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    if (!j)
+        fail_msg("%s is not JSON", path);
+    return j;
+}
+
+#endif
