@@ -207,6 +207,21 @@ bench_exporter_stop() {
 
 tainted_count() { kubectl get nodes -o json | jq '[.items[] | select(any(.spec.taints[]?; .key == "rebalance.psi.dev/pressure"))] | length'; }
 
+# apply_bench_psir EVICTION: the PsiRebalance "bench" on the bed's Prometheus (interval 5 s,
+# window 15 s, sustain 10 s, taint 25 %, untaint 15 %, at most half the nodes tainted) with
+# the given eviction block.
+apply_bench_psir() {
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: rebalance.psi.dev/v1alpha1
+kind: PsiRebalance
+metadata: {name: bench}
+spec:
+  metrics: $bed_metrics
+  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s, maxTaintedPercent: 50}
+  eviction: $1
+YAML
+}
+
 scale_size() {
   local n=$1 i
   sdir=$res/scale-$n; mkdir -p "$sdir"
@@ -223,15 +238,7 @@ scale_size() {
   start_operator --log-level info
   local t_wait=$((SECONDS + 60)); until grep -q 'paths=/metrics' "$work/operator.log"; do ((SECONDS < t_wait)) || break; sleep 0.2; done
   metrics_port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\).*/\1/p' "$work/operator.log" | tail -1)
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: rebalance.psi.dev/v1alpha1
-kind: PsiRebalance
-metadata: {name: bench}
-spec:
-  metrics: $bed_metrics
-  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s, maxTaintedPercent: 50}
-  eviction: {mode: Disabled}
-YAML
+  apply_bench_psir "{mode: Disabled}"
   t=$((SECONDS + 600))
   until [ "$(kubectl get psirebalance bench -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; do
     ((SECONDS < t)) || { log "PsiRebalance not Ready after 600 s"; break; }
@@ -336,15 +343,7 @@ side() {
   case $who in
     psi)
       start_operator --log-level info
-      kubectl apply -f - >/dev/null <<YAML
-apiVersion: rebalance.psi.dev/v1alpha1
-kind: PsiRebalance
-metadata: {name: bench}
-spec:
-  metrics: $bed_metrics
-  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s}
-  eviction: {mode: Automatic, evictAbovePercent: 30, cooldown: {initial: 1m, max: 10m, history: 1h}}
-YAML
+      apply_bench_psir "{mode: Automatic, evictAbovePercent: 30, cooldown: {initial: 1m, max: 10m, history: 1h}}"
       ;;
     req|prom)
       if [ "$who" = req ]; then
