@@ -34,7 +34,8 @@ set_pressure worker-0 memory/some 80
 set_pressure worker-1 memory/some 80
 set_pressure worker-1 memory/full 60
 eventually 90 "worker-1 tainted on its memory full pressure" bash -c "$(declare -f node_tainted); node_tainted worker-1 $name-full"
-check "status shows worker-1's memory pressure as the full reading (60 %)" bash -c \
+# The taint may come while Prometheus' rate still ramps up; the reading settles at 60.
+eventually 60 "status shows worker-1's memory pressure as the full reading (60 %)" bash -c \
   "kubectl get psirebalance $name-full -o json | jq -e '.status.nodes[] | select(.name==\"worker-1\") | (.pressure.memory | tonumber) as \$m | \$m > 55 and \$m < 65' >/dev/null"
 sleep 15
 check "worker-0, high on memory some only, is not tainted" bash -c "$(declare -f node_tainted); ! node_tainted worker-0 $name-full"
