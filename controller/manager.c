@@ -1,5 +1,6 @@
 #include "manager.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -363,6 +364,10 @@ static void process_queue(struct kube_loop *loop, void *ud)
         free(name);
     }
     gc_pod_informers(m);
+    /* A cycle parses and builds documents that grow with the cluster (the Prometheus reply,
+     * the status); give the pages they freed back, so that the resident size follows what
+     * is live rather than the largest cycle so far. */
+    malloc_trim(0);
     schedule_queue(m);
 }
 
