@@ -65,8 +65,8 @@ static void usage(FILE *out)
             "  --leader-elect=true|false            elect a leader through a Lease (default true)\n"
             "  --leader-election-namespace NS       namespace of the Lease (default: the pod's or the context's)\n"
             "  --leader-election-id NAME            name of the Lease (default psi-rebalancer-leader)\n"
-            "  --kube-api-qps N                     API writes per second (default 20)\n"
-            "  --kube-api-burst N                   API write burst (default 30)\n"
+            "  --kube-api-qps N                     API writes per second (default 50)\n"
+            "  --kube-api-burst N                   API write burst (default 100)\n"
             "  --metrics-bind-address ADDR          /metrics address (default :8080; 0 disables)\n"
             "  --health-probe-bind-address ADDR     /healthz and /readyz address (default :8081; 0 disables)\n"
             "  --log-level debug|info|warn|error    (default info)\n"
@@ -87,7 +87,7 @@ static int parse_bool(const char *s, int *out)
 static int parse_flags(int argc, char **argv, struct flags *f)
 {
     *f = (struct flags){.leader_elect = 1, .election_id = "psi-rebalancer-leader", .metrics_addr = ":8080",
-                        .health_addr = ":8081", .api_qps = 20, .api_burst = 30, .level = LOGGING_INFO, .format = LOGGING_TEXT};
+                        .health_addr = ":8081", .api_qps = 50, .api_burst = 100, .level = LOGGING_INFO, .format = LOGGING_TEXT};
     enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, QPS, BURST, METRICS, HEALTH, LEVEL, FORMAT, HELP };
     static const struct option opts[] = {
         {"kubeconfig", required_argument, 0, KUBECONFIG},
