@@ -26,6 +26,14 @@ def load(path, default=None):
         return default
 
 
+def part_at_max(proc, key):
+    """The given part of the RSS (MiB) in the sample where the whole RSS was largest."""
+    rss, part = proc.get("rss_kib") or [], proc.get(key) or []
+    if not rss or len(part) != len(rss):
+        return None
+    return round(part[rss.index(max(rss))] / 1024, 2)
+
+
 def iso(ts):
     return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
@@ -143,15 +151,23 @@ def window(d, name, events, interval):
     verbs = by_verb(events, s0["t"], s1["t"])
     rss = proc["rss_kib"]
     p50, p99 = quantile(0.5, h), quantile(0.99, h)
+    hs = hist_delta(m0, m1, "psi_rebalancer_pressure_sample_duration_seconds")
+    s50, s99 = quantile(0.5, hs), quantile(0.99, hs)
     return {
         "seconds": round(secs, 1),
         "rss_mib_max": round(max(rss) / 1024, 2) if rss else None,
         "rss_mib_mean": round(statistics.mean(rss) / 1024, 2) if rss else None,
         "rss_hwm_mib": round(proc["hwm_kib"] / 1024, 2),
+        # the parts of the largest sample: the heap and stacks, and the mapped shared libraries
+        "rss_anon_mib_at_max": part_at_max(proc, "rss_anon_kib"),
+        "rss_file_mib_at_max": part_at_max(proc, "rss_file_kib"),
         "cpu_s_per_min": round(proc["cpu_s"] / (proc["t1"] - proc["t0"]) * 60, 3),
         "reconciles": int(rec),
         "reconcile_ms_p50": round(p50 * 1000, 2) if p50 is not None else None,
         "reconcile_ms_p99": round(p99 * 1000, 2) if p99 is not None else None,
+        # the part of a cycle spent reading the pressure (the PromQL query and its reply)
+        "sample_ms_p50": round(s50 * 1000, 2) if s50 is not None else None,
+        "sample_ms_p99": round(s99 * 1000, 2) if s99 is not None else None,
         "api_requests_per_min_by_verb": {k: round(v / secs * 60, 1) for k, v in sorted(verbs.items())},
         "api_requests_by_method_operator_metric": {
             m: msum(m1, "psi_rebalancer_api_requests_total", method=m) - msum(m0, "psi_rebalancer_api_requests_total", method=m)
@@ -306,7 +322,7 @@ def table(doc):
     sc = doc.get("scale", [])
     if sc:
         lines.append("Scale (operator; each cell: steady / storm)")
-        hdr = ["nodes", "RSS MiB", "CPU s/min", "rec p50 ms", "rec p99 ms", "req/min by verb", "LIST after start",
+        hdr = ["nodes", "RSS MiB", "RSS anon+file", "CPU s/min", "rec p50 ms", "rec p99 ms", "of which query p50", "req/min by verb", "LIST after start",
                "status w/cycle", "PromQL/cycle"]
         lines.append(" | ".join(hdr))
         for s in sc:
@@ -314,8 +330,9 @@ def table(doc):
             def two(k):
                 return f'{fmt(st.get(k))} / {fmt(sm.get(k))}'
             verbs = lambda w: " ".join(f"{k}={v:g}" for k, v in (w.get("api_requests_per_min_by_verb") or {}).items()) or "-"
-            lines.append(" | ".join([str(s["nodes"]), two("rss_mib_max"), two("cpu_s_per_min"), two("reconcile_ms_p50"),
-                                     two("reconcile_ms_p99"), f"{verbs(st)} / {verbs(sm)}",
+            split = lambda w: f'{fmt(w.get("rss_anon_mib_at_max"))}+{fmt(w.get("rss_file_mib_at_max"))}'
+            lines.append(" | ".join([str(s["nodes"]), two("rss_mib_max"), f"{split(st)} / {split(sm)}", two("cpu_s_per_min"), two("reconcile_ms_p50"),
+                                     two("reconcile_ms_p99"), two("sample_ms_p50"), f"{verbs(st)} / {verbs(sm)}",
                                      fmt(s.get("list_calls_after_startup")), two("status_writes_per_cycle"),
                                      two("promql_queries_per_cycle")]))
         lines.append("")

@@ -80,18 +80,21 @@ trap cleanup EXIT
 
 # ---- process figures ----
 proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }                      # clock ticks
-proc_rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }                  # KiB
-# sample_proc PID SECONDS FILE: RSS every 2 s, and the CPU ticks at start and end, as JSON.
+proc_mem() { awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%s ", $2}' "/proc/$1/status"; }  # KiB: RSS anon file
+# sample_proc PID SECONDS FILE: RSS (and its anonymous and file-backed parts) every 2 s, and
+# the CPU ticks at start and end, as JSON.
 sample_proc() {
-  local pid=$1 secs=$2 f=$3 c0 c1 t0 t1 rss=()
+  local pid=$1 secs=$2 f=$3 c0 c1 t0 t1 mem=()
   t0=$(now); c0=$(proc_cpu "$pid")
   local end=$((SECONDS + secs))
-  while ((SECONDS < end)); do rss+=("$(proc_rss "$pid")"); sleep 2; done
+  while ((SECONDS < end)); do mem+=("$(proc_mem "$pid")"); sleep 2; done
   t1=$(now); c1=$(proc_cpu "$pid")
   jq -n --argjson t0 "$t0" --argjson t1 "$t1" --argjson c0 "$c0" --argjson c1 "$c1" \
     --argjson hz "$(getconf CLK_TCK)" --argjson hwm "$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")" \
-    '{t0: $t0, t1: $t1, cpu_s: (($c1 - $c0) / $hz), rss_kib: $ARGS.positional | map(tonumber), hwm_kib: $hwm}' \
-    --args "${rss[@]}" > "$f"
+    '($ARGS.positional | map(split(" ") | map(select(. != "") | tonumber))) as $m
+     | {t0: $t0, t1: $t1, cpu_s: (($c1 - $c0) / $hz), rss_kib: $m | map(.[0]),
+        rss_anon_kib: $m | map(.[1]), rss_file_kib: $m | map(.[2]), hwm_kib: $hwm}' \
+    --args "${mem[@]}" > "$f"
 }
 
 # ---- the scale part ----
