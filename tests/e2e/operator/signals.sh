@@ -54,7 +54,7 @@ set_pressure worker-0 cpu 60
 set_pressure worker-1 cpu 60
 set_pressure worker-2 cpu 60
 eventually 90 "worker-1 (busy, pressured) tainted" bash -c "$(declare -f node_tainted); node_tainted worker-1 $name-floor"
-check "status reports worker-1's utilisation (90 %)" bash -c \
+eventually 60 "status reports worker-1's utilisation (90 %)" bash -c \
   "kubectl get psirebalance $name-floor -o json | jq -e '.status.nodes[] | select(.name==\"worker-1\") | (.utilization | tonumber) as \$u | \$u > 85 and \$u < 95' >/dev/null"
 sleep 15
 check "worker-0 (pressure below the utilisation floor) is not tainted" bash -c "$(declare -f node_tainted); ! node_tainted worker-0 $name-floor"
