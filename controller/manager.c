@@ -14,6 +14,10 @@
 
 /* Delay before a failed reconcile runs again. */
 #define MANAGER_RETRY_MS 5000
+/* How long a change to a Node, MachineConfig or pool waits before the reconcile it asks for,
+ * so that a burst of them (node-lifecycle taints on a struggling cluster: hundreds a
+ * second at 5,000 nodes) makes one reconcile per PsiRebalance, not one each. */
+#define MANAGER_CLUSTER_CHANGE_DELAY_MS 1000
 /* A pod informer nobody asked for this long is stopped (pods are watched only while some
  * node is a source of moves). */
 #define MANAGER_POD_INFORMER_IDLE_MS (10 * 60 * 1000)
@@ -75,17 +79,19 @@ static void enqueue(struct manager *m, const char *name)
         schedule_queue(m);
 }
 
-static int enqueue_each(const char *key, const char *rv, const void *obj, void *ud)
+static int enqueue_each_soon(const char *key, const char *rv, const void *obj, void *ud)
 {
     (void)rv, (void)obj;
-    enqueue(ud, key);
+    struct manager *m = ud;
+    if (workqueue_add_after(m->queue, key, MANAGER_CLUSTER_CHANGE_DELAY_MS) == 0)
+        schedule_queue(m);
     return 0;
 }
 
-/* Nodes, MachineConfigs and pools concern every PsiRebalance: reconcile them all. */
+/* Nodes, MachineConfigs and pools concern every PsiRebalance: reconcile them all, soon. */
 static void enqueue_all(struct manager *m)
 {
-    kube_informer_foreach(m->psirebalances, enqueue_each, m);
+    kube_informer_foreach(m->psirebalances, enqueue_each_soon, m);
 }
 
 static void psir_added(const char *key, const void *obj, void *ud)
