@@ -83,6 +83,55 @@ static void mc_free(struct api_machine_config_status *m)
     free(m->pool);
 }
 
+/* A copy of n elements of size sz at src, or NULL (also when n is 0). */
+static void *copy_array(const void *src, size_t n, size_t sz)
+{
+    void *v = n ? malloc(n * sz) : NULL;
+    if (v)
+        memcpy(v, src, n * sz);
+    return v;
+}
+
+int api_status_copy(struct api_status *dst, const struct api_status *src)
+{
+    *dst = *src;
+    dst->conditions = copy_array(src->conditions, src->nconditions, sizeof(*src->conditions));
+    dst->machine_configs = copy_array(src->machine_configs, src->nmachine_configs, sizeof(*src->machine_configs));
+    dst->nodes = copy_array(src->nodes, src->nnodes, sizeof(*src->nodes));
+    dst->moves = copy_array(src->moves, src->nmoves, sizeof(*src->moves));
+    /* Until every string is its own, counts say how many elements own theirs. */
+    size_t nc = src->nconditions, nm = src->nmachine_configs, nn = src->nnodes, nv = src->nmoves;
+    dst->nconditions = dst->nmachine_configs = dst->nnodes = dst->nmoves = 0;
+    if ((nc && !dst->conditions) || (nm && !dst->machine_configs) || (nn && !dst->nodes) || (nv && !dst->moves))
+        goto oom;
+    for (; dst->nconditions < nc; dst->nconditions++) {
+        struct api_condition *c = &dst->conditions[dst->nconditions];
+        const struct api_condition *o = &src->conditions[dst->nconditions];
+        if (dup_or_null(&c->type, o->type) | dup_or_null(&c->reason, o->reason) | dup_or_null(&c->message, o->message)) {
+            condition_free(c);
+            goto oom;
+        }
+    }
+    for (; dst->nmachine_configs < nm; dst->nmachine_configs++) {
+        struct api_machine_config_status *m = &dst->machine_configs[dst->nmachine_configs];
+        const struct api_machine_config_status *o = &src->machine_configs[dst->nmachine_configs];
+        if (dup_or_null(&m->role, o->role) | dup_or_null(&m->name, o->name) | dup_or_null(&m->pool, o->pool)) {
+            mc_free(m);
+            goto oom;
+        }
+    }
+    for (; dst->nnodes < nn; dst->nnodes++)
+        if (dup_or_null(&dst->nodes[dst->nnodes].name, src->nodes[dst->nnodes].name) < 0)
+            goto oom;
+    for (; dst->nmoves < nv; dst->nmoves++)
+        if (api_move_copy(&dst->moves[dst->nmoves], &src->moves[dst->nmoves]) < 0)
+            goto oom;
+    return 0;
+oom:
+    api_status_free(dst);
+    return -1;
+}
+
 void api_status_free(struct api_status *st)
 {
     if (!st)
@@ -352,11 +401,14 @@ static int decode_list(const cJSON *json, const char *path, const char *key, siz
         return 0;
     char p[API_JSON_PATH_MAX], ip[API_JSON_PATH_MAX];
     api_json_path(p, path, key);
+    size_t count = (size_t)cJSON_GetArraySize(arr);
+    char *v = count ? realloc(*out, (*n + count) * elem_size) : *out; /* one allocation, not one per element */
+    if (count && !v)
+        return api_errors_add(errs, p, "out of memory");
+    *out = v;
     int rc = 0, i = 0;
     cJSON_ArrayForEach(it, arr) {
-        void *elem = append(out, n, elem_size);
-        if (!elem)
-            return api_errors_add(errs, p, "out of memory");
+        void *elem = memset(v + (*n)++ * elem_size, 0, elem_size);
         rc |= dec(it, api_json_index(ip, p, i++), elem, errs, warns);
     }
     return rc ? -1 : 0;

@@ -156,6 +156,9 @@ void api_move_free(struct api_move *m);
 /* Append a machine config entry for role and return it; NULL on no memory. */
 struct api_machine_config_status *api_status_add_machine_config(struct api_status *st, const char *role);
 
+/* Make dst a deep copy of src. Returns 0, or -1 on no memory (dst is then empty). */
+int api_status_copy(struct api_status *dst, const struct api_status *src);
+
 /* Release what st owns and zero it. */
 void api_status_free(struct api_status *st);
 

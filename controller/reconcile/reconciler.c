@@ -939,17 +939,6 @@ static int rebalance(struct reconciler *r, struct cr_state *cs, const cJSON *obj
 
 /* ---- status ---- */
 
-/* next starts as a copy of the status the object has: conditions keep their times, and the
- * per-node entries stay as the last sample left them until the next sample replaces them. */
-static int status_copy(const cJSON *obj, struct api_status *next)
-{
-    struct api_errors errs = {0};
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status");
-    int rc = st ? api_status_decode(st, next, &errs, NULL) : 0;
-    api_errors_free(&errs);
-    return rc;
-}
-
 /* Drop next's machineConfigs entries: reconcile_machineconfigs writes them anew each cycle. */
 static void clear_machine_configs(struct api_status *st)
 {
@@ -963,15 +952,31 @@ static void clear_machine_configs(struct api_status *st)
     st->nmachine_configs = 0;
 }
 
+/* The body of a status write for obj: its identity (apiVersion, kind, metadata, whose
+ * resourceVersion guards the write) without its spec and old status, which the status
+ * subresource takes from the stored object and which grow with the cluster. */
+static cJSON *status_body(const cJSON *obj)
+{
+    cJSON *body = cJSON_CreateObject();
+    static const char *const keep[] = {"apiVersion", "kind", "metadata"};
+    for (size_t i = 0; body && i < sizeof(keep) / sizeof(keep[0]); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, keep[i]);
+        if (v && !cJSON_AddItemToObject(body, keep[i], cJSON_Duplicate(v, 1))) {
+            cJSON_Delete(body);
+            return NULL;
+        }
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(body, "metadata"), "managedFields");
+    return body;
+}
+
 /* PUT the status subresource with next; on 409 read the object again and retry once. */
 static int write_status(struct reconciler *r, const cJSON *obj, const struct api_status *next, struct kube_err *err)
 {
     char *path = kube_path(PSIR_GV, NULL, API_PLURAL, json_str(obj, "metadata", "name"), "status");
-    cJSON *body = cJSON_Duplicate(obj, 1);
-    cJSON *fresh = NULL;
+    cJSON *body = status_body(obj);
     int rc = -1;
     for (int attempt = 0; path && body && attempt < 2; attempt++) {
-        cJSON_DeleteItemFromObjectCaseSensitive(body, "status");
         cJSON *enc = api_status_encode(next);
         if (!enc)
             break;
@@ -986,13 +991,11 @@ static int write_status(struct reconciler *r, const cJSON *obj, const struct api
         if (err->status != 409)
             break;
         char *get = kube_path(PSIR_GV, NULL, API_PLURAL, json_str(obj, "metadata", "name"), NULL);
-        fresh = get ? kube_rest_get(r->deps.client, get, err) : NULL;
+        cJSON *fresh = get ? kube_rest_get(r->deps.client, get, err) : NULL;
         free(get);
-        if (!fresh)
-            break;
         cJSON_Delete(body);
-        body = fresh;
-        fresh = NULL;
+        body = fresh ? status_body(fresh) : NULL;
+        cJSON_Delete(fresh);
     }
     cJSON_Delete(body);
     free(path);
@@ -1026,8 +1029,9 @@ static int finalize(struct reconciler *r, const cJSON *obj, const struct api_psi
 static int report_invalid(struct reconciler *r, const cJSON *obj, const struct api_psirebalance *pr,
                           const struct api_errors *errs, int64_t now_ms)
 {
-    struct api_status next = {0};
-    status_copy(obj, &next);
+    struct api_status next;
+    if (api_status_copy(&next, &pr->status) < 0)
+        return -1;
     char *msg = api_errors_join(errs, "; ");
     int64_t now = now_s(now_ms);
     conditions_set(&next, API_CONDITION_READY, API_CONDITION_FALSE, "InvalidSpec", msg ?: "invalid spec", pr->generation, now);
@@ -1085,8 +1089,14 @@ int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms,
         goto out;
     }
     int64_t now = now_s(now_ms);
-    struct api_status next = {0};
-    status_copy(obj, &next);
+    /* next starts as a copy of the status the object has: conditions keep their times, and
+     * the per-node entries stay as the last sample left them until a sample replaces them. */
+    struct api_status next;
+    if (api_status_copy(&next, &pr.status) < 0) {
+        log_error("status not copied", "psirebalance", name, "error", "out of memory");
+        rc = -1;
+        goto out;
+    }
     clear_machine_configs(&next);
     struct collect_ctx nodes = {0};
     size_t conflicts;

@@ -115,6 +115,46 @@ static void test_round_trip(void **state)
     api_status_free(&back);
 }
 
+static void test_copy(void **state)
+{
+    (void)state;
+    struct api_status st, copy;
+    build(&st);
+    struct api_move *m = api_status_add_move(&st);
+    m->kind = strdup("VirtualMachineInstance");
+    m->ns = strdup("vms");
+    m->name = strdup("vm-1");
+    m->source_node = strdup("worker-0");
+    m->destination_node = strdup("worker-2");
+    m->phase = API_MOVE_MIGRATING;
+    m->time = T0 - 30;
+    assert_int_equal(api_status_copy(&copy, &st), 0);
+    assert_false(api_status_changed(&st, &copy, NULL));
+    cJSON *a = api_status_encode(&st), *b = api_status_encode(&copy);
+    assert_true(cJSON_Compare(a, b, 1));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    /* Nothing is shared: the copy outlives the original, and changing it changes only it. */
+    assert_ptr_not_equal(copy.nodes, st.nodes);
+    assert_ptr_not_equal(copy.nodes[0].name, st.nodes[0].name);
+    copy.nodes[1].state = API_NODE_PRESSURED;
+    assert_true(api_status_changed(&st, &copy, NULL));
+    api_status_free(&st);
+    assert_int_equal(copy.nnodes, 3);
+    assert_string_equal(copy.nodes[2].name, "worker-2");
+    assert_string_equal(copy.conditions[1].reason, "MachineConfigUpdated");
+    assert_string_equal(copy.machine_configs[0].pool, "worker");
+    assert_string_equal(copy.moves[0].destination_node, "worker-2");
+    assert_null(copy.moves[0].pod);
+    api_status_free(&copy);
+
+    struct api_status empty = {0}, empty_copy;
+    assert_int_equal(api_status_copy(&empty_copy, &empty), 0);
+    assert_null(empty_copy.nodes);
+    assert_int_equal(empty_copy.nnodes, 0);
+    api_status_free(&empty_copy);
+}
+
 static void test_decode_errors_and_unknown_fields(void **state)
 {
     (void)state;
@@ -258,6 +298,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encode_shape),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_copy),
         cmocka_unit_test(test_decode_errors_and_unknown_fields),
         cmocka_unit_test(test_order_and_transition_times_do_not_count),
         cmocka_unit_test(test_real_changes_count),
