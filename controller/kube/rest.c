@@ -303,7 +303,7 @@ size_t kube_rest_reply_write(char *ptr, size_t size, size_t nmemb, void *ud)
     } while (0)
 
 cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *path, const char *content_type,
-                         const char *body, int write, struct kube_err *err)
+                         const char *body, unsigned flags, struct kube_err *err)
 {
     kube_err_clear(err);
     cJSON *result = NULL;
@@ -314,7 +314,7 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
         kube_err_set(err, 0, "Transport", "out of memory");
         return NULL;
     }
-    if (write) {
+    if (flags & KUBE_REQUEST_WRITE) {
         int64_t wait = kube_ratelimit_reserve(&c->rl, mono_ms());
         if (wait > 0)
             sleep_ms(wait);
@@ -376,7 +376,7 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
         kube_rest_decode_status(r.data, r.len, status, method, url, err);
         goto out;
     }
-    if (!r.len) {
+    if (!r.len || (flags & KUBE_REQUEST_DISCARD_REPLY)) {
         result = cJSON_CreateObject();
         goto out;
     }
@@ -432,7 +432,8 @@ static cJSON *write_verb(struct kube_client *c, const char *method, const char *
     if (!p)
         kube_err_set(err, 0, "Encode", "out of memory");
     else
-        res = kube_rest_request(c, method, p, ctype, text, 1, err);
+        res = kube_rest_request(c, method, p, ctype, text,
+                                KUBE_REQUEST_WRITE | (opts && opts->discard_reply ? KUBE_REQUEST_DISCARD_REPLY : 0), err);
     free(p);
     free(text);
     return res;

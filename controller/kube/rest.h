@@ -41,6 +41,9 @@ struct kube_write_opts {
     const char *field_manager; /* fieldManager (required by KUBE_PATCH_APPLY: default "psi-rebalancer") */
     int force;                 /* force=true (apply only) */
     int dry_run;               /* dryRun=All */
+    int discard_reply;         /* the caller reads nothing of the stored object: success gives an
+                                  empty object, the reply is not parsed (a large object's reply
+                                  costs as much memory again as the object) */
 };
 
 /* New client over cfg (borrowed: it must outlive the client); NULL with err on failure. */
@@ -102,11 +105,15 @@ cJSON *kube_rest_delete(struct kube_client *c, const char *path, const cJSON *de
 int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int dry_run,
                     struct kube_err *err);
 
+/* kube_rest_request flags. */
+#define KUBE_REQUEST_WRITE 1u         /* pass through the write limiter */
+#define KUBE_REQUEST_DISCARD_REPLY 2u /* a 2xx reply gives an empty object, unparsed */
+
 /* Any request: method, path (with query), content type and body text (both may be NULL).
  * Returns the parsed reply (caller frees; a 2xx reply with an empty body gives an empty
- * object) or NULL with err. write: pass through the write limiter. */
+ * object) or NULL with err. flags: KUBE_REQUEST_*. */
 cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *path,
-                         const char *content_type, const char *body, int write,
+                         const char *content_type, const char *body, unsigned flags,
                          struct kube_err *err);
 
 /* Decode an error reply into err: body (may be NULL/not JSON) a metav1.Status, status the

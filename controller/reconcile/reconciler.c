@@ -981,7 +981,8 @@ static int write_status(struct reconciler *r, const cJSON *obj, const struct api
         if (!enc)
             break;
         cJSON_AddItemToObject(body, "status", enc);
-        cJSON *reply = kube_rest_update(r->deps.client, path, body, NULL, err);
+        /* nothing of the stored object is read back: its watch event updates the cache */
+        cJSON *reply = kube_rest_update(r->deps.client, path, body, &(struct kube_write_opts){.discard_reply = 1}, err);
         if (reply) {
             cJSON_Delete(reply);
             r->counters.status_writes++;

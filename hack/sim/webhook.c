@@ -53,7 +53,7 @@ static int mark(struct webhook *w, const char *ns, const char *vmi, const char *
     char *text = cJSON_PrintUnformatted(ops);
     cJSON_Delete(ops);
     struct kube_err err = {0};
-    cJSON *res = kube_rest_request(w->client, "PATCH", path, "application/json-patch+json", text, 1, &err);
+    cJSON *res = kube_rest_request(w->client, "PATCH", path, "application/json-patch+json", text, KUBE_REQUEST_WRITE, &err);
     free(text);
     free(path);
     if (!res) {

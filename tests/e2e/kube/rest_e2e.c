@@ -173,6 +173,20 @@ static void test_get_update_conflicts(void)
               "dry-run update answers the new object and stores nothing");
     cJSON_Delete(d);
     cJSON_Delete(now);
+    /* discard_reply: the update is stored, the answer is an empty object; a refusal is still an error */
+    cJSON *cur = kube_rest_get(c, p, &err);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(cur, "data"), "k", cJSON_CreateString("unread"));
+    struct kube_write_opts discard = {.discard_reply = 1};
+    cJSON *quiet = kube_rest_update(c, p, cur, &discard, &err);
+    now = kube_rest_get(c, p, &err);
+    e2e_check(quiet && cJSON_GetArraySize(quiet) == 0 && now && streq(str_at(now, "data", "k", NULL), "unread"),
+              "update with discard_reply stores the object and answers an empty object");
+    cJSON_Delete(quiet);
+    quiet = kube_rest_update(c, p, cur, &discard, &err); /* cur's resourceVersion is stale now */
+    e2e_check(!quiet && err.status == 409, "a refused update with discard_reply is still an error (%ld)", err.status);
+    cJSON_Delete(quiet);
+    cJSON_Delete(cur);
+    cJSON_Delete(now);
     cJSON_Delete(stale);
     cJSON_Delete(obj);
     free(coll);
