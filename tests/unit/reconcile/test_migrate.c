@@ -29,6 +29,14 @@ static const char *at(const cJSON *o, const char *a, const char *b, const char *
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A move of VMI vms/vm from worker-0, requested at T0, carried by the named migration. */
+static struct api_move vm_move(const char *destination, const char *migration, enum api_move_phase phase)
+{
+    return (struct api_move){.kind = strdup("VirtualMachineInstance"), .ns = strdup("vms"), .name = strdup("vm"),
+                             .source_node = strdup("worker-0"), .destination_node = strdup(destination),
+                             .migration = strdup(migration), .time = T0, .phase = phase};
+}
+
 static void test_hostname(void **state)
 {
     (void)state;
@@ -221,11 +229,7 @@ static void test_follow_targeted(void **state)
     migs[1] = (struct moves_migration){.ns = "vms", .name = "kubevirt-evacuation-q", .vmi = "vm", .phase = "Succeeded",
                                        .target = "worker-1", .evacuation = true, .created = T0 + 2, .end = T0 + 20};
 
-    struct api_move m = {0};
-    m.kind = strdup("VirtualMachineInstance"), m.ns = strdup("vms"), m.name = strdup("vm");
-    m.source_node = strdup("worker-0"), m.destination_node = strdup("worker-2");
-    m.migration = strdup("psi-rebalancer-vm-abcde");
-    m.time = T0, m.phase = API_MOVE_REQUESTED;
+    struct api_move m = vm_move("worker-2", "psi-rebalancer-vm-abcde", API_MOVE_REQUESTED);
     struct moves_event *ev = NULL;
     size_t nev = 0;
     assert_int_equal(moves_follow(&m, 1, migs, 2, &ev, &nev), 0);
@@ -287,11 +291,7 @@ static void test_follow_unschedulable(void **state)
     assert_int_equal(g.end, T0 + 31);
     assert_int_equal(migrate_cleanup_action(&g, T0 + 40, 0), MIGRATE_DELETE_FAILED);
 
-    struct api_move m = {0};
-    m.kind = strdup("VirtualMachineInstance"), m.ns = strdup("vms"), m.name = strdup("vm");
-    m.source_node = strdup("worker-0"), m.destination_node = strdup("worker-1");
-    m.migration = strdup("psi-rebalancer-vm-fghij");
-    m.time = T0, m.phase = API_MOVE_MIGRATING;
+    struct api_move m = vm_move("worker-1", "psi-rebalancer-vm-fghij", API_MOVE_MIGRATING);
     struct moves_event *ev = NULL;
     size_t nev = 0;
     assert_int_equal(moves_follow(&m, 1, &g, 1, &ev, &nev), 0);
