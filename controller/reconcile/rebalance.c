@@ -112,13 +112,18 @@ double rebalance_demand_scaled(double usage, double pressure, double scale)
 
 double rebalance_demand(double usage, double cpu_pressure) { return rebalance_demand_scaled(usage, cpu_pressure, 1); }
 
-double rebalance_node_demand(double usage, double cpus, double cpu_pressure)
+double rebalance_node_demand_scaled(double usage, double cpus, double cpu_pressure, double scale)
 {
     if (isnan(usage) || isnan(cpus) || cpus <= 0)
         return NAN;
     if (usage >= REBALANCE_SATURATED * cpus && usage < cpus)
         usage = cpus;
-    return rebalance_demand(usage, cpu_pressure);
+    return rebalance_demand_scaled(usage, cpu_pressure, scale);
+}
+
+double rebalance_node_demand(double usage, double cpus, double cpu_pressure)
+{
+    return rebalance_node_demand_scaled(usage, cpus, cpu_pressure, 1);
 }
 
 double rebalance_curve(double load)
@@ -423,6 +428,7 @@ struct work {
     /* what stood in the way, for the message */
     bool usage_unknown, any_candidate, any_destination, limited, any_fit;
     char limit_why[256], fit_why[256], useless_why[256];
+    bool emitting;                /* judging what is planned now, not the set */
     size_t held;
     struct { size_t cand, dest; } held_seen[64];
     struct rebalance_plan *out;
@@ -462,7 +468,7 @@ static double capacity(const struct work *w, size_t i, int r)
 static double cand_demand(const struct rebalance_candidate *c, int r)
 {
     if (r == REBALANCE_CPU)
-        return c->demand;
+        return known(c->max_demand) && c->demand > c->max_demand ? c->max_demand : c->demand;
     return isnan(c->mem_used) ? c->req_memory : c->mem_used;
 }
 
@@ -621,9 +627,12 @@ static bool pair_ok(const struct work *w, const struct state *st, size_t ci, siz
             if (fmax(ls2, lt2) > fmax(ls, lt) - margin_of(w->p))
                 return false;
             e->lt_after = lt2;
-        } else if (fmax(predict_at(w, s, q, ls2), pt2) >
-                   fmax(predict_at(w, s, q, ls), predict_at(w, t, q, lt)) + REBALANCE_NOISE) {
-            return false; /* it would raise another resource's maximum */
+        } else {
+            /* another resource: the pair's maximum may rise only while it stays below the untaint level */
+            double after = fmax(predict_at(w, s, q, ls2), pt2);
+            if (after >= w->p->untaint_below &&
+                after > fmax(predict_at(w, s, q, ls), predict_at(w, t, q, lt)) + REBALANCE_NOISE)
+                return false;
         }
     }
     return true;
@@ -635,6 +644,8 @@ static bool dest_ok(struct work *w, const struct state *st, size_t ci, size_t s,
     const struct rebalance_candidate *c = &w->cands[ci];
     if (t == s || w->source[t] || w->moved_from[t] > 0)
         return false;
+    if (w->emitting && w->dest_used[t] && !(w->p->targeted && c->vm))
+        return false; /* an eviction lands where the scheduler wants: one per destination and cycle */
     char why[256];
     struct rebalance_node dst = current(w, st, t);
     if (rebalance_destination_check(w->p, &dst, why, sizeof(why)))
@@ -828,8 +839,17 @@ static int emit(struct work *w, const struct rebalance_move *mv)
         return 0;
     }
     struct eval e;
-    if ((w->dest_used[t] && !(w->p->targeted && c->vm)) || !dest_ok(w, &w->cur, ci, s, t, (int)mv->resource, &e))
-        return 0; /* the set counted on moves the limits put off: later */
+    w->emitting = true;
+    if (!dest_ok(w, &w->cur, ci, s, t, (int)mv->resource, &e)) {
+        /* the set's destination took an eviction already: the coolest other one, or later */
+        long alt = best_destination(w, &w->cur, ci, s, (int)mv->resource);
+        t = alt < 0 ? t : (size_t)alt;
+        if (alt < 0) {
+            w->emitting = false;
+            return 0;
+        }
+    }
+    w->emitting = false;
     struct rebalance_plan *out = w->out;
     struct rebalance_move *v = realloc(out->moves, (out->nmoves + 1) * sizeof(*v));
     if (!v)
@@ -837,6 +857,7 @@ static int emit(struct work *w, const struct rebalance_move *mv)
     out->moves = v;
     int r = (int)mv->resource;
     struct rebalance_move m = *mv;
+    m.destination = t;
     double before = hot(w, &w->cur, s, NULL);
     m.src_load = load_of(w, &w->cur, s, r);
     m.dst_load = load_of(w, &w->cur, t, r);
@@ -942,6 +963,12 @@ static int work_init(struct work *w)
         w->cur.req_cpu[i] = n->req_cpu, w->cur.req_mem[i] = n->req_memory, w->cur.req_pods[i] = n->req_pods;
         w->outbound[i] = n->outbound;
         w->source[i] = rebalance_is_source(w->p, n);
+    }
+    /* what the caps took off the workloads, their node does not want either */
+    for (size_t j = 0; j < w->nc; j++) {
+        const struct rebalance_candidate *c = &w->cands[j];
+        if (c->node < w->nn && !isnan(c->demand))
+            w->cur.dem[REBALANCE_CPU][c->node] -= c->demand - cand_demand(c, REBALANCE_CPU);
     }
     calibrate_nodes(w);
     /* the moves of earlier rounds: applied, and counted against the limits */

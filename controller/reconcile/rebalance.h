@@ -6,7 +6,10 @@
  * each workload contributes. Usage understates what a workload wants on a saturated node (it
  * gets only what is not stalled), so usage becomes demand with the node's unserved share u:
  *     demand = usage / (1 - u),   u = min(cpu_some / (100 k), REBALANCE_MAX_STALL)
- * where k is the node's calibrated scale (below; 1 when unknown). A node's load on a resource
+ * where k is the node's calibrated scale (below; 1 when unknown). A saturated node's reading
+ * says little about how far past saturation it is, so a workload's demand is capped at what it
+ * can use (max_demand: a VM's vCPUs), and its node's demand loses what the caps took off. A
+ * node's load on a resource
  * is L = D / C: CPU demand over its CPUs, or memory in use (the workloads' working sets) over
  * its memory.
  *
@@ -54,7 +57,8 @@
  * pair's maximum load by the margin:
  *     max(L_s', L_t') <= max(L_s, L_t) - margin,
  * and on every other resource balanced on it may not raise the pair's predicted maximum
- * pressure by more than REBALANCE_NOISE. With one resource the vector of node loads sorted in
+ * pressure by more than REBALANCE_NOISE, unless that maximum stays below untaintBelowPercent
+ * (where a rise changes nothing a node is judged on). With one resource the vector of node loads sorted in
  * decreasing order strictly decreases with every move, so under a static load rebalancing ends.
  * Readings are not static and not exactly the model, so history holds what the rule cannot: a
  * workload never returns to a node it left within the history window (params.recent), and a
@@ -158,6 +162,9 @@ double rebalance_demand_scaled(double usage, double pressure, double scale);
  * workloads, waits too). NAN when usage or cpus is unknown. */
 double rebalance_node_demand(double usage, double cpus, double cpu_pressure);
 
+/* rebalance_node_demand with the pressure read with the node's scale (rebalance_demand_scaled). */
+double rebalance_node_demand_scaled(double usage, double cpus, double cpu_pressure, double scale);
+
 /* The curve f(L) (a share, 0..1) at load L; 0 for NAN or L <= 0. */
 double rebalance_curve(double load);
 
@@ -213,6 +220,7 @@ struct rebalance_candidate {
     size_t node;             /* index of the node it runs on */
     double req_cpu, req_memory;
     double demand;           /* cores wanted (rebalance_demand of its usage); NAN: unknown */
+    double max_demand;       /* cores it cannot want more than (a VM's vCPUs); <= 0 or NAN: unknown */
     double mem_used;         /* memory in use (bytes); NAN: unknown (its memory request stands in) */
     bool vm;                 /* a KubeVirt VM: the eviction becomes a live migration */
     const cJSON *node_selector; /* spec.nodeSelector (may be NULL) */

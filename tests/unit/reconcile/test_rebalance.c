@@ -672,6 +672,206 @@ static void test_plan_reasons(void **state)
     rebalance_plan_free(&plan);
 }
 
+static struct rebalance_params default_params(void)
+{
+    return (struct rebalance_params){.evict_above = 40, .taint_above = 25, .untaint_below = 15, .max_per_node = 1,
+                                     .max_per_namespace = 1, .max_total = 2, .max_in_flight = 2};
+}
+
+/* A source stays one until it is below the target (untaintBelow by default). */
+static void test_relieving(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    struct rebalance_node n = node("n", 4, 5, 30);
+    n.sustained = false;
+    assert_false(rebalance_is_source(&p, &n)); /* below evictAbove 40 */
+    n.relieving = true;
+    assert_true(rebalance_is_source(&p, &n)); /* a source before, not yet below 15 */
+    n.pressure = 14.9;
+    assert_false(rebalance_is_source(&p, &n));
+    p.target = 10;
+    assert_true(rebalance_is_source(&p, &n));
+    assert_true(rebalance_target(&p) == 10);
+    p.target = 0;
+    assert_true(rebalance_target(&p) == 15);
+    n.selected = false;
+    assert_false(rebalance_is_source(&p, &n));
+
+    /* a relieving node at 30 %: one more move gets it below the target */
+    struct rebalance_node nodes[2] = {node("w0", 4, 5.2, 30), node("w1", 8, 0.5, 0)};
+    nodes[0].sustained = false, nodes[0].relieving = true;
+    struct rebalance_candidate c[2] = {cand("a", "vm-a", 0, 2), cand("b", "vm-b", 0, 2)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 2, c, 2, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_true(plan.moves[0].src_pressure_after < 15);
+    rebalance_plan_free(&plan);
+}
+
+/* Two small moves off a node whose big VM cannot go anywhere help nothing: none is made. */
+static void test_no_useless_move(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    p.max_per_node = 5, p.max_per_namespace = 5, p.max_total = 5, p.max_in_flight = 5;
+    struct rebalance_node nodes[3] = {node("big", 32, 64, 50), node("s1", 16, 1, 0), node("s2", 16, 1, 0)};
+    struct rebalance_candidate c[3] = {cand("a", "vm-28", 0, 56), cand("b", "vm-1a", 0, 1), cand("c", "vm-1b", 0, 1)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
+    assert_non_null(strstr(plan.message, "the 2 moves that can go would leave big predicted at"));
+    rebalance_plan_free(&plan);
+    /* with room for the big one, the set is that one move */
+    nodes[1].cpus = nodes[1].alloc_cpu = 128;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_int_equal(plan.moves[0].candidate, 0);
+    rebalance_plan_free(&plan);
+}
+
+/* The coolest destination, not the first in node order; several destinations in one cycle. */
+static void test_coolest(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    p.max_per_node = 3, p.max_per_namespace = 3, p.max_total = 3, p.max_in_flight = 3, p.kubevirt_per_node = 3;
+    struct rebalance_node nodes[4] = {node("hot", 8, 16, 50), node("warm", 8, 4, 5), node("cool", 8, 0.5, 0),
+                                      node("cooler", 8, 0.2, 0)};
+    struct rebalance_candidate c[3] = {cand("a", "a", 0, 3), cand("b", "b", 0, 3), cand("c", "c", 0, 3)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 4, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 3);
+    assert_int_equal(plan.moves[0].destination, 3); /* "cooler" first */
+    assert_int_equal(plan.moves[1].destination, 2);
+    assert_int_equal(plan.moves[2].destination, 1); /* evictions: one per destination */
+    rebalance_plan_free(&plan);
+    /* the same load, but one reads 10 %: the other is cooler */
+    nodes[2].demand = 0.2, nodes[2].pressure = 10;
+    p.max_total = 1;
+    assert_int_equal(rebalance_plan(&p, nodes, 4, c, 3, &plan), 0);
+    assert_int_equal(plan.moves[0].destination, 3);
+    rebalance_plan_free(&plan);
+}
+
+/* Planning again after a refusal: what earlier rounds made counts against every limit. */
+static void test_limits_across_rounds(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    p.max_per_node = 4, p.max_total = 4, p.max_in_flight = 4;
+    struct rebalance_node nodes[5] = {node("h", 4, 12, 66), node("c0", 8, 0.2, 0), node("c1", 8, 0.2, 0),
+                                      node("c2", 8, 0.2, 0), node("c3", 8, 0.2, 0)};
+    struct rebalance_candidate c[4] = {cand("a", "a1", 0, 2.5), cand("a", "a2", 0, 2.5), cand("b", "b1", 0, 2.5),
+                                       cand("b", "b2", 0, 2.5)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 5, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 2); /* one per namespace */
+    assert_string_not_equal(c[plan.moves[0].candidate].ns, c[plan.moves[1].candidate].ns);
+    /* the second is refused; the first was made */
+    struct rebalance_move made = plan.moves[0];
+    const char *made_ns = c[made.candidate].ns;
+    c[plan.moves[1].candidate].blocked = "eviction refused";
+    rebalance_plan_free(&plan);
+    p.made = &made, p.nmade = 1;
+    assert_int_equal(rebalance_plan(&p, nodes, 5, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_string_not_equal(c[plan.moves[0].candidate].ns, made_ns); /* maxPerNamespace holds across rounds */
+    assert_int_not_equal(plan.moves[0].destination, made.destination);
+    rebalance_plan_free(&plan);
+    /* the total, too */
+    p.max_total = 1;
+    assert_int_equal(rebalance_plan(&p, nodes, 5, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_LIMITED);
+    rebalance_plan_free(&plan);
+}
+
+/* History: a VM never returns to the node it left; a node never sends load back to one that
+ * sent it some. */
+static void test_history(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    struct rebalance_node nodes[3] = {node("w0", 4, 8, 50), node("w1", 8, 0.5, 0), node("w2", 8, 0.5, 0)};
+    struct rebalance_candidate c[1] = {cand("a", "vm", 0, 5)};
+    struct rebalance_recent recent[2] = {{"vm", "w1", "w0"}, {"other", "w2", "w0"}};
+    p.recent = recent, p.nrecent = 1;
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 1, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_int_equal(plan.moves[0].destination, 2); /* not back to w1 */
+    assert_int_equal(plan.held, 1);
+    rebalance_plan_free(&plan);
+    p.nrecent = 2; /* and w2 sent load to w0: both ways back are held */
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 1, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_OSCILLATION);
+    assert_non_null(strstr(plan.message, "vm not moved from w0 to w1: it left that node recently"));
+    assert_non_null(strstr(plan.held_message, "vm not moved from w0 to w2: that node sent load here recently"));
+    assert_int_equal(plan.held, 2);
+    rebalance_plan_free(&plan);
+}
+
+/* Memory: a memory-hot node relieved on memory; destinations fit by memory in use; a move may
+ * not push another resource into the taint band. */
+static void test_memory(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    p.resources = REBALANCE_RES_CPU | REBALANCE_RES_MEMORY;
+    p.max_per_node = 3, p.max_per_namespace = 3, p.max_total = 3, p.max_in_flight = 3;
+    struct rebalance_node nodes[3] = {node("mem", 8, 2, 45), node("full", 8, 0.5, 0), node("room", 8, 0.5, 0)};
+    for (int i = 0; i < 3; i++) {
+        nodes[i].memory = 64.0 * 1073741824;
+        nodes[i].cpu_pressure = 0;
+        nodes[i].mem_pressure = 0;
+        nodes[i].mem_used = 8.0 * 1073741824;
+    }
+    nodes[0].mem_used = 112.0 * 1073741824, nodes[0].mem_pressure = 45;
+    nodes[1].mem_used = 60.0 * 1073741824; /* memory in use near its allocatable */
+    struct rebalance_candidate c[4];
+    for (int i = 0; i < 4; i++) {
+        c[i] = cand("a", i == 0 ? "m0" : i == 1 ? "m1" : i == 2 ? "m2" : "m3", 0, 0.5);
+        c[i].ns = i == 0 ? "a" : i == 1 ? "b" : i == 2 ? "c" : "d";
+        c[i].mem_used = 28.0 * 1073741824;
+        c[i].req_memory = 1.0 * 1073741824; /* requests say nothing */
+    }
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 1); /* one fits, on "room"; "full" has no memory left */
+    assert_int_equal(plan.moves[0].destination, 2);
+    assert_int_equal(plan.moves[0].resource, REBALANCE_MEMORY);
+    rebalance_plan_free(&plan);
+    char why[256];
+    struct rebalance_node full = nodes[1];
+    assert_non_null(rebalance_fit(&c[0], &full, why, sizeof(why)));
+    assert_non_null(strstr(why, "insufficient memory in use"));
+    /* CPU alone: memory pressure is not looked at */
+    p.resources = 0;
+    nodes[0].pressure = 0;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    rebalance_plan_free(&plan);
+}
+
+static void test_vmi_check(void **state)
+{
+    (void)state;
+    cJSON *no = parse("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"
+                      "{\"type\":\"LiveMigratable\",\"status\":\"False\",\"reason\":\"DisksNotLiveMigratable\"}]}}");
+    cJSON *yes = parse("{\"status\":{\"conditions\":[{\"type\":\"LiveMigratable\",\"status\":\"True\"}]}}");
+    cJSON *none = parse("{\"status\":{}}");
+    assert_string_equal(rebalance_vmi_check(no), "not live-migratable");
+    assert_null(rebalance_vmi_check(yes));
+    assert_null(rebalance_vmi_check(none));
+    assert_null(rebalance_vmi_check(NULL));
+    cJSON_Delete(no);
+    cJSON_Delete(yes);
+    cJSON_Delete(none);
+}
+
 static void test_evict_outcome(void **state)
 {
     (void)state;
@@ -763,6 +963,12 @@ static void test_convergence_random(void **state)
                                                            : 0);
         int moves = 0, cycles = 0;
         int moved[MAXW] = {0};
+        unsigned visited[MAXW] = {0}; /* the nodes each workload has been on */
+        for (size_t j = 0; j < nw; j++)
+            visited[j] = 1u << c[j].node;
+        static struct rebalance_recent recent[1024];
+        size_t nrecent = 0;
+        p.recent = recent;
         for (;; cycles++) {
             /* the static load: demand and (predicted) pressure from the placement */
             for (size_t i = 0; i < nn; i++) {
@@ -780,6 +986,7 @@ static void test_convergence_random(void **state)
                 nodes[i].alloc_cpu = 1000; /* requests are not what this property is about */
             }
             struct rebalance_plan plan;
+            p.nrecent = nrecent;
             assert_int_equal(rebalance_plan(&p, nodes, nn, c, nw, &plan), 0);
             if (!plan.nmoves) {
                 rebalance_plan_free(&plan);
@@ -803,6 +1010,11 @@ static void test_convergence_random(void **state)
                 assert_true(rebalance_predicted_pressure(nodes[mv->destination].demand / nodes[mv->destination].cpus) <
                             p.taint_above);
                 assert_int_equal(mv->source, c[mv->candidate].node);
+                assert_false(visited[mv->candidate] & (1u << mv->destination)); /* never back */
+                visited[mv->candidate] |= 1u << mv->destination;
+                assert_true(nrecent < 1024);
+                recent[nrecent++] = (struct rebalance_recent){c[mv->candidate].workload, nodes[mv->source].name,
+                                                              nodes[mv->destination].name};
                 c[mv->candidate].node = mv->destination;
                 moved[mv->candidate]++;
                 moves++;
@@ -812,7 +1024,8 @@ static void test_convergence_random(void **state)
         }
         total_moves += moves;
         multi_cycle += cycles > 1;
-        (void)moved;
+        for (size_t j = 0; j < nw; j++)
+            assert_true(moved[j] <= (int)nn - 1);
     }
     /* the property was exercised: many moves, many multi-cycle runs */
     assert_true(total_moves > 300);
@@ -833,6 +1046,13 @@ int main(void)
         cmocka_unit_test(test_plan_ranking_by_relief),
         cmocka_unit_test(test_plan_limits),
         cmocka_unit_test(test_plan_reasons),
+        cmocka_unit_test(test_relieving),
+        cmocka_unit_test(test_no_useless_move),
+        cmocka_unit_test(test_coolest),
+        cmocka_unit_test(test_limits_across_rounds),
+        cmocka_unit_test(test_history),
+        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_vmi_check),
         cmocka_unit_test(test_evict_outcome),
         cmocka_unit_test(test_convergence_random),
     };
