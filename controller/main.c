@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "manager.h"
 #include "metrics.h"
+#include "psi_build.h"
 #include "rest.h"
 #include "serve.h"
 
@@ -72,7 +73,8 @@ static void usage(FILE *out)
             "  --health-probe-bind-address ADDR     /healthz and /readyz address (default $POD_IP:8081, or\n"
             "                                       127.0.0.1:8081 outside a pod; 0 disables)\n"
             "  --log-level debug|info|warn|error    (default info)\n"
-            "  --log-format text|json               (default text)\n");
+            "  --log-format text|json               (default text)\n"
+            "  --version                            print the version and build, and exit\n");
 }
 
 static int parse_bool(const char *s, int *out)
@@ -108,7 +110,7 @@ static int default_binds(struct flags *f)
 static int parse_flags(int argc, char **argv, struct flags *f)
 {
     *f = (struct flags){.leader_elect = 1, .election_id = "psi-rebalancer-leader", .api_qps = 50, .api_burst = 100, .level = LOGGING_INFO, .format = LOGGING_TEXT};
-    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, QPS, BURST, METRICS, HEALTH, LEVEL, FORMAT, HELP };
+    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, QPS, BURST, METRICS, HEALTH, LEVEL, FORMAT, HELP, VERSION };
     static const struct option opts[] = {
         {"kubeconfig", required_argument, 0, KUBECONFIG},
         {"context", required_argument, 0, CONTEXT},
@@ -122,6 +124,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         {"log-level", required_argument, 0, LEVEL},
         {"log-format", required_argument, 0, FORMAT},
         {"help", no_argument, 0, HELP},
+        {"version", no_argument, 0, VERSION},
         {0, 0, 0, 0},
     };
     int c;
@@ -167,6 +170,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
             }
             break;
         case HELP: usage(stdout); exit(0);
+        case VERSION: printf("psi-rebalancer %s (build %s)\n", PSI_VERSION, PSI_BUILD); exit(0);
         default: usage(stderr); return -1;
         }
     }
@@ -382,7 +386,7 @@ int main(int argc, char **argv)
     logging_setup(op.flags.level, op.flags.format);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     signal(SIGPIPE, SIG_IGN);
-    log_info("psi-rebalancer starting", "version", PSI_VERSION);
+    log_info("psi-rebalancer starting", "version", PSI_VERSION, "build", PSI_BUILD);
     if (setup(&op) < 0) {
         shutdown_operator(&op);
         curl_global_cleanup();
