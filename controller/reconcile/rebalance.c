@@ -1132,7 +1132,7 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
         msg_add(out, " %s to be relieved but no move may start now: %s", is, w->limit_why);
     } else if (!w->any_destination) {
         out->reason = REBALANCE_NO_DESTINATION;
-        msg_add(out, " %s to be relieved but no node can take a workload, so nothing is moved:", is);
+        msg_add(out, " %s to be relieved but no node can take a workload, so nothing is evicted:", is);
         explain_destinations(out, w);
     } else if (w->limited) {
         out->reason = REBALANCE_LIMITED;
