@@ -41,6 +41,7 @@ static const char *decision_code(const char *reason)
         {"NoCandidate", "protected"},        {"UsageUnknown", "usage-unknown"},     {"UsageUnavailable", "usage-unknown"},
         {"Settling", "settling"},            {"EvictionRefused", "protected"},      {"PodsUnavailable", "decision"},
         {"WaitingForPods", "decision"},      {"MigrationsInFlight", "decision"},      {"Pending", "decision"},
+        {"DryRun", "decision"},              {"Moving", "decision"},
     };
     for (size_t i = 0; reason && i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(reason, map[i][0]) == 0)
