@@ -106,7 +106,7 @@ check "why worker-0: not relieved, because the mode is DryRun" \
 check "why worker-0: the last decision, with the Rebalancing reason status has" \
   grep -qF "Rebalancing $(jq -r '.status.conditions[] | select(.type == "Rebalancing") | .reason' <<<"$status")" <<<"$out"
 check "why worker-0: the moved VMs' cooldowns" bash -c \
-  "[ \$(grep -c '\[cooldown\] VirtualMachineInstance .* moved off it to worker-' <<<\"\$0\") -eq 2 ]" "$out"
+  "[ \$(grep -c '\[cooldown\] VirtualMachineInstance .* would move off it to worker-' <<<\"\$0\") -eq 2 ]" "$out"
 cool=$(jq -r '[.status.nodes[] | select(.name != "worker-0")][0].name' <<<"$status")
 snapshot kubectl psi why "$cool" || fail "no quiet moment to compare why $cool"
 check "why $cool: nothing to relieve, its pressure under the evict level" grep -qF \
