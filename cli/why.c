@@ -41,6 +41,7 @@ static const char *decision_code(const char *reason)
         {"NoCandidate", "protected"},        {"UsageUnknown", "usage-unknown"},     {"UsageUnavailable", "usage-unknown"},
         {"Settling", "settling"},            {"EvictionRefused", "protected"},      {"PodsUnavailable", "decision"},
         {"WaitingForPods", "decision"},      {"MigrationsInFlight", "decision"},      {"Pending", "decision"},
+        {"DryRun", "decision"},              {"Moving", "decision"},
     };
     for (size_t i = 0; reason && i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(reason, map[i][0]) == 0)
@@ -116,8 +117,9 @@ static void cooldowns(const struct cli_psir *p, const char *node, int64_t now, s
             !(eq(m->source_node, node) || eq(cli_move_to(m), node)))
             continue;
         char left[32];
-        add(w, "cooldown", "%s %s/%s moved %s %s and may not move again for %s", m->kind ? m->kind : "Pod",
-            m->ns ? m->ns : "", m->name ? m->name : "?", eq(m->source_node, node) ? "off it to" : "onto it from",
+        add(w, "cooldown", "%s %s/%s %s %s %s and may not move again for %s", m->kind ? m->kind : "Pod",
+            m->ns ? m->ns : "", m->name ? m->name : "?", m->phase == API_MOVE_WOULD_MOVE ? "would move" : "moved",
+            eq(m->source_node, node) ? "off it to" : "onto it from",
             eq(m->source_node, node) ? (cli_move_to(m) ? cli_move_to(m) : "?") : m->source_node,
             cli_fmt_duration(m->cooldown_until - now, left, sizeof(left)));
     }
@@ -140,7 +142,7 @@ static void held_back(const struct cli_psir *p, const struct api_node_status *ns
             cli_fmt_duration(now - touched, held, sizeof(held)), cli_fmt_duration(settle, need, sizeof(need)));
     const struct api_condition *rb = cli_psir_condition(p, API_CONDITION_REBALANCING);
     const char *code = rb ? decision_code(rb->reason) : NULL;
-    if (code && !(eq(code, "settling") && has(w, "settling")))
+    if (code)
         add(w, code, "the last decision (Rebalancing %s): %s", rb->reason, rb->message ? rb->message : "");
     int64_t in_flight = p->pr.status.summary.migrations_in_flight;
     if (!has(w, "limits") && in_flight >= s->eviction.max_in_flight_migrations)
