@@ -104,6 +104,27 @@ char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs)
     return b.s;
 }
 
+char *usage_memory_query(const struct usage_ref *refs, size_t nrefs)
+{
+    struct buf b = {0};
+    put(&b, "label_replace(sum by (node, instance) (node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes), "
+            "\"psi_usage\", \"node\", \"\", \"\")");
+    put(&b, " or label_replace(sum by (node) (kubevirt_vmi_memory_resident_bytes), \"psi_usage\", \"vmnode\", \"\", "
+            "\"\")");
+    put(&b, " or label_replace(sum by (namespace, name) (kubevirt_vmi_memory_resident_bytes{");
+    put_filter(&b, false, "name", refs, nrefs, true);
+    put(&b, "}), \"psi_usage\", \"vmi\", \"\", \"\")");
+    put(&b, " or label_replace(sum by (namespace, pod) (container_memory_working_set_bytes{container!=\"\","
+            "container!=\"POD\"");
+    put_filter(&b, true, "pod", refs, nrefs, false);
+    put(&b, "}), \"psi_usage\", \"pod\", \"\", \"\")");
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
 static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 static double value_of(const struct psi_prom_series *s)
@@ -167,10 +188,18 @@ static double nano_cores(const cJSON *stats)
     return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble / 1e9 : NAN;
 }
 
-void usage_from_summary(const cJSON *summary, double *node_usage, const struct usage_ref *refs, size_t nrefs,
-                        double *ref_usage)
+static double working_set(const cJSON *stats)
 {
-    *node_usage = nano_cores(cJSON_GetObjectItemCaseSensitive(summary, "node"));
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(stats, "memory"), "workingSetBytes");
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : NAN;
+}
+
+/* usage_from_summary and usage_memory_from_summary: one reading of the node and its pods. */
+static void from_summary(const cJSON *summary, double (*reading)(const cJSON *), double *node_usage,
+                         const struct usage_ref *refs, size_t nrefs, double *ref_usage)
+{
+    *node_usage = reading(cJSON_GetObjectItemCaseSensitive(summary, "node"));
     const cJSON *pod;
     cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(summary, "pods")) {
         const cJSON *ref = cJSON_GetObjectItemCaseSensitive(pod, "podRef");
@@ -180,6 +209,18 @@ void usage_from_summary(const cJSON *summary, double *node_usage, const struct u
             continue;
         for (size_t j = 0; j < nrefs; j++)
             if (eq(refs[j].pod, name->valuestring) && eq(refs[j].ns, ns->valuestring))
-                ref_usage[j] = nano_cores(pod);
+                ref_usage[j] = reading(pod);
     }
+}
+
+void usage_from_summary(const cJSON *summary, double *node_usage, const struct usage_ref *refs, size_t nrefs,
+                        double *ref_usage)
+{
+    from_summary(summary, nano_cores, node_usage, refs, nrefs, ref_usage);
+}
+
+void usage_memory_from_summary(const cJSON *summary, double *node_used, const struct usage_ref *refs, size_t nrefs,
+                               double *ref_used)
+{
+    from_summary(summary, working_set, node_used, refs, nrefs, ref_used);
 }
