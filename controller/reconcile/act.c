@@ -234,6 +234,11 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
     struct api_move *rec = history_record(a->h, &e, a->in->now_ms);
     if (!rec)
         log_warn("move not recorded: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);
+    else if (!r->dry) { /* checked against what the nodes show once it settled (cycle_observe) */
+        rec->predicted = true;
+        rec->predicted_source = mv->src_pressure_after;
+        rec->predicted_destination = mv->dst_pressure_after;
+    }
     else if (mig_name) { /* followed by its name from now on */
         free(rec->migration);
         rec->migration = mig_name;
@@ -334,7 +339,8 @@ size_t act_moves(const struct act *a, struct act_round *r)
         struct kube_err err;
         char *mig_name;
         enum rebalance_evict_outcome out = ask(a, r, k, targeted, &mig_name, &err);
-        if (r->dry && out == REBALANCE_ERROR && err.status == 400 && strstr(err.msg, "dry run")) {
+        if (r->dry && out != REBALANCE_EVICTED && out != REBALANCE_MIGRATING && err.status == 400 &&
+            strstr(err.msg, "dry run")) {
             /* a webhook that cannot do dry runs: the move is still what would be done */
             log_warn("dry-run eviction not supported by the cluster: move reported unchecked", "pod", c->name,
                      "namespace", c->ns, "error", err.msg);

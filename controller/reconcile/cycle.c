@@ -25,11 +25,12 @@ bool cycle_gate(const struct api_spec *spec, bool metrics_ok, struct cycle_verdi
         cycle_verdict_set(v, API_CONDITION_FALSE, "Disabled", "eviction.mode is Disabled: nothing is moved");
         return true;
     }
-    if (spec->pressure.resource != API_RESOURCE_CPU) {
+    if (!cycle_resources(spec)) {
         cycle_verdict_set(v, API_CONDITION_FALSE, "ResourceNotSupported",
-                          "moves are predicted from CPU usage, so only pressure.resource cpu is rebalanced; %s "
-                          "pressure is tainted but nothing is moved",
-                          api_resource_name(spec->pressure.resource));
+                          "moves are predicted from CPU usage and memory in use, and there is no per-workload %s "
+                          "demand to predict a move with: %s pressure is tainted but nothing is moved (set "
+                          "eviction.resources to balance cpu or memory)",
+                          api_resource_name(spec->pressure.resource), api_resource_name(spec->pressure.resource));
         return true;
     }
     if (!metrics_ok) {
@@ -37,6 +38,22 @@ bool cycle_gate(const struct api_spec *spec, bool metrics_ok, struct cycle_verdi
         return true;
     }
     return false;
+}
+
+unsigned cycle_resources(const struct api_spec *spec)
+{
+    unsigned mask = 0;
+    for (size_t i = 0; i < spec->eviction.nresources; i++) {
+        if (eq(spec->eviction.resources[i], "cpu"))
+            mask |= REBALANCE_RES_CPU;
+        else if (eq(spec->eviction.resources[i], "memory"))
+            mask |= REBALANCE_RES_MEMORY;
+    }
+    if (spec->eviction.nresources)
+        return mask;
+    if (spec->pressure.resource == API_RESOURCE_CPU)
+        return REBALANCE_RES_CPU;
+    return spec->pressure.resource == API_RESOURCE_MEMORY ? REBALANCE_RES_MEMORY : 0;
 }
 
 int64_t cycle_settle_ms(const struct api_spec *spec) { return spec->metrics.window_ms + 2 * spec->metrics.interval_ms; }
@@ -139,24 +156,25 @@ size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_no
     return k;
 }
 
-void cycle_apply(const struct rebalance_plan *plan, struct rebalance_node *nodes, struct rebalance_candidate *cands,
-                 struct rebalance_params *p)
+size_t cycle_made(const struct rebalance_plan *plan, const struct rebalance_candidate *cands, struct rebalance_move *made,
+                  size_t n, size_t cap)
 {
-    for (size_t k = 0; k < plan->nmoves; k++) {
-        const struct rebalance_move *mv = &plan->moves[k];
-        struct rebalance_candidate *c = &cands[mv->candidate];
-        if (c->blocked)
-            continue; /* refused or failed */
-        c->blocked = "moved";
-        nodes[mv->source].demand -= mv->demand;
-        nodes[mv->destination].demand += mv->demand;
-        nodes[mv->destination].req_cpu += c->req_cpu;
-        nodes[mv->destination].req_memory += c->req_memory;
-        nodes[mv->destination].req_pods += 1;
-        nodes[mv->source].settling = nodes[mv->destination].settling = true;
-        if (c->vm)
-            p->in_flight++, p->running++, nodes[mv->source].outbound++;
-    }
+    for (size_t k = 0; k < plan->nmoves && n < cap; k++)
+        if (!cands[plan->moves[k].candidate].blocked) /* refused or failed ones are blocked */
+            made[n++] = plan->moves[k];
+    return n;
+}
+
+bool cycle_observe(struct api_move *m, int64_t now_ms, int64_t settle_ms, double source_now, double destination_now)
+{
+    bool ended = m->phase == API_MOVE_SUCCEEDED || m->phase == API_MOVE_EVICTED;
+    if (!m->predicted || m->observed || !ended || !m->end_time || m->end_time * 1000 + settle_ms > now_ms ||
+        isnan(source_now) || isnan(destination_now))
+        return false;
+    m->observed = true;
+    m->observed_source = source_now;
+    m->observed_destination = destination_now;
+    return true;
 }
 
 void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made,

@@ -113,6 +113,13 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
     copy_item(m, meta, "name");
     copy_item(m, meta, "namespace");
     copy_item(m, meta, "uid");
+    const cJSON *topo = get(get(get(vmi, "spec"), "domain"), "cpu");
+    if (topo) {
+        cJSON *cpu = cJSON_AddObjectToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(out, "spec"), "domain"), "cpu");
+        copy_item(cpu, topo, "cores");
+        copy_item(cpu, topo, "sockets");
+        copy_item(cpu, topo, "threads");
+    }
     cJSON *s = cJSON_AddObjectToObject(out, "status");
     copy_item(s, status, "nodeName");
     copy_item(s, status, "evacuationNodeName");
@@ -234,6 +241,10 @@ void gather_node_view(const cJSON *node, struct rebalance_node *out)
         .demand = NAN,
         .alloc_cpu = resources_get(get(st, "allocatable"), "cpu"),
         .alloc_memory = resources_get(get(st, "allocatable"), "memory"),
+        .memory = resources_get(get(st, "capacity"), "memory"),
+        .cpu_pressure = NAN,
+        .mem_pressure = NAN,
+        .mem_used = NAN,
         .alloc_pods = resources_get(get(st, "allocatable"), "pods"),
         .req_cpu = NAN,
         .req_memory = NAN,
@@ -406,6 +417,8 @@ struct usage_work {
     struct psi_node_desc *descs; /* per node */
     const char **ips;            /* per node: its first InternalIP */
     double *node_usage;          /* per node (the caller's) */
+    double *ref_mem;             /* per candidate; NULL: memory not asked */
+    double *node_mem;            /* per node (the caller's); NULL: memory not asked */
 };
 
 /* Usage from one Prometheus query. */
@@ -425,6 +438,17 @@ static int usage_from_prometheus(struct gather *g, const struct gather_usage_in 
     free(q);
     usage_fill(&v, u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage);
     psi_prom_vector_free(&v);
+    if (!u->node_mem)
+        return 0;
+    /* memory in use: without an answer it stays unknown, and nothing moves on memory */
+    struct psi_prom_vector m = {0};
+    char *mq = usage_memory_query(u->refs, u->nrefs);
+    if (mq && psi_prom_query(p, mq, &m, &st) == 0)
+        usage_fill(&m, u->descs, in->nnodes, u->node_mem, u->refs, u->nrefs, u->ref_mem);
+    else
+        log_warn("memory in use not read", "error", st.failed ? st.message : "out of memory");
+    free(mq);
+    psi_prom_vector_free(&m);
     return 0;
 }
 
@@ -444,6 +468,8 @@ static int usage_from_kubelets(const struct gather_usage_in *in, struct usage_wo
             continue;
         }
         usage_from_summary(sum, &u->node_usage[i], u->refs, u->nrefs, u->ref_usage);
+        if (u->node_mem)
+            usage_memory_from_summary(sum, &u->node_mem[i], u->refs, u->nrefs, u->ref_mem);
         cJSON_Delete(sum);
         read++;
     }
@@ -460,6 +486,8 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
     for (size_t j = 0; j < cands->n; j++) {
         u->refs[j] = (struct usage_ref){cands->c[j].ns, cands->c[j].name, cands->w[j].vmi};
         u->ref_usage[j] = NAN;
+        if (u->ref_mem)
+            u->ref_mem[j] = NAN;
     }
     for (size_t i = 0; i < in->nnodes; i++) {
         const cJSON *a;
@@ -469,6 +497,8 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
                 u->ips[i] = str(a, "address");
         u->descs[i] = (struct psi_node_desc){in->nodes[i].name, &u->ips[i], u->ips[i] ? 1 : 0, 0};
         u->node_usage[i] = NAN;
+        if (u->node_mem)
+            u->node_mem[i] = NAN;
     }
 }
 
@@ -483,16 +513,21 @@ int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gath
         .descs = calloc(nn, sizeof(*u.descs)),
         .ips = calloc(nn, sizeof(*u.ips)),
         .node_usage = node_usage,
+        .node_mem = in->node_mem,
+        .ref_mem = in->node_mem ? calloc(nc, sizeof(double)) : NULL,
     };
     int rc = -1;
-    if (!u.refs || !u.ref_usage || !u.descs || !u.ips) {
+    if (!u.refs || !u.ref_usage || !u.descs || !u.ips || (in->node_mem && !u.ref_mem)) {
         snprintf(why, len, "out of memory");
     } else {
         usage_ask(&u, in, cands);
         rc = in->prom ? usage_from_prometheus(g, in, &u, why, len) : usage_from_kubelets(in, &u, why, len);
     }
-    for (size_t j = 0; rc == 0 && j < cands->n; j++)
+    for (size_t j = 0; rc == 0 && j < cands->n; j++) {
         cands->w[j].usage = u.ref_usage[j];
+        cands->w[j].mem = u.ref_mem ? u.ref_mem[j] : NAN;
+    }
+    free(u.ref_mem);
     free(u.refs);
     free(u.ref_usage);
     free(u.descs);

@@ -65,6 +65,35 @@ char *history_key(const char *kind, const char *ns, const char *name)
 
 static char *move_key(const struct api_move *m) { return history_key(m->kind, m->ns, m->name); }
 
+int history_recent(const struct history *h, int64_t since_s, struct rebalance_recent **out, size_t *n)
+{
+    *out = calloc(h->status.nmoves ? h->status.nmoves : 1, sizeof(**out));
+    *n = 0;
+    if (!*out)
+        return -1;
+    for (size_t i = 0; i < h->status.nmoves; i++) {
+        const struct api_move *m = &h->status.moves[i];
+        if (m->phase == API_MOVE_FAILED || m->time < since_s || !m->source_node)
+            continue;
+        char *key = move_key(m);
+        if (!key) {
+            history_recent_free(*out, *n);
+            *out = NULL, *n = 0;
+            return -1;
+        }
+        (*out)[(*n)++] = (struct rebalance_recent){key, m->source_node,
+                                                   m->target_node ? m->target_node : m->destination_node};
+    }
+    return 0;
+}
+
+void history_recent_free(struct rebalance_recent *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free((char *)v[i].workload);
+    free(v);
+}
+
 struct history_node *history_node(struct history *h, const char *name)
 {
     size_t lo = 0, hi = h->nnodes;

@@ -99,6 +99,10 @@ struct mover_stats {
     uint64_t eviction_failures;  /* evictions that failed otherwise */
     uint64_t migrations_succeeded, migrations_failed;
     uint64_t usage_queries, usage_failures;
+    /* predicted against observed pressure of moves that settled (cycle_observe): the sum of
+     * the absolute errors, percentage points, and their count, for sources and destinations */
+    double prediction_error_source, prediction_error_destination;
+    uint64_t predictions_checked;
 };
 
 /* Re-plans in one cycle after evictions were refused. */

@@ -301,6 +301,24 @@ const char *rebalance_destination_check(const struct rebalance_params *p, const 
     return NULL;
 }
 
+double rebalance_vmi_vcpus(const cJSON *vmi)
+{
+    const cJSON *cpu = get(get(get(vmi, "spec"), "domain"), "cpu");
+    if (!cJSON_IsObject(cpu))
+        return NAN;
+    double v = 1;
+    static const char *const keys[] = {"cores", "sockets", "threads"};
+    for (int i = 0; i < 3; i++) {
+        const cJSON *k = get(cpu, keys[i]);
+        if (!k)
+            continue;
+        if (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > 1024)
+            return NAN;
+        v *= k->valuedouble;
+    }
+    return v;
+}
+
 const char *rebalance_vmi_check(const cJSON *vmi)
 {
     const cJSON *c;

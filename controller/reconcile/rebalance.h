@@ -300,6 +300,10 @@ void rebalance_plan_free(struct rebalance_plan *plan);
  * LiveMigratable condition is False (the message names KubeVirt's reason). A static string. */
 const char *rebalance_vmi_check(const cJSON *vmi);
 
+/* A VMI's vCPUs (spec.domain.cpu: cores x sockets x threads, each 1 when absent), what its
+ * demand cannot exceed; NAN when the VMI states no CPU topology. */
+double rebalance_vmi_vcpus(const cJSON *vmi);
+
 /* ---- the Eviction API's answer ---- */
 
 enum rebalance_evict_outcome {

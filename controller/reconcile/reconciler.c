@@ -338,6 +338,10 @@ static void count_moves(struct reconciler *r, const struct mover_stats *before, 
     r->counters.eviction_failures += after->eviction_failures - before->eviction_failures;
     r->counters.migrations_succeeded += after->migrations_succeeded - before->migrations_succeeded;
     r->counters.migrations_failed += after->migrations_failed - before->migrations_failed;
+    r->counters.predictions_checked += after->predictions_checked - before->predictions_checked;
+    r->counters.prediction_error_source += after->prediction_error_source - before->prediction_error_source;
+    r->counters.prediction_error_destination +=
+        after->prediction_error_destination - before->prediction_error_destination;
 }
 
 /* Run the mover over the owned nodes with this cycle's readings. */

@@ -768,6 +768,14 @@ static void test_vmi_check(void **state)
     assert_null(rebalance_vmi_check(yes));
     assert_null(rebalance_vmi_check(none));
     assert_null(rebalance_vmi_check(NULL));
+    /* vCPUs: the topology's product, each part 1 when absent; unknown without a topology */
+    cJSON *topo = parse("{\"spec\":{\"domain\":{\"cpu\":{\"cores\":4,\"sockets\":2}}}}");
+    assert_true(rebalance_vmi_vcpus(topo) == 8);
+    assert_true(isnan(rebalance_vmi_vcpus(none)));
+    cJSON *silly = parse("{\"spec\":{\"domain\":{\"cpu\":{\"cores\":-1}}}}");
+    assert_true(isnan(rebalance_vmi_vcpus(silly)));
+    cJSON_Delete(topo);
+    cJSON_Delete(silly);
     cJSON_Delete(no);
     cJSON_Delete(yes);
     cJSON_Delete(none);
