@@ -232,13 +232,13 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
                                     : (out == REBALANCE_EVICTED ? API_MOVE_EVICTED : API_MOVE_REQUESTED);
     struct history_entry e = {w->key, w->kind, c->ns, w->name, c->name, src, dst, ph};
     struct api_move *rec = history_record(a->h, &e, a->in->now_ms);
-    if (!rec)
-        log_warn("move not recorded: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);
-    else if (!r->dry) { /* checked against what the nodes show once it settled (cycle_observe) */
+    if (rec && !r->dry) { /* checked against what the nodes show once it settled (cycle_observe) */
         rec->predicted = true;
         rec->predicted_source = mv->src_pressure_after;
         rec->predicted_destination = mv->dst_pressure_after;
     }
+    if (!rec)
+        log_warn("move not recorded: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);
     else if (mig_name) { /* followed by its name from now on */
         free(rec->migration);
         rec->migration = mig_name;
