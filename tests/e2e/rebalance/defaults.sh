@@ -33,7 +33,7 @@ eventually 480 "one busy VM per worker" bash -c "$(declare -f vmis per_node); si
 eventually 180 "both moves Succeeded in status" bash -c "$(declare -f psir_field)
   [ \"\$(psir_field $name '[.status.moves[]? | select(.phase==\"Succeeded\")] | length')\" = 2 ]"
 eventually 240 "every worker below the taint level, and untainted" bash -c "$(declare -f psir_field no_taint)
-  no_taint && psir_field $name '[.status.nodes[] | .pressure.cpu < 25] | all' | grep -q true"
+  no_taint && psir_field $name '[.status.nodes[] | (.pressure.cpu // \"100\" | tonumber) < 25] | all' | grep -q true"
 after=$(vmis)
 check "the optimal number of moves: 2 (status)" test "$(psir_field "$name" '.status.moves | length')" -eq 2
 check "no VM moved twice, none moved back" test \
@@ -43,8 +43,12 @@ check "only busy VMs were moved, off worker-0" test \
 check "every VMI kept its UID (live-migrated, not restarted)" test \
   "$(echo "$before" | awk '{print $1, $3}')" = "$(echo "$after" | awk '{print $1, $3}')"
 check "no migration failed (record)" test "$(migrations_ended Failed | wc -l)" -eq 0
-check "each move reports its prediction error" test \
-  "$(psir_field "$name" '[.status.moves[] | select(.predictionError != null)] | length')" -eq 2
+eventually 180 "each move settled reports predicted and observed pressure" bash -c "$(declare -f psir_field)
+  [ \"\$(psir_field $name '[.status.moves[] | select(.prediction.source and .prediction.observedSource and .prediction.observedDestination)] | length')\" = 2 ]"
+metrics_port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\).*/\1/p' "$work/operator.log")
+check "/metrics: both predictions checked, with the error of sources and destinations" bash -c \
+  "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q '^psi_rebalancer_predictions_checked_total 2' &&
+   curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q '^psi_rebalancer_prediction_error_percent_total{role=\"destination\"}'"
 check "no permission was denied to the operator" bash -c "! grep -E 'Forbidden|forbidden' $work/operator.log"
 
 finish
