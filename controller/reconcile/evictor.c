@@ -133,6 +133,14 @@ const char *evictor_check(const struct evictor_facts *x, const struct evictor_fi
 const char *evictor_room(const struct evictor_limits *l, const struct evictor_tally *t, bool vm, char *why,
                          size_t len)
 {
+    if (t->total >= l->max_total) {
+        snprintf(why, len, "maxTotal (%d) reached", l->max_total);
+        return why;
+    }
+    if (t->from_node >= l->max_per_node) {
+        snprintf(why, len, "maxPerNode (%d) reached for %s", l->max_per_node, t->node);
+        return why;
+    }
     if (t->in_namespace >= l->max_per_namespace) {
         snprintf(why, len, "maxPerNamespace (%d) reached for namespace %s", l->max_per_namespace, t->ns);
         return why;

@@ -10,9 +10,9 @@
  *   2. what this operator and KubeVirt are doing with its workload (evictor_check): its VMI
  *      being evacuated or migrated, a move of ours under way, its cooldown, a refused
  *      eviction recently;
- *   3. room under the limits for one more move (evictor_room): maxPerNamespace per cycle,
- *      maxInFlightMigrations and KubeVirt's parallel limits for a VM. maxPerNode and maxTotal
- *      bound the planner's loop over a source (rebalance.c).
+ *   3. room under the limits for one more move (evictor_room): maxTotal, maxPerNode and
+ *      maxPerNamespace per cycle, and for a VM maxInFlightMigrations and KubeVirt's parallel
+ *      limits (the planner, rebalance.c, asks it before each move it plans).
  * Every answer is NULL (it may go) or a short static reason the Rebalancing condition counts
  * ("cooling down", "DaemonSet pod", ...). See docs/architecture.md for where the other rules
  * live. */
@@ -65,6 +65,8 @@ const char *evictor_check(const struct evictor_facts *x, const struct evictor_fi
 
 /* The limits one more move must fit under (question 3). */
 struct evictor_limits {
+    int max_total;         /* spec.eviction.maxTotal, per cycle */
+    int max_per_node;      /* spec.eviction.maxPerNode, per cycle */
     int max_per_namespace; /* spec.eviction.maxPerNamespace, per cycle */
     int max_in_flight;     /* spec.eviction.maxInFlightMigrations */
     int in_flight;         /* migrations not finished in the cluster, any origin */
@@ -75,9 +77,11 @@ struct evictor_limits {
 
 /* What this cycle has planned so far, as the limits count it. */
 struct evictor_tally {
+    int total;        /* moves planned in all */
+    const char *node; /* the source node */
+    int from_node;    /* moves planned off it */
     const char *ns;   /* the candidate's namespace */
     int in_namespace; /* moves planned in that namespace */
-    const char *node; /* the source node */
     int outbound;     /* live migrations running or planned from the source */
     int vm_moves;     /* VM moves planned in all */
 };

@@ -714,22 +714,15 @@ static bool next_move(struct work *w, const struct state *st, size_t s, struct r
     return false;
 }
 
-/* Whether the limits leave room for candidate c off source s: maxTotal and maxPerNode here, the
- * rest by evictor_room; limit_why says which does not. */
+/* Whether the limits leave room for candidate c off source s (evictor_room); limit_why says
+ * which does not. */
 static bool limits_allow(struct work *w, const struct rebalance_candidate *c, size_t s)
 {
     const struct rebalance_params *p = w->p;
-    if (w->total >= p->max_total) {
-        snprintf(w->limit_why, sizeof(w->limit_why), "maxTotal (%d) reached", p->max_total);
-        return false;
-    }
-    if (w->moved_from[s] >= p->max_per_node) {
-        snprintf(w->limit_why, sizeof(w->limit_why), "maxPerNode (%d) reached for %s", p->max_per_node,
-                 w->nodes[s].name);
-        return false;
-    }
     const int *nsn = ns_slot(w, c->ns);
     struct evictor_limits l = {
+        .max_total = p->max_total,
+        .max_per_node = p->max_per_node,
         .max_per_namespace = p->max_per_namespace,
         .max_in_flight = p->max_in_flight,
         .in_flight = p->in_flight,
@@ -737,7 +730,15 @@ static bool limits_allow(struct work *w, const struct rebalance_candidate *c, si
         .per_cluster = p->kubevirt_per_cluster > 0 ? p->kubevirt_per_cluster : REBALANCE_KUBEVIRT_PER_CLUSTER,
         .per_node = p->kubevirt_per_node > 0 ? p->kubevirt_per_node : REBALANCE_KUBEVIRT_PER_NODE,
     };
-    struct evictor_tally t = {c->ns, nsn ? *nsn : 0, w->nodes[s].name, w->outbound[s], w->vm_moves};
+    struct evictor_tally t = {
+        .total = w->total,
+        .node = w->nodes[s].name,
+        .from_node = w->moved_from[s],
+        .ns = c->ns,
+        .in_namespace = nsn ? *nsn : 0,
+        .outbound = w->outbound[s],
+        .vm_moves = w->vm_moves,
+    };
     return evictor_room(&l, &t, c->vm, w->limit_why, sizeof(w->limit_why)) == NULL;
 }
 

@@ -171,12 +171,17 @@ static void test_check_order(void **state)
 static void test_room(void **state)
 {
     (void)state;
-    struct evictor_limits l = {.max_per_namespace = 2, .max_in_flight = 3, .in_flight = 1, .running = 1,
-                               .per_cluster = 5, .per_node = 2};
-    struct evictor_tally t = {.ns = "apps", .in_namespace = 1, .node = "w0", .outbound = 0, .vm_moves = 0};
+    struct evictor_limits l = {.max_total = 4, .max_per_node = 2, .max_per_namespace = 2, .max_in_flight = 3,
+                               .in_flight = 1, .running = 1, .per_cluster = 5, .per_node = 2};
+    struct evictor_tally t = {.total = 3, .node = "w0", .from_node = 1, .ns = "apps", .in_namespace = 1};
     char why[256];
     assert_null(evictor_room(&l, &t, false, why, sizeof(why)));
     assert_null(evictor_room(&l, &t, true, why, sizeof(why)));
+    t.total = 4;
+    assert_string_equal(evictor_room(&l, &t, false, why, sizeof(why)), "maxTotal (4) reached");
+    t.total = 3, t.from_node = 2;
+    assert_string_equal(evictor_room(&l, &t, false, why, sizeof(why)), "maxPerNode (2) reached for w0");
+    t.from_node = 1;
     t.in_namespace = 2;
     assert_string_equal(evictor_room(&l, &t, false, why, sizeof(why)), "maxPerNamespace (2) reached for namespace apps");
     t.in_namespace = 0;
