@@ -804,9 +804,14 @@ static int emit(struct work *w, const struct rebalance_move *mv)
     return 1;
 }
 
-/* Whether going from hot_now to hot_end crosses a level: the target, taintAbove or evictAbove. */
+/* Whether going from hot_now to hot_end relieves: below the target, or across another level
+ * (taintAbove, evictAbove) by REBALANCE_MIN_RELIEF at least. */
 static bool contributes(const struct work *w, double hot_now, double hot_end)
 {
+    if (hot_end < w->target)
+        return true;
+    if (hot_now - hot_end < REBALANCE_MIN_RELIEF)
+        return false;
     double levels[3] = {w->target, w->p->taint_above, w->p->evict_above};
     for (int i = 0; i < 3; i++)
         if (hot_now >= levels[i] && hot_end < levels[i])
