@@ -26,6 +26,7 @@ check "kubectl finds the plugin" bash -c "kubectl plugin list 2>/dev/null | grep
 kubectl psi top -w -o json >"$work/watch.jsonl" 2>"$work/watch.err" &
 watch_pid=$!
 eventually 20 "top -w prints its first document" test -s "$work/watch.jsonl"
+[ -s "$work/watch.jsonl" ] || echo "top -w said: $(cat "$work/watch.err")"
 apply_psir "$name" DryRun
 
 would() { psir_field "$1" '[.status.moves[]? | select(.phase=="WouldMove")] | length'; }
@@ -113,9 +114,10 @@ check "why $cool: nothing to relieve, its pressure under the evict level" grep -
   "[below-evict] its cpu pressure $(jq -r --arg n "$cool" '.status.nodes[] | select(.name == $n) | .pressure.cpu' <<<"$status")% is not above evictAbovePercent 30%" <<<"$out"
 
 # ---- top -w: the changes as they happened, through the watch ----
-kill -TERM "$watch_pid"
-wait "$watch_pid" 2>/dev/null
-check "top -w ended cleanly on SIGTERM" test $? -eq 0
+rc=0
+kill -TERM "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || rc=$?
+check "top -w ended cleanly on SIGTERM" test "$rc" -eq 0
 watch_pid=
 w0() { jq -c --arg p "$name" '.items[] | select(.name == $p) | .nodes[] | select(.name == "worker-0") | .state' "$work/watch.jsonl"; }
 check "top -w: a document with no PsiRebalance yet, then the new one" \
