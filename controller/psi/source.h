@@ -26,6 +26,7 @@
 #define PSI_REASON_INVALID "InvalidValue"          /* NaN, +/-Inf or a negative pressure */
 #define PSI_REASON_QUERY "QueryError"              /* the server refused or failed the query */
 #define PSI_REASON_CONFIG "SourceConfigError"      /* bad URL, unreadable token or CA file */
+#define PSI_REASON_CREDENTIAL "CredentialUnavailable" /* no token for the metrics-reading identity */
 
 /* Resources, as indexes of psi_node_sample.value. */
 enum psi_resource { PSI_CPU = 0, PSI_MEMORY = 1, PSI_IO = 2, PSI_NRESOURCES = 3 };
