@@ -107,7 +107,8 @@ int psi_resource_parse(const char *s, enum psi_resource *out);
 /* Set st to ok. */
 void psi_status_ok(struct psi_status *st);
 
-/* Set st to failed with reason and a printf-formatted message; returns -1. */
+/* Set st to failed with reason and a printf-formatted message (at most 1023 bytes, control
+ * and non-ASCII bytes replaced by '?': it may carry parts of a server's reply); returns -1. */
 int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

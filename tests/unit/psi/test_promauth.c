@@ -204,6 +204,15 @@ static void test_token_file_and_own_token(void **state)
     psi_promauth_free(a);
 }
 
+/* What a server answers reaches status through psi_status_fail: printable ASCII only. */
+static void test_status_message_sanitised(void **state)
+{
+    (void)state;
+    struct psi_status st;
+    psi_status_fail(&st, PSI_REASON_QUERY, "refused: %s", "line\nbreak\x01\x1b[31m\xc3\xa9\x7f");
+    assert_string_equal(st.message, "refused: line?break??[31m???");
+}
+
 static void test_promtoken_renew_at(void **state)
 {
     (void)state;
@@ -249,6 +258,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ca_file, setup, teardown),
         cmocka_unit_test(test_token_fn_and_plain_http),
         cmocka_unit_test_setup_teardown(test_token_file_and_own_token, setup, teardown),
+        cmocka_unit_test(test_status_message_sanitised),
         cmocka_unit_test(test_promtoken_renew_at),
         cmocka_unit_test(test_promtoken_parse),
     };
