@@ -114,6 +114,20 @@ check "why $cool: nothing to relieve, its pressure under the evict level" grep -
   "[below-evict] its cpu pressure $(jq -r --arg n "$cool" '.status.nodes[] | select(.name == $n) | .pressure.cpu' <<<"$status")% is not above evictAbovePercent 30%" <<<"$out"
 
 # ---- top -w: the changes as they happened, through the watch ----
+# LIST requests for PsiRebalances the API server has answered, from its own metrics
+lists() {
+  kubectl get --raw /metrics |
+    awk '/^apiserver_request_total[{]/ && /resource="psirebalances"/ && /verb="LIST"/ {s += $NF} END {print s + 0}'
+}
+frames() { wc -l <"$work/watch.jsonl"; }
+l0=$(lists)
+check "the API server's metrics count LISTs of PsiRebalances (top -w's first read was one)" test "$l0" -gt 0
+for i in 1 2 3; do
+  f=$(frames)
+  kubectl annotate psirebalance "$name" --overwrite "e2e.psi.dev/touch=$i" >/dev/null
+  eventually 10 "top -w: a new document after change $i" bash -c "[ \$(wc -l <'$work/watch.jsonl') -gt $f ]"
+done
+check "top -w: it followed those changes without a LIST (a watch, not polling)" test "$(lists)" = "$l0"
 rc=0
 kill -TERM "$watch_pid" 2>/dev/null || true
 wait "$watch_pid" 2>/dev/null || rc=$?
