@@ -25,7 +25,9 @@
  * host verification always on for https (CA bundle file, or the system's), a bearer
  * token read from a file and read again whenever the file changes (projected service
  * account tokens rotate), connect and total timeouts, a reply size cap. A client is not
- * thread-safe and runs one query at a time. */
+ * thread-safe and runs one query at a time. Replies are read without a JSON tree, within
+ * the bounds of promreply.h, and capped at 32 MiB (what a cluster of 5,000 nodes answers,
+ * twice over). */
 #ifndef PSI_PSI_PROM_H
 #define PSI_PSI_PROM_H
 
@@ -50,7 +52,8 @@ struct psi_prom_label {
     char *value;
 };
 
-/* One series of an instant vector: labels, the sample value and its timestamp (s). */
+/* One series of an instant vector: labels, the sample value and its timestamp (s). In a
+ * vector from a reply, labels and all their strings are one allocation. */
 struct psi_prom_series {
     struct psi_prom_label *labels;
     size_t n_labels;
