@@ -294,10 +294,10 @@ static void auth_hint(struct psi_prom *p, long code, struct psi_status *st)
 {
     size_t n = strlen(st->message);
     if (code == 401)
-        snprintf(st->message + n, sizeof(st->message) - n, "; the token sent was %s", psi_promauth_identity(p->auth));
+        snprintf(st->message + n, sizeof(st->message) - n, "; sent: %s", psi_promauth_identity(p->auth));
     else
         snprintf(st->message + n, sizeof(st->message) - n,
-                 "; the token sent was %s: bind it the ClusterRole cluster-monitoring-view (OpenShift; "
+                 "; sent: %s. Bind its identity the ClusterRole cluster-monitoring-view (OpenShift; "
                  "elsewhere a role that may get prometheuses/api)",
                  psi_promauth_identity(p->auth));
 }

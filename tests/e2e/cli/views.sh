@@ -81,6 +81,11 @@ check "top: worker-0's row has a bar past both marks and says why it is Tainted"
 check "top: the Rebalancing condition as status has it" \
   grep -qF "Rebalancing $(jq -r '.status.conditions[] | select(.type == "Rebalancing") | "\(.status) (\(.reason))"' <<<"$status")" <<<"$out"
 check "top: no colour when NO_COLOR is set (and not on a pipe)" bash -c '! grep -q "$(printf "\033")" <<<"$0"' "$out"
+# on a terminal (script(1) gives it one): Tainted in red, unless NO_COLOR says otherwise
+check "top on a terminal: worker-0's state in colour" bash -c \
+  "env -u NO_COLOR script -qec 'kubectl psi top $name' /dev/null | grep -q \"\$(printf '\033')\\[31mTainted\""
+check "top on a terminal with NO_COLOR=1: no colour" bash -c \
+  "! NO_COLOR=1 script -qec 'kubectl psi top $name' /dev/null | grep -q \"\$(printf '\033')\""
 
 # ---- moves ----
 snapshot kubectl psi moves "$name" -o json || fail "no quiet moment to compare moves -o json"
