@@ -36,11 +36,20 @@ port_in_use() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
 # choose_ports: pick free loopback ports once per test bed and keep them in ports.env,
 # so that a restart reuses them and two test beds never share one.
+# KUBELET_PORT is the port of every node's kubelet (status.daemonEndpoints), each node on an
+# address of its own in 127.0.0.0/8 (node_address), where the simulator serves its Summary API.
 choose_ports() {
-  if [ -f "$dir/ports.env" ]; then source "$dir/ports.env"; return; fi
-  local names=(ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KCM_PORT SCHEDULER_PORT KWOK_PORT PROMETHEUS_PORT)
+  local names=(ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KCM_PORT SCHEDULER_PORT KWOK_PORT PROMETHEUS_PORT KUBELET_PORT)
   local taken=" " name p
-  : > "$dir/ports.env.tmp"
+  if [ -f "$dir/ports.env" ]; then
+    source "$dir/ports.env"
+    [ -n "${KUBELET_PORT:-}" ] && return
+    names=(KUBELET_PORT) # a bed made before the kubelet port: add it
+    taken=" $(cut -d= -f2 "$dir/ports.env" | tr '\n' ' ')"
+    cp "$dir/ports.env" "$dir/ports.env.tmp"
+  else
+    : > "$dir/ports.env.tmp"
+  fi
   for name in "${names[@]}"; do
     while :; do
       p=$((10000 + RANDOM % 20000)) # below the kernel's ephemeral range (32768+)
@@ -54,6 +63,9 @@ choose_ports() {
   mv "$dir/ports.env.tmp" "$dir/ports.env"
   source "$dir/ports.env"
 }
+
+# node_address I: the InternalIP of worker-I, 127.1.0.2 onwards (250 a /24), on loopback.
+node_address() { echo "127.1.$(($1 / 250)).$(($1 % 250 + 2))"; }
 
 pidfile() { echo "$dir/pids/$1.pid"; }
 
@@ -122,6 +134,8 @@ start_apiserver() {
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
     --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC \
     --allow-privileged --profiling=false --enable-priority-and-fairness=false \
+    --kubelet-preferred-address-types InternalIP --kubelet-certificate-authority "$p/ca.crt" \
+    --kubelet-client-certificate "$p/kubelet-client.crt" --kubelet-client-key "$p/kubelet-client.key" \
     ${PSI_TESTBED_AUDIT:+--audit-policy-file "$repo/hack/cluster/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log"}
   wait_for kube-apiserver 60 curl_api /readyz
 }
@@ -150,7 +164,8 @@ start_kwok() {
   spawn kwok "$PSI_KWOK_BIN/kwok" --config "$PSI_KWOK_BIN/stages.yaml" \
     --kubeconfig "$dir/admin.kubeconfig" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-    --cidr 10.244.0.0/16 --server-address "127.0.0.1:$KWOK_PORT" --node-lease-duration-seconds 40
+    --cidr 10.244.0.0/16 --server-address "127.0.0.1:$KWOK_PORT" --node-lease-duration-seconds 40 \
+    --node-port "$KUBELET_PORT"
   wait_for kwok 30 curl -sf "http://127.0.0.1:$KWOK_PORT/healthz"
 }
 
@@ -194,6 +209,7 @@ export PSI_APISERVER_URL='https://127.0.0.1:$APISERVER_PORT'
 export PSI_ETCD_URL='http://127.0.0.1:$ETCD_PORT'
 export PSI_PROMETHEUS_URL='http://127.0.0.1:$PROMETHEUS_PORT'
 export PSI_PROMETHEUS_TARGETS='$dir/prometheus/targets'
+export PSI_KUBELET_PORT='$KUBELET_PORT'
 export PSI_KUBE_BIN='$PSI_KUBE_BIN'
 export PSI_ETCD_BIN='$PSI_ETCD_BIN'
 export PSI_KWOK_BIN='$PSI_KWOK_BIN'

@@ -1,7 +1,8 @@
 /* psi-sim: plays, against a real API server, what an OpenShift Virtualization cluster
  * adds to Kubernetes for psi-rebalancer: KubeVirt's VMs, launcher pods, eviction webhook,
  * evacuations and live migrations; the MachineConfig operator; and nodes under load with
- * their PSI, exported for Prometheus with node_exporter's names. A scenario file says what
+ * their PSI, exported for Prometheus with node_exporter's names and served by each node's
+ * kubelet Summary API (kubeletd.h). A scenario file says what
  * runs where and what happens over time (hack/sim/scenarios/).
  *
  *   psi-sim --check FILE...              (parse scenario files and say what they hold)
@@ -41,6 +42,7 @@
 #include "evacuation.h"
 #include "informer.h"
 #include "jx.h"
+#include "kubeletd.h"
 #include "logging.h"
 #include "loop.h"
 #include "mco.h"
@@ -67,6 +69,7 @@ struct app {
     struct mco *mco;
     struct timeline *timeline;
     struct telemetry *tele;
+    struct kubeletd *kubelet;
     struct webhook *hook;
     const char *ready_file;
     bool exit_when_done;
@@ -196,6 +199,7 @@ static void pass(struct kube_loop *loop, void *ud)
     if (!sim_synced(&a->s))
         return;
     nodes_sync(a->nodes);
+    kubeletd_sync(a->kubelet);
     if (!nodes_ready(a->nodes)) {
         if (!a->waiting_logged) {
             char want[16];
@@ -456,7 +460,8 @@ int main(int argc, char **argv)
     if (a.sc->mco_enabled)
         a.mco = mco_new(&a.s);
     a.timeline = timeline_new(&a.s, a.workload, a.mco);
-    if (!a.nodes || !a.workload || !a.evac || !a.mig || (a.sc->mco_enabled && !a.mco) || !a.timeline) {
+    a.kubelet = kubeletd_new(&a.s, ca_cert, ca_key);
+    if (!a.nodes || !a.workload || !a.evac || !a.mig || (a.sc->mco_enabled && !a.mco) || !a.timeline || !a.kubelet) {
         log_error("out of memory");
         goto out;
     }
@@ -465,6 +470,7 @@ int main(int argc, char **argv)
         .targets_dir = targets && *targets ? targets : NULL,
         .psi_on = a.mco ? mco_node_psi : NULL,
         .psi_ud = a.mco,
+        .kubelet = a.kubelet,
     };
     if (!(a.tele = telemetry_start(&a.s, a.workload, a.nodes, &to, err, sizeof(err)))) {
         log_error("starting the metrics endpoint failed", "error", err);
@@ -495,6 +501,7 @@ out:
     g_loop = NULL;
     webhook_free(a.hook);
     telemetry_free(a.tele);
+    kubeletd_free(a.kubelet);
     timeline_free(a.timeline);
     mco_free(a.mco);
     migration_free(a.mig);
