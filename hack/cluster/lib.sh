@@ -36,20 +36,11 @@ port_in_use() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
 # choose_ports: pick free loopback ports once per test bed and keep them in ports.env,
 # so that a restart reuses them and two test beds never share one.
-# KUBELET_PORT is the port of every node's kubelet (status.daemonEndpoints), each node on an
-# address of its own in 127.0.0.0/8 (node_address), where the simulator serves its Summary API.
 choose_ports() {
-  local names=(ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KCM_PORT SCHEDULER_PORT KWOK_PORT PROMETHEUS_PORT KUBELET_PORT)
+  if [ -f "$dir/ports.env" ]; then source "$dir/ports.env"; return; fi
+  local names=(ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KCM_PORT SCHEDULER_PORT KWOK_PORT PROMETHEUS_PORT)
   local taken=" " name p
-  if [ -f "$dir/ports.env" ]; then
-    source "$dir/ports.env"
-    [ -n "${KUBELET_PORT:-}" ] && return
-    names=(KUBELET_PORT) # a bed made before the kubelet port: add it
-    taken=" $(cut -d= -f2 "$dir/ports.env" | tr '\n' ' ')"
-    cp "$dir/ports.env" "$dir/ports.env.tmp"
-  else
-    : > "$dir/ports.env.tmp"
-  fi
+  : > "$dir/ports.env.tmp"
   for name in "${names[@]}"; do
     while :; do
       p=$((10000 + RANDOM % 20000)) # below the kernel's ephemeral range (32768+)
@@ -64,8 +55,29 @@ choose_ports() {
   source "$dir/ports.env"
 }
 
-# node_address I: the InternalIP of worker-I, 127.1.0.2 onwards (250 a /24), on loopback.
-node_address() { echo "127.1.$(($1 / 250)).$(($1 % 250 + 2))"; }
+# The nodes' kubelets. The API server reaches them only through its "cluster" egress, HTTP
+# CONNECT over a Unix socket of the bed ($dir/kubelet.sock, served by psi-sim), so a node's
+# address is the name of a tunnel and never dialed. It cannot be a loopback address: the node
+# proxy refuses any address that is not global unicast (isProxyableHostname in
+# pkg/registry/core/node/strategy.go). Nodes take theirs from 198.18.0.0/15, the range set
+# aside for benchmarking (RFC 2544), 250 to a /24: worker-I is node_address I.
+KUBELET_PORT=10250
+kubelet_socket() { echo "$dir/kubelet.sock"; }
+node_address() { echo "198.18.$(($1 / 250)).$(($1 % 250 + 2))"; }
+
+write_egress_config() {
+  cat > "$dir/egress-selector.yaml" <<YAML
+# Written by hack/cluster/up: the API server reaches kubelets through psi-sim's socket.
+apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+- name: cluster
+  connection:
+    proxyProtocol: HTTPConnect
+    transport:
+      uds: {udsName: $(kubelet_socket)}
+YAML
+}
 
 pidfile() { echo "$dir/pids/$1.pid"; }
 
@@ -125,6 +137,7 @@ start_etcd() {
 
 start_apiserver() {
   local p=$dir/pki
+  write_egress_config
   spawn apiserver "$PSI_KUBE_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
@@ -135,6 +148,7 @@ start_apiserver() {
     --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC \
     --allow-privileged --profiling=false --enable-priority-and-fairness=false \
     --kubelet-preferred-address-types InternalIP --kubelet-certificate-authority "$p/ca.crt" \
+    --egress-selector-config-file "$dir/egress-selector.yaml" \
     --kubelet-client-certificate "$p/kubelet-client.crt" --kubelet-client-key "$p/kubelet-client.key" \
     ${PSI_TESTBED_AUDIT:+--audit-policy-file "$repo/hack/cluster/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log"}
   wait_for kube-apiserver 60 curl_api /readyz
@@ -209,7 +223,7 @@ export PSI_APISERVER_URL='https://127.0.0.1:$APISERVER_PORT'
 export PSI_ETCD_URL='http://127.0.0.1:$ETCD_PORT'
 export PSI_PROMETHEUS_URL='http://127.0.0.1:$PROMETHEUS_PORT'
 export PSI_PROMETHEUS_TARGETS='$dir/prometheus/targets'
-export PSI_KUBELET_PORT='$KUBELET_PORT'
+export PSI_KUBELET_SOCKET='$(kubelet_socket)'
 export PSI_KUBE_BIN='$PSI_KUBE_BIN'
 export PSI_ETCD_BIN='$PSI_ETCD_BIN'
 export PSI_KWOK_BIN='$PSI_KWOK_BIN'

@@ -1,13 +1,20 @@
 /* kubeletd: the nodes' Summary API servers (see kubeletd.h). */
 #include "kubeletd.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <openssl/ssl.h>
 
 #include "cert.h"
 #include "httpsd.h"
@@ -24,7 +31,9 @@ struct kl_pod {
 struct kl_node {
     struct kubeletd *k;
     char *name;
-    struct httpsd *srv;
+    char ip[64];  /* its InternalIP and kubelet port: the CONNECT target */
+    int port;
+    SSL_CTX *ctx; /* its serving certificate */
     bool no_psi, slow;
     /* guarded by k->mu */
     bool psi;
@@ -36,15 +45,29 @@ struct kl_node {
     size_t npods;
 };
 
+/* A tunnel being served. */
+struct tunnel {
+    struct kubeletd *k;
+    int fd;
+    pthread_t thread;
+    bool done; /* the thread has finished: join and free (guarded by k->mu) */
+    struct tunnel *next;
+};
+
 struct kubeletd {
     struct sim *s;
-    char *ca_cert, *ca_key;
+    char *ca_cert, *ca_key, *path;
     char start_time[32];
-    pthread_mutex_t mu;
-    bool stopping;            /* guarded by mu: a slow reply stops waiting */
-    struct kl_node **nodes;   /* served nodes (the loop's thread only) */
+    int listen_fd;
+    int wake[2];              /* a pipe that ends the accept loop */
+    pthread_t accept_thread;
+    bool accepting;
+    pthread_mutex_t mu;       /* guards what follows, and every node's numbers */
+    bool stopping;            /* a slow reply stops waiting */
+    struct tunnel *tunnels;
+    struct kl_node **nodes;   /* served nodes; appended by the loop's thread only */
     size_t n;
-    char **skipped;           /* nodes that cannot be served, logged once */
+    char **skipped;           /* nodes that cannot be served, logged once (loop's thread) */
     size_t nskipped;
 };
 
@@ -148,17 +171,14 @@ static void handle(const char *method, const char *path, const char *body, size_
     reply->len = strlen(reply->body);
 }
 
-/* The node's InternalIP when on loopback, and its kubelet port; false when it has none. */
+/* The node's InternalIP and kubelet port; false when it has either not. */
 static bool endpoint(const cJSON *node, char *ip, size_t iplen, int *port)
 {
     const cJSON *a;
     ip[0] = '\0';
     cJSON_ArrayForEach(a, jx_get(node, "status.addresses")) {
-        struct in_addr in;
-        const char *addr = jx_str0(a, "address");
-        if (strcmp(jx_str0(a, "type"), "InternalIP") == 0 && inet_pton(AF_INET, addr, &in) == 1 &&
-            (ntohl(in.s_addr) >> 24) == 127) {
-            snprintf(ip, iplen, "%s", addr);
+        if (strcmp(jx_str0(a, "type"), "InternalIP") == 0) {
+            snprintf(ip, iplen, "%s", jx_str0(a, "address"));
             break;
         }
     }
@@ -179,7 +199,7 @@ static void skip(struct kubeletd *k, const char *name, const char *why)
     log_warn("no kubelet for the node", "node", name, "why", why);
 }
 
-/* Start the server of node (name) at ip:port; added to k->nodes. */
+/* Serve node (name) for CONNECTs to ip:port; added to k->nodes. */
 static void serve(struct kubeletd *k, const char *name, const char *ip, int port)
 {
     char err[512];
@@ -194,28 +214,28 @@ static void serve(struct kubeletd *k, const char *name, const char *ip, int port
         return;
     }
     n->k = k;
+    snprintf(n->ip, sizeof(n->ip), "%s", ip);
+    n->port = port;
     n->no_psi = listed(k->s->sc->kubelet_no_psi, k->s->sc->n_kubelet_no_psi, name);
     n->slow = listed(k->s->sc->kubelet_slow, k->s->sc->n_kubelet_slow, name);
-    if (cert_issue(k->ca_cert, k->ca_key, name, ips, dns, 30, &cb, err, sizeof(err)) < 0) {
-        free(n->name);
-        free(n);
-        skip(k, name, err);
-        return;
+    if (cert_issue(k->ca_cert, k->ca_key, name, ips, dns, 30, &cb, err, sizeof(err)) == 0) {
+        n->ctx = httpsd_ctx_new(cb.cert_pem, cb.key_pem, err, sizeof(err));
+        cert_bundle_clear(&cb);
     }
-    n->srv = httpsd_start(ip, port, cb.cert_pem, cb.key_pem, handle, n, err, sizeof(err));
-    cert_bundle_clear(&cb);
-    struct kl_node **grown = n->srv ? realloc(k->nodes, (k->n + 1) * sizeof(*grown)) : NULL;
-    if (!grown) {
-        skip(k, name, n->srv ? "out of memory" : err);
-        httpsd_free(n->srv);
-        free(n->name);
-        free(n);
-        return;
-    }
-    k->nodes = grown;
     pthread_mutex_lock(&k->mu);
-    k->nodes[k->n++] = n;
+    struct kl_node **grown = n->ctx ? realloc(k->nodes, (k->n + 1) * sizeof(*grown)) : NULL;
+    if (grown) {
+        k->nodes = grown;
+        k->nodes[k->n++] = n;
+    }
     pthread_mutex_unlock(&k->mu);
+    if (!grown) {
+        skip(k, name, n->ctx ? "out of memory" : err);
+        SSL_CTX_free(n->ctx);
+        free(n->name);
+        free(n);
+        return;
+    }
     char p[16];
     snprintf(p, sizeof(p), "%d", port);
     log_info("kubelet serving", "node", name, "address", ip, "port", p, "psi", n->no_psi ? "off" : "on",
@@ -231,7 +251,7 @@ static int sync_node(const char *key, const char *rv, const void *obj, void *ud)
     char ip[64];
     int port;
     if (!endpoint(obj, ip, sizeof(ip), &port)) {
-        skip(k, key, "no InternalIP in 127.0.0.0/8 with status.daemonEndpoints.kubeletEndpoint.Port");
+        skip(k, key, "no InternalIP and status.daemonEndpoints.kubeletEndpoint.Port");
         return 0;
     }
     serve(k, key, ip, port);
@@ -294,20 +314,208 @@ size_t kubeletd_count(const struct kubeletd *k)
     return k ? k->n : 0;
 }
 
-struct kubeletd *kubeletd_new(struct sim *s, const char *ca_cert, const char *ca_key)
+/* ---- the CONNECT tunnels ---- */
+
+/* The node served at host:port, or NULL. */
+static struct kl_node *node_at(struct kubeletd *k, const char *hostport)
+{
+    const char *colon = strrchr(hostport, ':');
+    if (!colon)
+        return NULL;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || end == colon + 1)
+        return NULL;
+    struct kl_node *found = NULL;
+    pthread_mutex_lock(&k->mu);
+    for (size_t i = 0; i < k->n && !found; i++)
+        if (k->nodes[i]->port == port && strlen(k->nodes[i]->ip) == (size_t)(colon - hostport) &&
+            strncmp(k->nodes[i]->ip, hostport, (size_t)(colon - hostport)) == 0)
+            found = k->nodes[i];
+    pthread_mutex_unlock(&k->mu);
+    return found;
+}
+
+static int send_text(int fd, const char *s)
+{
+    size_t len = strlen(s);
+    while (len > 0) {
+        ssize_t w = send(fd, s, len, MSG_NOSIGNAL);
+        if (w <= 0)
+            return -1;
+        s += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Read the CONNECT request head; its target into hostport. Returns 0 or -1 (answered). */
+static int read_connect(int fd, char *hostport, size_t len)
+{
+    char buf[4096];
+    size_t have = 0;
+    while (have < sizeof(buf) - 1) {
+        ssize_t r = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+        if (r <= 0)
+            return -1;
+        have += (size_t)r;
+        buf[have] = '\0';
+        if (strstr(buf, "\r\n\r\n"))
+            break;
+    }
+    char method[16] = "", target[300] = "", version[16] = "";
+    if (!strstr(buf, "\r\n\r\n") || sscanf(buf, "%15s %299s %15s", method, target, version) != 3 ||
+        strcmp(method, "CONNECT") != 0 || strncmp(version, "HTTP/1.", 7) != 0) {
+        send_text(fd, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n");
+        return -1;
+    }
+    snprintf(hostport, len, "%s", target);
+    return 0;
+}
+
+static void *tunnel_main(void *arg)
+{
+    struct tunnel *t = arg;
+    struct kubeletd *k = t->k;
+    struct timeval tv = {10, 0};
+    setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char hostport[300];
+    if (read_connect(t->fd, hostport, sizeof(hostport)) == 0) {
+        struct kl_node *n = node_at(k, hostport);
+        if (!n)
+            send_text(t->fd, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
+        else if (send_text(t->fd, "HTTP/1.1 200 Connection established\r\n\r\n") == 0)
+            httpsd_serve_fd(n->ctx, t->fd, handle, n);
+    }
+    pthread_mutex_lock(&k->mu);
+    shutdown(t->fd, SHUT_RDWR);
+    t->done = true;
+    pthread_mutex_unlock(&k->mu);
+    return NULL;
+}
+
+/* Join and free finished tunnels (mu held). */
+static void reap(struct kubeletd *k)
+{
+    struct tunnel **pp = &k->tunnels;
+    while (*pp) {
+        struct tunnel *t = *pp;
+        if (t->done) {
+            pthread_join(t->thread, NULL);
+            close(t->fd);
+            *pp = t->next;
+            free(t);
+        } else {
+            pp = &t->next;
+        }
+    }
+}
+
+static void *accept_main(void *arg)
+{
+    struct kubeletd *k = arg;
+    for (;;) {
+        struct pollfd p[2] = {{k->listen_fd, POLLIN, 0}, {k->wake[0], POLLIN, 0}};
+        if (poll(p, 2, 5000) < 0 && errno != EINTR)
+            break;
+        pthread_mutex_lock(&k->mu);
+        reap(k);
+        bool stop = k->stopping;
+        pthread_mutex_unlock(&k->mu);
+        if (stop || (p[1].revents & POLLIN))
+            break;
+        if (!(p[0].revents & POLLIN))
+            continue;
+        int fd = accept4(k->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        struct tunnel *t = fd >= 0 ? calloc(1, sizeof(*t)) : NULL;
+        if (!t) {
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        t->k = k;
+        t->fd = fd;
+        pthread_mutex_lock(&k->mu);
+        if (pthread_create(&t->thread, NULL, tunnel_main, t) != 0) {
+            close(fd);
+            free(t);
+        } else {
+            t->next = k->tunnels;
+            k->tunnels = t;
+        }
+        pthread_mutex_unlock(&k->mu);
+    }
+    return NULL;
+}
+
+/* Listen on the Unix socket path, replacing a stale socket file (nobody accepts on it). */
+static int listen_unix(const char *path, char *err, size_t errlen)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(a.sun_path)) {
+        snprintf(err, errlen, "the socket path %s is longer than %zu bytes", path, sizeof(a.sun_path) - 1);
+        return -1;
+    }
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno == EADDRINUSE) {
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        bool live = probe >= 0 && connect(probe, (struct sockaddr *)&a, sizeof(a)) == 0;
+        if (probe >= 0)
+            close(probe);
+        if (live) {
+            snprintf(err, errlen, "%s: another process serves the kubelets already", path);
+            close(fd);
+            return -1;
+        }
+        unlink(path);
+        close(fd);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd < 0 || listen(fd, 128) < 0) {
+        snprintf(err, errlen, "listening on %s failed: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+struct kubeletd *kubeletd_new(struct sim *s, const char *path, const char *ca_cert, const char *ca_key, char *err,
+                              size_t errlen)
 {
     struct kubeletd *k = calloc(1, sizeof(*k));
-    if (!k)
+    if (!k) {
+        snprintf(err, errlen, "out of memory");
         return NULL;
+    }
     k->s = s;
-    k->ca_cert = strdup(ca_cert);
-    k->ca_key = strdup(ca_key);
+    k->listen_fd = -1;
+    k->wake[0] = k->wake[1] = -1;
     pthread_mutex_init(&k->mu, NULL);
     sim_timestamp(k->start_time, sizeof(k->start_time));
-    if (!k->ca_cert || !k->ca_key) {
+    k->ca_cert = strdup(ca_cert);
+    k->ca_key = strdup(ca_key);
+    k->path = strdup(path);
+    if (!k->ca_cert || !k->ca_key || !k->path) {
+        snprintf(err, errlen, "out of memory");
         kubeletd_free(k);
         return NULL;
     }
+    if ((k->listen_fd = listen_unix(path, err, errlen)) < 0) {
+        kubeletd_free(k);
+        return NULL;
+    }
+    if (pipe2(k->wake, O_CLOEXEC) < 0 || pthread_create(&k->accept_thread, NULL, accept_main, k) != 0) {
+        snprintf(err, errlen, "starting the kubelets' thread failed: %s", strerror(errno));
+        kubeletd_free(k);
+        return NULL;
+    }
+    k->accepting = true;
     return k;
 }
 
@@ -318,8 +526,29 @@ void kubeletd_free(struct kubeletd *k)
     pthread_mutex_lock(&k->mu);
     k->stopping = true;
     pthread_mutex_unlock(&k->mu);
+    if (k->accepting) {
+        ssize_t w = write(k->wake[1], "x", 1);
+        (void)w;
+        pthread_join(k->accept_thread, NULL);
+    }
+    if (k->listen_fd >= 0) {
+        close(k->listen_fd);
+        unlink(k->path);
+    }
+    /* unblock every tunnel, then join them all */
+    pthread_mutex_lock(&k->mu);
+    for (struct tunnel *t = k->tunnels; t; t = t->next)
+        shutdown(t->fd, SHUT_RDWR);
+    pthread_mutex_unlock(&k->mu);
+    while (k->tunnels) {
+        struct tunnel *t = k->tunnels;
+        k->tunnels = t->next;
+        pthread_join(t->thread, NULL);
+        close(t->fd);
+        free(t);
+    }
     for (size_t i = 0; i < k->n; i++) {
-        httpsd_free(k->nodes[i]->srv);
+        SSL_CTX_free(k->nodes[i]->ctx);
         free_pods(k->nodes[i]->pods, k->nodes[i]->npods);
         free(k->nodes[i]->name);
         free(k->nodes[i]);
@@ -328,8 +557,13 @@ void kubeletd_free(struct kubeletd *k)
     for (size_t i = 0; i < k->nskipped; i++)
         free(k->skipped[i]);
     free(k->skipped);
+    if (k->wake[0] >= 0) {
+        close(k->wake[0]);
+        close(k->wake[1]);
+    }
     free(k->ca_cert);
     free(k->ca_key);
+    free(k->path);
     pthread_mutex_destroy(&k->mu);
     free(k);
 }

@@ -1,17 +1,20 @@
 /* kubeletd: every simulated node's kubelet, as far as the Summary API goes.
  *
- * For each simulated node whose InternalIP is a loopback address (127.0.0.0/8) and whose
- * status.daemonEndpoints.kubeletEndpoint.Port is set (hack/cluster/up makes them so), an
- * HTTPS server on that address and port (httpsd, a certificate for the address issued by
- * the bed's CA, which the API server checks with --kubelet-certificate-authority) answers
+ * The API server reaches kubelets through its egress selector (the "cluster" egress of
+ * hack/cluster/up: HTTP CONNECT over a Unix socket, as it would through Konnectivity), so no
+ * node address is ever dialed. kubeletd listens on that socket: a CONNECT to a node's
+ * InternalIP and status.daemonEndpoints.kubeletEndpoint.Port is answered 200 and the tunnel
+ * then speaks TLS (a certificate for that address issued by the bed's CA, which the API
+ * server checks with --kubelet-certificate-authority) and HTTP/1.1:
  *   GET /stats/summary    the node's Summary (summary.h) from the PSI model's numbers
  *   GET /healthz          ok
  * so that the real API server's node proxy (/api/v1/nodes/<node>/proxy/stats/summary)
- * reaches it. The numbers come from telemetry's tick (kubeletd_update, kubeletd_set_pods);
- * a node named in the scenario's kubelet.noPsi answers without psi, one in kubelet.slow
- * answers after kubelet.slowDelay. The client certificate the API server presents is not
- * checked (a real kubelet authenticates and authorises it). Thread-safe: the servers run in
- * their own threads; the state is guarded by a mutex. */
+ * reaches it. A CONNECT to any other address gets 502. The numbers come from telemetry's
+ * tick (kubeletd_update, kubeletd_set_pods); a node named in the scenario's kubelet.noPsi
+ * answers without psi, one in kubelet.slow answers after kubelet.slowDelay. The client
+ * certificate the API server presents is not checked (a real kubelet authenticates and
+ * authorises it). Thread-safe: one thread accepts, each tunnel has a thread; the state is
+ * guarded by a mutex. */
 #ifndef PSI_SIM_KUBELETD_H
 #define PSI_SIM_KUBELETD_H
 
@@ -23,9 +26,10 @@
 
 struct kubeletd;
 
-/* New kubelets over s (borrowed), their certificates issued by the CA at ca_cert / ca_key.
- * NULL when out of memory. */
-struct kubeletd *kubeletd_new(struct sim *s, const char *ca_cert, const char *ca_key);
+/* New kubelets over s (borrowed) listening on the Unix socket path (a stale socket file is
+ * replaced), their certificates issued by the CA at ca_cert / ca_key. NULL with why in err. */
+struct kubeletd *kubeletd_new(struct sim *s, const char *path, const char *ca_cert, const char *ca_key, char *err,
+                              size_t errlen);
 
 /* Stop every server and free (NULL is fine). */
 void kubeletd_free(struct kubeletd *k);

@@ -8,7 +8,7 @@
  *   psi-sim --check FILE...              (parse scenario files and say what they hold)
  *   psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]
  *           [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]
- *           [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR]
+ *           [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR] [--kubelet-socket PATH]
  *           [--record FILE] [--ready-file FILE] [--exit-when-done] [--cleanup]
  *           [--log-level LEVEL] [--log-format text|json]
  *
@@ -21,6 +21,8 @@
  *   --ca-cert, --ca-key        the CA that signs the webhook's certificate (default
  *                              $PSI_TESTBED/pki/ca.crt and ca.key)
  *   --prometheus-targets DIR   Prometheus file_sd directory (default $PSI_PROMETHEUS_TARGETS)
+ *   --kubelet-socket PATH      the API server's egress socket to the kubelets, where psi-sim serves
+ *                              every node's Summary API (default $PSI_KUBELET_SOCKET; none: no kubelets)
  *   --record FILE              JSON lines of evictions, migrations, restarts, drains, rollouts
  *   --ready-file FILE          written once every VM runs and the timeline starts: a JSON
  *                              object with the ports, namespace and scenario
@@ -92,7 +94,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: psi-sim --check FILE...\n"
                "       psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]\n"
                "               [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]\n"
-               "               [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR]\n"
+               "               [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR] [--kubelet-socket PATH]\n"
                "               [--record FILE] [--ready-file FILE] [--exit-when-done] [--cleanup]\n"
                "               [--log-level debug|info|warn|error] [--log-format text|json]\n");
 }
@@ -199,7 +201,8 @@ static void pass(struct kube_loop *loop, void *ud)
     if (!sim_synced(&a->s))
         return;
     nodes_sync(a->nodes);
-    kubeletd_sync(a->kubelet);
+    if (a->kubelet)
+        kubeletd_sync(a->kubelet);
     if (!nodes_ready(a->nodes)) {
         if (!a->waiting_logged) {
             char want[16];
@@ -303,6 +306,7 @@ int main(int argc, char **argv)
     const char *scenario_path = NULL, *kubeconfig = NULL, *ns = NULL, *metrics = "127.0.0.1:0";
     const char *hook_addr = "127.0.0.1", *ca_cert = NULL, *ca_key = NULL, *record_path = NULL;
     const char *targets = getenv("PSI_PROMETHEUS_TARGETS");
+    const char *kubelet_socket = getenv("PSI_KUBELET_SOCKET");
     int hook_port = 0;
     bool cleanup = false;
     enum logging_level level = LOGGING_INFO;
@@ -319,6 +323,7 @@ int main(int argc, char **argv)
         {"ca-cert", required_argument, 0, 'c'},
         {"ca-key", required_argument, 0, 'K'},
         {"prometheus-targets", required_argument, 0, 'p'},
+        {"kubelet-socket", required_argument, 0, 'L'},
         {"record", required_argument, 0, 'r'},
         {"ready-file", required_argument, 0, 'R'},
         {"exit-when-done", no_argument, 0, 'x'},
@@ -342,6 +347,7 @@ int main(int argc, char **argv)
         case 'c': ca_cert = optarg; break;
         case 'K': ca_key = optarg; break;
         case 'p': targets = optarg; break;
+        case 'L': kubelet_socket = optarg; break;
         case 'r': record_path = optarg; break;
         case 'R': a.ready_file = optarg; break;
         case 'x': a.exit_when_done = true; break;
@@ -460,9 +466,13 @@ int main(int argc, char **argv)
     if (a.sc->mco_enabled)
         a.mco = mco_new(&a.s);
     a.timeline = timeline_new(&a.s, a.workload, a.mco);
-    a.kubelet = kubeletd_new(&a.s, ca_cert, ca_key);
-    if (!a.nodes || !a.workload || !a.evac || !a.mig || (a.sc->mco_enabled && !a.mco) || !a.timeline || !a.kubelet) {
+    if (!a.nodes || !a.workload || !a.evac || !a.mig || (a.sc->mco_enabled && !a.mco) || !a.timeline) {
         log_error("out of memory");
+        goto out;
+    }
+    if (kubelet_socket && *kubelet_socket && !(a.kubelet = kubeletd_new(&a.s, kubelet_socket, ca_cert, ca_key, err,
+                                                                         sizeof(err)))) {
+        log_error("starting the kubelets failed", "error", err);
         goto out;
     }
     struct telemetry_opts to = {
