@@ -22,7 +22,8 @@
  *                              $PSI_TESTBED/pki/ca.crt and ca.key)
  *   --prometheus-targets DIR   Prometheus file_sd directory (default $PSI_PROMETHEUS_TARGETS)
  *   --kubelet-socket PATH      the API server's egress socket to the kubelets, where psi-sim serves
- *                              every node's Summary API (default $PSI_KUBELET_SOCKET; none: no kubelets)
+ *                              every node's Summary API (default $PSI_KUBELET_SOCKET; none, or one
+ *                              another process serves: no kubelets, with a warning for the latter)
  *   --record FILE              JSON lines of evictions, migrations, restarts, drains, rollouts
  *   --ready-file FILE          written once every VM runs and the timeline starts: a JSON
  *                              object with the ports, namespace and scenario
@@ -470,11 +471,10 @@ int main(int argc, char **argv)
         log_error("out of memory");
         goto out;
     }
-    if (kubelet_socket && *kubelet_socket && !(a.kubelet = kubeletd_new(&a.s, kubelet_socket, ca_cert, ca_key, err,
-                                                                         sizeof(err)))) {
-        log_error("starting the kubelets failed", "error", err);
-        goto out;
-    }
+    /* without them the rest of the simulation still runs (another simulator may serve them) */
+    if (kubelet_socket && *kubelet_socket &&
+        !(a.kubelet = kubeletd_new(&a.s, kubelet_socket, ca_cert, ca_key, err, sizeof(err))))
+        log_warn("no kubelets: their socket cannot be served", "error", err);
     struct telemetry_opts to = {
         .bind = metrics,
         .targets_dir = targets && *targets ? targets : NULL,
