@@ -26,6 +26,7 @@ check "kubectl finds the plugin" bash -c "kubectl plugin list 2>/dev/null | grep
 kubectl psi top -w -o json >"$work/watch.jsonl" 2>"$work/watch.err" &
 watch_pid=$!
 eventually 20 "top -w prints its first document" test -s "$work/watch.jsonl"
+[ -s "$work/watch.jsonl" ] || echo "top -w said: $(cat "$work/watch.err")"
 apply_psir "$name" DryRun
 
 would() { psir_field "$1" '[.status.moves[]? | select(.phase=="WouldMove")] | length'; }
@@ -113,9 +114,24 @@ check "why $cool: nothing to relieve, its pressure under the evict level" grep -
   "[below-evict] its cpu pressure $(jq -r --arg n "$cool" '.status.nodes[] | select(.name == $n) | .pressure.cpu' <<<"$status")% is not above evictAbovePercent 30%" <<<"$out"
 
 # ---- top -w: the changes as they happened, through the watch ----
-kill -TERM "$watch_pid"
-wait "$watch_pid" 2>/dev/null
-check "top -w ended cleanly on SIGTERM" test $? -eq 0
+# LIST requests for PsiRebalances the API server has answered, from its own metrics
+lists() {
+  kubectl get --raw /metrics |
+    awk '/^apiserver_request_total[{]/ && /resource="psirebalances"/ && /verb="LIST"/ {s += $NF} END {print s + 0}'
+}
+frames() { wc -l <"$work/watch.jsonl"; }
+l0=$(lists)
+check "the API server's metrics count LISTs of PsiRebalances (top -w's first read was one)" test "$l0" -gt 0
+for i in 1 2 3; do
+  f=$(frames)
+  kubectl annotate psirebalance "$name" --overwrite "e2e.psi.dev/touch=$i" >/dev/null
+  eventually 10 "top -w: a new document after change $i" bash -c "[ \$(wc -l <'$work/watch.jsonl') -gt $f ]"
+done
+check "top -w: it followed those changes without a LIST (a watch, not polling)" test "$(lists)" = "$l0"
+rc=0
+kill -TERM "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || rc=$?
+check "top -w ended cleanly on SIGTERM" test "$rc" -eq 0
 watch_pid=
 w0() { jq -c --arg p "$name" '.items[] | select(.name == $p) | .nodes[] | select(.name == "worker-0") | .state' "$work/watch.jsonl"; }
 check "top -w: a document with no PsiRebalance yet, then the new one" \
