@@ -10,7 +10,12 @@
 #include "num.h"
 #include "ratelimit.h"
 
-#define MAX_REPLY (256L * 1024 * 1024)
+/* The largest reply read: a page of 500 objects (lists page at 500) of the largest kind the
+ * operator lists, Nodes, ~30 KB each on OpenShift (50 images in status): 15 MB; twice that.
+ * Parsed, a reply costs about 4 times its size more (a 21 MB list of Nodes: 90 MB of cJSON),
+ * which at the cap still fits the Deployment's 512Mi limit beside the operator's own
+ * 65 MiB at 5,000 nodes. */
+#define MAX_REPLY (32L * 1024 * 1024)
 
 struct kube_client {
     struct kube_config *cfg; /* borrowed */

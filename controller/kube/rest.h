@@ -7,7 +7,8 @@
  * cJSON_Delete. Errors: an API error is decoded from metav1.Status into err (status =
  * HTTP code, reason = Status.reason, e.g. "NotFound", "Conflict", "TooManyRequests",
  * msg = Status.message); a reply that is not JSON gives reason "Decode" naming the URL;
- * a connection failure gives status 0, reason "Transport".
+ * a connection failure gives status 0, reason "Transport", and so does a reply larger than
+ * 32 MiB (twice a page of 500 large Nodes: see rest.c).
  * Writes (create/update/patch/delete/evict) wait in a client-side token bucket (QPS/burst,
  * default 5/10 like client-go). A client is not thread-safe. */
 #ifndef PSI_KUBE_REST_H
