@@ -43,8 +43,13 @@ jqe() { jq -e "$@" >/dev/null; }
 check "the CSV's Deployment spec is config/manager's (image aside)" jqe --slurpfile csv "$work/csv.json" '
   (.[] | select(.kind == "Deployment") | .spec | del(.template.spec.containers[].image)) ==
   ($csv[0].spec.install.spec.deployments[0].spec | del(.template.spec.containers[].image))' "$work/config.json"
-check "the CSV's clusterPermissions hold the rules of config/rbac's ClusterRole" jqe --slurpfile csv "$work/csv.json" '
-  [.[] | select(.kind == "ClusterRole") | .rules[]] - $csv[0].spec.install.spec.clusterPermissions[0].rules == []' "$work/config.json"
+check "the CSV's clusterPermissions hold the rules of config/rbac's ClusterRoles" jqe --slurpfile csv "$work/csv.json" '
+  [.[] | select(.kind == "ClusterRole" and .metadata.name != "psi-rebalancer-metrics-reader") | .rules[]]
+    - $csv[0].spec.install.spec.clusterPermissions[0].rules == []' "$work/config.json"
+check "the bundle carries the metrics-reader ClusterRole for admins to bind, as config/rbac has it" jqe \
+  --slurpfile b <(python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' \
+    "$src/bundle/manifests/psi-rebalancer-metrics-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml") '
+  (.[] | select(.kind == "ClusterRole" and .metadata.name == "psi-rebalancer-metrics-reader") | .rules) == $b[0].rules' "$work/config.json"
 check "the CSV's permissions are the rules of config/rbac's leader-election Role" jqe --slurpfile csv "$work/csv.json" '
   [.[] | select(.kind == "Role" and .metadata.name == "psi-rebalancer-leader-election") | .rules[]] == $csv[0].spec.install.spec.permissions[0].rules' "$work/config.json"
 check "alm-examples are the samples of config/samples" bash -c '
