@@ -1,6 +1,7 @@
 /* cli_model: see model.h. */
 #include "model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,14 @@ const struct api_condition *cli_psir_condition(const struct cli_psir *p, const c
         if (eq(p->pr.status.conditions[i].type, type))
             return &p->pr.status.conditions[i];
     return NULL;
+}
+
+double cli_psir_relief_target(const struct cli_psir *p)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(p->raw, "spec");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "eviction"),
+                                                      "reliefTargetPercent");
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
 bool cli_move_under_way(const struct api_move *m, int64_t now)

@@ -48,6 +48,10 @@ const cJSON *cli_psir_raw_move(const struct cli_psir *p, size_t i);
 /* The condition of type in p's status, or NULL. */
 const struct api_condition *cli_psir_condition(const struct cli_psir *p, const char *type);
 
+/* spec.eviction.reliefTargetPercent as served (a rebalancer that relieves a node until it is
+ * predicted below it), or NAN when the object has none. */
+double cli_psir_relief_target(const struct cli_psir *p);
+
 /* Whether move m is under way at now (Unix s): Migrating, or Requested less than
  * CLI_REQUESTED_UNDER_WAY_S ago. */
 bool cli_move_under_way(const struct api_move *m, int64_t now);

@@ -43,7 +43,7 @@ static void render_move(FILE *f, const struct cli_psir *p, size_t i, int64_t now
                  m->target_node);
     else
         snprintf(route, sizeof(route), "%s -> %s", m->source_node ? m->source_node : "?", dst);
-    fprintf(f, "%6s  %-40s %-36s %-7s %s%-18s%s %-14s %-14s %s\n", age, workload, route, cli_move_method(m, raw),
+    fprintf(f, "%6s  %-50s %-36s %-7s %s%-18s%s %-14s %-14s %s\n", age, workload, route, cli_move_method(m, raw),
             phase_color(st, m->phase), api_move_phase_name(m->phase), cli_style_reset(st),
             cli_moves_extra(raw, predicted_keys, pred, sizeof(pred)) ? pred : "-",
             cli_moves_extra(raw, observed_keys, obs, sizeof(obs)) ? obs : "-", cool);
@@ -67,7 +67,7 @@ void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now,
                 api_eviction_mode_name(p->pr.spec.eviction.mode), api_eviction_method_name(p->pr.spec.eviction.method));
         if (!s->nmoves)
             continue;
-        fprintf(f, "%6s  %-40s %-36s %-7s %-18s %-14s %-14s %s\n", "AGE", "WORKLOAD", "SOURCE -> DESTINATION",
+        fprintf(f, "%6s  %-50s %-36s %-7s %-18s %-14s %-14s %s\n", "AGE", "WORKLOAD", "SOURCE -> DESTINATION",
                 "METHOD", "PHASE", "PREDICTED", "OBSERVED", "COOLDOWN");
         for (size_t k = s->nmoves; k-- > 0;)
             render_move(f, p, k, now, st);

@@ -79,6 +79,10 @@ int kube_config_load_file(const char *paths, const char *context, struct kube_co
  * (NULL: $PSI_SERVICEACCOUNT_DIR, else KUBE_SERVICEACCOUNT_DIR). */
 int kube_config_in_cluster(const char *sa_dir, struct kube_config **out, struct kube_err *err);
 
+/* The service-account directory of this process: $PSI_SERVICEACCOUNT_DIR when set and not
+ * empty, else KUBE_SERVICEACCOUNT_DIR. */
+const char *kube_config_serviceaccount_dir(void);
+
 /* Free a config (NULL is fine). */
 void kube_config_free(struct kube_config *cfg);
 

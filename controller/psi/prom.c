@@ -8,19 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
 #include "rest.h"
 
 #define MAX_REPLY (64L * 1024 * 1024)
-#define MAX_TOKEN (64 * 1024)
 
 struct psi_prom {
     char *base;     /* without trailing slash */
     char *endpoint; /* base + /api/v1/query */
-    char *token_file, *ca_file;
+    struct psi_promauth *auth;
     long connect_timeout_ms, timeout_ms;
     int https;
     CURL *easy;
@@ -28,21 +26,9 @@ struct psi_prom {
     char *url; /* of the request in flight */
     struct kube_rest_reply reply;
     char errbuf[CURL_ERROR_SIZE];
-    /* token cache, keyed by the file's identity and change time */
-    char *token;
-    dev_t tok_dev;
-    ino_t tok_ino;
-    off_t tok_size;
-    struct timespec tok_mtime;
-    int tok_valid;
 };
 
 /* ---- small helpers ---- */
-
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
 
 static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -289,10 +275,15 @@ struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_stat
     while (bl > 0 && p->base[bl - 1] == '/')
         p->base[--bl] = '\0';
     p->endpoint = str_printf("%s/api/v1/query", p->base);
-    p->token_file = xstrdup(cfg->token_file);
-    p->ca_file = xstrdup(cfg->ca_file);
-    if (!p->endpoint || (cfg->token_file && !p->token_file) || (cfg->ca_file && !p->ca_file))
+    if (!p->endpoint)
         goto oom;
+    struct psi_promauth_config ac = {cfg->token_fn, cfg->token_file,       cfg->own_token_file, cfg->own_token,
+                                     cfg->ca_file,  cfg->service_ca_file, cfg->plain_http_token};
+    p->auth = psi_promauth_new(&ac, st);
+    if (!p->auth) {
+        psi_prom_free(p);
+        return NULL;
+    }
     p->connect_timeout_ms = cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 5000;
     p->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 15000;
     p->easy = curl_easy_init();
@@ -316,15 +307,10 @@ void psi_prom_free(struct psi_prom *p)
         curl_easy_cleanup(p->easy);
     curl_slist_free_all(p->headers);
     free(p->reply.data);
-    if (p->token) {
-        memset(p->token, 0, strlen(p->token));
-        free(p->token);
-    }
+    psi_promauth_free(p->auth);
     free(p->url);
     free(p->base);
     free(p->endpoint);
-    free(p->token_file);
-    free(p->ca_file);
     free(p);
 }
 
@@ -333,72 +319,11 @@ const char *psi_prom_endpoint(const struct psi_prom *p)
     return p->endpoint;
 }
 
-/* Load the token when the file changed since the last read (or was never read). */
-static int refresh_token(struct psi_prom *p, struct psi_status *st)
-{
-    if (!p->token_file)
-        return 0;
-    struct stat sb;
-    if (stat(p->token_file, &sb) != 0)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s: %s", p->token_file,
-                               strerror(errno));
-    if (p->tok_valid && sb.st_dev == p->tok_dev && sb.st_ino == p->tok_ino &&
-        sb.st_size == p->tok_size && sb.st_mtim.tv_sec == p->tok_mtime.tv_sec &&
-        sb.st_mtim.tv_nsec == p->tok_mtime.tv_nsec)
-        return 0;
-    FILE *f = fopen(p->token_file, "r");
-    if (!f)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s: %s", p->token_file,
-                               strerror(errno));
-    char *buf = malloc(MAX_TOKEN + 1);
-    if (!buf) {
-        fclose(f);
-        return psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
-    }
-    size_t n = fread(buf, 1, MAX_TOKEN + 1, f);
-    fclose(f);
-    if (n > MAX_TOKEN) {
-        free(buf);
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s is larger than %d bytes",
-                               p->token_file, MAX_TOKEN);
-    }
-    buf[n] = '\0';
-    size_t s = 0;
-    while (s < n && isspace((unsigned char)buf[s]))
-        s++;
-    while (n > s && isspace((unsigned char)buf[n - 1]))
-        buf[--n] = '\0';
-    for (size_t i = s; i < n; i++) {
-        if (!isgraph((unsigned char)buf[i])) {
-            free(buf);
-            return psi_status_fail(st, PSI_REASON_CONFIG,
-                                   "bearer token file %s holds whitespace or control characters inside the token",
-                                   p->token_file);
-        }
-    }
-    if (n == s) {
-        free(buf);
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s is empty",
-                               p->token_file);
-    }
-    if (p->token) {
-        memset(p->token, 0, strlen(p->token));
-        free(p->token);
-    }
-    memmove(buf, buf + s, n - s + 1);
-    p->token = buf;
-    p->tok_dev = sb.st_dev;
-    p->tok_ino = sb.st_ino;
-    p->tok_size = sb.st_size;
-    p->tok_mtime = sb.st_mtim;
-    p->tok_valid = 1;
-    return 0;
-}
-
 CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_status *st)
 {
     psi_status_ok(st);
-    if (refresh_token(p, st) < 0)
+    const char *token = NULL;
+    if (psi_promauth_prepare(p->auth, p->https, &token, st) < 0)
         return NULL;
     char *q = curl_easy_escape(p->easy, promql, 0);
     if (!q) {
@@ -414,8 +339,8 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
     }
     curl_slist_free_all(p->headers);
     p->headers = curl_slist_append(NULL, "Accept: application/json");
-    if (p->token) {
-        char *h = str_printf("Authorization: Bearer %s", p->token);
+    if (token) {
+        char *h = str_printf("Authorization: Bearer %s", token);
         struct curl_slist *l = h ? curl_slist_append(p->headers, h) : NULL;
         if (h) {
             memset(h, 0, strlen(h));
@@ -453,9 +378,22 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
     /* TLS: verification is always on; there is no switch to turn it off. */
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-    if (p->ca_file)
-        curl_easy_setopt(e, CURLOPT_CAINFO, p->ca_file);
+    if (p->https)
+        psi_promauth_apply(p->auth, e);
     return e;
+}
+
+/* Say in a 401/403 message whose token was refused and, for a 403, the role it needs. */
+static void auth_hint(struct psi_prom *p, long code, struct psi_status *st)
+{
+    size_t n = strlen(st->message);
+    if (code == 401)
+        snprintf(st->message + n, sizeof(st->message) - n, "; the token sent was %s", psi_promauth_identity(p->auth));
+    else
+        snprintf(st->message + n, sizeof(st->message) - n,
+                 "; the token sent was %s: bind it the ClusterRole cluster-monitoring-view (OpenShift; "
+                 "elsewhere a role that may get prometheuses/api)",
+                 psi_promauth_identity(p->auth));
 }
 
 static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st)
@@ -469,7 +407,8 @@ static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
     case CURLE_SSL_INVALIDCERTSTATUS:
     case CURLE_SSL_SHUTDOWN_FAILED:
-        return psi_status_fail(st, PSI_REASON_TLS, "TLS with %s failed: %s", p->endpoint, why);
+        return psi_status_fail(st, PSI_REASON_TLS, "TLS with %s failed: %s (verified against %s)", p->endpoint, why,
+                               psi_promauth_trust(p->auth));
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_URL_MALFORMAT:
@@ -500,7 +439,10 @@ int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vecto
         return transport_fail(p, rc, st);
     long code = 0;
     curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
-    return psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
+    int failed = psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
+    if (failed && (code == 401 || code == 403))
+        auth_hint(p, code, st);
+    return failed;
 }
 
 int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out,

@@ -43,6 +43,10 @@ int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, 
     va_start(ap, fmt);
     vsnprintf(st->message, sizeof(st->message), fmt, ap);
     va_end(ap);
+    /* Messages carry parts of replies into status: printable ASCII only. */
+    for (char *c = st->message; *c; c++)
+        if (*c < 0x20 || *c == 0x7f || (unsigned char)*c >= 0x80)
+            *c = '?';
     return -1;
 }
 

@@ -26,6 +26,7 @@
 #define PSI_REASON_INVALID "InvalidValue"          /* NaN, +/-Inf or a negative pressure */
 #define PSI_REASON_QUERY "QueryError"              /* the server refused or failed the query */
 #define PSI_REASON_CONFIG "SourceConfigError"      /* bad URL, unreadable token or CA file */
+#define PSI_REASON_CREDENTIAL "CredentialUnavailable" /* no token for the metrics-reading identity */
 
 /* Resources, as indexes of psi_node_sample.value. */
 enum psi_resource { PSI_CPU = 0, PSI_MEMORY = 1, PSI_IO = 2, PSI_NRESOURCES = 3 };
@@ -106,7 +107,8 @@ int psi_resource_parse(const char *s, enum psi_resource *out);
 /* Set st to ok. */
 void psi_status_ok(struct psi_status *st);
 
-/* Set st to failed with reason and a printf-formatted message; returns -1. */
+/* Set st to failed with reason and a printf-formatted message (at most 1023 bytes, control
+ * and non-ASCII bytes replaced by '?': it may carry parts of a server's reply); returns -1. */
 int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -716,8 +716,8 @@ static bool move_running(const struct rebalancer *rb, const char *key, int64_t n
 static struct psi_prom *prom_for(struct rebalancer *rb, const struct psi_prom_config *cfg, struct psi_status *st)
 {
     char key[2048];
-    snprintf(key, sizeof(key), "%s|%s|%s", cfg->url ? cfg->url : "", cfg->token_file ? cfg->token_file : "",
-             cfg->ca_file ? cfg->ca_file : "");
+    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", cfg->url ? cfg->url : "", cfg->token_fn ? "reader" : "",
+             cfg->token_file ? cfg->token_file : "", cfg->ca_file ? cfg->ca_file : "", cfg->plain_http_token);
     if (rb->prom && rb->prom_key && strcmp(rb->prom_key, key) == 0)
         return rb->prom;
     psi_prom_free(rb->prom);

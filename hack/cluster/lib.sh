@@ -6,6 +6,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 components=(etcd apiserver controller-manager scheduler kwok prometheus)
+# Started on demand by their own scripts (hack/cluster/monitoring), stopped by down.
+optional_components=(thanos-querier)
 
 die() { echo "testbed: $*" >&2; exit 1; }
 log() { echo "testbed: $*" >&2; }
@@ -53,6 +55,19 @@ choose_ports() {
   done
   mv "$dir/ports.env.tmp" "$dir/ports.env"
   source "$dir/ports.env"
+}
+
+# extra_port NAME: a free loopback port for an optional component, added to ports.env once.
+extra_port() {
+  [ -n "${!1:-}" ] && return
+  local p
+  while :; do
+    p=$((10000 + RANDOM % 20000))
+    grep -q "=$p\$" "$dir/ports.env" && continue
+    port_in_use "$p" || break
+  done
+  echo "$1=$p" >> "$dir/ports.env"
+  printf -v "$1" %s "$p"
 }
 
 pidfile() { echo "$dir/pids/$1.pid"; }

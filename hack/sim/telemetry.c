@@ -20,6 +20,7 @@ struct vm_usage {
     double seconds;   /* accumulated CPU seconds up to `at` */
     double rate;      /* cores used since `at` */
     double at;        /* monotonic seconds */
+    double memory;    /* bytes in use (its working set) */
     char node[256];   /* where it runs; "" when not running */
 };
 
@@ -50,10 +51,11 @@ static double now_s(void)
     return (double)kube_loop_now_ms() / 1000.0;
 }
 
-/* Append the VM usage series (of node, or all when node is NULL) to buf. */
+/* Append the VM usage series (of node, or all when node is NULL) to buf: CPU seconds and
+ * resident memory, as virt-handler exports them. */
 static char *append_vms(const struct telemetry *t, char *text, size_t *len, const char *node, double now)
 {
-    size_t cap = *len + 256 + t->s->sc->n_vms * 256;
+    size_t cap = *len + 512 + t->s->sc->n_vms * 512;
     char *out = realloc(text, cap);
     if (!out)
         return text;
@@ -74,6 +76,24 @@ static char *append_vms(const struct telemetry *t, char *text, size_t *len, cons
         psi_metrics_format_value(u->seconds + u->rate * (now - u->at), val, sizeof(val));
         used += (size_t)snprintf(out + used, cap - used,
                                  "kubevirt_vmi_cpu_usage_seconds_total{name=\"%s\",namespace=\"%s\",node=\"%s\"} %s\n",
+                                 t->s->sc->vms[i].name, t->s->sc->namespace, u->node, val);
+    }
+    any = 0;
+    for (size_t i = 0; i < t->s->sc->n_vms; i++) {
+        const struct vm_usage *u = &t->usage[i];
+        if (!u->node[0] || (node && strcmp(node, u->node) != 0))
+            continue;
+        if (!any) {
+            used += (size_t)snprintf(out + used, cap - used,
+                                     "# HELP kubevirt_vmi_memory_resident_bytes Resident set size of the process "
+                                     "running the domain.\n"
+                                     "# TYPE kubevirt_vmi_memory_resident_bytes gauge\n");
+            any = 1;
+        }
+        char val[40];
+        psi_metrics_format_value(u->memory, val, sizeof(val));
+        used += (size_t)snprintf(out + used, cap - used,
+                                 "kubevirt_vmi_memory_resident_bytes{name=\"%s\",namespace=\"%s\",node=\"%s\"} %s\n",
                                  t->s->sc->vms[i].name, t->s->sc->namespace, u->node, val);
     }
     *len = used;
@@ -301,6 +321,7 @@ void telemetry_tick(struct telemetry *t)
         workload_demand(t->w, i, &cpu, &mem, &io);
         snprintf(u->node, sizeof(u->node), "%s", node ? node : "");
         u->rate = ns ? cpu * ns->served : 0;
+        u->memory = mem;
     }
     psi_serve_unlock(t->srv);
     free(sums);

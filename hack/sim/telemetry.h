@@ -6,7 +6,8 @@
  * sim_exporter (exporter.h) once the node has PSI (the scenario says so, or its pool
  * rolled out psi=1: the psi_on callback). Each running VM's CPU usage (its demand times
  * the share its node serves) accumulates in kubevirt_vmi_cpu_usage_seconds_total
- * {name, namespace, node}, as virt-handler exports it.
+ * {name, namespace, node}, and its working set in kubevirt_vmi_memory_resident_bytes (the same
+ * labels), as virt-handler exports them.
  *
  * HTTP (psi_serve, its own thread):
  *   GET /metrics               every node (instance="<node>") and every VM

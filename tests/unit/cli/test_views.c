@@ -240,6 +240,15 @@ static void test_top_text(void **state)
     assert_non_null(strstr(s, "\033[31mTainted"));
     assert_null(strstr(s, "worker-1 ")); /* filtered */
     free(o.s);
+    /* a relief target, where the spec has one */
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(fx->json, "spec"), "eviction"),
+                            "reliefTargetPercent", 20);
+    decode(fx);
+    assert_true(fabs(cli_psir_relief_target(&fx->p) - 20) < 1e-9);
+    cli_top_render(out_open(&o), &fx->p, 1, NULL, NULL, T0, &plain);
+    s = out_text(&o);
+    assert_non_null(strstr(s, "evict above 30%, relieved to below 20%, sustain 10s"));
+    free(o.s);
     /* no PsiRebalance; one without status */
     cli_top_render(out_open(&o), NULL, 0, NULL, NULL, T0, &plain);
     assert_string_equal(out_text(&o), "No PsiRebalance found.\n");
@@ -253,6 +262,8 @@ static void test_top_json(void **state)
     assert_non_null(j);
     cJSON *item = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "items"), 0);
     assert_string_equal(cJSON_GetObjectItem(item, "name")->valuestring, "workers");
+    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(item, "thresholds"), "reliefTargetPercent"));
+    assert_true(isnan(cli_psir_relief_target(&fx->p)));
     assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(item, "thresholds"), "evictAbovePercent")->valueint, 30);
     cJSON *nodes = cJSON_GetObjectItem(item, "nodes");
     assert_int_equal(cJSON_GetArraySize(nodes), 6);
@@ -339,6 +350,17 @@ static void test_why(void **state)
     assert_int_equal(w.verdict, CLI_VERDICT_BLOCKED);
     assert_true(has(&w, "decision", "no node can take a workload"));
     assert_false(has(&w, "limits", NULL)); /* 1 in flight of 2 */
+    /* a reason newer than the plugin is still shown */
+    cJSON *rb = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(fx->json, "status"), "conditions"), 2);
+    set_str(rb, "reason", "SomethingNew");
+    set_str(rb, "message", "worker-5: a reason from a newer operator");
+    decode(fx);
+    cli_why(&fx->p, 1, "worker-5", T0, &w);
+    assert_true(has(&w, "decision", "Rebalancing SomethingNew): worker-5: a reason from a newer operator"));
+    set_str(rb, "reason", "OscillationHeld");
+    decode(fx);
+    cli_why(&fx->p, 1, "worker-5", T0, &w);
+    assert_true(has(&w, "oscillation", NULL));
     /* metrics unknown; not listed */
     cli_why(&fx->p, 1, "worker-3", T0, &w);
     assert_true(has(&w, "metrics-unknown", "no reading for it"));

@@ -350,12 +350,12 @@ static void test_client_config_errors(void **state)
     struct psi_status st;
     const char *bad[] = {NULL, "", "prom:9090", "ftp://x", "http://x/?q=1"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct psi_prom_config cfg = {bad[i], NULL, NULL, 0, 0};
+        struct psi_prom_config cfg = {.url = bad[i]};
         assert_null(psi_prom_new(&cfg, &st));
         assert_true(st.failed);
         assert_string_equal(st.reason, PSI_REASON_CONFIG);
     }
-    struct psi_prom_config cfg = {"https://thanos:9091/prefix//", NULL, NULL, 0, 0};
+    struct psi_prom_config cfg = {.url = "https://thanos:9091/prefix//"};
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);
     assert_string_equal(psi_prom_endpoint(p), "https://thanos:9091/prefix/api/v1/query");
@@ -371,7 +371,8 @@ static void test_token_file(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    struct psi_prom_config cfg = {"http://127.0.0.1:1", path, NULL, 500, 1000};
+    struct psi_prom_config cfg = {.url = "http://127.0.0.1:1", .token_file = path, .connect_timeout_ms = 500,
+                                  .timeout_ms = 1000, .plain_http_token = 1};
     struct psi_status st;
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);
@@ -406,7 +407,7 @@ static void test_token_file(void **state)
 static void test_source_unreachable(void **state)
 {
     (void)state;
-    struct psi_prom_config cfg = {"http://127.0.0.1:1", NULL, NULL, 500, 1000};
+    struct psi_prom_config cfg = {.url = "http://127.0.0.1:1", .connect_timeout_ms = 500, .timeout_ms = 1000};
     struct psi_status st;
     struct psi_source *src = psi_prom_source_new(&cfg, &st);
     assert_non_null(src);
