@@ -37,7 +37,7 @@ eventually 240 "the operator reports two moves it would make" bash -c "$(declare
 snapshot() {
   local i a b
   for i in $(seq 1 30); do
-    a=$(kubectl get psirebalance "$name" -o json) && vmis=$(kubectl get vmi -A -o json) && out=$("$@") &&
+    a=$(kubectl get psirebalance "$name" -o json) && vmis=$(kubectl get vmi -A -o json) && out=$("$@" 2>>"$work/psi.err") &&
       b=$(kubectl get psirebalance "$name" -o json) || return 1
     if [ "$(jq -r .metadata.resourceVersion <<<"$a")" = "$(jq -r .metadata.resourceVersion <<<"$b")" ] &&
        [ "$(jq -r .metadata.resourceVersion <<<"$vmis")" = "$(kubectl get vmi -A -o json | jq -r .metadata.resourceVersion)" ]; then
@@ -81,6 +81,11 @@ check "top: worker-0's row has a bar past both marks and says why it is Tainted"
 check "top: the Rebalancing condition as status has it" \
   grep -qF "Rebalancing $(jq -r '.status.conditions[] | select(.type == "Rebalancing") | "\(.status) (\(.reason))"' <<<"$status")" <<<"$out"
 check "top: no colour when NO_COLOR is set (and not on a pipe)" bash -c '! grep -q "$(printf "\033")" <<<"$0"' "$out"
+# on a terminal (script(1) gives it one): Tainted in red, unless NO_COLOR says otherwise
+check "top on a terminal: worker-0's state in colour" bash -c \
+  "env -u NO_COLOR script -qec 'kubectl psi top $name' /dev/null | grep -q \"\$(printf '\033')\\[31mTainted\""
+check "top on a terminal with NO_COLOR=1: no colour" bash -c \
+  "! NO_COLOR=1 script -qec 'kubectl psi top $name' /dev/null | grep -q \"\$(printf '\033')\""
 
 # ---- moves ----
 snapshot kubectl psi moves "$name" -o json || fail "no quiet moment to compare moves -o json"
@@ -141,5 +146,6 @@ check "top -w: worker-0 went from an untainted state to Tainted" \
 check "top -w: the last document has both moves" \
   bash -c "tail -1 '$work/watch.jsonl' | jq -e --arg p $name '.items[] | select(.name == \$p) | .nodes[] | select(.name == \"worker-0\") | .movesOut == 2'"
 check "top -w: no error" test ! -s "$work/watch.err"
+check "the other commands wrote nothing on stderr (nor did a sanitizer)" test ! -s "$work/psi.err"
 
 finish

@@ -7,6 +7,8 @@
 # The operator gets no kubeconfig: KUBERNETES_SERVICE_HOST/_PORT and a ServiceAccount
 # directory laid out as OpenShift mounts it (token, ca.crt, service-ca.crt, namespace),
 # found through PSI_SERVICEACCOUNT_DIR. Then:
+# - the operator may mint tokens for the metrics-reading ServiceAccount and no other; without
+#   that Role binding, MetricsAvailable=False (CredentialUnavailable) names the Role;
 # - without cluster-monitoring-view for the metrics-reading ServiceAccount: 403, and
 #   MetricsAvailable=False says which role to bind to which ServiceAccount;
 # - with it: the default trust (the service CA beside the token) verifies the querier, the
@@ -35,6 +37,7 @@ cleanup() {
   rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
   operator_cleanup
   kubectl delete clusterrolebinding "$binding" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl apply -k "$PSI_SOURCE_DIR/config/rbac" >/dev/null 2>&1 || true
   kubectl delete secret -n "$ns" psi-e2e-token-a-$$ psi-e2e-token-b-$$ --ignore-not-found >/dev/null 2>&1 || true
   "$PSI_SOURCE_DIR/hack/cluster/monitoring" --dir "$PSI_TESTBED" down >/dev/null 2>&1 || true
   # the bed's API server as it was: without the audit log
@@ -52,6 +55,10 @@ bound_token() {
   kubectl create token psi-rebalancer -n "$ns" --duration=1h --bound-object-kind Secret --bound-object-name "$1"
 }
 
+show_message() { # print MetricsAvailable's message, for whoever reads the test's output
+  echo "     MetricsAvailable: $(kubectl get psirebalance "$name" -o json |
+    jq -r '.status.conditions[]? | select(.type == "MetricsAvailable") | "\(.reason): \(.message)"')"
+}
 metrics_condition() { # REASON GREP: MetricsAvailable has REASON and its message matches GREP
   local c
   c=$(kubectl get psirebalance "$name" -o json | jq -c '.status.conditions[]? | select(.type == "MetricsAvailable")')
@@ -69,6 +76,14 @@ cannot_read_monitoring() { # USER: USER may not get prometheuses/api k8s, what t
     --as "$1" 2>/dev/null)" = no ]
 }
 check "the operator's own ServiceAccount may not read monitoring data" cannot_read_monitoring "$operator_user"
+may_mint() { # SA: the operator may create tokens for ServiceAccount SA of its namespace
+  [ "$(kubectl auth can-i create serviceaccounts/"$1" --subresource=token -n "$ns" --as "$operator_user" 2>/dev/null)" = yes ]
+}
+check "the operator may mint tokens for the metrics reader" may_mint psi-rebalancer-metrics-reader
+mints_no_other() { ! may_mint psi-rebalancer && ! may_mint default; }
+check "... and for no other ServiceAccount (its own included)" mints_no_other
+# First without its right to mint the reader's tokens, to see what that looks like.
+kubectl delete rolebinding psi-rebalancer-metrics-token -n "$ns" >/dev/null
 
 # --- the operator, as in a pod ---------------------------------------------------------------
 mkdir -p "$sa_dir"
@@ -96,11 +111,18 @@ spec:
   pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 0s}
 YAML
 
+# --- without the right to mint the reader's token: CredentialUnavailable ----------------------
+eventually 60 "without the token Role: MetricsAvailable=False, CredentialUnavailable naming the Role" \
+  metrics_condition CredentialUnavailable "HTTP 403.*psi-rebalancer-metrics-token"
+show_message
+kubectl apply -k "$PSI_SOURCE_DIR/config/rbac" >/dev/null
+
 # --- without the monitoring role: 403, and the reason says what to bind -----------------------
 eventually 90 "without the role: MetricsAvailable=False, Forbidden, naming cluster-monitoring-view and the reader" \
   metrics_condition Forbidden "cluster-monitoring-view.*psi-rebalancer-metrics-reader|psi-rebalancer-metrics-reader.*cluster-monitoring-view"
 check "the 403 came from the querier for the metrics reader (its user in the proxy's answer)" \
   metrics_condition Forbidden "user=$reader"
+show_message
 check "the operator minted the reader's token with a TokenRequest (audit log)" bash -c \
   "jq -e -s --arg u $operator_user '[.[] | select(.user.username == \$u and .objectRef.resource == \"serviceaccounts\" and .objectRef.subresource == \"token\" and .objectRef.name == \"psi-rebalancer-metrics-reader\" and .responseStatus.code == 201)] | length >= 1' $audit_log"
 
@@ -124,6 +146,7 @@ check "the querier never saw the operator's own token (no SubjectAccessReview fo
 "$PSI_SOURCE_DIR/hack/cluster/monitoring" --dir "$PSI_TESTBED" rotate-ca >/dev/null
 eventually 60 "a querier certificate of a new service CA: MetricsAvailable=False, TLSError naming service-ca.crt" \
   metrics_condition TLSError "$sa_dir/service-ca.crt"
+show_message
 check "the taint is held while the metrics are unavailable" node_tainted worker-0 "$name"
 put "$sa_dir/service-ca.crt" < "$PSI_SERVICE_CA"
 eventually 60 "the new service-ca.crt is picked up without a restart: MetricsAvailable=True" \
