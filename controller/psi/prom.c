@@ -9,11 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
+#include "promreply.h"
 #include "rest.h"
 
-#define MAX_REPLY (64L * 1024 * 1024)
+/* 5,000 nodes (the supported size) answer the pressure query with about 6 MB (4 series a
+ * node, ~300 bytes each with OpenShift's node-exporter labels) and the usage query with
+ * about 8 MB (10 pods a node, ~120 bytes a series): twice the larger, rounded up. Read
+ * without a JSON tree (promreply.h), a reply at the cap costs about twice its size. */
+#define MAX_REPLY (32L * 1024 * 1024)
 
 struct psi_prom {
     char *base;     /* without trailing slash */
@@ -66,13 +69,8 @@ void psi_prom_vector_free(struct psi_prom_vector *v)
 {
     if (!v)
         return;
-    for (size_t i = 0; i < v->n; i++) {
-        for (size_t j = 0; j < v->series[i].n_labels; j++) {
-            free(v->series[i].labels[j].name);
-            free(v->series[i].labels[j].value);
-        }
-        free(v->series[i].labels);
-    }
+    for (size_t i = 0; i < v->n; i++)
+        free(v->series[i].labels); /* with the label strings: one allocation */
     free(v->series);
     free(v->warning);
     memset(v, 0, sizeof(*v));
@@ -84,69 +82,6 @@ const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name
         if (strcmp(s->labels[i].name, name) == 0)
             return s->labels[i].value;
     return NULL;
-}
-
-/* Parse a sample value string: a float, "NaN", "+Inf", "-Inf". */
-static int parse_value(const char *s, double *out)
-{
-    if (!s || !*s)
-        return -1;
-    char *end = NULL;
-    errno = 0;
-    double d = strtod(s, &end);
-    if (end == s || *end != '\0')
-        return -1;
-    if (errno == ERANGE && !isinf(d) && d != 0)
-        return -1;
-    *out = d;
-    return 0;
-}
-
-static int parse_series(const cJSON *item, struct psi_prom_series *s, const char *url,
-                        size_t idx, struct psi_status *st)
-{
-    const cJSON *metric = cJSON_GetObjectItemCaseSensitive(item, "metric");
-    const cJSON *value = cJSON_GetObjectItemCaseSensitive(item, "value");
-    if (!cJSON_IsObject(item) || (metric && !cJSON_IsObject(metric)))
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s: result[%zu] is not an object with a \"metric\" object",
-                               url, idx);
-    if (!cJSON_IsArray(value) || cJSON_GetArraySize(value) != 2)
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s: result[%zu].value is not a [time, \"value\"] pair", url,
-                               idx);
-    const cJSON *ts = cJSON_GetArrayItem(value, 0);
-    const cJSON *vs = cJSON_GetArrayItem(value, 1);
-    if (!cJSON_IsNumber(ts) || !cJSON_IsString(vs))
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s: result[%zu].value is not a [number, string] pair",
-                               url, idx);
-    s->timestamp = ts->valuedouble;
-    if (parse_value(vs->valuestring, &s->value) < 0)
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s: result[%zu] value \"%.64s\" is not a number", url, idx,
-                               vs->valuestring);
-    int n = metric ? cJSON_GetArraySize(metric) : 0;
-    if (n > 0) {
-        s->labels = calloc((size_t)n, sizeof(*s->labels));
-        if (!s->labels)
-            return psi_status_fail(st, PSI_REASON_MALFORMED, "out of memory");
-    }
-    const cJSON *l;
-    cJSON_ArrayForEach(l, metric)
-    {
-        if (!cJSON_IsString(l) || !l->string)
-            return psi_status_fail(st, PSI_REASON_MALFORMED,
-                                   "reply of %s: result[%zu] label \"%s\" is not a string", url,
-                                   idx, l->string ? l->string : "?");
-        struct psi_prom_label *lab = &s->labels[s->n_labels];
-        lab->name = strdup(l->string);
-        lab->value = strdup(l->valuestring);
-        s->n_labels++;
-        if (!lab->name || !lab->value)
-            return psi_status_fail(st, PSI_REASON_MALFORMED, "out of memory");
-    }
-    return 0;
 }
 
 int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url,
@@ -165,19 +100,18 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
         return psi_status_fail(st, PSI_REASON_FORBIDDEN,
                                "%s answered 403 Forbidden (the token lacks permission): %s", url, ex);
 
-    cJSON *root = len ? cJSON_ParseWithLength(body, len) : NULL;
-    const cJSON *status = root ? cJSON_GetObjectItemCaseSensitive(root, "status") : NULL;
-    if (cJSON_IsString(status) && strcmp(status->valuestring, "error") == 0) {
-        const cJSON *et = cJSON_GetObjectItemCaseSensitive(root, "errorType");
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-        psi_status_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %s): %s", url,
-                        http_status, cJSON_IsString(et) ? et->valuestring : "no errorType",
-                        cJSON_IsString(e) ? e->valuestring : "no error message");
-        cJSON_Delete(root);
+    struct psi_promreply r;
+    char why[256] = "";
+    int rc = len ? psi_promreply_read(body, len, &r, why, sizeof(why)) : -1;
+    if (rc == 0 && r.status && strcmp(r.status, "error") == 0) {
+        psi_status_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %s): %s", url, http_status,
+                        r.error_type ? r.error_type : "no errorType", r.error ? r.error : "no error message");
+        psi_promreply_free(&r);
         return -1;
     }
     if (http_status < 200 || http_status > 299) {
-        cJSON_Delete(root);
+        if (rc == 0)
+            psi_promreply_free(&r);
         if (http_status == 404)
             return psi_status_fail(st, PSI_REASON_NOT_FOUND,
                                    "%s answered 404 Not Found (is the URL a Prometheus or Thanos querier?): %s",
@@ -188,59 +122,31 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
         return psi_status_fail(st, PSI_REASON_BAD_STATUS, "%s answered HTTP %ld: %s", url,
                                http_status, ex);
     }
-    if (!root) {
-        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is not JSON: %s", url,
-                               len ? ex : "(empty body)");
+    if (rc == -2)
+        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is refused: %s", url, why);
+    if (rc < 0)
+        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is not JSON: %s%s%s%s", url,
+                               len ? ex : "(empty body)", len ? " (" : "", why, len ? ")" : "");
+    if (!r.status || strcmp(r.status, "success") != 0)
+        psi_status_fail(st, PSI_REASON_MALFORMED,
+                        "reply of %s has no \"status\": \"success\" (not a Prometheus API reply?): %s", url, ex);
+    else if (!r.has_data || !r.result_type)
+        psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s has no data.resultType", url);
+    else if (strcmp(r.result_type, "vector") != 0)
+        psi_status_fail(st, PSI_REASON_QUERY, "query to %s gave a result of type %s, not an instant vector", url,
+                        r.result_type);
+    else if (!r.has_result)
+        psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s: data.result is not an array", url);
+    else if (r.result_problem[0])
+        psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s: %s", url, r.result_problem);
+    if (!st->failed) {
+        *out = r.vector;
+        out->warning = r.warning;
+        r.vector = (struct psi_prom_vector){0};
+        r.warning = NULL;
     }
-    if (!cJSON_IsString(status) || strcmp(status->valuestring, "success") != 0) {
-        cJSON_Delete(root);
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s has no \"status\": \"success\" (not a Prometheus API reply?): %s",
-                               url, ex);
-    }
-    const cJSON *data = cJSON_GetObjectItemCaseSensitive(root, "data");
-    const cJSON *rtype = cJSON_GetObjectItemCaseSensitive(data, "resultType");
-    const cJSON *result = cJSON_GetObjectItemCaseSensitive(data, "result");
-    if (!cJSON_IsObject(data) || !cJSON_IsString(rtype)) {
-        cJSON_Delete(root);
-        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s has no data.resultType", url);
-    }
-    if (strcmp(rtype->valuestring, "vector") != 0) {
-        psi_status_fail(st, PSI_REASON_QUERY,
-                        "query to %s gave a result of type %s, not an instant vector", url,
-                        rtype->valuestring);
-        cJSON_Delete(root);
-        return -1;
-    }
-    if (!cJSON_IsArray(result)) {
-        cJSON_Delete(root);
-        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s: data.result is not an array",
-                               url);
-    }
-    int n = cJSON_GetArraySize(result);
-    if (n > 0) {
-        out->series = calloc((size_t)n, sizeof(*out->series));
-        if (!out->series) {
-            cJSON_Delete(root);
-            return psi_status_fail(st, PSI_REASON_MALFORMED, "out of memory for %d series", n);
-        }
-    }
-    const cJSON *item;
-    cJSON_ArrayForEach(item, result)
-    {
-        struct psi_prom_series *s = &out->series[out->n++];
-        if (parse_series(item, s, url, out->n - 1, st) < 0) {
-            cJSON_Delete(root);
-            psi_prom_vector_free(out);
-            return -1;
-        }
-    }
-    const cJSON *warnings = cJSON_GetObjectItemCaseSensitive(root, "warnings");
-    const cJSON *w0 = cJSON_IsArray(warnings) ? cJSON_GetArrayItem(warnings, 0) : NULL;
-    if (cJSON_IsString(w0))
-        out->warning = strdup(w0->valuestring);
-    cJSON_Delete(root);
-    return 0;
+    psi_promreply_free(&r);
+    return st->failed ? -1 : 0;
 }
 
 /* ---- client ---- */

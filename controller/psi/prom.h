@@ -27,7 +27,9 @@
  * beside the ServiceAccount token plus the system trust store, re-read when they change);
  * the token of the metrics-reading ServiceAccount, or of a file, or none; never a token over
  * plain http:// unless asked by name. A 401 or 403 says whose token was refused and which
- * role it needs. A client is not thread-safe and runs one query at a time. */
+ * role it needs. A client is not thread-safe and runs one query at a time. Replies are read
+ * without a JSON tree, within the bounds of promreply.h, and capped at 32 MiB (what a
+ * cluster of 5,000 nodes answers, twice over). */
 #ifndef PSI_PSI_PROM_H
 #define PSI_PSI_PROM_H
 
@@ -58,7 +60,8 @@ struct psi_prom_label {
     char *value;
 };
 
-/* One series of an instant vector: labels, the sample value and its timestamp (s). */
+/* One series of an instant vector: labels, the sample value and its timestamp (s). In a
+ * vector from a reply, labels and all their strings are one allocation. */
 struct psi_prom_series {
     struct psi_prom_label *labels;
     size_t n_labels;

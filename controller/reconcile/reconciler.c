@@ -752,7 +752,10 @@ static int take_sample(struct reconciler *r, struct cr_state *cs, const cJSON *o
         qsort(cs->sample.nodes, cs->sample.n_nodes, sizeof(*cs->sample.nodes), node_sample_cmp);
     cs->metrics = 1;
     snprintf(cs->metrics_reason, sizeof(cs->metrics_reason), "SampleSucceeded");
-    snprintf(cs->metrics_message, sizeof(cs->metrics_message), "%s: %zu nodes sampled", src->name, n);
+    char unread[600];
+    psi_sample_unread_text(&cs->sample, unread, sizeof(unread));
+    snprintf(cs->metrics_message, sizeof(cs->metrics_message), "%s: %zu nodes sampled%s%s", src->name, n,
+             unread[0] ? "; " : "", unread);
     if (was == 0)
         event(r, &ref, "Normal", "MetricsAvailable", "Sample", "pressure readings are back", now_ms);
     return 0;

@@ -37,7 +37,7 @@ eventually 240 "the operator reports two moves it would make" bash -c "$(declare
 snapshot() {
   local i a b
   for i in $(seq 1 30); do
-    a=$(kubectl get psirebalance "$name" -o json) && vmis=$(kubectl get vmi -A -o json) && out=$("$@") &&
+    a=$(kubectl get psirebalance "$name" -o json) && vmis=$(kubectl get vmi -A -o json) && out=$("$@" 2>>"$work/psi.err") &&
       b=$(kubectl get psirebalance "$name" -o json) || return 1
     if [ "$(jq -r .metadata.resourceVersion <<<"$a")" = "$(jq -r .metadata.resourceVersion <<<"$b")" ] &&
        [ "$(jq -r .metadata.resourceVersion <<<"$vmis")" = "$(kubectl get vmi -A -o json | jq -r .metadata.resourceVersion)" ]; then
@@ -146,5 +146,6 @@ check "top -w: worker-0 went from an untainted state to Tainted" \
 check "top -w: the last document has both moves" \
   bash -c "tail -1 '$work/watch.jsonl' | jq -e --arg p $name '.items[] | select(.name == \$p) | .nodes[] | select(.name == \"worker-0\") | .movesOut == 2'"
 check "top -w: no error" test ! -s "$work/watch.err"
+check "the other commands wrote nothing on stderr (nor did a sanitizer)" test ! -s "$work/psi.err"
 
 finish

@@ -122,7 +122,7 @@ static void test_model(void **state)
     assert_int_equal(p->pr.status.nmoves, 2);
     assert_non_null(cli_psir_node(p, "worker-4"));
     assert_null(cli_psir_node(p, "worker-9"));
-    assert_non_null(cJSON_GetObjectItem(cli_psir_raw_move(p, 0), "predictedPressure"));
+    assert_non_null(cJSON_GetObjectItem(cli_psir_raw_move(p, 0), "prediction"));
     assert_null(cli_psir_raw_move(p, 2));
     assert_string_equal(cli_psir_condition(p, "Rebalancing")->reason, "MigrationsInFlight");
     /* methods: the operator's own migration, KubeVirt's evacuation, and a reported method */
@@ -297,8 +297,8 @@ static void test_moves(void **state)
     assert_true(h2 && h1 && h2 < h1); /* newest first */
     assert_non_null(strstr(s, "VirtualMachineInstance vms/hot-1"));
     assert_non_null(strstr(s, "worker-0 -> worker-1 "));
-    assert_non_null(strstr(s, "source 31.0%, destination 12.5%"));
-    assert_non_null(strstr(s, "33.1%"));
+    assert_non_null(strstr(s, " 31.0%/12.5% "));
+    assert_non_null(strstr(s, " 33.1%/14.0% "));
     const char *row1 = strstr(s, " 1m30s  VirtualMachineInstance vms/hot-1");
     assert_non_null(row1);
     assert_non_null(strstr(row1, "Migrate"));
@@ -315,9 +315,23 @@ static void test_moves(void **state)
     assert_int_equal(cJSON_GetObjectItem(m0, "cooldownSeconds")->valueint, 50);
     assert_null(cJSON_GetObjectItem(m0, "predicted"));
     assert_null(cJSON_GetObjectItem(m0, "target"));
-    assert_string_equal(cJSON_GetObjectItem(m1, "predicted")->valuestring, "source 31.0%, destination 12.5%");
-    assert_string_equal(cJSON_GetObjectItem(m1, "observed")->valuestring, "33.1%");
+    assert_string_equal(cJSON_GetObjectItem(m1, "predicted")->valuestring, "31.0%/12.5%");
+    assert_string_equal(cJSON_GetObjectItem(m1, "observed")->valuestring, "33.1%/14.0%");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(m1, "prediction"), "observedDestination")->valuestring, "14.0");
+    assert_null(cJSON_GetObjectItem(m0, "prediction"));
     assert_string_equal(cJSON_GetObjectItem(m1, "target")->valuestring, "worker-1");
+    cJSON_Delete(j);
+    /* other shapes a status may use; none at all */
+    char b[128];
+    j = cJSON_Parse("[{\"prediction\": {\"source\": \"40.0\"}}, {\"predictedPressure\": \"20.0\", "
+                    "\"observed\": {\"source\": 18}}, {\"prediction\": \"x\"}]");
+    assert_string_equal(cli_moves_predicted(cJSON_GetArrayItem(j, 0), b, sizeof(b)), "40.0%/-");
+    assert_null(cli_moves_observed(cJSON_GetArrayItem(j, 0), b, sizeof(b)));
+    assert_string_equal(cli_moves_predicted(cJSON_GetArrayItem(j, 1), b, sizeof(b)), "20.0%");
+    assert_string_equal(cli_moves_observed(cJSON_GetArrayItem(j, 1), b, sizeof(b)), "source 18.0%");
+    assert_null(cli_moves_predicted(cJSON_GetArrayItem(j, 2), b, sizeof(b)));
+    assert_null(cli_moves_predicted(NULL, b, sizeof(b)));
     cJSON_Delete(j);
 }
 
