@@ -26,6 +26,7 @@ int cli_source_open(struct cli_source *s, const char *kubeconfig, const char *co
         cli_error_explain(&e, CLI_REQUEST_CONFIG, NULL, NULL, err, len);
         return -1;
     }
+    s->cfg->user_agent = "kubectl-psi/" PSI_VERSION; /* audit logs tell the plugin from the operator */
     kube_client_set_timeout(s->client, 15000);
     return 0;
 }

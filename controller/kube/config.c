@@ -860,7 +860,7 @@ int kube_config_prepare(struct kube_config *cfg, CURL *easy, struct curl_slist *
         SETOPT(CURLOPT_CONNECT_TO, cfg->connect_to);
     if (cfg->proxy_url)
         SETOPT(CURLOPT_PROXY, cfg->proxy_url);
-    SETOPT(CURLOPT_USERAGENT, "psi-rebalancer/" PSI_VERSION);
+    SETOPT(CURLOPT_USERAGENT, cfg->user_agent ? cfg->user_agent : "psi-rebalancer/" PSI_VERSION);
     const char *token = kube_config_token(cfg, err);
     if (!token && cfg->token_file)
         return -1;
