@@ -179,6 +179,7 @@ static void redraw(struct kube_loop *loop, void *ud)
     struct cli_vms vms = {0};
     if (items && kube_informer_foreach(w->psirs, collect_psir, items) == 0 && (list = sorted(list)) &&
         (!w->vmis || kube_informer_foreach(w->vmis, collect_vmi, &vms) == 0)) {
+        cli_vms_sort(&vms);
         vms.known = w->vmis && kube_informer_synced(w->vmis);
         w->draw(list, &vms, w->ud);
     } else {
