@@ -71,10 +71,17 @@ eval "$("$PSI_SOURCE_DIR/hack/cluster/env" --dir "$PSI_TESTBED")"
 : > "$audit_log" 2>/dev/null || true
 PSI_TESTBED_AUDIT=1 "$PSI_SOURCE_DIR/hack/cluster/ctl" --dir "$PSI_TESTBED" restart apiserver
 install_operator_rbac
-cannot_read_monitoring() { # USER: USER may not get prometheuses/api k8s, what the querier asks
-  [ "$(kubectl auth can-i get prometheuses.monitoring.coreos.com/k8s --subresource=api -n openshift-monitoring \
-    --as "$1" 2>/dev/null)" = no ]
+# reads_monitoring USER: a SubjectAccessReview says USER may do what the Thanos querier asks
+# (get prometheuses/api k8s in openshift-monitoring; kubectl auth can-i cannot name a group
+# the API server does not serve).
+reads_monitoring() {
+  kubectl create -o jsonpath='{.status.allowed}' -f - <<JSON | grep -qx true
+{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+ "spec": {"user": "$1", "resourceAttributes": {"verb": "get", "group": "monitoring.coreos.com",
+  "resource": "prometheuses", "subresource": "api", "namespace": "openshift-monitoring", "name": "k8s"}}}
+JSON
 }
+cannot_read_monitoring() { ! reads_monitoring "$1"; }
 check "the operator's own ServiceAccount may not read monitoring data" cannot_read_monitoring "$operator_user"
 may_mint() { # SA: the operator may create tokens for ServiceAccount SA of its namespace
   [ "$(kubectl auth can-i create serviceaccounts/"$1" --subresource=token -n "$ns" --as "$operator_user" 2>/dev/null)" = yes ]
@@ -129,6 +136,7 @@ check "the operator minted the reader's token with a TokenRequest (audit log)" b
 # --- with it: the default trust and the reader's token carry the queries ----------------------
 kubectl create clusterrolebinding "$binding" --clusterrole cluster-monitoring-view \
   --serviceaccount "$ns:psi-rebalancer-metrics-reader" >/dev/null
+eventually 15 "... the bound metrics reader may (the check itself works)" reads_monitoring "$reader"
 eventually 90 "with the role: MetricsAvailable=True through the querier (service CA trusted by default)" \
   metrics_condition SampleSucceeded .
 set_pressure worker-0 cpu 60
