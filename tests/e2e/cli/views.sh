@@ -14,7 +14,7 @@ name=cli-$$
 watch_pid=
 cleanup() {
   local rc=$?
-  [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true; }
+  [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true; }
   rebalance_cleanup "$name" "$rc"
 }
 trap cleanup EXIT
