@@ -35,10 +35,12 @@ YAML
 }
 
 # start_operator [ARGS...]: start it in the background; its log is $work/operator.log.
+# Metrics are plain HTTP here, asked for explicitly, so that tests read them with curl;
+# ARGS may turn that back (--metrics-secure=true: the last flag wins).
 start_operator() {
   install_operator_rbac
   operator_kubeconfig "$work/operator.kubeconfig"
-  "$operator_bin" --kubeconfig "$work/operator.kubeconfig" --metrics-bind-address 127.0.0.1:0 \
+  "$operator_bin" --kubeconfig "$work/operator.kubeconfig" --metrics-bind-address 127.0.0.1:0 --metrics-secure=false \
     --health-probe-bind-address 127.0.0.1:0 --log-level debug "$@" >>"$work/operator.log" 2>&1 &
   operator_pid=$!
 }
