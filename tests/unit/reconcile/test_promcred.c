@@ -54,16 +54,16 @@ static void set_token_file(struct api_spec *s, const char *v)
     s->metrics.prometheus.bearer_token_file = v ? strdup(v) : NULL;
 }
 
-/* The defaults: the metrics reader's token, the service CA of the ServiceAccount directory,
+/* The defaults: the pressure reader's token, the service CA of the ServiceAccount directory,
  * the operator's own token file named as never to be sent, no token over http. */
-static void test_defaults_send_the_metrics_reader(void **state)
+static void test_defaults_send_the_pressure_reader(void **state)
 {
     struct fixture *f = *state;
     struct psi_prom_config c;
     promcred_config(f->pc, &f->spec, &c);
     assert_string_equal(c.url, "https://thanos-querier.openshift-monitoring.svc:9091");
     assert_non_null(c.token_fn);
-    assert_non_null(strstr(c.token_fn->identity, PSI_METRICS_READER_SA));
+    assert_non_null(strstr(c.token_fn->identity, PSI_PRESSURE_READER_SA));
     assert_null(c.token_file);
     assert_null(c.ca_file);
     assert_string_equal(c.service_ca_file, "/sa/service-ca.crt");
@@ -102,7 +102,7 @@ static void test_explicit_fields(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_defaults_send_the_metrics_reader, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_defaults_send_the_pressure_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explicit_fields, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
