@@ -24,8 +24,9 @@ declare -A seeds=(
   [fuzz_procfs]="psi/pressure_*.txt"
   [fuzz_scalars]="api/*.json"
   [fuzz_names]="api/*.json"
+  [fuzz_http]="serve/head_*.txt"
 )
-targets=(fuzz_spec fuzz_status fuzz_kubeconfig fuzz_watch fuzz_prom fuzz_kubelet fuzz_procfs fuzz_scalars fuzz_names)
+targets=(fuzz_spec fuzz_status fuzz_kubeconfig fuzz_watch fuzz_prom fuzz_kubelet fuzz_procfs fuzz_scalars fuzz_names fuzz_http)
 
 what=${1:-}
 seconds=${2:-300}
