@@ -26,6 +26,7 @@ check "kubectl finds the plugin" bash -c "kubectl plugin list 2>/dev/null | grep
 kubectl psi top -w -o json >"$work/watch.jsonl" 2>"$work/watch.err" &
 watch_pid=$!
 eventually 20 "top -w prints its first document" test -s "$work/watch.jsonl"
+[ -s "$work/watch.jsonl" ] || echo "top -w said: $(cat "$work/watch.err")"
 apply_psir "$name" DryRun
 
 would() { psir_field "$1" '[.status.moves[]? | select(.phase=="WouldMove")] | length'; }
@@ -36,7 +37,7 @@ eventually 240 "the operator reports two moves it would make" bash -c "$(declare
 snapshot() {
   local i a b
   for i in $(seq 1 30); do
-    a=$(kubectl get psirebalance "$name" -o json) && vmis=$(kubectl get vmi -A -o json) && out=$("$@") &&
+    a=$(kubectl get psirebalance "$name" -o json) && vmis=$(kubectl get vmi -A -o json) && out=$("$@" 2>>"$work/psi.err") &&
       b=$(kubectl get psirebalance "$name" -o json) || return 1
     if [ "$(jq -r .metadata.resourceVersion <<<"$a")" = "$(jq -r .metadata.resourceVersion <<<"$b")" ] &&
        [ "$(jq -r .metadata.resourceVersion <<<"$vmis")" = "$(kubectl get vmi -A -o json | jq -r .metadata.resourceVersion)" ]; then
@@ -80,6 +81,11 @@ check "top: worker-0's row has a bar past both marks and says why it is Tainted"
 check "top: the Rebalancing condition as status has it" \
   grep -qF "Rebalancing $(jq -r '.status.conditions[] | select(.type == "Rebalancing") | "\(.status) (\(.reason))"' <<<"$status")" <<<"$out"
 check "top: no colour when NO_COLOR is set (and not on a pipe)" bash -c '! grep -q "$(printf "\033")" <<<"$0"' "$out"
+# on a terminal (script(1) gives it one): Tainted in red, unless NO_COLOR says otherwise
+check "top on a terminal: worker-0's state in colour" bash -c \
+  "env -u NO_COLOR script -qec 'kubectl psi top $name' /dev/null | grep -q \"\$(printf '\033')\\[31mTainted\""
+check "top on a terminal with NO_COLOR=1: no colour" bash -c \
+  "! NO_COLOR=1 script -qec 'kubectl psi top $name' /dev/null | grep -q \"\$(printf '\033')\""
 
 # ---- moves ----
 snapshot kubectl psi moves "$name" -o json || fail "no quiet moment to compare moves -o json"
@@ -113,9 +119,24 @@ check "why $cool: nothing to relieve, its pressure under the evict level" grep -
   "[below-evict] its cpu pressure $(jq -r --arg n "$cool" '.status.nodes[] | select(.name == $n) | .pressure.cpu' <<<"$status")% is not above evictAbovePercent 30%" <<<"$out"
 
 # ---- top -w: the changes as they happened, through the watch ----
-kill -TERM "$watch_pid"
-wait "$watch_pid" 2>/dev/null
-check "top -w ended cleanly on SIGTERM" test $? -eq 0
+# LIST requests for PsiRebalances the API server has answered, from its own metrics
+lists() {
+  kubectl get --raw /metrics |
+    awk '/^apiserver_request_total[{]/ && /resource="psirebalances"/ && /verb="LIST"/ {s += $NF} END {print s + 0}'
+}
+frames() { wc -l <"$work/watch.jsonl"; }
+l0=$(lists)
+check "the API server's metrics count LISTs of PsiRebalances (top -w's first read was one)" test "$l0" -gt 0
+for i in 1 2 3; do
+  f=$(frames)
+  kubectl annotate psirebalance "$name" --overwrite "e2e.psi.dev/touch=$i" >/dev/null
+  eventually 10 "top -w: a new document after change $i" bash -c "[ \$(wc -l <'$work/watch.jsonl') -gt $f ]"
+done
+check "top -w: it followed those changes without a LIST (a watch, not polling)" test "$(lists)" = "$l0"
+rc=0
+kill -TERM "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || rc=$?
+check "top -w ended cleanly on SIGTERM" test "$rc" -eq 0
 watch_pid=
 w0() { jq -c --arg p "$name" '.items[] | select(.name == $p) | .nodes[] | select(.name == "worker-0") | .state' "$work/watch.jsonl"; }
 check "top -w: a document with no PsiRebalance yet, then the new one" \
@@ -125,5 +146,6 @@ check "top -w: worker-0 went from an untainted state to Tainted" \
 check "top -w: the last document has both moves" \
   bash -c "tail -1 '$work/watch.jsonl' | jq -e --arg p $name '.items[] | select(.name == \$p) | .nodes[] | select(.name == \"worker-0\") | .movesOut == 2'"
 check "top -w: no error" test ! -s "$work/watch.err"
+check "the other commands wrote nothing on stderr (nor did a sanitizer)" test ! -s "$work/psi.err"
 
 finish
