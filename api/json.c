@@ -262,7 +262,10 @@ int api_json_parse_time(const char *s, int64_t *out)
         digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't') || digits(s + 11, 2, &h) || s[13] != ':' ||
         digits(s + 14, 2, &m) || s[16] != ':' || digits(s + 17, 2, &sec))
         return -1;
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+    static const int month_days[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
+    if (M < 1 || M > 12 || D < 1 || D > month_days[M - 1] || (M == 2 && D == 29 && !leap) || h > 23 || m > 59 ||
+        sec > 60)
         return -1;
     const char *p = s + 19;
     if (*p == '.') {

@@ -1,6 +1,7 @@
 /* api_quantity: Kubernetes resource quantities (see quantity.h). */
 #include "quantity.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +9,18 @@
 static int fail(char *err, size_t errlen, const char *s, const char *why)
 {
     if (err && errlen)
-        snprintf(err, errlen, "invalid quantity \"%s\": %s", s ? s : "(null)", why);
+        snprintf(err, errlen, "invalid quantity \"%.64s%s\": %s", s ? s : "(null)", s && strlen(s) > 64 ? "..." : "",
+                 why);
     return -1;
+}
+
+/* Store v unless it overflowed a double (1e999, 1e308Ei). */
+static int finite_out(double v, double *out, char *err, size_t errlen, const char *s)
+{
+    if (!isfinite(v))
+        return fail(err, errlen, s, "too large");
+    *out = v;
+    return 0;
 }
 
 int api_quantity_parse(const char *s, double *out, char *err, size_t errlen)
@@ -38,7 +49,9 @@ int api_quantity_parse(const char *s, double *out, char *err, size_t errlen)
     if (!s || !*s)
         return fail(err, errlen, s, "empty");
     const char *p = s;
-    if (*p == '+' || *p == '-')
+    if (*p == '-')
+        return fail(err, errlen, s, "negative: a capacity, request or size is at least 0");
+    if (*p == '+')
         p++;
     size_t digits = strspn(p, "0123456789");
     const char *q = p + digits; /* just past the number's mantissa */
@@ -58,13 +71,10 @@ int api_quantity_parse(const char *s, double *out, char *err, size_t errlen)
     if (end > q) {
         if ((*q != 'e' && *q != 'E') || *end != '\0')
             return fail(err, errlen, s, *q == 'x' || *q == 'X' ? "hexadecimal is not a quantity" : "unknown suffix");
-        *out = v;
-        return 0;
+        return finite_out(v, out, err, errlen, s);
     }
     for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-        if (strcmp(end, suffixes[i].suffix) == 0) {
-            *out = v * suffixes[i].mult;
-            return 0;
-        }
+        if (strcmp(end, suffixes[i].suffix) == 0)
+            return finite_out(v * suffixes[i].mult, out, err, errlen, s);
     return fail(err, errlen, s, "unknown suffix");
 }

@@ -198,7 +198,7 @@ struct api_machine_config_status *api_status_add_machine_config(struct api_statu
 
 struct api_condition *api_status_condition(const struct api_status *st, const char *type)
 {
-    for (size_t i = 0; i < st->nconditions; i++)
+    for (size_t i = 0; type && i < st->nconditions; i++)
         if (st->conditions[i].type && strcmp(st->conditions[i].type, type) == 0)
             return &st->conditions[i];
     return NULL;
@@ -272,12 +272,14 @@ static int decode_reading(const cJSON *obj, const char *path, const char *key, d
         p += 1 + frac;
     }
     ok = ok && *p == '\0';
+    double v = ok ? strtod(s, NULL) : 0;
+    ok = ok && v <= 100.0; /* a percentage: also keeps 400 digits from reading as Inf */
     int rc = 0;
     if (ok) {
-        *out = strtod(s, NULL);
+        *out = v;
     } else {
         char fp[API_JSON_PATH_MAX];
-        rc = api_errors_add(errs, api_json_path(fp, path, key), "must be a decimal percentage such as \"31.2\", got '%s'", s);
+        rc = api_errors_add(errs, api_json_path(fp, path, key), "must be a decimal percentage from 0 to 100 such as \"31.2\", got '%.40s'", s);
     }
     free(s);
     return rc;
@@ -294,6 +296,10 @@ static int decode_condition(const cJSON *j, const char *path, struct api_conditi
     int rc = 0, status = API_CONDITION_UNKNOWN;
     c->status = API_CONDITION_UNKNOWN;
     rc |= api_json_string(j, path, "type", &c->type, errs);
+    if (!c->type || !c->type[0]) {
+        char p[API_JSON_PATH_MAX];
+        rc |= api_errors_add(errs, api_json_path(p, path, "type"), "is required");
+    }
     rc |= api_json_enum(j, path, "status", condition_status_names, 3, &status, errs);
     c->status = (enum api_condition_status)status;
     rc |= api_json_int(j, path, "observedGeneration", &c->observed_generation, errs);
@@ -434,6 +440,20 @@ static int dec_move(const cJSON *j, const char *p, void *e, struct api_errors *e
     return decode_move(j, p, e, errs, warns);
 }
 
+/* A condition without a type names nothing: it is reported by decode_condition and left out,
+ * so that every condition kept has a type to be found by. */
+static void drop_untyped_conditions(struct api_status *st)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < st->nconditions; i++) {
+        if (st->conditions[i].type && st->conditions[i].type[0])
+            st->conditions[k++] = st->conditions[i];
+        else
+            condition_free(&st->conditions[i]);
+    }
+    st->nconditions = k;
+}
+
 int api_status_decode(const cJSON *json, struct api_status *st, struct api_errors *errs, struct api_errors *warns)
 {
     static const char *const known[] = {"observedGeneration", "conditions", "lastSuccessfulCycleTime", "summary",
@@ -451,6 +471,7 @@ int api_status_decode(const cJSON *json, struct api_status *st, struct api_error
     api_json_int(json, path, "observedGeneration", &st->observed_generation, errs);
     decode_list(json, path, "conditions", sizeof(struct api_condition), dec_condition, (void **)&st->conditions,
                 &st->nconditions, errs, warns);
+    drop_untyped_conditions(st);
     api_json_time(json, path, "lastSuccessfulCycleTime", &st->last_successful_cycle_time, errs);
     const cJSON *sum;
     if (api_json_object(json, path, "summary", &sum, errs) == 0 && sum) {

@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "manager.h"
 #include "metrics.h"
+#include "psi_build.h"
 #include "rest.h"
 #include "serve.h"
 
@@ -67,10 +68,13 @@ static void usage(FILE *out)
             "  --leader-election-id NAME            name of the Lease (default psi-rebalancer-leader)\n"
             "  --kube-api-qps N                     API writes per second (default 50)\n"
             "  --kube-api-burst N                   API write burst (default 100)\n"
-            "  --metrics-bind-address ADDR          /metrics address (default :8080; 0 disables)\n"
-            "  --health-probe-bind-address ADDR     /healthz and /readyz address (default :8081; 0 disables)\n"
+            "  --metrics-bind-address ADDR          /metrics address (default $POD_IP:8080, or 127.0.0.1:8080\n"
+            "                                       outside a pod; :PORT for every address; 0 disables)\n"
+            "  --health-probe-bind-address ADDR     /healthz and /readyz address (default $POD_IP:8081, or\n"
+            "                                       127.0.0.1:8081 outside a pod; 0 disables)\n"
             "  --log-level debug|info|warn|error    (default info)\n"
-            "  --log-format text|json               (default text)\n");
+            "  --log-format text|json               (default text)\n"
+            "  --version                            print the version and build, and exit\n");
 }
 
 static int parse_bool(const char *s, int *out)
@@ -84,11 +88,29 @@ static int parse_bool(const char *s, int *out)
     return 0;
 }
 
+/* The addresses probes and scrapes need and no more: the pod's own address (POD_IP, from
+ * the downward API), where the kubelet probes and Prometheus scrapes; outside a pod, the
+ * loopback address. */
+static int default_binds(struct flags *f)
+{
+    static char metrics[80], health[80];
+    const char *ip = getenv("POD_IP");
+    if (!ip || !*ip || strlen(ip) > 60)
+        ip = "127.0.0.1";
+    int v6 = strchr(ip, ':') != NULL;
+    snprintf(metrics, sizeof(metrics), "%s%s%s:8080", v6 ? "[" : "", ip, v6 ? "]" : "");
+    snprintf(health, sizeof(health), "%s%s%s:8081", v6 ? "[" : "", ip, v6 ? "]" : "");
+    if (!f->metrics_addr)
+        f->metrics_addr = metrics;
+    if (!f->health_addr)
+        f->health_addr = health;
+    return 0;
+}
+
 static int parse_flags(int argc, char **argv, struct flags *f)
 {
-    *f = (struct flags){.leader_elect = 1, .election_id = "psi-rebalancer-leader", .metrics_addr = ":8080",
-                        .health_addr = ":8081", .api_qps = 50, .api_burst = 100, .level = LOGGING_INFO, .format = LOGGING_TEXT};
-    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, QPS, BURST, METRICS, HEALTH, LEVEL, FORMAT, HELP };
+    *f = (struct flags){.leader_elect = 1, .election_id = "psi-rebalancer-leader", .api_qps = 50, .api_burst = 100, .level = LOGGING_INFO, .format = LOGGING_TEXT};
+    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, QPS, BURST, METRICS, HEALTH, LEVEL, FORMAT, HELP, VERSION };
     static const struct option opts[] = {
         {"kubeconfig", required_argument, 0, KUBECONFIG},
         {"context", required_argument, 0, CONTEXT},
@@ -102,6 +124,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         {"log-level", required_argument, 0, LEVEL},
         {"log-format", required_argument, 0, FORMAT},
         {"help", no_argument, 0, HELP},
+        {"version", no_argument, 0, VERSION},
         {0, 0, 0, 0},
     };
     int c;
@@ -147,6 +170,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
             }
             break;
         case HELP: usage(stdout); exit(0);
+        case VERSION: printf("psi-rebalancer %s (build %s)\n", PSI_VERSION, PSI_BUILD); exit(0);
         default: usage(stderr); return -1;
         }
     }
@@ -154,7 +178,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         fprintf(stderr, "psi-rebalancer: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
-    return 0;
+    return default_binds(f);
 }
 
 /* ---- HTTP endpoints ---- */
@@ -362,7 +386,7 @@ int main(int argc, char **argv)
     logging_setup(op.flags.level, op.flags.format);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     signal(SIGPIPE, SIG_IGN);
-    log_info("psi-rebalancer starting", "version", PSI_VERSION);
+    log_info("psi-rebalancer starting", "version", PSI_VERSION, "build", PSI_BUILD);
     if (setup(&op) < 0) {
         shutdown_operator(&op);
         curl_global_cleanup();

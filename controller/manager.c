@@ -426,7 +426,7 @@ static int api_exists(struct kube_client *c, const char *gv, bool *exists, struc
 
 int manager_start(struct manager *m, struct kube_err *err)
 {
-    bool mc_api, kv_api;
+    bool mc_api = false, kv_api = false;
     if (api_exists(m->client, MACHINECONFIG_API_VERSION, &mc_api, err) < 0 ||
         api_exists(m->client, REBALANCER_KUBEVIRT_GV, &kv_api, err) < 0)
         return -1;

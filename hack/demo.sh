@@ -4,8 +4,9 @@
 # Prometheus on 127.0.0.1) and the simulator with the seed scenario (three workers; six
 # 2-vCPU VMs, three of them burning every vCPU, all started on worker-0), install the CRD
 # and a PsiRebalance in Automatic mode, and watch the operator move the busy VMs apart by
-# live migration until the cluster is balanced. Then a summary: migrations, time to
-# balance, pressure before and after, and `kubectl get psirebalance`.
+# live migration until the cluster is balanced, drawn live by `kubectl psi top -w` (the
+# plugin users install with the operator). Then a summary: migrations, time to balance,
+# pressure before and after, and `kubectl get psirebalance`.
 #
 #   hack/demo.sh [--dir DIR] [--build-dir DIR] [--timeout SECONDS] [--keep]
 #
@@ -39,7 +40,7 @@ cr=demo
 taint_key=rebalance.psi.dev/pressure
 taint_above=25 untaint_below=15 evict_above=30
 work=$bed/demo
-sim_pid= operator_pid= bed_started=0 tty=0
+sim_pid= operator_pid= top_pid= bed_started=0 tty=0
 [ -t 1 ] && tty=1
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
@@ -54,6 +55,7 @@ cleanup() {
     echo "Use it with: eval \"\$(hack/cluster/env --dir $bed)\"; stop it with: hack/cluster/down --dir $bed"
     exit $rc
   fi
+  if [ -n "$top_pid" ]; then kill -TERM "$top_pid" 2>/dev/null || true; wait "$top_pid" 2>/dev/null || true; fi
   if [ -n "$operator_pid" ]; then kill -TERM "$operator_pid" 2>/dev/null || true; wait "$operator_pid" 2>/dev/null || true; fi
   if [ -n "$sim_pid" ]; then kill -TERM "$sim_pid" 2>/dev/null || true; wait "$sim_pid" 2>/dev/null || true; fi
   if ((bed_started)); then "$repo/hack/cluster/down" --dir "$bed" --purge >/dev/null 2>&1 || true; fi
@@ -65,14 +67,16 @@ trap 'exit 130' INT TERM
 # ---- 1. what is missing, and the build ----
 say "Installing what is missing (hack/deps.sh)"
 "$repo/hack/deps.sh"
-say "Building the operator and the simulator in $build"
+say "Building the operator, kubectl-psi and the simulator in $build"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-cmake --build "$build" -j2 --target psi-rebalancer psi-sim >/dev/null
+cmake --build "$build" -j2 --target psi-rebalancer psi-sim kubectl-psi >/dev/null
 operator_bin=$build/controller/psi-rebalancer
 sim_bin=$build/hack/sim/psi-sim
-[ -x "$operator_bin" ] && [ -x "$sim_bin" ] || die "the build did not produce $operator_bin and $sim_bin"
+[ -x "$operator_bin" ] && [ -x "$sim_bin" ] && [ -x "$build/cli/kubectl-psi" ] ||
+  die "the build did not produce $operator_bin, $sim_bin and $build/cli/kubectl-psi"
+export PATH=$build/cli:$PATH # `kubectl psi` finds it there
 
 # ---- 2. the test bed ----
 say "Starting the test bed in $bed (first time: builds the pinned Kubernetes components, a few minutes)"
@@ -117,54 +121,28 @@ max_pressure() {
   for n in "${!pressure[@]}"; do m=$(jq -n --argjson a "$m" --argjson b "${pressure[$n]}" '[$a, $b] | max'); done
   echo "$m"
 }
-views=0
-table() {
-  local state nodes vms
-  views=$((views + 1))
+# observe: the nodes' taints and the migrations, for the end condition and the summary
+observe() {
+  local nodes vms
   nodes=$(kubectl get nodes -l node-role.kubernetes.io/worker -o json)
-  vms=$(kubectl get vm,vmi,vmim -n "$ns" -o json)
-  state=$(jq -n --argjson nodes "$nodes" --argjson objs "$vms" --arg key "$taint_key" '
-    ($objs.items | map(select(.kind == "VirtualMachine")) | map({key: .metadata.name,
-       value: ((.metadata.annotations["sim.psi.dev/cpu-demand"] // "0") | tonumber)}) | from_entries) as $demand
-    | ($objs.items | map(select(.kind == "VirtualMachineInstanceMigration"))) as $migs
-    | {nodes: [$nodes.items[] | .metadata.name as $n | {name: $n,
-         vms: [$objs.items[] | select(.kind == "VirtualMachineInstance" and .status.nodeName == $n) | .metadata.name
-               | if ($demand[.] // 0) >= 1 then . + "*" else . end] | sort,
-         taint: ([.spec.taints[]? | select(.key == $key) | .effect] | first // "")}],
-       succeeded: [$migs[] | select(.status.phase == "Succeeded")] | length,
-       failed: [$migs[] | select(.status.phase == "Failed")] | length,
-       inflight: [$migs[] | select(.status.phase != "Succeeded" and .status.phase != "Failed")] | length}')
-  echo "$state" >"$work/state.json"
-  ((tty)) || ((views % 5 == 1)) || ((${2:-0})) || return 0 # a log, not a screen: every fifth view
-  ((tty)) && printf '\033[H\033[2J'
-  printf '\033[1mpsi-rebalancer demo\033[0m — seed scenario — %s\n\n' "$1"
-  printf '%-10s %-9s %-22s %-44s %s\n' NODE PRESSURE "" "VMS (* = busy)" TAINT
-  local n p bar cells vmlist taint
-  while IFS=$'\t' read -r n vmlist taint; do
-    p=${pressure[$n]:-}
-    if [ -n "$p" ]; then
-      cells=$(jq -n --argjson p "$p" '[($p / 5 | floor), 20] | min')
-      bar=$(printf '%*s' "$cells" '' | tr ' ' '#')
-      printf '%-10s %6s %%  %-22s %-44s %s\n' "$n" "$p" "$bar" "$vmlist" "${taint:+$taint_key:$taint}"
-    else
-      printf '%-10s %8s  %-22s %-44s %s\n' "$n" "—" "" "$vmlist" "${taint:+$taint_key:$taint}"
-    fi
-  done < <(jq -r '.nodes[] | "\(.name)\t\(.vms | join(" "))\t\(.taint)"' "$work/state.json")
-  printf '\nmigrations: %s succeeded, %s failed, %s in flight   (taint above %s %%, evict above %s %%, untaint below %s %%)\n' \
-    "$(jq .succeeded "$work/state.json")" "$(jq .failed "$work/state.json")" "$(jq .inflight "$work/state.json")" \
-    "$taint_above" "$evict_above" "$untaint_below"
-  ((tty)) || echo
+  vms=$(kubectl get vmim -n "$ns" -o json)
+  jq -n --argjson nodes "$nodes" --argjson migs "$vms" --arg key "$taint_key" '
+    {nodes: [$nodes.items[] | {name: .metadata.name,
+       taint: ([.spec.taints[]? | select(.key == $key) | .effect] | first // "")}],
+     succeeded: [$migs.items[] | select(.status.phase == "Succeeded")] | length,
+     failed: [$migs.items[] | select(.status.phase == "Failed")] | length,
+     inflight: [$migs.items[] | select(.status.phase != "Succeeded" and .status.phase != "Failed")] | length}' \
+    >"$work/state.json"
 }
 
 # ---- 5. the imbalance, as Prometheus sees it ----
 say "Waiting for Prometheus to see worker-0 suffer"
-((tty)) && printf '\033[?25l'
 deadline=$((SECONDS + 180))
 prev=0
 while :; do
   read_pressures
   p0=${pressure[worker-0]:-0}
-  table "before the operator: waiting for the pressure to show (${p0} % on worker-0)"
+  echo "  worker-0: ${p0} % CPU pressure"
   # above the eviction threshold and settled (the rate window is full)
   jq -en --argjson p "$p0" --argjson q "$prev" "\$p > $evict_above and (\$p - \$q | fabs) < 1" >/dev/null && break
   prev=$p0
@@ -212,12 +190,15 @@ spec:
     maxInFlightMigrations: 1
 YAML
 t0=$SECONDS
+((tty)) && printf '\033[?25l'
+kubectl psi top -w "$cr" &
+top_pid=$!
 
 # ---- 7. watch until balanced: every node below the untaint threshold, no taint, nothing in flight ----
 calm=0 balanced=0
 while ((SECONDS - t0 < timeout)); do
   read_pressures
-  table "operator running (Automatic) — $((SECONDS - t0)) s"
+  observe
   kill -0 "$operator_pid" 2>/dev/null || { tail -20 "$work/operator.log"; die "the operator stopped (log: $work/operator.log)"; }
   m=$(max_pressure)
   if jq -en --argjson m "$m" "\$m < $untaint_below" >/dev/null &&
@@ -230,7 +211,9 @@ while ((SECONDS - t0 < timeout)); do
   sleep 2
 done
 elapsed=$((SECONDS - t0))
-((tty)) || table "operator running (Automatic) — $elapsed s" 1 # the last view, whatever the count
+kill -TERM "$top_pid" 2>/dev/null || true
+wait "$top_pid" 2>/dev/null || true
+top_pid=
 ((tty)) && printf '\033[?25h'
 
 # ---- 8. summary ----

@@ -6,10 +6,11 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libwebsockets-dev libcmocka-dev
+  libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
   prometheus
   openssl jq curl valgrind iproute2 procps
   python3-yaml
+  clang libclang-rt-dev   # the libFuzzer targets of tests/fuzz (hack/fuzz.sh)
 )
 
 missing=()

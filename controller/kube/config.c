@@ -639,14 +639,18 @@ out:
     return rc;
 }
 
+const char *kube_config_serviceaccount_dir(void)
+{
+    const char *dir = getenv("PSI_SERVICEACCOUNT_DIR");
+    return dir && *dir ? dir : KUBE_SERVICEACCOUNT_DIR;
+}
+
 int kube_config_in_cluster(const char *sa_dir, struct kube_config **out, struct kube_err *err)
 {
     *out = NULL;
     kube_err_clear(err);
-    if (!sa_dir)
-        sa_dir = getenv("PSI_SERVICEACCOUNT_DIR");
     if (!sa_dir || !*sa_dir)
-        sa_dir = KUBE_SERVICEACCOUNT_DIR;
+        sa_dir = kube_config_serviceaccount_dir();
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     if (!host || !*host || !port || !*port)
         return kube_err_set(err, 0, "Config",
@@ -856,7 +860,7 @@ int kube_config_prepare(struct kube_config *cfg, CURL *easy, struct curl_slist *
         SETOPT(CURLOPT_CONNECT_TO, cfg->connect_to);
     if (cfg->proxy_url)
         SETOPT(CURLOPT_PROXY, cfg->proxy_url);
-    SETOPT(CURLOPT_USERAGENT, "psi-rebalancer/" PSI_VERSION);
+    SETOPT(CURLOPT_USERAGENT, cfg->user_agent ? cfg->user_agent : "psi-rebalancer/" PSI_VERSION);
     const char *token = kube_config_token(cfg, err);
     if (!token && cfg->token_file)
         return -1;

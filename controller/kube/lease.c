@@ -1,9 +1,12 @@
 #include "lease.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "num.h"
 
 /* ---- pure decision ---- */
 
@@ -182,7 +185,7 @@ static void read_record(const cJSON *obj, struct kube_lease_record *rec)
     const cJSON *rv = cJSON_GetObjectItemCaseSensitive(md, "resourceVersion");
     if (cJSON_IsString(h))
         snprintf(rec->holder, sizeof(rec->holder), "%s", h->valuestring);
-    rec->duration_s = cJSON_IsNumber(d) ? (int64_t)d->valuedouble : 0;
+    rec->duration_s = kube_num_int_or(d, 0, INT32_MAX, 0); /* an int32 in the Lease API */
     if (cJSON_IsString(rv))
         snprintf(rec->resource_version, sizeof(rec->resource_version), "%s", rv->valuestring);
 }

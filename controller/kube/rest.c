@@ -7,13 +7,20 @@
 #include <string.h>
 #include <time.h>
 
+#include "num.h"
 #include "ratelimit.h"
 
-#define MAX_REPLY (256L * 1024 * 1024)
+/* The largest reply read: a page of 500 objects (lists page at 500) of the largest kind the
+ * operator lists, Nodes, ~30 KB each on OpenShift (50 images in status): 15 MB; twice that.
+ * Parsed, a reply costs about 4 times its size more (a 21 MB list of Nodes: 90 MB of cJSON),
+ * which at the cap still fits the Deployment's 512Mi limit beside the operator's own
+ * 65 MiB at 5,000 nodes. */
+#define MAX_REPLY (32L * 1024 * 1024)
 
 struct kube_client {
     struct kube_config *cfg; /* borrowed */
     CURL *easy;
+    CURLM *multi; /* made by kube_client_multi */
     struct kube_ratelimit rl;
     long timeout_ms;
     char errbuf[CURL_ERROR_SIZE];
@@ -60,6 +67,8 @@ void kube_client_free(struct kube_client *c)
     if (!c)
         return;
     curl_easy_cleanup(c->easy);
+    if (c->multi)
+        curl_multi_cleanup(c->multi);
     free(c);
 }
 
@@ -67,6 +76,21 @@ void kube_client_set_observer(struct kube_client *c, kube_rest_observer_fn fn, v
 {
     c->observer = fn;
     c->observer_ud = ud;
+}
+
+CURLM *kube_client_multi(struct kube_client *c)
+{
+    if (!c->multi && (c->multi = curl_multi_init()) != NULL) {
+        curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+        curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 4L);
+    }
+    return c->multi;
+}
+
+void kube_client_observe(struct kube_client *c, const char *method, long status)
+{
+    if (c->observer)
+        c->observer(method, status, c->observer_ud);
 }
 
 struct kube_config *kube_client_config(struct kube_client *c)
@@ -257,8 +281,9 @@ int kube_rest_decode_status(const char *body, size_t len, long status, const cha
     const cJSON *message = cJSON_GetObjectItemCaseSensitive(j, "message");
     const cJSON *code = cJSON_GetObjectItemCaseSensitive(j, "code");
     long st = status;
-    if ((!st || st < 400) && cJSON_IsNumber(code))
-        st = (long)code->valuedouble;
+    int64_t sc;
+    if ((!st || st < 400) && kube_num_int(code, 100, 599, &sc) == 0)
+        st = (long)sc;
     const char *r = cJSON_IsString(reason) && reason->valuestring[0] ? reason->valuestring : reason_for(st);
     const char *m = cJSON_IsString(message) && message->valuestring[0] ? message->valuestring : r;
     kube_err_set(err, st, r, "%s %s: %s", method, url, m);
@@ -551,28 +576,44 @@ static cJSON *list_page(struct kube_client *c, const char *path, const struct ku
     return page;
 }
 
-cJSON *kube_rest_list(struct kube_client *c, const char *path, const struct kube_list_opts *opts,
-                      struct kube_err *err)
+int kube_rest_list_check_continue(const char *prev, const char *next, long pages, char *why, size_t whylen)
 {
-    long limit = opts ? opts->limit : 0;
-    cJSON *all = list_page(c, path, opts, limit, NULL, err);
-    if (!all)
-        return NULL;
+    if (prev && strcmp(prev, next) == 0) {
+        snprintf(why, whylen, "the server answered page %ld with the continue token it was asked with (%.40s): "
+                 "paging would not end", pages, next);
+        return -1;
+    }
+    if (pages >= KUBE_REST_LIST_MAX_PAGES) {
+        snprintf(why, whylen, "still more after %ld pages: paging would not end", pages);
+        return -1;
+    }
+    return 0;
+}
+
+/* The pages after the first of a list into all; 0, or -1 with err (all left to the caller). */
+static int list_rest(struct kube_client *c, const char *path, const struct kube_list_opts *opts, long limit,
+                     cJSON *all, struct kube_err *err)
+{
     cJSON *items = cJSON_GetObjectItemCaseSensitive(all, "items");
-    for (;;) {
+    char *prev = NULL;
+    int rc = 0;
+    for (long pages = 1;; pages++) {
         const char *cont = list_continue(all);
         if (!cont)
             break;
-        char *token = strdup(cont);
-        cJSON *page = token ? list_page(c, path, opts, limit, token, err) : NULL;
-        free(token);
+        char why[200];
+        if (kube_rest_list_check_continue(prev, cont, pages, why, sizeof(why)) < 0) {
+            rc = kube_err_set(err, 200, "Decode", "GET %s%s: %s", kube_config_server(c->cfg), path, why);
+            break;
+        }
+        free(prev);
+        prev = strdup(cont);
+        cJSON *page = prev ? list_page(c, path, opts, limit, prev, err) : NULL;
         if (!page) {
-            cJSON_Delete(all);
-            if (err && err->status == 410) {
-                /* the snapshot expired between pages: list again in one piece (client-go's pager) */
-                return list_page(c, path, opts, 0, NULL, err);
-            }
-            return NULL;
+            if (!prev)
+                kube_err_set(err, 0, "Encode", "out of memory");
+            rc = -1;
+            break;
         }
         cJSON *pitems = cJSON_GetObjectItemCaseSensitive(page, "items");
         while (pitems && pitems->child)
@@ -582,6 +623,27 @@ cJSON *kube_rest_list(struct kube_client *c, const char *path, const struct kube
         if (pmd)
             cJSON_ReplaceItemInObjectCaseSensitive(all, "metadata", pmd);
         cJSON_Delete(page);
+    }
+    free(prev);
+    return rc;
+}
+
+cJSON *kube_rest_list(struct kube_client *c, const char *path, const struct kube_list_opts *opts,
+                      struct kube_err *err)
+{
+    long limit = opts ? opts->limit : 0;
+    cJSON *all = NULL;
+    for (int attempt = 0; attempt < 2 && !all; attempt++) {
+        all = list_page(c, path, opts, limit, NULL, err);
+        if (!all)
+            return NULL;
+        if (list_rest(c, path, opts, limit, all, err) < 0) {
+            cJSON_Delete(all);
+            all = NULL;
+            /* the snapshot expired between pages (410): page once more from the start */
+            if (!err || err->status != 410 || attempt > 0)
+                return NULL;
+        }
     }
     cJSON *md = cJSON_GetObjectItemCaseSensitive(all, "metadata");
     cJSON_DeleteItemFromObjectCaseSensitive(md, "continue");

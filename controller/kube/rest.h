@@ -7,7 +7,8 @@
  * cJSON_Delete. Errors: an API error is decoded from metav1.Status into err (status =
  * HTTP code, reason = Status.reason, e.g. "NotFound", "Conflict", "TooManyRequests",
  * msg = Status.message); a reply that is not JSON gives reason "Decode" naming the URL;
- * a connection failure gives status 0, reason "Transport".
+ * a connection failure gives status 0, reason "Transport", and so does a reply larger than
+ * 32 MiB (twice a page of 500 large Nodes: see rest.c).
  * Writes (create/update/patch/delete/evict) wait in a client-side token bucket (QPS/burst,
  * default 5/10 like client-go). A client is not thread-safe. */
 #ifndef PSI_KUBE_REST_H
@@ -62,6 +63,14 @@ void kube_client_set_observer(struct kube_client *c, kube_rest_observer_fn fn, v
 /* The config the client was made with. */
 struct kube_config *kube_client_config(struct kube_client *c);
 
+/* The client's multi handle, made on first use and freed with the client, for concurrent
+ * requests (kube_multiget); NULL when out of memory. */
+CURLM *kube_client_multi(struct kube_client *c);
+
+/* Tell the observer about a request made outside kube_rest_request (method, HTTP status, 0
+ * for a transport failure). */
+void kube_client_observe(struct kube_client *c, const char *method, long status);
+
 /* Set the write limiter: qps tokens per second, burst bucket size (qps <= 0: unlimited). */
 void kube_client_set_rate_limit(struct kube_client *c, double qps, int burst);
 
@@ -74,9 +83,21 @@ cJSON *kube_rest_get(struct kube_client *c, const char *path, struct kube_err *e
 /* LIST path with opts (may be NULL), following `continue` until the last page. Returns the
  * list object (caller frees): kind, apiVersion, metadata.resourceVersion of the list,
  * and "items" holding the items of all pages (metadata.continue removed). When a continue
- * token expired (410) it restarts once without paging, as client-go's pager does. */
+ * token expired (410) it pages once more from the start (client-go's pager lists in one
+ * piece instead, a reply that may pass the reply cap on a large cluster). A continue token
+ * that repeats, or more than KUBE_REST_LIST_MAX_PAGES pages, is an error ("Decode"). */
 cJSON *kube_rest_list(struct kube_client *c, const char *path, const struct kube_list_opts *opts,
                       struct kube_err *err);
+
+/* Most pages kube_rest_list reads for one list (500 items each by default: 5 million
+ * items), so that a server handing out continue tokens for ever ends in an error. */
+#define KUBE_REST_LIST_MAX_PAGES 10000
+
+/* Whether kube_rest_list may ask for the page after `pages` pages with continue token next
+ * when the page before gave prev (NULL on the first page): 0, or -1 with why (whylen
+ * bytes) when next repeats prev (a server that would page for ever) or pages reached
+ * KUBE_REST_LIST_MAX_PAGES. Pure. */
+int kube_rest_list_check_continue(const char *prev, const char *next, long pages, char *why, size_t whylen);
 
 /* The list's metadata.resourceVersion, or NULL; points into list. */
 const char *kube_rest_list_rv(const cJSON *list);

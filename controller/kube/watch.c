@@ -11,6 +11,7 @@
 #include "backoff.h"
 #include "config.h"
 #include "framing.h"
+#include "num.h"
 
 #define WATCH_TIMEOUT_MIN_S 300   /* server-side timeoutSeconds, drawn from [min, max] */
 #define WATCH_TIMEOUT_MAX_S 600
@@ -176,6 +177,37 @@ static const char *obj_rv(const cJSON *obj)
     return json_str(obj, "metadata", "resourceVersion");
 }
 
+int kube_watch_event_decode(const cJSON *ev, struct kube_watch_event *out, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof(*out));
+    if (!cJSON_IsObject(ev)) {
+        snprintf(why, whylen, "an event is not a JSON object");
+        return -1;
+    }
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
+    out->object = cJSON_GetObjectItemCaseSensitive(ev, "object");
+    if (!cJSON_IsString(type)) {
+        snprintf(why, whylen, "an event has no \"type\" string");
+        return -1;
+    }
+    if (strcmp(type->valuestring, "ERROR") == 0) {
+        out->error = true;
+        out->code = (long)kube_num_int_or(cJSON_GetObjectItemCaseSensitive(out->object, "code"), 100, 599, 0);
+        out->reason = json_str(out->object, "reason", NULL);
+        out->message = json_str(out->object, "message", NULL);
+        return 0;
+    }
+    if (kube_watch_type_parse(type->valuestring, &out->type) < 0) {
+        snprintf(why, whylen, "an event has the unknown type \"%.40s\"", type->valuestring);
+        return -1;
+    }
+    if (!cJSON_IsObject(out->object)) {
+        snprintf(why, whylen, "a %s event has no object", kube_watch_type_name(out->type));
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- event queue ---- */
 
 static void queue_clear(struct kube_watch *w)
@@ -295,32 +327,29 @@ static void watch_list_begin(struct kube_watch *w)
 /* Handle one decoded event; returns 1 when the stream was dropped (stop delivering). */
 static int watch_handle(struct kube_watch *w, const cJSON *ev)
 {
-    const char *type_s = json_str(ev, "type", NULL);
-    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
-    if (type_s && strcmp(type_s, "ERROR") == 0) {
-        const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
-        long c = cJSON_IsNumber(code) ? (long)code->valuedouble : 0;
-        const char *reason = json_str(obj, "reason", NULL);
-        const char *message = json_str(obj, "message", NULL);
+    struct kube_watch_event e;
+    char why[128];
+    if (kube_watch_event_decode(ev, &e, why, sizeof(why)) < 0) {
+        watch_log(w, KUBE_WATCH_WARN, "watch ignoring an event path=%s reason=Malformed msg=\"%s\"", w->path, why);
+        return 0;
+    }
+    if (e.error) {
+        long c = e.code;
         watch_abort_stream(w);
         if (c == 410) {
-            watch_expired(w, "event", reason, message);
+            watch_expired(w, "event", e.reason, e.message);
         } else if (w->state == W_STREAM_LIST && !w->list_begun && w->mode == KUBE_WATCH_LIST_AUTO &&
                    watch_is_refusal(c)) {
-            watch_streaming_refused(w, c, message);
+            watch_streaming_refused(w, c, e.message);
         } else {
             watch_log(w, KUBE_WATCH_WARN, "watch error event path=%s code=%ld reason=%s msg=\"%s\"",
-                      w->path, c, reason ? reason : "", message ? message : "");
+                      w->path, c, e.reason ? e.reason : "", e.message ? e.message : "");
             watch_backoff(w, true);
         }
         return 1;
     }
-    enum kube_watch_type type;
-    if (kube_watch_type_parse(type_s, &type) < 0 || !cJSON_IsObject(obj)) {
-        watch_log(w, KUBE_WATCH_WARN, "watch ignoring an event path=%s type=%s reason=Malformed",
-                  w->path, type_s ? type_s : "(none)");
-        return 0;
-    }
+    enum kube_watch_type type = e.type;
+    const cJSON *obj = e.object;
     w->stream_events++;
     if (w->state == W_STREAM_LIST) {
         if (type == KUBE_WATCH_BOOKMARK) {

@@ -123,4 +123,19 @@ int kube_watch_type_parse(const char *s, enum kube_watch_type *out);
 /* The name of a type ("ADDED", ...). */
 const char *kube_watch_type_name(enum kube_watch_type type);
 
+/* One watch event as the watch acts on it; pointers borrow from the decoded JSON. */
+struct kube_watch_event {
+    bool error;                /* an ERROR event: code, reason and message of its Status */
+    enum kube_watch_type type; /* the type of any other event */
+    const cJSON *object;       /* the event's object (a JSON object unless error) */
+    long code;                 /* ERROR: the Status code, an HTTP status; 0 when absent or not one */
+    const char *reason;        /* ERROR: Status reason, or NULL */
+    const char *message;       /* ERROR: Status message, or NULL */
+};
+
+/* Decode one watch event (pure). Returns 0 with out filled, or -1 when the event is no
+ * JSON object, has no known "type" or (other than ERROR) no object, with why (whylen
+ * bytes) naming what is wrong. */
+int kube_watch_event_decode(const cJSON *ev, struct kube_watch_event *out, char *why, size_t whylen);
+
 #endif

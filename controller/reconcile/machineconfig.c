@@ -3,8 +3,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "num.h"
 #include "selector.h"
 
 char *machineconfig_name(const char *role)
@@ -239,7 +241,7 @@ static bool condition_true(const cJSON *c)
 static int64_t get_count(const cJSON *obj, const char *key)
 {
     const cJSON *v = get(obj, key);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? (int64_t)v->valuedouble : 0;
+    return kube_num_int_or(v, 0, INT32_MAX, 0); /* machine counts are int32 */
 }
 
 void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc_name,

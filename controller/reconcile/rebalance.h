@@ -1,53 +1,76 @@
-/* rebalance: which workload to move off which pressured node, and whether a cooler node can
- * take it. Pure: plain structs (and the pods' and nodes' JSON as the informers keep it) in, a
- * plan out; the edge (rebalancer) gathers the inputs and makes the evictions.
+/* rebalance: which workloads to move off which pressured nodes, and which cooler nodes take
+ * them. Pure: plain structs (and the pods' and nodes' JSON as the informers keep it) in, a
+ * plan out; the edge (rebalancer) gathers the inputs, keeps the history and makes the moves.
  *
- * Trigger on pressure, predict with usage. A node is a source when it is selected and its
- * pressure (spec.pressure.resource) stayed above evictAbovePercent for the sustain window.
- * PSI says *that* it suffers; CPU usage says how much each workload contributes. Usage
- * understates what a workload wants on a saturated node (it gets only what is not stalled),
- * so the caller turns both into demand with the stall share the node's CPU PSI reports
- * (rebalance_demand):
- *     demand = usage / (1 - cpu_some)          (cpu_some capped at REBALANCE_MAX_STALL)
- * and a node's load is L = D / C (demand over its CPUs). A move of a workload of demand d
- * from s to t is judged on the loads after it, as DESIGN.md says,
- *     L_s' = (D_s - d) / C_s,   L_t' = (D_t + d) / C_t,
- * and on the pressure predicted from a load: the share of demand that cannot be served,
- *     P(L) = 100 * max(0, 1 - 1/L)   (percent; a lower bound of what PSI will show).
+ * Trigger on pressure, predict with usage. PSI says *that* a node suffers; usage says how much
+ * each workload contributes. Usage understates what a workload wants on a saturated node (it
+ * gets only what is not stalled), so usage becomes demand with the node's unserved share u:
+ *     demand = usage / (1 - u),   u = min(cpu_some / (100 k), REBALANCE_MAX_STALL)
+ * where k is the node's calibrated scale (below; 1 when unknown). A saturated node's reading
+ * says little about how far past saturation it is, so a workload's demand is capped at what it
+ * can use (max_demand: a VM's vCPUs), and its node's demand loses what the caps took off. A
+ * node's load on a resource
+ * is L = D / C: CPU demand over its CPUs, or memory in use (the workloads' working sets) over
+ * its memory.
  *
- * A move is made only when a destination exists: a selected, schedulable node without our
- * taint, whose pressure is known and below untaintBelowPercent, that is no source, is not
- * settling, has known usage and known requests, where the workload fits (requests against
- * allocatable minus what is placed, node selector, required node affinity, NoSchedule and
- * NoExecute taints it does not tolerate) and where P(L_t') stays below taintAbovePercent.
- * The scheduler still picks the node (the taints on hot nodes steer it); this makes sure it
- * has somewhere good to go. Each destination takes at most one move per cycle, because
- * evicted workloads all land on the emptiest node (seed 003). With targeted live migration
- * (params.targeted, eviction.method Migrate) a VM goes to the very destination chosen, so a
- * destination may take several VM moves in a cycle, each predicted on top of the ones before;
- * other pods are still evicted, and an evicted pod never goes to a destination already used.
+ * Prediction. Pressure is predicted from load with a queueing-like curve: the share of demand
+ * that waits when the instantaneous demand fluctuates around its mean (normally, with a
+ * coefficient of variation b = REBALANCE_BURSTINESS),
+ *     f(L) = (1 - 1/L) * Phi(z) + b * phi(z),   z = (1 - 1/L) / b,
+ *     P(L) = 100 * min(1, k * f(L))   (percent)
+ * which is ~0 well below saturation (f(0.6) < 0.1 %), rises before it (f(0.8) = 2 %,
+ * f(1) = 10 %) and tends to the unserved share 1 - 1/L past it. k scales the curve per node and
+ * resource, because what PSI reads is not exactly the unserved share:
+ *   - a source is calibrated on its own current reading (k = P / (100 f(L)), clamped to
+ *     REBALANCE_SCALE_MIN..MAX), so its predicted relief is relative to what it shows now;
+ *   - a destination takes its calibrated scale (rebalance_node.scale, which the edge keeps with
+ *     rebalance_calibrate from the node's own (load, pressure) readings), or without one the
+ *     safety margin REBALANCE_SAFETY (readings up to that many times the curve), and never less
+ *     than what its current reading shows when that is informative.
+ * No destination is predicted at or above taintAbovePercent, on any resource balanced on.
  *
- * Convergence. Every move must lower the predicted maximum load of the two nodes involved by
- * at least the margin:
- *     max(L_s', L_t') <= max(L_s, L_t) - margin.
- * Both new loads are then below the old maximum of the pair, so the vector of node loads
- * sorted in decreasing order strictly decreases (lexicographically) with every move. Under a
- * static load there are finitely many placements of the workloads, and a strictly decreasing
- * sequence over a finite set ends: rebalancing converges in a finite number of moves and can
- * never ping-pong a workload between two nodes (moving it back would have to raise the
- * vector). The margin keeps moves of negligible gain (and prediction noise) out.
+ * Sources and the target. A node is a source when it is selected and its pressure (`pressure`:
+ * the highest of the resources balanced on) stayed above evictAbovePercent for the sustain
+ * window, or when it was a source before (`relieving`) and is not yet below the target
+ * (params.target, by default untaintBelowPercent, so that a relieved node loses its taint).
+ * For each source, hottest first, the planner plans the set of moves that gets it predicted
+ * below the target: on the resource it is hottest on, the smallest workload that alone reaches
+ * the target, else the biggest that can go (fewest moves); again until the target is reached
+ * or nothing more can go. The set is made only when it contributes: when it brings the source
+ * below a level it is above now (the target, taintAbovePercent or evictAbovePercent). A source
+ * that cannot cross any of them keeps its workloads (two small moves off a node whose big VM
+ * cannot go anywhere help nothing). The per-cycle limits then cut the set: what they leave
+ * out is planned again next cycle, when the source, still above the target, is a source again.
  *
- * Choice: sources hottest first; on a source, candidates by expected relief, the part of
- * their demand that relieves the node's excess (demand beyond its CPUs):
- *     relief = min(d, D_s - C_s)   (just d when the node is not over its CPUs: bursts)
- * ties broken by how close d is to the excess, then by smaller memory request (a cheaper
- * migration), then by name; for each the destination that gives the lowest maximum of the
- * pair, then the lowest destination load, then by name. Limits per cycle: maxPerNode moves
- * off a node, maxPerNamespace per namespace, maxTotal in all; a VM move (a live migration)
- * also needs room under maxInFlightMigrations and KubeVirt's parallel limits (5 per cluster,
- * 2 outbound per node), counting every migration in flight, whoever started it. After a
- * move the source's pressure is predicted anew (reduced by P(L_s) - P(L_s')) and it stays a
- * source only while that is above evictAbovePercent. */
+ * Destinations. A selected, schedulable node without our taint, whose pressure is known and
+ * below untaintBelowPercent, that is no source, not settling after a move, whose usage and
+ * requests are known, where the workload fits (requests against allocatable minus what is
+ * placed; memory in use against allocatable; node selector, required node affinity, NoSchedule
+ * and NoExecute taints it does not tolerate) and stays predicted below the taint level. The
+ * coolest is taken: the lowest predicted pressure after the move (within
+ * REBALANCE_NOISE), then the lowest load after it, then by name. An evicted workload lands
+ * where the scheduler wants (the taints on hot nodes steer it): each destination takes at most
+ * one eviction per cycle. A targeted live migration (params.targeted) goes to the destination
+ * chosen, so a destination may take several, each predicted on top of the ones before.
+ *
+ * Convergence and oscillation. On the resource the source is hottest on, a move must lower the
+ * pair's maximum load by the margin:
+ *     max(L_s', L_t') <= max(L_s, L_t) - margin,
+ * and on every other resource balanced on it may not raise the pair's predicted maximum
+ * pressure by more than REBALANCE_NOISE, unless that maximum stays below untaintBelowPercent
+ * (where a rise changes nothing a node is judged on). With one resource the vector of node loads sorted in
+ * decreasing order strictly decreases with every move, so under a static load rebalancing ends.
+ * Readings are not static and not exactly the model, so history holds what the rule cannot: a
+ * workload never returns to a node it left within the history window (params.recent), and a
+ * node never sends load back to a node that sent it some within the window (two nodes trading
+ * load). What history holds is counted and named in the plan (held, held_message) and, when
+ * nothing else can move, is the plan's reason (REBALANCE_OSCILLATION).
+ *
+ * Limits per cycle: maxPerNode moves off a node, maxPerNamespace per namespace, maxTotal in all;
+ * a VM move (a live migration) also needs room under maxInFlightMigrations and KubeVirt's
+ * parallel limits, counting every migration in flight, whoever started it. The moves made in
+ * earlier planning rounds of the same cycle (params.made: the edge plans again after a refusal)
+ * count against every limit, so no limit is exceeded through re-planning. */
 #ifndef PSI_RECONCILE_REBALANCE_H
 #define PSI_RECONCILE_REBALANCE_H
 
@@ -61,12 +84,31 @@
 /* KubeVirt's default parallel limits (parallelMigrationsPerCluster, ...PerNode). */
 #define REBALANCE_KUBEVIRT_PER_CLUSTER 5
 #define REBALANCE_KUBEVIRT_PER_NODE 2
-/* Default margin: a move must lower the pair's maximum load by 5 % of a node's CPUs. */
-#define REBALANCE_MARGIN 0.05
-/* The largest stall share used to turn usage into demand (a factor of 10 at most). */
-#define REBALANCE_MAX_STALL 0.9
+/* Default margin: a move must lower the pair's maximum load by 1 % of a node's capacity. */
+#define REBALANCE_MARGIN 0.01
+/* The largest unserved share used to turn usage into demand (a factor of 50 at most). */
+#define REBALANCE_MAX_STALL 0.98
 /* A node using this share of its CPUs or more is saturated (rebalance_node_demand). */
 #define REBALANCE_SATURATED 0.9
+/* The burstiness b of the prediction curve (see above). */
+#define REBALANCE_BURSTINESS 0.25
+/* The scale of the curve of a destination that has no calibration: readings up to 2.5 times
+ * the curve keep it below the taint level. */
+#define REBALANCE_SAFETY 2.5
+/* The bounds of a scale calibrated from readings. */
+#define REBALANCE_SCALE_MIN 0.2
+#define REBALANCE_SCALE_MAX 10.0
+/* A reading calibrates only where the curve is at least this (2 %): below, noise rules. */
+#define REBALANCE_INFORMATIVE 0.02
+/* The weight of a new reading in a calibrated scale (rebalance_calibrate). */
+#define REBALANCE_CALIBRATION_WEIGHT 0.3
+/* Percentage points within which two predictions count as equal. */
+#define REBALANCE_NOISE 1.0
+
+/* The resources the planner balances on. */
+enum rebalance_resource { REBALANCE_CPU = 0, REBALANCE_MEMORY = 1, REBALANCE_NRES = 2 };
+#define REBALANCE_RES_CPU (1u << REBALANCE_CPU)
+#define REBALANCE_RES_MEMORY (1u << REBALANCE_MEMORY)
 
 /* Reasons of a plan, fit for the Rebalancing condition. */
 #define REBALANCE_MOVING "Moving"                 /* moves planned */
@@ -75,8 +117,9 @@
 #define REBALANCE_USAGE_UNKNOWN "UsageUnknown"    /* no usage reading for the sources */
 #define REBALANCE_NO_CANDIDATE "NoCandidate"      /* nothing on the sources may move */
 #define REBALANCE_NO_DESTINATION "NoDestination"  /* no node could take anything */
-#define REBALANCE_NO_IMPROVEMENT "NoImprovingMove" /* nodes could, but no move lowers the maximum */
+#define REBALANCE_NO_IMPROVEMENT "NoImprovingMove" /* nodes could, but no set of moves relieves a source */
 #define REBALANCE_LIMITED "LimitReached"          /* the limits left no room */
+#define REBALANCE_OSCILLATION "OscillationHeld"   /* the only moves left would undo recent ones */
 
 /* ---- workloads ---- */
 
@@ -106,8 +149,12 @@ void rebalance_pod_workload(const cJSON *pod, const char **kind, const char **na
 /* ---- prediction ---- */
 
 /* Demand (cores) from usage (cores) and the CPU "some" pressure (percent; NAN as 0) of the
- * node it runs on: usage / (1 - min(pressure/100, REBALANCE_MAX_STALL)). */
+ * node it runs on: rebalance_demand_scaled with scale 1. */
 double rebalance_demand(double usage, double cpu_pressure);
+
+/* Demand from usage and the pressure of the node it runs on, read with the node's scale (<= 0
+ * or NAN: 1): usage / (1 - min(pressure / (100 scale), REBALANCE_MAX_STALL)). */
+double rebalance_demand_scaled(double usage, double pressure, double scale);
 
 /* Demand (cores) of a node from its usage, CPUs and CPU "some" pressure: rebalance_demand,
  * except that a node using at least REBALANCE_SATURATED of its CPUs counts as using all of
@@ -115,8 +162,29 @@ double rebalance_demand(double usage, double cpu_pressure);
  * workloads, waits too). NAN when usage or cpus is unknown. */
 double rebalance_node_demand(double usage, double cpus, double cpu_pressure);
 
-/* Predicted pressure (percent) of a node at load L: 100 * max(0, 1 - 1/L). */
+/* rebalance_node_demand with the pressure read with the node's scale (rebalance_demand_scaled). */
+double rebalance_node_demand_scaled(double usage, double cpus, double cpu_pressure, double scale);
+
+/* The curve f(L) (a share, 0..1) at load L; 0 for NAN or L <= 0. */
+double rebalance_curve(double load);
+
+/* Predicted pressure (percent) of a node at load L with scale k: 100 * min(1, k * f(L)). */
+double rebalance_predict(double load, double scale);
+
+/* Predicted pressure (percent) at load L with scale 1. */
 double rebalance_predicted_pressure(double load);
+
+/* The load L at which a node uses the share `served` of its capacity (usage over capacity):
+ * the L with L * (1 - f(L)) = served. NAN when served is unknown, negative, or too close to
+ * saturation (0.97 and more) to tell the load from it. */
+double rebalance_load_from_served(double served);
+
+/* A node's scale for one resource after one more reading: served is its usage over capacity,
+ * pressure the reading (percent). The reading calibrates when the load it implies
+ * (rebalance_load_from_served) has f(L) >= REBALANCE_INFORMATIVE: its own scale
+ * P / (100 f(L)), clamped to the bounds, weighted REBALANCE_CALIBRATION_WEIGHT against prev
+ * (<= 0: none yet, the reading's scale is taken as is). Otherwise prev is returned. */
+double rebalance_calibrate(double prev, double served, double pressure);
 
 /* ---- plan ---- */
 
@@ -128,23 +196,32 @@ struct rebalance_node {
     bool unschedulable;   /* spec.unschedulable (cordoned) */
     const cJSON *labels;  /* metadata.labels (may be NULL) */
     const cJSON *taints;  /* spec.taints (may be NULL) */
-    double pressure;      /* percent of spec.pressure.resource, NAN when unknown */
+    double pressure;      /* percent: the highest of the resources balanced on; NAN when unknown */
     bool sustained;       /* above evictAbovePercent for the whole sustain window */
+    bool relieving;       /* a source in an earlier cycle, not yet seen below the target */
     bool settling;        /* a move touched it less than the settle time ago, or one runs */
     double cpus;          /* CPU capacity (cores) the load is relative to; <= 0 or NAN: unknown */
     double demand;        /* cores wanted (rebalance_demand of its usage); NAN: unknown */
     double alloc_cpu, alloc_memory, alloc_pods; /* allocatable; NAN: not checked */
     double req_cpu, req_memory, req_pods;       /* requested by the pods placed there; NAN: unknown */
     int outbound;         /* live migrations running from it (any origin) */
+    /* read only when params.resources is set (else CPU alone, and `pressure` is its pressure): */
+    double cpu_pressure;  /* CPU pressure, percent; NAN: unknown */
+    double mem_pressure;  /* memory pressure, percent; NAN: unknown */
+    double memory;        /* memory capacity (bytes) memory load is relative to; <= 0 or NAN: unknown */
+    double mem_used;      /* memory in use (bytes: the working sets); NAN: unknown */
+    double scale[REBALANCE_NRES]; /* calibrated curve scale per resource (rebalance_calibrate); <= 0: none */
 };
 
 /* A workload that might move: one pod on a node. */
 struct rebalance_candidate {
     const char *ns, *name;   /* the pod */
-    const char *workload;    /* cooldown and report key, e.g. "VirtualMachineInstance ns/vm" */
+    const char *workload;    /* cooldown, history and report key, e.g. "VirtualMachineInstance ns/vm" */
     size_t node;             /* index of the node it runs on */
     double req_cpu, req_memory;
     double demand;           /* cores wanted (rebalance_demand of its usage); NAN: unknown */
+    double max_demand;       /* cores it cannot want more than (a VM's vCPUs); <= 0 or NAN: unknown */
+    double mem_used;         /* memory in use (bytes); NAN: unknown (its memory request stands in) */
     bool vm;                 /* a KubeVirt VM: the eviction becomes a live migration */
     const cJSON *node_selector; /* spec.nodeSelector (may be NULL) */
     const cJSON *affinity;      /* spec.affinity (may be NULL) */
@@ -152,27 +229,47 @@ struct rebalance_candidate {
     const char *blocked;     /* NULL: it may move; else why not (rebalance_pod_check, cooldown...) */
 };
 
+/* One move within the history window, most recent last (what oscillation is judged on). */
+struct rebalance_recent {
+    const char *workload;    /* rebalance_candidate.workload */
+    const char *source, *destination; /* node names */
+};
+
+struct rebalance_move;
+
 struct rebalance_params {
     double evict_above, taint_above, untaint_below; /* percent */
-    double margin;                                  /* load; 0 takes REBALANCE_MARGIN */
+    double target;            /* percent: relieve a source below this; <= 0 takes untaint_below */
+    double margin;            /* load; 0 takes REBALANCE_MARGIN */
+    unsigned resources;       /* REBALANCE_RES_* balanced on; 0: CPU alone, read from `pressure` */
     int max_per_node, max_per_namespace, max_total; /* per cycle */
     int max_in_flight;        /* spec.eviction.maxInFlightMigrations */
-    int in_flight;            /* migrations not finished in the cluster, any origin */
+    int in_flight;            /* migrations not finished in the cluster, any origin, before this cycle */
     int kubevirt_per_cluster; /* 0 takes REBALANCE_KUBEVIRT_PER_CLUSTER */
     int kubevirt_per_node;    /* 0 takes REBALANCE_KUBEVIRT_PER_NODE */
-    int running;              /* migrations running in the cluster (KubeVirt's count) */
-    bool targeted;            /* VM moves are targeted live migrations (eviction.method Migrate) */
+    int running;              /* migrations running in the cluster (KubeVirt's count) before this cycle */
+    bool targeted;            /* VM moves are targeted live migrations (the VM goes where it is sent) */
+    /* moves made in earlier planning rounds of this cycle (borrowed; their candidates index the
+     * same candidates). The nodes are as measured: the planner applies these first, and they
+     * count against every limit. */
+    const struct rebalance_move *made;
+    size_t nmade;
+    const struct rebalance_recent *recent; /* moves within the history window (borrowed) */
+    size_t nrecent;
 };
 
 /* One planned move. */
 struct rebalance_move {
     size_t candidate;        /* index into the candidates */
-    size_t source, destination; /* node indexes: the best destination by predicted load after
-                                 * the move (a prediction with Evict, the target with Migrate) */
+    size_t source, destination; /* node indexes: the coolest destination (a prediction with
+                                 * eviction, the target of a targeted live migration) */
     double demand;           /* cores, estimated */
-    double relief;
-    double src_load, src_load_after, dst_load, dst_load_after;
-    double src_pressure_after; /* predicted */
+    double mem;              /* bytes in use, estimated */
+    double relief;           /* percentage points the source is predicted to lose */
+    double src_load, src_load_after, dst_load, dst_load_after; /* on the resource driving it */
+    double src_pressure_after; /* predicted, percent (the highest of the resources) */
+    double dst_pressure_after; /* predicted, percent (the highest of the resources) */
+    enum rebalance_resource resource; /* the resource the source was relieved on */
 };
 
 struct rebalance_plan {
@@ -180,6 +277,8 @@ struct rebalance_plan {
     size_t nmoves;
     const char *reason;     /* one of REBALANCE_* */
     char message[2048];     /* what a person should know, without times (stable) */
+    size_t held;            /* moves history held (oscillation) */
+    char held_message[512]; /* the first ones: which workload, which nodes, why */
 };
 
 /* Why c cannot run on node n (written to why, and returned), or NULL when it fits:
@@ -195,7 +294,12 @@ bool rebalance_tolerates(const cJSON *tolerations, const cJSON *taint);
  * these labels and name. */
 bool rebalance_affinity_matches(const cJSON *affinity, const cJSON *labels, const char *node_name);
 
-/* Whether node n may be a source now (selected, known pressure above evict_above, sustained). */
+/* The target of p: target, or untaint_below when it is unset. */
+double rebalance_target(const struct rebalance_params *p);
+
+/* Whether node n is a source now: selected, known pressure, and either above evict_above and
+ * sustained, or relieving and not below the target. The edge keeps `relieving` for the next
+ * cycle with this very answer. */
 bool rebalance_is_source(const struct rebalance_params *p, const struct rebalance_node *n);
 
 /* Why node n may not be a destination before any workload is looked at (written to why and
@@ -203,9 +307,9 @@ bool rebalance_is_source(const struct rebalance_params *p, const struct rebalanc
 const char *rebalance_destination_check(const struct rebalance_params *p, const struct rebalance_node *n, char *why,
                                         size_t len);
 
-/* Whether moving demand d from s to t passes the convergence rule and keeps t below the
- * taint level (their demands as s->demand and t->demand); the loads after go to *s_after and
- * *t_after (may be NULL). */
+/* Whether moving demand d (cores) from s to t passes the convergence rule and keeps t predicted
+ * below the taint level on CPU (their demands as s->demand and t->demand, t with its scale or
+ * REBALANCE_SAFETY); the loads after go to *s_after and *t_after (may be NULL). */
 bool rebalance_move_ok(const struct rebalance_params *p, const struct rebalance_node *s,
                        const struct rebalance_node *t, double d, double *s_after, double *t_after);
 
@@ -216,6 +320,10 @@ int rebalance_plan(const struct rebalance_params *p, const struct rebalance_node
 
 /* Release what a plan owns. */
 void rebalance_plan_free(struct rebalance_plan *plan);
+
+/* Why a VMI (VirtualMachineInstance JSON) may not be live-migrated, or NULL: its
+ * LiveMigratable condition is False (the message names KubeVirt's reason). A static string. */
+const char *rebalance_vmi_check(const cJSON *vmi);
 
 /* ---- the Eviction API's answer ---- */
 

@@ -716,8 +716,8 @@ static bool move_running(const struct rebalancer *rb, const char *key, int64_t n
 static struct psi_prom *prom_for(struct rebalancer *rb, const struct psi_prom_config *cfg, struct psi_status *st)
 {
     char key[2048];
-    snprintf(key, sizeof(key), "%s|%s|%s", cfg->url ? cfg->url : "", cfg->token_file ? cfg->token_file : "",
-             cfg->ca_file ? cfg->ca_file : "");
+    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", cfg->url ? cfg->url : "", cfg->token_fn ? "reader" : "",
+             cfg->token_file ? cfg->token_file : "", cfg->ca_file ? cfg->ca_file : "", cfg->plain_http_token);
     if (rb->prom && rb->prom_key && strcmp(rb->prom_key, key) == 0)
         return rb->prom;
     psi_prom_free(rb->prom);
@@ -773,23 +773,8 @@ static int read_usage(struct rebalancer *rb, const struct rebalancer_deps *d, co
         usage_fill(&v, descs, in->nnodes, node_usage, refs, nc, ref_usage);
         psi_prom_vector_free(&v);
     } else {
-        int read = 0;
-        char last[512] = "";
-        for (size_t i = 0; i < in->nnodes; i++) {
-            char *path = psi_kubelet_summary_path(in->nodes[i].name);
-            struct kube_err err;
-            cJSON *sum = path ? kube_rest_get(d->client, path, &err) : NULL;
-            free(path);
-            if (!sum) {
-                snprintf(last, sizeof(last), "%s: %s", in->nodes[i].name, err.msg);
-                continue;
-            }
-            usage_from_summary(sum, &node_usage[i], refs, nc, ref_usage);
-            cJSON_Delete(sum);
-            read++;
-        }
-        if (!read) {
-            snprintf(why, len, "no kubelet summary could be read (%s)", last);
+        struct usage_kubelet q = {descs, in->nnodes, node_usage, refs, nc, ref_usage};
+        if (usage_from_kubelet(d->client, &q, why, len) < 0) {
             rb->stats.usage_failures++;
             goto out;
         }

@@ -11,6 +11,7 @@
 #include "machineconfig.h"
 #include "nodestatus.h"
 #include "prom.h"
+#include "promcred.h"
 #include "kubelet.h"
 #include "psirebalance.h"
 #include "resources.h"
@@ -57,6 +58,7 @@ struct reconciler {
     struct reconciler_deps deps;
     struct reconciler_counters counters;
     struct cr_state *states;
+    struct promcred *promcred; /* made on first use */
 };
 
 /* ---- small helpers ---- */
@@ -626,14 +628,25 @@ static int retire_machineconfigs(struct reconciler *r, const cJSON *obj, const s
 
 /* ---- pressure ---- */
 
+/* The Prometheus client settings of spec (promcred.h); -1 with st failed on no memory. */
+static int prom_config(struct reconciler *r, const struct api_spec *spec, struct psi_prom_config *cfg,
+                       struct psi_status *st)
+{
+    if (!r->promcred && !(r->promcred = promcred_new(r->deps.client)))
+        return psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+    promcred_config(r->promcred, spec, cfg);
+    return 0;
+}
+
 /* The pressure source for spec, made anew when the spec's metrics settings changed. */
 static struct psi_source *source_for(struct reconciler *r, struct cr_state *cs, const struct api_spec *spec,
                                      struct psi_status *st)
 {
     char key[2048];
     const char *token = spec->metrics.prometheus.bearer_token_file;
-    snprintf(key, sizeof(key), "%s|%s|%s|%s", api_source_name(spec->metrics.source),
-             spec->metrics.prometheus.url ?: "", token ?: "", spec->metrics.prometheus.ca_file ?: "");
+    snprintf(key, sizeof(key), "%s|%s|%s%s|%s|%d", api_source_name(spec->metrics.source),
+             spec->metrics.prometheus.url ?: "", token ? "file:" : "reader", token ?: "",
+             spec->metrics.prometheus.ca_file ?: "", spec->metrics.prometheus.send_token_over_plain_http);
     if (cs->source && cs->source_key && strcmp(cs->source_key, key) == 0)
         return cs->source;
     psi_source_free(cs->source);
@@ -643,12 +656,9 @@ static struct psi_source *source_for(struct reconciler *r, struct cr_state *cs, 
     if (spec->metrics.source == API_SOURCE_KUBELET) {
         cs->source = psi_kubelet_source_new(r->deps.client, st);
     } else {
-        struct psi_prom_config cfg = {
-            .url = spec->metrics.prometheus.url,
-            .token_file = token && token[0] ? token : NULL,
-            .ca_file = spec->metrics.prometheus.ca_file,
-        };
-        cs->source = psi_prom_source_new(&cfg, st);
+        struct psi_prom_config cfg;
+        if (prom_config(r, spec, &cfg, st) == 0)
+            cs->source = psi_prom_source_new(&cfg, st);
     }
     if (cs->source)
         cs->source_key = strdup(key);
@@ -742,7 +752,10 @@ static int take_sample(struct reconciler *r, struct cr_state *cs, const cJSON *o
         qsort(cs->sample.nodes, cs->sample.n_nodes, sizeof(*cs->sample.nodes), node_sample_cmp);
     cs->metrics = 1;
     snprintf(cs->metrics_reason, sizeof(cs->metrics_reason), "SampleSucceeded");
-    snprintf(cs->metrics_message, sizeof(cs->metrics_message), "%s: %zu nodes sampled", src->name, n);
+    char unread[600];
+    psi_sample_unread_text(&cs->sample, unread, sizeof(unread));
+    snprintf(cs->metrics_message, sizeof(cs->metrics_message), "%s: %zu nodes sampled%s%s", src->name, n,
+             unread[0] ? "; " : "", unread);
     if (was == 0)
         event(r, &ref, "Normal", "MetricsAvailable", "Sample", "pressure readings are back", now_ms);
     return 0;
@@ -913,16 +926,13 @@ static int rebalance(struct reconciler *r, struct cr_state *cs, const cJSON *obj
         rn[n].pressure[API_RESOURCE_CPU] = taintfsm_effective_pressure(&fsm, rn[n].pressure[API_RESOURCE_CPU], utilization(s));
         n++;
     }
-    const char *token = pr->spec.metrics.prometheus.bearer_token_file;
-    struct psi_prom_config prom = {
-        .url = pr->spec.metrics.prometheus.url,
-        .token_file = token && token[0] ? token : NULL,
-        .ca_file = pr->spec.metrics.prometheus.ca_file,
-    };
+    struct psi_prom_config prom;
+    struct psi_status pst;
+    int have_prom = prom_config(r, &pr->spec, &prom, &pst) == 0;
     struct rebalancer_deps d = {r->deps.client, r->deps.events, r->deps.vmis, r->deps.vmims, r->deps.pods,
                                 r->deps.pods_ud};
     struct rebalancer_input in = {obj,     pr,          rn, n, sampled, cs->metrics == 1,
-                                  pr->spec.metrics.source == API_SOURCE_PROMETHEUS ? &prom : NULL, now_ms};
+                                  pr->spec.metrics.source == API_SOURCE_PROMETHEUS && have_prom ? &prom : NULL, now_ms};
     struct rebalancer_stats before = *rebalancer_stats(cs->rb);
     int rc = rebalancer_run(cs->rb, &d, &in, next, reason, msg, len);
     const struct rebalancer_stats *after = rebalancer_stats(cs->rb);
@@ -1194,6 +1204,7 @@ void reconciler_free(struct reconciler *r)
         r->states = cs->next;
         state_free(cs);
     }
+    promcred_free(r->promcred);
     free(r);
 }
 

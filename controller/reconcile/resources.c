@@ -11,7 +11,7 @@ double resources_get(const cJSON *obj, const char *key)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     double d;
     if (cJSON_IsNumber(v))
-        return v->valuedouble;
+        return isfinite(v->valuedouble) && v->valuedouble >= 0 ? v->valuedouble : NAN;
     if (cJSON_IsString(v) && api_quantity_parse(v->valuestring, &d, NULL, 0) == 0)
         return d;
     return NAN;

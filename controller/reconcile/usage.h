@@ -1,5 +1,6 @@
 /* usage: CPU usage (cores) of nodes and of the workloads that might move, which the
- * predictions of rebalance need. Pure: builds the query and reads the answers.
+ * predictions of rebalance need. Pure (builds the query and reads the answers), apart from
+ * usage_from_kubelet, which fetches the summaries.
  *
  * Prometheus: one instant query, run only on cycles where some node is a source (so the
  * steady state keeps to the one pressure query per cycle). Its parts are tagged with a label
@@ -17,7 +18,8 @@
  * its pod series (a VM's launcher pod series stands in when there is no VMI series).
  *
  * Kubelet: the Summary API of each node gives node.cpu.usageNanoCores and, per pod,
- * pods[].cpu.usageNanoCores. */
+ * pods[].cpu.usageNanoCores (a VM's: its virt-launcher pod's), every node fetched at once
+ * (psi_kubelet_fetch), so no Prometheus is needed. */
 #ifndef PSI_RECONCILE_USAGE_H
 #define PSI_RECONCILE_USAGE_H
 
@@ -25,6 +27,8 @@
 #include <stddef.h>
 
 #include "prom.h"
+
+struct kube_client;
 
 /* Most workloads named in the query's filters. */
 #define USAGE_MAX_FILTERED 200
@@ -48,5 +52,21 @@ void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nod
  * refs whose pod it lists, ref_usage[j] (others untouched). */
 void usage_from_summary(const cJSON *summary, double *node_usage, const struct usage_ref *refs, size_t nrefs,
                         double *ref_usage);
+
+/* What usage_from_kubelet reads and fills: node_usage[i] for nodes[i], ref_usage[j] for
+ * refs[j] (cores; NAN where there is no reading). */
+struct usage_kubelet {
+    const struct psi_node_desc *nodes;
+    size_t nnodes;
+    double *node_usage;
+    const struct usage_ref *refs;
+    size_t nrefs;
+    double *ref_usage;
+};
+
+/* Read every node's summary through client (all at once) into q with usage_from_summary.
+ * Returns 0 when at least one summary was read (or there is no node), -1 with why naming
+ * the last failure otherwise. */
+int usage_from_kubelet(struct kube_client *client, const struct usage_kubelet *q, char *why, size_t len);
 
 #endif

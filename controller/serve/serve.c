@@ -1,16 +1,38 @@
 #include "serve.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
-#include <libwebsockets.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
-#define MAX_BODY (1024 * 1024)
+#include "http.h"
+#include "tls.h"
+
 #define CHUNK 16384
+/* After an answer that closes the connection: how long the server goes on reading (and
+ * dropping) what the client still sends, so that the client reads the answer rather than
+ * a reset. */
+#define LINGER_MS 2000
+/* How long a 408 may take to go out before the connection is dropped. */
+#define LAST_WORD_MS 1000
+/* Connections accepted per turn of the loop, so that serving the open ones goes on. */
+#define ACCEPTS_PER_TURN 32
 
 struct route {
     char method[8];
@@ -20,32 +42,50 @@ struct route {
     void *ud;
 };
 
+enum state { ST_HANDSHAKE, ST_HEAD, ST_BODY, ST_WRITE, ST_LINGER };
+
+/* One client connection. */
+struct conn {
+    int fd;
+    SSL *ssl;
+    enum state st;
+    short want;       /* what poll waits for: POLLIN or POLLOUT */
+    int64_t deadline; /* monotonic ms */
+    int64_t since;    /* when it began to wait for its current request (eviction order) */
+    char *in;         /* max_head + 1 bytes: a head, then what follows it */
+    size_t in_len, scanned, consumed;
+    struct psi_http_head head;
+    const struct route *route;
+    char *body;
+    size_t body_len, body_want, reserved;
+    int keep_alive;
+    int interim;   /* out holds a 100 Continue to send before reading the body */
+    char out[768]; /* status line and header fields, or a whole small answer */
+    size_t out_len;
+    char *reply; /* the handler's body, or NULL */
+    size_t reply_len, charged;
+    size_t sent; /* bytes of out, then of reply, written */
+};
+
 struct psi_serve {
     char addr[128];
     char host[64];
     int port;
     int listen_port;
+    int lfd;
+    int wake[2];
     struct route *routes;
     size_t n_routes;
+    struct psi_serve_limits lim;
+    struct psi_tls *tls;
     pthread_mutex_t mu;
-    struct lws_context *ctx;
     pthread_t thread;
     int started;
-    volatile int stop;
-};
-
-/* Per connection (reset at each request of a kept-alive connection). */
-struct pss {
-    char method[8];
-    char *path;
-    char *query;
-    char *body;
-    size_t body_len, body_cap;
-    int body_too_big;
-    int head_only;
-    int responded; /* the reply of this request is on its way or done */
-    struct psi_serve_reply reply;
-    size_t sent;
+    atomic_int stop;
+    struct conn **conns; /* max_connections slots, NULL when free */
+    size_t n_conns;
+    struct pollfd *pfds;
+    size_t used; /* bytes of the budget held by bodies and replies */
 };
 
 static int set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -127,8 +167,48 @@ struct psi_serve *psi_serve_new(const char *addr, char *err, size_t errlen)
     snprintf(s->host, sizeof(s->host), "%s", host);
     s->port = port;
     s->listen_port = -1;
+    s->lfd = s->wake[0] = s->wake[1] = -1;
+    s->lim = (struct psi_serve_limits){.max_connections = 256,
+                                       .max_head = 8192,
+                                       .max_body = 1024 * 1024,
+                                       .budget = 8 * 1024 * 1024,
+                                       .head_timeout_ms = 10000,
+                                       .body_timeout_ms = 30000,
+                                       .write_timeout_ms = 30000,
+                                       .idle_timeout_ms = 60000};
     pthread_mutex_init(&s->mu, NULL);
     return s;
+}
+
+int psi_serve_set_limits(struct psi_serve *s, const struct psi_serve_limits *l)
+{
+    if (!s || s->started || !l)
+        return -1;
+    if (l->max_connections)
+        s->lim.max_connections = l->max_connections;
+    if (l->max_head >= 64)
+        s->lim.max_head = l->max_head;
+    if (l->max_body)
+        s->lim.max_body = l->max_body;
+    if (l->budget)
+        s->lim.budget = l->budget;
+    if (l->head_timeout_ms > 0)
+        s->lim.head_timeout_ms = l->head_timeout_ms;
+    if (l->body_timeout_ms > 0)
+        s->lim.body_timeout_ms = l->body_timeout_ms;
+    if (l->write_timeout_ms > 0)
+        s->lim.write_timeout_ms = l->write_timeout_ms;
+    if (l->idle_timeout_ms > 0)
+        s->lim.idle_timeout_ms = l->idle_timeout_ms;
+    return 0;
+}
+
+int psi_serve_set_tls(struct psi_serve *s, struct psi_tls *tls)
+{
+    if (!s || s->started || !tls)
+        return -1;
+    s->tls = tls;
+    return 0;
 }
 
 int psi_serve_route(struct psi_serve *s, const char *method, const char *path, psi_serve_fn fn,
@@ -225,28 +305,106 @@ int psi_serve_query_get(const char *query, const char *key, char *buf, size_t le
     return -1;
 }
 
-/* ---- lws glue ---- */
 
-static void pss_reset(struct pss *pss)
+/* ---- connections ---- */
+
+static int64_t now_ms(void)
 {
-    free(pss->path);
-    free(pss->query);
-    free(pss->body);
-    free(pss->reply.body);
-    memset(pss, 0, sizeof(*pss));
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The reply went out: drop its body and the request's (the flags stay until the next
- * request on this connection). */
-static void reply_done(struct pss *pss)
+static void release(struct psi_serve *s, size_t *held)
 {
-    free(pss->reply.body);
-    pss->reply.body = NULL;
-    pss->reply.len = 0;
-    pss->sent = 0;
-    free(pss->body);
-    pss->body = NULL;
-    pss->body_len = pss->body_cap = 0;
+    s->used -= *held;
+    *held = 0;
+}
+
+static void drop_reply(struct psi_serve *s, struct conn *c)
+{
+    free(c->reply);
+    c->reply = NULL;
+    c->reply_len = 0;
+    release(s, &c->charged);
+}
+
+static void drop_body(struct psi_serve *s, struct conn *c)
+{
+    free(c->body);
+    c->body = NULL;
+    c->body_len = c->body_want = 0;
+    release(s, &c->reserved);
+}
+
+static void conn_close(struct psi_serve *s, size_t i)
+{
+    struct conn *c = s->conns[i];
+    if (!c)
+        return;
+    drop_body(s, c);
+    drop_reply(s, c);
+    if (c->ssl)
+        SSL_free(c->ssl);
+    close(c->fd);
+    free(c->in);
+    free(c);
+    s->conns[i] = NULL;
+}
+
+/* Read up to len bytes: > 0 read, 0 end of stream, -1 would block (c->want set), -2 error. */
+static ssize_t io_read(struct conn *c, char *buf, size_t len)
+{
+    if (!c->ssl) {
+        ssize_t n = recv(c->fd, buf, len, 0);
+        if (n >= 0)
+            return n;
+        c->want = POLLIN;
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -1 : -2;
+    }
+    ERR_clear_error();
+    int n = SSL_read(c->ssl, buf, len > INT32_MAX ? INT32_MAX : (int)len);
+    if (n > 0)
+        return n;
+    switch (SSL_get_error(c->ssl, n)) {
+    case SSL_ERROR_WANT_READ: c->want = POLLIN; return -1;
+    case SSL_ERROR_WANT_WRITE: c->want = POLLOUT; return -1;
+    case SSL_ERROR_ZERO_RETURN: return 0;
+    default: return -2;
+    }
+}
+
+/* Write up to len bytes: > 0 written, -1 would block (c->want set), -2 error. */
+static ssize_t io_write(struct conn *c, const char *buf, size_t len)
+{
+    if (!c->ssl) {
+        ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
+        if (n > 0)
+            return n;
+        c->want = POLLOUT;
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -1 : -2;
+    }
+    ERR_clear_error();
+    int n = SSL_write(c->ssl, buf, len > INT32_MAX ? INT32_MAX : (int)len);
+    if (n > 0)
+        return n;
+    switch (SSL_get_error(c->ssl, n)) {
+    case SSL_ERROR_WANT_READ: c->want = POLLIN; return -1;
+    case SSL_ERROR_WANT_WRITE: c->want = POLLOUT; return -1;
+    default: return -2;
+    }
+}
+
+/* Wait for the next request on c (timeout ms from now). */
+static void await_request(struct conn *c, int timeout_ms)
+{
+    int64_t now = now_ms();
+    c->st = ST_HEAD;
+    c->want = POLLIN;
+    c->deadline = now + timeout_ms;
+    c->since = now;
+    c->scanned = 0;
+    c->route = NULL;
 }
 
 static const struct route *find_route(struct psi_serve *s, const char *method, const char *path,
@@ -267,261 +425,495 @@ static const struct route *find_route(struct psi_serve *s, const char *method, c
     return NULL;
 }
 
-/* Run the handler and send the status line and headers; the body follows on writable. */
-static int respond(struct lws *wsi, struct psi_serve *s, struct pss *pss)
+static int takes_body(const struct route *r)
 {
-    if (pss->responded)
-        return 0; /* e.g. a body completion after a Content-Length: 0 request was answered */
-    pss->responded = 1;
-    struct psi_serve_reply *rep = &pss->reply;
-    memset(rep, 0, sizeof(*rep));
-    rep->status = 200;
-    if (pss->body_too_big) {
-        psi_serve_reply_text(rep, 413, NULL, "request body too large\n");
+    return strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0 || strcmp(r->method, "PATCH") == 0;
+}
+
+/* Queue the status line and header fields of a reply of len bytes. */
+static void put_head(struct conn *c, int status, const char *content_type, size_t len, const char *extra)
+{
+    int n = snprintf(c->out, sizeof(c->out),
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                     "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n%s%s\r\n",
+                     status, psi_http_reason(status), content_type, len, extra ? extra : "",
+                     c->keep_alive ? "" : "Connection: close\r\n");
+    c->out_len = n > 0 && (size_t)n < sizeof(c->out) ? (size_t)n : 0;
+    c->sent = 0;
+    c->st = ST_WRITE;
+    c->want = POLLOUT;
+}
+
+/* Answer with a short text of the server's own; keep: the connection may carry another
+ * request (when the client wants that too). */
+static void answer_small(struct psi_serve *s, struct conn *c, int status, const char *text, int keep,
+                         const char *extra)
+{
+    drop_body(s, c);
+    c->keep_alive = keep && c->head.keep_alive;
+    put_head(c, status, "text/plain; charset=utf-8", strlen(text), extra);
+    size_t tl = strlen(text);
+    if (c->out_len && c->out_len + tl <= sizeof(c->out)) {
+        memcpy(c->out + c->out_len, text, tl);
+        c->out_len += tl;
+    }
+    if (c->head.method && strcmp(c->head.method, "HEAD") == 0 && c->out_len >= tl)
+        c->out_len -= tl;
+    c->deadline = now_ms() + s->lim.write_timeout_ms;
+}
+
+/* A Content-Type from a handler, unless it could break the header. */
+static const char *safe_type(const char *t)
+{
+    if (!t[0])
+        return "text/plain; charset=utf-8";
+    for (const char *p = t; *p; p++)
+        if ((unsigned char)*p < ' ' || *p == 0x7f)
+            return "application/octet-stream";
+    return t;
+}
+
+/* Run the route's handler and queue its reply. */
+static void dispatch(struct psi_serve *s, struct conn *c)
+{
+    if (s->used >= s->lim.budget) {
+        answer_small(s, c, 503, "server busy, try again\n", 1, "Retry-After: 1\r\n");
+        return;
+    }
+    struct psi_serve_request req = {
+        .method = c->head.method,
+        .path = c->head.path,
+        .query = c->head.query,
+        .body = c->body ? c->body : "",
+        .body_len = c->body_len,
+        .bearer = c->head.bearer,
+    };
+    struct psi_serve_reply rep;
+    memset(&rep, 0, sizeof(rep));
+    rep.status = 200;
+    pthread_mutex_lock(&s->mu);
+    c->route->fn(&req, &rep, c->route->ud);
+    pthread_mutex_unlock(&s->mu);
+    drop_body(s, c);
+    if (rep.status < 200 || rep.status > 599)
+        rep.status = 500;
+    if (!rep.body)
+        rep.len = 0;
+    c->keep_alive = c->head.keep_alive;
+    put_head(c, rep.status, safe_type(rep.content_type), rep.len, NULL);
+    if (strcmp(c->head.method, "HEAD") == 0 || rep.len == 0) {
+        free(rep.body);
     } else {
-        int known;
-        const struct route *r = find_route(s, pss->method, pss->path, &known);
-        if (!r) {
-            psi_serve_reply_text(rep, known ? 405 : 404, NULL,
-                                 known ? "method not allowed\n" : "not found\n");
+        c->reply = rep.body;
+        c->reply_len = rep.len;
+        c->charged = rep.len;
+        s->used += rep.len;
+    }
+    c->deadline = now_ms() + s->lim.write_timeout_ms;
+}
+
+/* Decide on a request from its head alone; the body, if it is to be read, follows. */
+static void on_head(struct psi_serve *s, struct conn *c, size_t end)
+{
+    c->consumed = end;
+    int rc = psi_http_parse_head(c->in, end, &c->head);
+    if (rc) {
+        answer_small(s, c, rc, "malformed request\n", 0, NULL);
+        return;
+    }
+    int declares_body = c->head.chunked || c->head.content_length > 0;
+    int known;
+    c->route = find_route(s, c->head.method, c->head.path, &known);
+    if (!c->route) {
+        answer_small(s, c, known ? 405 : 404, known ? "method not allowed\n" : "not found\n", !declares_body,
+                     NULL);
+    } else if (!takes_body(c->route)) {
+        if (declares_body)
+            answer_small(s, c, 413, "this path takes no request body\n", 0, NULL);
+        else
+            dispatch(s, c);
+    } else if (c->head.chunked) {
+        answer_small(s, c, 411, "a Content-Length is required\n", 0, NULL);
+    } else if (c->head.content_length > (long long)s->lim.max_body) {
+        answer_small(s, c, 413, "request body too large\n", 0, NULL);
+    } else if (s->used + (size_t)(c->head.content_length + 1) > s->lim.budget) {
+        answer_small(s, c, 503, "server busy, try again\n", 0, "Retry-After: 1\r\n");
+    } else {
+        size_t want = c->head.content_length > 0 ? (size_t)c->head.content_length : 0;
+        c->body = malloc(want + 1);
+        if (!c->body) {
+            answer_small(s, c, 503, "out of memory\n", 0, NULL);
+            return;
+        }
+        c->reserved = want + 1;
+        s->used += c->reserved;
+        c->body_want = want;
+        size_t have = c->in_len - end < want ? c->in_len - end : want;
+        memcpy(c->body, c->in + end, have);
+        c->body_len = have;
+        c->body[have] = '\0';
+        c->consumed += have;
+        if (have == want) {
+            dispatch(s, c);
+            return;
+        }
+        c->st = ST_BODY;
+        c->want = POLLIN;
+        c->deadline = now_ms() + s->lim.body_timeout_ms;
+        if (c->head.expect_continue) {
+            static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            memcpy(c->out, cont, sizeof(cont) - 1);
+            c->out_len = sizeof(cont) - 1;
+            c->sent = 0;
+            c->interim = 1;
+        }
+    }
+}
+
+/* Write what is queued: 1 all written, 0 would block, -1 error. */
+static int flush_out(struct conn *c)
+{
+    while (c->sent < c->out_len + c->reply_len) {
+        const char *p;
+        size_t n;
+        if (c->sent < c->out_len) {
+            p = c->out + c->sent;
+            n = c->out_len - c->sent;
         } else {
-            struct psi_serve_request req = {
-                .method = pss->method,
-                .path = pss->path,
-                .query = pss->query ? pss->query : "",
-                .body = pss->body ? pss->body : "",
-                .body_len = pss->body_len,
-            };
-            pthread_mutex_lock(&s->mu);
-            r->fn(&req, rep, r->ud);
-            pthread_mutex_unlock(&s->mu);
-            if (rep->status < 100 || rep->status > 599)
-                rep->status = 500;
-            if (!rep->content_type[0])
-                snprintf(rep->content_type, sizeof(rep->content_type), "text/plain; charset=utf-8");
-            if (!rep->body)
-                rep->len = 0;
+            p = c->reply + (c->sent - c->out_len);
+            n = c->reply_len - (c->sent - c->out_len);
+            if (n > CHUNK)
+                n = CHUNK;
         }
-    }
-    unsigned char hbuf[LWS_PRE + 1024];
-    unsigned char *start = &hbuf[LWS_PRE], *p = start, *end = &hbuf[sizeof(hbuf) - 1];
-    if (lws_add_http_common_headers(wsi, (unsigned int)rep->status, rep->content_type,
-                                    (lws_filepos_t)rep->len, &p, end))
-        return -1;
-    if (lws_add_http_header_by_name(wsi, (const unsigned char *)"cache-control:",
-                                    (const unsigned char *)"no-store", 8, &p, end))
-        return -1;
-    if (lws_finalize_write_http_header(wsi, start, &p, end))
-        return -1;
-    if (pss->head_only || rep->len == 0) {
-        reply_done(pss);
-        return lws_http_transaction_completed(wsi) ? -1 : 0;
-    }
-    lws_callback_on_writable(wsi);
-    return 0;
-}
-
-static int write_body(struct lws *wsi, struct pss *pss)
-{
-    unsigned char buf[LWS_PRE + CHUNK];
-    size_t left = pss->reply.len - pss->sent;
-    size_t n = left > CHUNK ? CHUNK : left;
-    memcpy(&buf[LWS_PRE], pss->reply.body + pss->sent, n);
-    int final = n == left;
-    if (lws_write(wsi, &buf[LWS_PRE], n, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)n)
-        return -1;
-    pss->sent += n;
-    if (!final) {
-        lws_callback_on_writable(wsi);
-        return 0;
-    }
-    reply_done(pss);
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
-}
-
-static const char *method_name(int m)
-{
-    switch (m) {
-    case LWSHUMETH_GET: return "GET";
-    case LWSHUMETH_POST: return "POST";
-    case LWSHUMETH_OPTIONS: return "OPTIONS";
-    case LWSHUMETH_PUT: return "PUT";
-    case LWSHUMETH_PATCH: return "PATCH";
-    case LWSHUMETH_DELETE: return "DELETE";
-    case LWSHUMETH_HEAD: return "HEAD";
-    default: return NULL;
-    }
-}
-
-static char *query_of(struct lws *wsi)
-{
-    char frag[1024];
-    size_t len = 0, cap = 0;
-    char *q = NULL;
-    for (int i = 0;; i++) {
-        int n = lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i);
-        if (n <= 0)
-            break;
-        size_t need = len + (size_t)n + 2;
-        if (need > cap) {
-            cap = need * 2;
-            char *nq = realloc(q, cap);
-            if (!nq) {
-                free(q);
-                return NULL;
-            }
-            q = nq;
-        }
-        if (len)
-            q[len++] = '&';
-        memcpy(q + len, frag, (size_t)n);
-        len += (size_t)n;
-        q[len] = '\0';
-    }
-    return q;
-}
-
-/* libwebsockets allocates the per-connection struct pss only when a connection's first
- * request is dispatched to this protocol. A connection that closes (or times out) before
- * that, e.g. a TCP connect without a request, a client that gives up while its request
- * still waits for a header table under load, or a health checker's bare connect, still
- * gets LWS_CALLBACK_CLOSED_HTTP (and may get LWS_CALLBACK_HTTP_DROP_PROTOCOL) with user
- * NULL. Every reason that touches pss therefore checks it. */
-static int on_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                   size_t len)
-{
-    struct pss *pss = user;
-    struct psi_serve *s = lws_context_user(lws_get_context(wsi));
-    switch (reason) {
-    case LWS_CALLBACK_CLOSED_HTTP:
-    case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-        if (pss)
-            pss_reset(pss);
-        return 0;
-    case LWS_CALLBACK_HTTP:
-    case LWS_CALLBACK_HTTP_BODY:
-    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-    case LWS_CALLBACK_HTTP_WRITEABLE:
-        if (!pss)
-            return -1; /* not expected: no state to serve a request with; hang up */
-        break;
-    default:
-        return lws_callback_http_dummy(wsi, reason, user, in, len);
-    }
-    switch (reason) {
-    case LWS_CALLBACK_HTTP: {
-        pss_reset(pss);
-        char *uri = NULL;
-        int ulen = 0;
-        const char *m = method_name(lws_http_get_uri_and_method(wsi, &uri, &ulen));
-        if (!m) {
-            lws_return_http_status(wsi, 405, NULL);
+        ssize_t w = io_write(c, p, n);
+        if (w == -1)
+            return 0;
+        if (w < 0)
             return -1;
-        }
-        snprintf(pss->method, sizeof(pss->method), "%s", m);
-        pss->head_only = strcmp(m, "HEAD") == 0;
-        pss->path = strdup(in ? (const char *)in : "/");
-        pss->query = query_of(wsi);
-        if (!pss->path)
-            return -1;
-        int clen = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
-        if (clen > 0) {
-            char cl[32];
-            lws_hdr_copy(wsi, cl, sizeof(cl), WSI_TOKEN_HTTP_CONTENT_LENGTH);
-            if (strtoll(cl, NULL, 10) > 0)
-                return 0; /* the body follows: LWS_CALLBACK_HTTP_BODY */
-        }
-        return respond(wsi, s, pss);
+        c->sent += (size_t)w;
     }
-    case LWS_CALLBACK_HTTP_BODY:
-        if (pss->responded)
-            return 0;
-        if (pss->body_too_big || pss->body_len + len > MAX_BODY) {
-            pss->body_too_big = 1;
-            return 0;
-        }
-        if (pss->body_len + len + 1 > pss->body_cap) {
-            size_t cap = pss->body_cap ? pss->body_cap : 1024;
-            while (cap < pss->body_len + len + 1)
-                cap *= 2;
-            char *b = realloc(pss->body, cap);
-            if (!b)
-                return -1;
-            pss->body = b;
-            pss->body_cap = cap;
-        }
-        memcpy(pss->body + pss->body_len, in, len);
-        pss->body_len += len;
-        pss->body[pss->body_len] = '\0';
-        return 0;
-    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-        return respond(wsi, s, pss);
-    case LWS_CALLBACK_HTTP_WRITEABLE:
-        if (!pss->reply.body || pss->sent >= pss->reply.len)
-            return 0;
-        return write_body(wsi, pss);
-    default:
-        return 0;
+    return 1;
+}
+
+/* Each step: 1 progress (step again), 0 waiting for the socket, -1 close the connection. */
+static int step_handshake(struct psi_serve *s, struct conn *c)
+{
+    ERR_clear_error();
+    int n = SSL_accept(c->ssl);
+    if (n == 1) {
+        c->st = ST_HEAD;
+        c->want = POLLIN;
+        return 1;
+    }
+    (void)s;
+    switch (SSL_get_error(c->ssl, n)) {
+    case SSL_ERROR_WANT_READ: c->want = POLLIN; return 0;
+    case SSL_ERROR_WANT_WRITE: c->want = POLLOUT; return 0;
+    default: return -1;
     }
 }
 
-static const struct lws_protocols protocols[] = {
-    {"http", on_http, sizeof(struct pss), 0, 0, NULL, 0},
-    {NULL, NULL, 0, 0, 0, NULL, 0},
-};
-
-static void lws_log(int level, const char *line)
+static int step_head(struct psi_serve *s, struct conn *c)
 {
-    (void)level;
-    size_t n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
-        n--;
-    fprintf(stderr, "level=error msg=\"libwebsockets: %.*s\"\n", (int)n, line);
+    size_t end = psi_http_head_end(c->in, c->in_len, c->scanned);
+    if (end) {
+        on_head(s, c, end);
+        return 1;
+    }
+    c->scanned = c->in_len;
+    if (c->in_len >= s->lim.max_head) {
+        int status = psi_http_overflow_status(c->in, c->in_len);
+        answer_small(s, c, status, status == 414 ? "request target too long\n" : "request header too large\n", 0,
+                     NULL);
+        return 1;
+    }
+    int fresh = c->in_len == 0;
+    ssize_t n = io_read(c, c->in + c->in_len, s->lim.max_head - c->in_len);
+    if (n == -1)
+        return 0;
+    if (n <= 0)
+        return -1;
+    if (fresh) /* a kept-alive connection begins a request: the head timeout starts */
+        c->deadline = now_ms() + s->lim.head_timeout_ms;
+    c->in_len += (size_t)n;
+    return 1;
+}
+
+static int step_body(struct psi_serve *s, struct conn *c)
+{
+    if (c->interim) {
+        int r = flush_out(c);
+        if (r <= 0)
+            return r;
+        c->interim = 0;
+        c->out_len = c->sent = 0;
+    }
+    ssize_t n = io_read(c, c->body + c->body_len, c->body_want - c->body_len);
+    if (n == -1)
+        return 0;
+    if (n <= 0)
+        return -1;
+    c->body_len += (size_t)n;
+    c->body[c->body_len] = '\0';
+    if (c->body_len == c->body_want)
+        dispatch(s, c);
+    return 1;
+}
+
+/* Begin closing after an answer: no more writes, read and drop until the client closes. */
+static void linger(struct conn *c)
+{
+    if (c->ssl)
+        SSL_shutdown(c->ssl);
+    shutdown(c->fd, SHUT_WR);
+    c->st = ST_LINGER;
+    c->want = POLLIN;
+    c->since = 0;
+    c->deadline = now_ms() + LINGER_MS;
+}
+
+static int step_write(struct psi_serve *s, struct conn *c)
+{
+    int r = flush_out(c);
+    if (r <= 0)
+        return r;
+    drop_reply(s, c);
+    c->out_len = c->sent = 0;
+    if (!c->keep_alive) {
+        linger(c);
+        return 1;
+    }
+    /* Keep what followed the request (a pipelined one) and wait for the next. */
+    memmove(c->in, c->in + c->consumed, c->in_len - c->consumed);
+    c->in_len -= c->consumed;
+    c->consumed = 0;
+    memset(&c->head, 0, sizeof(c->head));
+    await_request(c, s->lim.idle_timeout_ms);
+    if (c->in_len)
+        c->deadline = now_ms() + s->lim.head_timeout_ms;
+    return 1;
+}
+
+static int step_linger(struct conn *c)
+{
+    char buf[4096];
+    ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+    if (n > 0)
+        return 1;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
+}
+
+/* Serve connection i as far as it goes without waiting. */
+static void pump(struct psi_serve *s, size_t i)
+{
+    struct conn *c = s->conns[i];
+    for (int r = 1; r > 0;) {
+        switch (c->st) {
+        case ST_HANDSHAKE: r = step_handshake(s, c); break;
+        case ST_HEAD: r = step_head(s, c); break;
+        case ST_BODY: r = step_body(s, c); break;
+        case ST_WRITE: r = step_write(s, c); break;
+        case ST_LINGER: r = step_linger(c); break;
+        }
+        if (r < 0)
+            conn_close(s, i);
+    }
+}
+
+/* Connections past their deadline: a request under way gets 408, the rest are closed. */
+static void expire(struct psi_serve *s, int64_t now)
+{
+    for (size_t i = 0; i < s->n_conns; i++) {
+        struct conn *c = s->conns[i];
+        if (!c || now < c->deadline)
+            continue;
+        if ((c->st == ST_HEAD && c->in_len > 0) || c->st == ST_BODY) {
+            answer_small(s, c, 408, "request timed out\n", 0, NULL);
+            c->deadline = now + LAST_WORD_MS;
+            pump(s, i);
+        } else {
+            conn_close(s, i);
+        }
+    }
+}
+
+/* The open connection that has waited longest for its request, or -1 (all are writing). */
+static long oldest_waiting(struct psi_serve *s)
+{
+    long best = -1;
+    for (size_t i = 0; i < s->n_conns; i++) {
+        struct conn *c = s->conns[i];
+        if (c && c->st != ST_WRITE && (best < 0 || c->since < s->conns[best]->since))
+            best = (long)i;
+    }
+    return best;
+}
+
+static void add_conn(struct psi_serve *s, int fd)
+{
+    if (s->n_conns == s->lim.max_connections) {
+        long victim = oldest_waiting(s);
+        if (victim < 0) {
+            close(fd);
+            return;
+        }
+        conn_close(s, (size_t)victim);
+        s->conns[victim] = s->conns[--s->n_conns];
+        s->conns[s->n_conns] = NULL;
+    }
+    struct conn *c = calloc(1, sizeof(*c));
+    char *in = malloc(s->lim.max_head + 1);
+    SSL *ssl = s->tls && c && in ? SSL_new(psi_tls_context(s->tls)) : NULL;
+    if (!c || !in || (s->tls && (!ssl || SSL_set_fd(ssl, fd) != 1))) {
+        SSL_free(ssl);
+        free(in);
+        free(c);
+        close(fd);
+        return;
+    }
+    c->fd = fd;
+    c->in = in;
+    c->ssl = ssl;
+    await_request(c, s->lim.head_timeout_ms);
+    c->st = ssl ? ST_HANDSHAKE : ST_HEAD;
+    s->conns[s->n_conns++] = c;
+}
+
+static void accept_new(struct psi_serve *s)
+{
+    for (int k = 0; k < ACCEPTS_PER_TURN; k++) {
+        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        add_conn(s, fd);
+    }
+}
+
+/* Drop the closed slots, keeping the open connections in order. */
+static void compact(struct psi_serve *s)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < s->n_conns; i++)
+        if (s->conns[i])
+            s->conns[j++] = s->conns[i];
+    for (size_t i = j; i < s->n_conns; i++)
+        s->conns[i] = NULL;
+    s->n_conns = j;
+}
+
+/* One turn: wait for the sockets (or the nearest deadline), serve, accept, expire. */
+static void turn(struct psi_serve *s)
+{
+    size_t n = s->n_conns;
+    int64_t now = now_ms(), next = now + 1000;
+    s->pfds[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
+    s->pfds[1] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
+    for (size_t i = 0; i < n; i++) {
+        s->pfds[i + 2] = (struct pollfd){.fd = s->conns[i]->fd, .events = s->conns[i]->want};
+        if (s->conns[i]->deadline < next)
+            next = s->conns[i]->deadline;
+    }
+    int timeout = next > now ? (int)(next - now) : 0;
+    if (poll(s->pfds, n + 2, timeout) < 0 && errno != EINTR)
+        return;
+    if (s->pfds[0].revents) {
+        char b[64];
+        while (read(s->wake[0], b, sizeof(b)) > 0)
+            ;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s->conns[i] && s->pfds[i + 2].revents)
+            pump(s, i);
+    compact(s);
+    if (s->pfds[1].revents)
+        accept_new(s);
+    expire(s, now_ms());
+    compact(s);
 }
 
 static void *serve_thread(void *arg)
 {
     struct psi_serve *s = arg;
-    while (!s->stop) {
-        if (lws_service(s->ctx, 0) < 0)
-            break;
-    }
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE); /* a TLS write to a closed connection fails with EPIPE instead */
+    pthread_sigmask(SIG_BLOCK, &pipe, NULL);
+    while (!atomic_load(&s->stop))
+        turn(s);
     return NULL;
+}
+
+/* A listening socket for s->host:s->port ("" for every address, IPv6 and IPv4). */
+static int listen_socket(struct psi_serve *s)
+{
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
+    socklen_t len;
+    int v6 = !s->host[0] || strchr(s->host, ':');
+    if (v6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)s->port);
+        if (s->host[0] && inet_pton(AF_INET6, s->host, &a->sin6_addr) != 1)
+            return -1;
+        len = sizeof(*a);
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons((uint16_t)s->port);
+        if (inet_pton(AF_INET, s->host, &a->sin_addr) != 1)
+            return -1;
+        len = sizeof(*a);
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 && !s->host[0]) { /* no IPv6 on this host: every IPv4 address */
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        memset(&ss, 0, sizeof(ss));
+        a->sin_family = AF_INET;
+        a->sin_port = htons((uint16_t)s->port);
+        a->sin_addr.s_addr = htonl(INADDR_ANY);
+        len = sizeof(*a);
+        v6 = 0;
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    }
+    if (fd < 0)
+        return -1;
+    int one = 1, zero = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (v6 && !s->host[0])
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 128) != 0) {
+        close(fd);
+        return -1;
+    }
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+        s->listen_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                        : ((struct sockaddr_in *)&ss)->sin_port);
+    return fd;
 }
 
 int psi_serve_start(struct psi_serve *s, char *err, size_t errlen)
 {
     if (s->started)
         return set_err(err, errlen, "server on %s already started", s->addr);
-    lws_set_log_level(LLL_ERR, lws_log);
-    struct lws_context_creation_info info;
-    memset(&info, 0, sizeof(info));
-    info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-    if (s->host[0] && !strchr(s->host, ':'))
-        info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-    info.user = s;
-    info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
-    s->ctx = lws_create_context(&info);
-    if (!s->ctx)
-        return set_err(err, errlen, "serving %s: creating the libwebsockets context failed",
-                       s->addr);
-    info.port = s->port;
-    info.iface = s->host[0] ? s->host : NULL;
-    info.protocols = protocols;
-    info.vhost_name = "psi";
-    struct lws_vhost *vh = lws_create_vhost(s->ctx, &info);
-    if (!vh) {
-        lws_context_destroy(s->ctx);
-        s->ctx = NULL;
-        return set_err(err, errlen,
-                       "serving %s: cannot listen (address in use, or not an address of this host)",
-                       s->addr);
+    s->conns = calloc(s->lim.max_connections, sizeof(*s->conns));
+    s->pfds = calloc(s->lim.max_connections + 2, sizeof(*s->pfds));
+    if (!s->conns || !s->pfds)
+        return set_err(err, errlen, "serving %s: out of memory", s->addr);
+    errno = 0;
+    s->lfd = listen_socket(s);
+    if (s->lfd < 0)
+        return set_err(err, errlen, "serving %s: cannot listen (%s)", s->addr,
+                       errno ? strerror(errno) : "not an address of this host");
+    if (pipe2(s->wake, O_NONBLOCK | O_CLOEXEC) != 0) {
+        close(s->lfd);
+        s->lfd = -1;
+        return set_err(err, errlen, "serving %s: %s", s->addr, strerror(errno));
     }
-    s->listen_port = lws_get_vhost_listen_port(vh);
-    s->stop = 0;
+    atomic_store(&s->stop, 0);
     if (pthread_create(&s->thread, NULL, serve_thread, s) != 0) {
-        lws_context_destroy(s->ctx);
-        s->ctx = NULL;
+        close(s->lfd);
+        s->lfd = -1;
         s->listen_port = -1;
         return set_err(err, errlen, "serving %s: cannot start the server thread", s->addr);
     }
@@ -549,15 +941,23 @@ void psi_serve_free(struct psi_serve *s)
     if (!s)
         return;
     if (s->started) {
-        s->stop = 1;
-        lws_cancel_service(s->ctx);
+        atomic_store(&s->stop, 1);
+        ssize_t w = write(s->wake[1], "x", 1); /* without it the thread still stops within a second */
+        (void)w;
         pthread_join(s->thread, NULL);
     }
-    if (s->ctx)
-        lws_context_destroy(s->ctx);
+    for (size_t i = 0; i < s->n_conns; i++)
+        conn_close(s, i);
+    if (s->lfd >= 0)
+        close(s->lfd);
+    for (int i = 0; i < 2; i++)
+        if (s->wake[i] >= 0)
+            close(s->wake[i]);
     for (size_t i = 0; i < s->n_routes; i++)
         free(s->routes[i].path);
     free(s->routes);
+    free(s->conns);
+    free(s->pfds);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }

@@ -1,11 +1,10 @@
-/* psi_serve: the operator's own HTTP endpoints (/healthz, /readyz, /metrics), served with
- * libwebsockets.
+/* psi_serve: the operator's own HTTP endpoints (/healthz, /readyz, /metrics), HTTP/1.1 over
+ * plain TCP or TLS (psi_tls), served by a thread of its own with poll(2).
  *
- * Threading (decided here): the server runs lws in a dedicated thread of its own, not in
- * the operator's loop. kube_loop (libcurl multi + timers) has no hook to add foreign file
- * descriptors, and servicing lws from a timer would add polling latency and wake-ups; a
- * separate thread keeps probes answering even while the loop is inside a blocking REST
- * call. The price is that handlers run in the server thread: every handler is called
+ * Threading (decided here): the server runs in a dedicated thread, not in the operator's
+ * loop. kube_loop (libcurl multi + timers) has no hook to add foreign file descriptors,
+ * and a separate thread keeps probes answering even while the loop is inside a blocking
+ * REST call. The price is that handlers run in the server thread: every handler is called
  * with the server's mutex held, and the operator publishes what handlers read (readiness
  * flags, a snapshot) under the same mutex with psi_serve_lock/psi_serve_unlock, holding
  * it only briefly. psi_metrics has its own mutex, so a /metrics handler can render the
@@ -13,10 +12,24 @@
  *
  * Routes are registered before psi_serve_start: an exact path ("/healthz") or a prefix
  * (a path whose last two characters are a slash and a star: every path below it), for
- * one method. A GET route also answers HEAD (without
- * the body). Unknown path: 404; a known path with another method: 405. Request bodies
- * (PUT/POST) up to 1 MiB are passed to the handler whole. Replies carry Content-Length
- * and keep the connection alive. */
+ * one method. A GET route also answers HEAD (without the body). Only PUT, POST and PATCH
+ * routes take a request body, passed to the handler whole.
+ *
+ * Hostile clients (decided here): a request is judged on its head alone, before any of
+ * its body is read: an unknown path gets 404, a known path with another method 405, a
+ * body sent to a route that takes none or one above the body limit 413, a chunked body
+ * 411; each of those closes the connection once the status line is out, reading and
+ * dropping what the client still sends for a moment so that it sees the answer. A head
+ * that does not fit the head limit gets 414 (the request line alone) or 431, a malformed
+ * one 400. The head must arrive within the head timeout (a TLS handshake included), a
+ * body within the body timeout, a reply be taken within the write timeout, and a
+ * kept-alive connection send its next request within the idle timeout; otherwise it is
+ * closed (408 when a request had begun). At most max_connections are open: one more
+ * closes the open connection that has waited longest for its request, so that a crowd of
+ * slow clients cannot lock out a probe. Request bodies and handlers' replies held at once
+ * count against one memory budget: a body that does not fit is refused with 503, and
+ * while the budget is spent no handler runs (503). Memory is thus bounded by about
+ * max_connections * (max_head + a TLS connection's buffers) + the budget. */
 #ifndef PSI_SERVE_SERVE_H
 #define PSI_SERVE_SERVE_H
 
@@ -26,8 +39,9 @@
 struct psi_serve_request {
     const char *method; /* "GET", "HEAD", "PUT", "POST", "DELETE", "PATCH" */
     const char *path;   /* URL-decoded path, without the query */
-    const char *query;  /* the query after '?' as libwebsockets hands it: its arguments
-                         * already URL-decoded, joined by '&'; "" when none */
+    const char *query;  /* the query after '?', still percent-encoded (read values with
+                         * psi_serve_query_get); "" when none */
+    const char *bearer; /* the token of an "Authorization: Bearer" header; "" when none */
     const char *body;   /* NUL-terminated; "" when none */
     size_t body_len;
 };
@@ -53,9 +67,29 @@ struct psi_serve;
 int psi_serve_parse_bind(const char *addr, char *host, size_t hostlen, int *port, char *err,
                          size_t errlen);
 
+/* Limits of a server; psi_serve_new sets the defaults given with each field. */
+struct psi_serve_limits {
+    size_t max_connections; /* 256 */
+    size_t max_head;        /* request line and header fields, bytes: 8192 */
+    size_t max_body;        /* one request body, bytes: 1 MiB */
+    size_t budget;          /* bodies and replies held at once, bytes: 8 MiB */
+    int head_timeout_ms;    /* 10000 */
+    int body_timeout_ms;    /* 30000 */
+    int write_timeout_ms;   /* 30000 */
+    int idle_timeout_ms;    /* 60000 */
+};
+
 /* A server for bind address addr, not yet listening. NULL with a message in err on a bad
  * address or no memory. Free with psi_serve_free. */
 struct psi_serve *psi_serve_new(const char *addr, char *err, size_t errlen);
+
+/* Replace the limits (before start; a zero field keeps its current value). Returns 0 or -1. */
+int psi_serve_set_limits(struct psi_serve *s, const struct psi_serve_limits *limits);
+
+struct psi_tls;
+
+/* Serve HTTPS with tls (borrowed: it must outlive the server; before start). Returns 0 or -1. */
+int psi_serve_set_tls(struct psi_serve *s, struct psi_tls *tls);
 
 /* Route method+path (exact, or a prefix when it ends in slash-star) to fn. Before start only.
  * Returns 0 or -1 (bad arguments, started already, no memory). */
@@ -73,7 +107,7 @@ int psi_serve_port(const struct psi_serve *s);
 void psi_serve_lock(struct psi_serve *s);
 void psi_serve_unlock(struct psi_serve *s);
 
-/* Stop the thread (in-flight replies are dropped), close the socket, free (NULL is fine). */
+/* Stop the thread (in-flight replies are dropped), close every socket, free (NULL is fine). */
 void psi_serve_free(struct psi_serve *s);
 
 /* Set reply to status, content type and a copy of text. Returns 0 or -1 when out of memory

@@ -20,6 +20,7 @@ struct vm_usage {
     double seconds;   /* accumulated CPU seconds up to `at` */
     double rate;      /* cores used since `at` */
     double at;        /* monotonic seconds */
+    double memory;    /* bytes in use (its working set) */
     char node[256];   /* where it runs; "" when not running */
 };
 
@@ -50,10 +51,11 @@ static double now_s(void)
     return (double)kube_loop_now_ms() / 1000.0;
 }
 
-/* Append the VM usage series (of node, or all when node is NULL) to buf. */
+/* Append the VM usage series (of node, or all when node is NULL) to buf: CPU seconds and
+ * resident memory, as virt-handler exports them. */
 static char *append_vms(const struct telemetry *t, char *text, size_t *len, const char *node, double now)
 {
-    size_t cap = *len + 256 + t->s->sc->n_vms * 256;
+    size_t cap = *len + 512 + t->s->sc->n_vms * 512;
     char *out = realloc(text, cap);
     if (!out)
         return text;
@@ -74,6 +76,24 @@ static char *append_vms(const struct telemetry *t, char *text, size_t *len, cons
         psi_metrics_format_value(u->seconds + u->rate * (now - u->at), val, sizeof(val));
         used += (size_t)snprintf(out + used, cap - used,
                                  "kubevirt_vmi_cpu_usage_seconds_total{name=\"%s\",namespace=\"%s\",node=\"%s\"} %s\n",
+                                 t->s->sc->vms[i].name, t->s->sc->namespace, u->node, val);
+    }
+    any = 0;
+    for (size_t i = 0; i < t->s->sc->n_vms; i++) {
+        const struct vm_usage *u = &t->usage[i];
+        if (!u->node[0] || (node && strcmp(node, u->node) != 0))
+            continue;
+        if (!any) {
+            used += (size_t)snprintf(out + used, cap - used,
+                                     "# HELP kubevirt_vmi_memory_resident_bytes Resident set size of the process "
+                                     "running the domain.\n"
+                                     "# TYPE kubevirt_vmi_memory_resident_bytes gauge\n");
+            any = 1;
+        }
+        char val[40];
+        psi_metrics_format_value(u->memory, val, sizeof(val));
+        used += (size_t)snprintf(out + used, cap - used,
+                                 "kubevirt_vmi_memory_resident_bytes{name=\"%s\",namespace=\"%s\",node=\"%s\"} %s\n",
                                  t->s->sc->vms[i].name, t->s->sc->namespace, u->node, val);
     }
     *len = used;
@@ -243,6 +263,17 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
         st->cpu_some = 100 * out.cpu_some;
     bool psi = sc->psi_without_pool || (t->opts.psi_on && t->opts.psi_on(ns->name, t->opts.psi_ud));
     const char *key = ns->name;
+    if (t->opts.kubelet) {
+        struct kubeletd_update u = {
+            .psi = psi,
+            .pressure = {{100 * out.cpu_some, 0}, {100 * out.memory_some, 100 * out.memory_full},
+                         {100 * out.io_some, 100 * out.io_full}},
+            .cpu_cores = ns->cpu * out.cpu_served + sc->node_base_cpu,
+            .memory_capacity = in.memory,
+            .memory_working_set = ns->memory,
+        };
+        kubeletd_update(t->opts.kubelet, key, &u, now);
+    }
     psi_serve_lock(t->srv);
     if (psi) {
         sim_exporter_set(t->exp, key, PSI_CPU, PSI_SOME, 100 * out.cpu_some, now);
@@ -255,6 +286,78 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
         sim_exporter_remove_node(t->exp, key);
     }
     psi_serve_unlock(t->srv);
+}
+
+/* A launcher pod as the kubelet lists it. */
+struct pod_ref {
+    const char *vmi_uid, *node;
+    struct summary_pod p;
+};
+
+static int collect_pod(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    struct pod_ref **cur = ud;
+    const char *uid = jx_label(obj, SIM_CREATED_BY_LABEL);
+    if (!uid || !sim_pod_live(obj) || !jx_str(obj, "spec.nodeName"))
+        return 0;
+    (*cur)->vmi_uid = uid;
+    (*cur)->node = jx_str(obj, "spec.nodeName");
+    (*cur)->p = (struct summary_pod){jx_str0(obj, "metadata.name"), jx_str0(obj, "metadata.namespace"),
+                                     jx_str0(obj, "metadata.uid"), 0, 0, 0};
+    (*cur)++;
+    return 0;
+}
+
+static int by_node_then_uid(const void *a, const void *b)
+{
+    const struct pod_ref *x = a, *y = b;
+    int c = strcmp(x->node, y->node);
+    return c ? c : strcmp(x->vmi_uid, y->vmi_uid);
+}
+
+/* Give every node's kubelet the launcher pods running there, each with its VM's usage. */
+static void kubelet_pods(struct telemetry *t, const struct node_sum *sums, size_t nnodes)
+{
+    const struct scenario *sc = t->s->sc;
+    size_t np = kube_informer_len(t->s->pods);
+    struct pod_ref *pods = calloc(np ? np : 1, sizeof(*pods)), *cur = pods;
+    if (!pods)
+        return;
+    kube_informer_foreach(t->s->pods, collect_pod, &cur);
+    np = (size_t)(cur - pods);
+    qsort(pods, np, sizeof(*pods), by_node_then_uid);
+    for (size_t i = 0; i < sc->n_vms; i++) {
+        const struct vm_usage *u = &t->usage[i];
+        const char *uid = workload_vmi_uid(t->w, i);
+        if (!u->node[0] || !uid)
+            continue;
+        struct pod_ref key = {.vmi_uid = uid, .node = u->node};
+        struct pod_ref *p = bsearch(&key, pods, np, sizeof(*pods), by_node_then_uid);
+        if (!p)
+            continue;
+        double cpu, mem, io;
+        workload_demand(t->w, i, &cpu, &mem, &io);
+        p->p.cpu_cores = u->rate;
+        p->p.cpu_seconds = u->seconds;
+        p->p.memory_bytes = mem;
+    }
+    for (size_t i = 0, j = 0; i < nnodes; i++) {
+        while (j < np && strcmp(pods[j].node, sums[i].name) < 0)
+            j++;
+        size_t first = j;
+        while (j < np && strcmp(pods[j].node, sums[i].name) == 0)
+            j++;
+        struct summary_pod *list = calloc(j - first ? j - first : 1, sizeof(*list));
+        if (!list)
+            break;
+        for (size_t k = first; k < j; k++)
+            list[k - first] = pods[k].p;
+        kubeletd_set_pods(t->opts.kubelet, sums[i].name, list, j - first);
+        free(list);
+    }
+    free(pods);
 }
 
 void telemetry_tick(struct telemetry *t)
@@ -301,8 +404,11 @@ void telemetry_tick(struct telemetry *t)
         workload_demand(t->w, i, &cpu, &mem, &io);
         snprintf(u->node, sizeof(u->node), "%s", node ? node : "");
         u->rate = ns ? cpu * ns->served : 0;
+        u->memory = mem;
     }
     psi_serve_unlock(t->srv);
+    if (t->opts.kubelet)
+        kubelet_pods(t, sums, n);
     free(sums);
     write_targets(t);
 }

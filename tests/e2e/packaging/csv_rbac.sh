@@ -51,6 +51,8 @@ cleanup() {
   kubectl delete machineconfig "$mc" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding "$role" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrole "$role" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete clusterrolebinding "$role-reader" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete clusterrole "$role-reader" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete namespace "$ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -81,6 +83,41 @@ jq --arg n "$role" --arg ns "$ns" --arg sa "$sa" '
   | {apiVersion: "v1", kind: "List", items: .}' "$work/csv.json" > "$work/rbac.json"
 check "the CSV's permissions and clusterPermissions apply as a Role and a ClusterRole" \
   apply_quiet -f "$work/rbac.json" -o name
+
+# The metrics-reading ServiceAccount, which OLM creates for its clusterPermissions entry: the
+# operator may mint its tokens (and no one else's), and it may read monitoring data as the
+# Thanos querier asks (get prometheuses/api k8s in openshift-monitoring) and nothing more.
+reader=psi-rebalancer-metrics-reader
+kubectl create serviceaccount "$reader" -n "$ns" >/dev/null
+jq --arg n "$role-reader" --arg ns "$ns" --arg sa "$reader" '
+  [{apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: {name: $n},
+    rules: [.spec.install.spec.clusterPermissions[] | select(.serviceAccountName == $sa) | .rules[]]},
+   {apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: {name: $n},
+    roleRef: {apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: $n},
+    subjects: [{kind: "ServiceAccount", name: $sa, namespace: $ns}]}]
+  | {apiVersion: "v1", kind: "List", items: .}' "$work/csv.json" > "$work/reader-rbac.json"
+check "the metrics reader's clusterPermissions apply" apply_quiet -f "$work/reader-rbac.json" -o name
+# reads_monitoring USER: a SubjectAccessReview says USER may do what the Thanos querier asks
+# (get prometheuses/api k8s in openshift-monitoring; kubectl auth can-i cannot name a group
+# the API server does not serve).
+reads_monitoring() {
+  kubectl create -o jsonpath='{.status.allowed}' -f - <<JSON | grep -qx true
+{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+ "spec": {"user": "$1", "resourceAttributes": {"verb": "get", "group": "monitoring.coreos.com",
+  "resource": "prometheuses", "subresource": "api", "namespace": "openshift-monitoring", "name": "k8s"}}}
+JSON
+}
+can() { [ "$(kubectl auth can-i "$@" 2>/dev/null)" = yes ]; }
+cannot() { ! can "$@"; }
+check "the operator may mint the metrics reader's tokens" \
+  can create "serviceaccounts/$reader" --subresource=token -n "$ns" --as "system:serviceaccount:$ns:$sa"
+check "... and not its own or another's" cannot create "serviceaccounts/$sa" --subresource=token -n "$ns" \
+  --as "system:serviceaccount:$ns:$sa"
+check "the metrics reader may read monitoring data as the Thanos querier asks" \
+  reads_monitoring "system:serviceaccount:$ns:$reader"
+operator_cannot_read() { ! reads_monitoring "system:serviceaccount:$ns:$sa"; }
+check "... the operator may not" operator_cannot_read
+check "... and may not patch nodes" cannot patch nodes --as "system:serviceaccount:$ns:$reader"
 
 # --- the Deployment's command line --------------------------------------------------------------
 # The container's env, resolved as the kubelet would for this pod (fieldRef metadata.namespace

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -21,10 +22,12 @@ static double q(const char *s)
 static void bad(const char *s, const char *why)
 {
     double v = 42;
-    char err[128] = "";
+    char err[256] = "", name[65] = "";
     assert_int_equal(api_quantity_parse(s, &v, err, sizeof(err)), -1);
     assert_true(v == 42);
-    if (s && !strstr(err, s))
+    if (s)
+        snprintf(name, sizeof(name), "%s", s); /* a long one is named by its start */
+    if (s && !strstr(err, name))
         fail_msg("\"%s\": the message does not name it: %s", s, err);
     if (!strstr(err, why))
         fail_msg("\"%s\": want \"%s\" in: %s", s ? s : "(null)", why, err);
@@ -49,7 +52,8 @@ static void test_quantities(void **state)
     assert_true(fabs(q("12E-1") - 1.2) < 1e-12);
     assert_true(fabs(q(".5") - 0.5) < 1e-12);
     assert_true(fabs(q("+1") - 1) < 1e-12);
-    assert_true(fabs(q("-1") + 1) < 1e-12);
+    assert_true(fabs(q("1e-400")) < 1e-300); /* underflows to 0: still a quantity */
+    assert_true(fabs(q("8Ei") - 9223372036854775808.0) < 1e4);
 }
 
 static void test_not_quantities(void **state)
@@ -67,6 +71,26 @@ static void test_not_quantities(void **state)
     bad("1 Gi", "unknown suffix");
     bad("1e3Ki", "unknown suffix");
     bad("0x10", "hexadecimal");
+    bad("0x1p3", "hexadecimal");
+    bad("-1", "negative");
+    bad("-0.5Gi", "negative");
+    bad("--1", "negative");
+    bad("+-1", "no number");
+    bad("1e999", "too large");
+    bad("9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+        "9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+        "9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+        "9999999999Ei", "too large"); /* 1e310 bytes: beyond a double */
+    bad("9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+        "9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+        "9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+        "999999999999999999999999999999999999999999999999999999999999999999999999999999999999999", "too large");
+    bad("infinity", "no number");
+    bad("+Inf", "no number");
+    bad("NaN", "no number");
+    bad("1e", "unknown suffix");
+    bad("1e+", "unknown suffix");
+    bad("1.5.5", "unknown suffix");
 }
 
 int main(void)

@@ -178,6 +178,93 @@ static void test_decode_errors_and_unknown_fields(void **state)
     api_errors_free(&warns);
 }
 
+/* Bad status values, each alone: the decoder names the field, and what it keeps can be
+ * compared and encoded without a crash. */
+static void test_decode_bad_input_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *path;
+    } cases[] = {
+        {"[]", "status"},
+        {"\"Ready\"", "status"},
+        {"{\"conditions\":{}}", "status.conditions"},
+        {"{\"conditions\":[1]}", "status.conditions[0]"},
+        {"{\"conditions\":[{\"status\":\"True\",\"reason\":\"NoType\"}]}", "status.conditions[0].type"},
+        {"{\"conditions\":[{\"type\":\"\",\"status\":\"True\"}]}", "status.conditions[0].type"},
+        {"{\"conditions\":[{\"type\":7,\"status\":\"True\"}]}", "status.conditions[0].type"},
+        {"{\"conditions\":[{\"type\":\"Ready\",\"observedGeneration\":1e300}]}",
+         "status.conditions[0].observedGeneration"},
+        {"{\"observedGeneration\":1.5}", "status.observedGeneration"},
+        {"{\"observedGeneration\":-1e300}", "status.observedGeneration"},
+        {"{\"observedGeneration\":\"3\"}", "status.observedGeneration"},
+        {"{\"summary\":[]}", "status.summary"},
+        {"{\"summary\":{\"tainted\":1e300}}", "status.summary.tainted"},
+        {"{\"lastSuccessfulCycleTime\":17}", "status.lastSuccessfulCycleTime"},
+        {"{\"lastSuccessfulCycleTime\":\"2024-02-30T00:00:00Z\"}", "status.lastSuccessfulCycleTime"},
+        {"{\"nodes\":[{\"name\":\"a\",\"pressure\":{\"cpu\":\"1e3\"}}]}", "status.nodes[0].pressure.cpu"},
+        {"{\"nodes\":[{\"name\":\"a\",\"pressure\":{\"cpu\":\"-1\"}}]}", "status.nodes[0].pressure.cpu"},
+        {"{\"nodes\":[{\"name\":\"a\",\"pressure\":{\"io\":\"NaN\"}}]}", "status.nodes[0].pressure.io"},
+        {"{\"nodes\":[{\"name\":\"a\",\"pressure\":{\"memory\":\"1.\"}}]}", "status.nodes[0].pressure.memory"},
+        {"{\"nodes\":[{\"name\":\"a\",\"pressure\":{\"cpu\":\"100.1\"}}]}", "status.nodes[0].pressure.cpu"},
+        {"{\"nodes\":[{\"name\":\"a\",\"pressure\":{\"cpu\":\"1000000000000000000000000000000000000000000000"
+         "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+         "00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+         "00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000\"}}]}",
+         "status.nodes[0].pressure.cpu"},
+        {"{\"nodes\":[{\"name\":\"a\",\"utilization\":5}]}", "status.nodes[0].utilization"},
+        {"{\"nodes\":[{\"name\":\"a\",\"pressure\":\"hot\"}]}", "status.nodes[0].pressure"},
+        {"{\"nodes\":[{\"name\":\"a\",\"since\":\"2024-13-01T00:00:00Z\"}]}", "status.nodes[0].since"},
+        {"{\"nodes\":[{\"name\":\"a\",\"migrations\":{\"failed\":\"x\"}}]}", "status.nodes[0].migrations.failed"},
+        {"{\"nodes\":[null]}", "status.nodes[0]"},
+        {"{\"moves\":[{\"name\":\"vm\",\"phase\":\"Teleported\"}]}", "status.moves[0].phase"},
+        {"{\"moves\":[{\"name\":\"vm\",\"time\":\"\"}]}", "status.moves[0].time"},
+        {"{\"moves\":[{\"name\":\"vm\",\"failures\":1e19}]}", "status.moves[0].failures"},
+        {"{\"machineConfigs\":[{\"role\":\"worker\",\"updated\":\"yes\"}]}", "status.machineConfigs[0].updated"},
+    };
+    struct api_status ref;
+    build(&ref);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct api_status st = {0};
+        struct api_errors errs = {0};
+        cJSON *j = parse(cases[i].json);
+        if (api_status_decode(j, &st, &errs, NULL) != -1 || !api_errors_find(&errs, cases[i].path))
+            fail_msg("case %zu %s: no error at %s", i, cases[i].json, cases[i].path);
+        for (size_t k = 0; k < st.nconditions; k++)
+            if (!st.conditions[k].type)
+                fail_msg("case %zu: a condition without a type was kept", i);
+        /* what was kept compares and encodes both ways without a crash */
+        (void)api_status_changed(&ref, &st, NULL);
+        (void)api_status_changed(&st, &ref, NULL);
+        cJSON_Delete(api_status_encode(&st));
+        cJSON_Delete(j);
+        api_status_free(&st);
+        api_errors_free(&errs);
+    }
+    api_status_free(&ref);
+}
+
+/* A condition without a type (decoded from a status written by someone else) is dropped
+ * with an error: the comparison looks conditions up by type. */
+static void test_untyped_condition_is_dropped(void **state)
+{
+    (void)state;
+    struct api_status cur, next = {0};
+    struct api_errors warns = {0};
+    build(&cur);
+    cJSON *j = parse("{\"conditions\":[{\"status\":\"True\"},{\"type\":\"Ready\",\"status\":\"True\"}]}");
+    assert_int_equal(api_status_decode(j, &next, &warns, &warns), -1);
+    assert_non_null(api_errors_find(&warns, "status.conditions[0].type"));
+    assert_int_equal(next.nconditions, 1);
+    assert_string_equal(next.conditions[0].type, "Ready");
+    assert_true(api_status_changed(&cur, &next, NULL));
+    assert_null(api_status_condition(&cur, NULL));
+    cJSON_Delete(j);
+    api_status_free(&cur);
+    api_status_free(&next);
+    api_errors_free(&warns);
+}
+
 static void test_order_and_transition_times_do_not_count(void **state)
 {
     (void)state;
@@ -300,6 +387,8 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_decode_errors_and_unknown_fields),
+        cmocka_unit_test(test_decode_bad_input_table),
+        cmocka_unit_test(test_untyped_condition_is_dropped),
         cmocka_unit_test(test_order_and_transition_times_do_not_count),
         cmocka_unit_test(test_real_changes_count),
         cmocka_unit_test(test_tolerance_and_heartbeat),

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,44 @@ static void test_status_garbled(void **state)
     kube_rest_decode_status(NULL, 0, 503, "GET", "u", &err);
     assert_string_equal(err.reason, "ServiceUnavailable");
     assert_string_equal(err.msg, "GET u: HTTP 503 (ServiceUnavailable) with an empty body");
+}
+
+/* A Status code is read only when it is an HTTP status: a server's 1e300 is no integer. */
+static void test_status_code_out_of_range(void **state)
+{
+    (void)state;
+    static const char *const codes[] = {"1e300", "-1e300", "2.5", "99999999999999999999", "600", "-404", "\"404\""};
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        char body[200];
+        struct kube_err err;
+        snprintf(body, sizeof(body), "{\"kind\":\"Status\",\"reason\":\"Odd\",\"message\":\"m\",\"code\":%s}", codes[i]);
+        kube_rest_decode_status(body, strlen(body), 0, "GET", "u", &err);
+        if (err.status != 0)
+            fail_msg("code %s read as the status %ld", codes[i], err.status);
+        assert_string_equal(err.reason, "Odd");
+        /* a 3xx reply: its own status stays */
+        kube_rest_decode_status(body, strlen(body), 302, "GET", "u", &err);
+        assert_int_equal(err.status, 302);
+    }
+    const char *ok = "{\"kind\":\"Status\",\"code\":404}";
+    struct kube_err err;
+    kube_rest_decode_status(ok, strlen(ok), 0, "GET", "u", &err);
+    assert_int_equal(err.status, 404);
+    assert_string_equal(err.reason, "NotFound");
+}
+
+/* Paging ends: a repeated continue token or too many pages is an error, never a loop. */
+static void test_list_continue_check(void **state)
+{
+    (void)state;
+    char why[200];
+    assert_int_equal(kube_rest_list_check_continue(NULL, "a", 1, why, sizeof(why)), 0);
+    assert_int_equal(kube_rest_list_check_continue("a", "b", 2, why, sizeof(why)), 0);
+    assert_int_equal(kube_rest_list_check_continue("b", "b", 3, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "would not end"));
+    assert_int_equal(kube_rest_list_check_continue("a", "b", KUBE_REST_LIST_MAX_PAGES - 1, why, sizeof(why)), 0);
+    assert_int_equal(kube_rest_list_check_continue("a", "b", KUBE_REST_LIST_MAX_PAGES, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "pages"));
 }
 
 static void test_url_escape(void **state)
@@ -166,6 +205,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_decoding),
         cmocka_unit_test(test_status_garbled),
+        cmocka_unit_test(test_status_code_out_of_range),
+        cmocka_unit_test(test_list_continue_check),
         cmocka_unit_test(test_url_escape),
         cmocka_unit_test(test_path_building),
         cmocka_unit_test(test_reply_write),

@@ -238,6 +238,12 @@ static void test_pool_updating(void **state)
     cJSON_ReplaceItemInObject(status, "configuration", cJSON_Duplicate(spec_conf, true));
     machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_TRUE);
+    /* Counts that are no int32 (a cast of 1e300 is undefined) read as 0. */
+    cJSON_ReplaceItemInObject(status, "machineCount", cJSON_CreateNumber(1e300));
+    cJSON_ReplaceItemInObject(status, "updatedMachineCount", cJSON_CreateNumber(2.5));
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(ev.machines, 0);
+    assert_int_equal(ev.updated_machines, 0);
     cJSON_Delete(pool);
 }
 

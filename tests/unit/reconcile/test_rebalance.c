@@ -240,51 +240,126 @@ static void test_prediction(void **state)
     assert_true(fabs(rebalance_demand(0.94, 53) - 2.0) < 0.001);
     assert_true(fabs(rebalance_demand(1.0, 0) - 1.0) < 1e-12);
     assert_true(fabs(rebalance_demand(1.0, NAN) - 1.0) < 1e-12);
-    assert_true(fabs(rebalance_demand(1.0, 99) - 10.0) < 1e-9); /* stall capped at 90 % */
+    assert_true(fabs(rebalance_demand(1.0, 99) - 50.0) < 1e-9); /* unserved share capped at 98 % */
+    /* read with a scale: 50 % pressure on a node that reads 2.5 times its unserved share */
+    assert_true(fabs(rebalance_demand_scaled(1.0, 50, 2.5) - 1.25) < 1e-12);
+    assert_true(fabs(rebalance_demand_scaled(1.0, 50, 0) - 2.0) < 1e-12);
     /* a saturated node counts as using all its CPUs; one below 90 % as measured */
     assert_true(fabs(rebalance_node_demand(2.87, 3, 53.3) - 3 / (1 - 0.533)) < 1e-9);
     assert_true(fabs(rebalance_node_demand(3.2, 3, 50) - 6.4) < 1e-9); /* above its CPUs: as measured */
     assert_true(fabs(rebalance_node_demand(1.5, 3, 10) - 1.5 / 0.9) < 1e-9);
     assert_true(isnan(rebalance_node_demand(NAN, 3, 0)));
     assert_true(isnan(rebalance_node_demand(1, 0, 0)));
-    assert_true(rebalance_predicted_pressure(0.5) == 0);
-    assert_true(rebalance_predicted_pressure(1.0) == 0);
-    assert_true(fabs(rebalance_predicted_pressure(2.0) - 50) < 1e-9);
-    assert_true(fabs(rebalance_predicted_pressure(6.4 / 3) - 53.125) < 1e-9);
+
+    /* the curve: ~0 well below saturation, rising before it, the unserved share past it */
+    assert_true(rebalance_curve(0.6) < 0.001);
+    assert_true(fabs(rebalance_curve(0.8) - 0.0208) < 0.001);
+    assert_true(fabs(rebalance_curve(1.0) - 0.0997) < 0.001);
+    assert_true(fabs(rebalance_curve(2.0) - 0.5) < 0.02);
+    assert_true(fabs(rebalance_curve(10.0) - 0.9) < 0.001);
+    for (double L = 0.05; L < 5; L += 0.05)
+        assert_true(rebalance_curve(L + 0.05) > rebalance_curve(L));
+    assert_true(rebalance_curve(NAN) == 0 && rebalance_curve(0) == 0 && rebalance_curve(-1) == 0);
+    assert_true(fabs(rebalance_predicted_pressure(1.0) - 9.97) < 0.1); /* not 0 at full load */
+    assert_true(fabs(rebalance_predict(1.0, 2.5) - 24.9) < 0.1);
+    assert_true(rebalance_predict(3, 5) == 100); /* capped */
     assert_true(rebalance_predicted_pressure(NAN) == 0);
 }
 
-static void test_move_ok(void **state)
+static void test_calibration(void **state)
 {
     (void)state;
-    struct rebalance_params p = {.evict_above = 30, .taint_above = 25, .untaint_below = 15};
+    /* the load from the share served, back and forth */
+    for (double L = 0.1; L < 1.6; L += 0.1) {
+        double served = L * (1 - rebalance_curve(L));
+        if (served < 0.97)
+            assert_true(fabs(rebalance_load_from_served(served) - L) < 1e-6);
+    }
+    assert_true(isnan(rebalance_load_from_served(0.98))); /* saturated: the load cannot be told */
+    assert_true(isnan(rebalance_load_from_served(NAN)));
+    assert_true(isnan(rebalance_load_from_served(-0.1)));
+    /* a node whose readings are twice the curve */
+    double L = 0.9, served = L * (1 - rebalance_curve(L)), P = 200 * rebalance_curve(L);
+    assert_true(fabs(rebalance_calibrate(0, served, P) - 2.0) < 1e-6);
+    assert_true(fabs(rebalance_calibrate(1.0, served, P) - (0.7 + 0.3 * 2.0)) < 1e-6);
+    /* converges on repeated readings */
+    double k = 0;
+    for (int i = 0; i < 40; i++)
+        k = rebalance_calibrate(k ? k : 1.0, served, P);
+    assert_true(fabs(k - 2.0) < 0.01);
+    /* uninformative readings (well below saturation, saturated, unknown) keep what was */
+    assert_true(rebalance_calibrate(1.7, 0.4, 30) == 1.7);
+    assert_true(rebalance_calibrate(1.7, 0.99, 30) == 1.7);
+    assert_true(rebalance_calibrate(1.7, served, NAN) == 1.7);
+    assert_true(rebalance_calibrate(0, 0.4, 30) == 0);
+    /* clamped */
+    assert_true(rebalance_calibrate(0, served, 100) <= REBALANCE_SCALE_MAX);
+    assert_true(rebalance_calibrate(0, served, 0) >= REBALANCE_SCALE_MIN);
+}
+
+/* Plan with source s, destination t and one candidate of demand d on s; the moves' count
+ * (the first to *mv). */
+static size_t plan_one(const struct rebalance_params *p, struct rebalance_node s, struct rebalance_node t, double d,
+                       struct rebalance_move *mv)
+{
+    struct rebalance_node n[2] = {s, t};
+    struct rebalance_candidate c = cand("a", "vm", 0, d);
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(p, n, 2, &c, 1, &plan), 0);
+    size_t k = plan.nmoves;
+    if (k && mv)
+        *mv = plan.moves[0];
+    rebalance_plan_free(&plan);
+    return k;
+}
+
+static void test_move_rules(void **state)
+{
+    (void)state;
+    /* a target of 35 %: one move that gets the source below it contributes */
+    struct rebalance_params p = {.evict_above = 30, .taint_above = 25, .untaint_below = 15, .target = 35,
+                                 .max_per_node = 5, .max_per_namespace = 5, .max_total = 5, .max_in_flight = 5};
     struct rebalance_node s = node("worker-0", 3, 6.4, 53), t = node("worker-1", 3, 0.25, 0);
-    double ls, lt;
-    /* a hot VM to an idle node: both below the old maximum */
-    assert_true(rebalance_move_ok(&p, &s, &t, 2.0, &ls, &lt));
-    assert_true(fabs(ls - 4.4 / 3) < 1e-9);
-    assert_true(fabs(lt - 2.25 / 3) < 1e-9);
-    /* an idle VM: lowers the maximum by less than the margin */
-    assert_false(rebalance_move_ok(&p, &s, &t, 0.05, NULL, NULL));
-    /* the second hot VM to the node that took the first: it would reach the taint level */
+    struct rebalance_move mv;
+    /* a hot VM to an idle node: the source's relief is its reading moved along its curve */
+    assert_int_equal(plan_one(&p, s, t, 2.0, &mv), 1);
+    assert_true(fabs(mv.src_load_after - 4.4 / 3) < 1e-9);
+    assert_true(fabs(mv.dst_load_after - 2.25 / 3) < 1e-9);
+    double k = 53 / (100 * rebalance_curve(6.4 / 3));
+    assert_true(fabs(mv.src_pressure_after - (53 + 100 * k * (rebalance_curve(4.4 / 3) - rebalance_curve(6.4 / 3)))) <
+                1e-6);
+    /* the destination, uncalibrated, is predicted with the safety margin */
+    assert_true(fabs(mv.dst_pressure_after - REBALANCE_SAFETY * 100 *
+                                                 (rebalance_curve(2.25 / 3) - rebalance_curve(0.25 / 3))) < 1e-6);
+    /* an idle VM lowers the pair's maximum but cannot get the source below any level: not made */
+    assert_int_equal(plan_one(&p, s, t, 0.05, NULL), 0);
+    /* the second hot VM to the node that took the first: it would pass the taint level */
     struct rebalance_node s2 = node("worker-0", 3, 4.4, 33), t2 = node("worker-1", 3, 2.25, 1.4);
-    assert_false(rebalance_move_ok(&p, &s2, &t2, 2.0, NULL, NULL));
-    struct rebalance_node t3 = node("worker-2", 3, 0.25, 0);
-    assert_true(rebalance_move_ok(&p, &s2, &t3, 2.0, NULL, NULL));
-    /* never raise the maximum: moving from the cooler node to the hotter one */
-    assert_false(rebalance_move_ok(&p, &t3, &s2, 0.2, NULL, NULL));
-    /* a move that would make the destination the new, higher maximum */
+    p.target = 30;
+    assert_int_equal(plan_one(&p, s2, t2, 2.0, NULL), 0);
+    assert_int_equal(plan_one(&p, s2, node("worker-2", 3, 0.25, 0), 2.0, NULL), 1);
+    p.target = 35;
+    /* a move that would make the destination the new, higher maximum: the convergence rule */
+    struct rebalance_params q = p;
+    q.evict_above = 15, q.taint_above = 90, q.target = 19;
     struct rebalance_node s4 = node("a", 3, 3.3, 20), t4 = node("b", 3, 1.5, 0);
-    assert_false(rebalance_move_ok(&p, &s4, &t4, 2.5, NULL, NULL)); /* 1.1 -> max(0.27, 1.33) */
-    /* a bigger destination takes more */
-    struct rebalance_node big = node("big", 12, 1, 0);
-    assert_true(rebalance_move_ok(&p, &s4, &big, 2.5, NULL, NULL));
+    assert_int_equal(plan_one(&q, s4, t4, 2.5, NULL), 0); /* 1.1 -> max(0.27, 1.33) */
+    assert_int_equal(plan_one(&q, s4, node("big", 12, 1, 0), 2.5, NULL), 1);
+    /* the safety margin against a calibration: 4.1 cores on 4 CPUs reads 28 % with the margin,
+     * 11 % on a node calibrated at 1 */
+    struct rebalance_node s5 = node("hot", 4, 8, 50), t5 = node("cool", 4, 0.5, 0);
+    assert_int_equal(plan_one(&p, s5, t5, 3.6, NULL), 0);
+    t5.scale[REBALANCE_CPU] = 1;
+    assert_int_equal(plan_one(&p, s5, t5, 3.6, &mv), 1);
+    assert_true(mv.dst_pressure_after > 10 && mv.dst_pressure_after < 12);
+    /* what a destination reads beyond its curve counts too */
+    t5.pressure = 5;
+    assert_int_equal(plan_one(&p, s5, t5, 3.6, &mv), 1);
+    assert_true(mv.dst_pressure_after > 15 && mv.dst_pressure_after < 17);
     /* unknowns never pass */
-    struct rebalance_node unk = node("u", 3, NAN, 0);
-    assert_false(rebalance_move_ok(&p, &s, &unk, 1, NULL, NULL));
-    unk = node("u", 0, 0, 0);
-    assert_false(rebalance_move_ok(&p, &s, &unk, 1, NULL, NULL));
-    assert_false(rebalance_move_ok(&p, &s, &t, NAN, NULL, NULL));
+    assert_int_equal(plan_one(&p, s, node("u", 3, NAN, 0), 1, NULL), 0);
+    assert_int_equal(plan_one(&p, s, node("u", 0, 0, 0), 1, NULL), 0);
+    assert_int_equal(plan_one(&p, s, t, NAN, NULL), 0);
 }
 
 /* ---- the plan ---- */
@@ -387,11 +462,13 @@ static void test_plan_targeted(void **state)
     }
     rebalance_plan_free(&plan);
 
-    /* the destination stays below the taint level: on 2 CPUs only one fits (1.5/2 -> P 0,
-     * 3/2 -> P 33 % >= 25 %) */
+    /* the destination stays below the taint level: on 2 CPUs only one fits (1.5/2 -> P 2.6 %,
+     * 3/2 -> far above 25 %), and one VM alone leaves w0 above every level: nothing is made */
     nodes[1].cpus = nodes[1].alloc_cpu = 2;
     assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
-    assert_int_equal(plan.nmoves, 1);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
+    assert_non_null(strstr(plan.message, "the 1 move that can go would leave w0 predicted at 5"));
     rebalance_plan_free(&plan);
     nodes[1].cpus = nodes[1].alloc_cpu = 8;
 
@@ -595,6 +672,206 @@ static void test_plan_reasons(void **state)
     rebalance_plan_free(&plan);
 }
 
+static struct rebalance_params default_params(void)
+{
+    return (struct rebalance_params){.evict_above = 40, .taint_above = 25, .untaint_below = 15, .max_per_node = 1,
+                                     .max_per_namespace = 1, .max_total = 2, .max_in_flight = 2};
+}
+
+/* A source stays one until it is below the target (untaintBelow by default). */
+static void test_relieving(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    struct rebalance_node n = node("n", 4, 5, 30);
+    n.sustained = false;
+    assert_false(rebalance_is_source(&p, &n)); /* below evictAbove 40 */
+    n.relieving = true;
+    assert_true(rebalance_is_source(&p, &n)); /* a source before, not yet below 15 */
+    n.pressure = 14.9;
+    assert_false(rebalance_is_source(&p, &n));
+    p.target = 10;
+    assert_true(rebalance_is_source(&p, &n));
+    assert_true(rebalance_target(&p) == 10);
+    p.target = 0;
+    assert_true(rebalance_target(&p) == 15);
+    n.selected = false;
+    assert_false(rebalance_is_source(&p, &n));
+
+    /* a relieving node at 30 %: one more move gets it below the target */
+    struct rebalance_node nodes[2] = {node("w0", 4, 5.2, 30), node("w1", 8, 0.5, 0)};
+    nodes[0].sustained = false, nodes[0].relieving = true;
+    struct rebalance_candidate c[2] = {cand("a", "vm-a", 0, 2), cand("b", "vm-b", 0, 2)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 2, c, 2, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_true(plan.moves[0].src_pressure_after < 15);
+    rebalance_plan_free(&plan);
+}
+
+/* Two small moves off a node whose big VM cannot go anywhere help nothing: none is made. */
+static void test_no_useless_move(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    p.max_per_node = 5, p.max_per_namespace = 5, p.max_total = 5, p.max_in_flight = 5;
+    struct rebalance_node nodes[3] = {node("big", 32, 64, 50), node("s1", 16, 1, 0), node("s2", 16, 1, 0)};
+    struct rebalance_candidate c[3] = {cand("a", "vm-28", 0, 56), cand("b", "vm-1a", 0, 1), cand("c", "vm-1b", 0, 1)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
+    assert_non_null(strstr(plan.message, "the 2 moves that can go would leave big predicted at"));
+    rebalance_plan_free(&plan);
+    /* with room for the big one, the set is that one move */
+    nodes[1].cpus = nodes[1].alloc_cpu = 128;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_int_equal(plan.moves[0].candidate, 0);
+    rebalance_plan_free(&plan);
+}
+
+/* The coolest destination, not the first in node order; several destinations in one cycle. */
+static void test_coolest(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    p.max_per_node = 3, p.max_per_namespace = 3, p.max_total = 3, p.max_in_flight = 3, p.kubevirt_per_node = 3;
+    struct rebalance_node nodes[4] = {node("hot", 8, 16, 50), node("warm", 8, 4, 5), node("cool", 8, 0.5, 0),
+                                      node("cooler", 8, 0.2, 0)};
+    struct rebalance_candidate c[3] = {cand("a", "a", 0, 3), cand("b", "b", 0, 3), cand("c", "c", 0, 3)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 4, c, 3, &plan), 0);
+    assert_int_equal(plan.nmoves, 3);
+    assert_int_equal(plan.moves[0].destination, 3); /* "cooler" first */
+    assert_int_equal(plan.moves[1].destination, 2);
+    assert_int_equal(plan.moves[2].destination, 1); /* evictions: one per destination */
+    rebalance_plan_free(&plan);
+    /* the same load, but one reads 10 %: the other is cooler */
+    nodes[2].demand = 0.2, nodes[2].pressure = 10;
+    p.max_total = 1;
+    assert_int_equal(rebalance_plan(&p, nodes, 4, c, 3, &plan), 0);
+    assert_int_equal(plan.moves[0].destination, 3);
+    rebalance_plan_free(&plan);
+}
+
+/* Planning again after a refusal: what earlier rounds made counts against every limit. */
+static void test_limits_across_rounds(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    p.max_per_node = 4, p.max_total = 4, p.max_in_flight = 4;
+    struct rebalance_node nodes[5] = {node("h", 4, 12, 66), node("c0", 8, 0.2, 0), node("c1", 8, 0.2, 0),
+                                      node("c2", 8, 0.2, 0), node("c3", 8, 0.2, 0)};
+    struct rebalance_candidate c[4] = {cand("a", "a1", 0, 2.5), cand("a", "a2", 0, 2.5), cand("b", "b1", 0, 2.5),
+                                       cand("b", "b2", 0, 2.5)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 5, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 2); /* one per namespace */
+    assert_string_not_equal(c[plan.moves[0].candidate].ns, c[plan.moves[1].candidate].ns);
+    /* the second is refused; the first was made */
+    struct rebalance_move made = plan.moves[0];
+    const char *made_ns = c[made.candidate].ns;
+    c[plan.moves[1].candidate].blocked = "eviction refused";
+    rebalance_plan_free(&plan);
+    p.made = &made, p.nmade = 1;
+    assert_int_equal(rebalance_plan(&p, nodes, 5, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_string_not_equal(c[plan.moves[0].candidate].ns, made_ns); /* maxPerNamespace holds across rounds */
+    assert_int_not_equal(plan.moves[0].destination, made.destination);
+    rebalance_plan_free(&plan);
+    /* the total, too */
+    p.max_total = 1;
+    assert_int_equal(rebalance_plan(&p, nodes, 5, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_LIMITED);
+    rebalance_plan_free(&plan);
+}
+
+/* History: a VM never returns to the node it left; a node never sends load back to one that
+ * sent it some. */
+static void test_history(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    struct rebalance_node nodes[3] = {node("w0", 4, 8, 50), node("w1", 8, 0.5, 0), node("w2", 8, 0.5, 0)};
+    struct rebalance_candidate c[1] = {cand("a", "vm", 0, 5)};
+    struct rebalance_recent recent[2] = {{"vm", "w1", "w0"}, {"other", "w2", "w0"}};
+    p.recent = recent, p.nrecent = 1;
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 1, &plan), 0);
+    assert_int_equal(plan.nmoves, 1);
+    assert_int_equal(plan.moves[0].destination, 2); /* not back to w1 */
+    assert_int_equal(plan.held, 1);
+    rebalance_plan_free(&plan);
+    p.nrecent = 2; /* and w2 sent load to w0: both ways back are held */
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 1, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    assert_string_equal(plan.reason, REBALANCE_OSCILLATION);
+    assert_non_null(strstr(plan.message, "vm not moved from w0 to w1: it left that node recently"));
+    assert_non_null(strstr(plan.held_message, "vm not moved from w0 to w2: that node sent load here recently"));
+    assert_int_equal(plan.held, 2);
+    rebalance_plan_free(&plan);
+}
+
+/* Memory: a memory-hot node relieved on memory; destinations fit by memory in use; a move may
+ * not push another resource into the taint band. */
+static void test_memory(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    p.resources = REBALANCE_RES_CPU | REBALANCE_RES_MEMORY;
+    p.max_per_node = 3, p.max_per_namespace = 3, p.max_total = 3, p.max_in_flight = 3;
+    struct rebalance_node nodes[3] = {node("mem", 8, 2, 45), node("full", 8, 0.5, 0), node("room", 8, 0.5, 0)};
+    for (int i = 0; i < 3; i++) {
+        nodes[i].memory = 64.0 * 1073741824;
+        nodes[i].cpu_pressure = 0;
+        nodes[i].mem_pressure = 0;
+        nodes[i].mem_used = 8.0 * 1073741824;
+    }
+    nodes[0].mem_used = 112.0 * 1073741824, nodes[0].mem_pressure = 45;
+    nodes[1].mem_used = 60.0 * 1073741824; /* memory in use near its allocatable */
+    struct rebalance_candidate c[4];
+    for (int i = 0; i < 4; i++) {
+        c[i] = cand("a", i == 0 ? "m0" : i == 1 ? "m1" : i == 2 ? "m2" : "m3", 0, 0.5);
+        c[i].ns = i == 0 ? "a" : i == 1 ? "b" : i == 2 ? "c" : "d";
+        c[i].mem_used = 28.0 * 1073741824;
+        c[i].req_memory = 1.0 * 1073741824; /* requests say nothing */
+    }
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 1); /* one fits, on "room"; "full" has no memory left */
+    assert_int_equal(plan.moves[0].destination, 2);
+    assert_int_equal(plan.moves[0].resource, REBALANCE_MEMORY);
+    rebalance_plan_free(&plan);
+    char why[256];
+    struct rebalance_node full = nodes[1];
+    assert_non_null(rebalance_fit(&c[0], &full, why, sizeof(why)));
+    assert_non_null(strstr(why, "insufficient memory in use"));
+    /* CPU alone: memory pressure is not looked at */
+    p.resources = 0;
+    nodes[0].pressure = 0;
+    assert_int_equal(rebalance_plan(&p, nodes, 3, c, 4, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    rebalance_plan_free(&plan);
+}
+
+static void test_vmi_check(void **state)
+{
+    (void)state;
+    cJSON *no = parse("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"
+                      "{\"type\":\"LiveMigratable\",\"status\":\"False\",\"reason\":\"DisksNotLiveMigratable\"}]}}");
+    cJSON *yes = parse("{\"status\":{\"conditions\":[{\"type\":\"LiveMigratable\",\"status\":\"True\"}]}}");
+    cJSON *none = parse("{\"status\":{}}");
+    assert_string_equal(rebalance_vmi_check(no), "not live-migratable");
+    assert_null(rebalance_vmi_check(yes));
+    assert_null(rebalance_vmi_check(none));
+    assert_null(rebalance_vmi_check(NULL));
+    cJSON_Delete(no);
+    cJSON_Delete(yes);
+    cJSON_Delete(none);
+}
+
 static void test_evict_outcome(void **state)
 {
     (void)state;
@@ -686,6 +963,12 @@ static void test_convergence_random(void **state)
                                                            : 0);
         int moves = 0, cycles = 0;
         int moved[MAXW] = {0};
+        unsigned visited[MAXW] = {0}; /* the nodes each workload has been on */
+        for (size_t j = 0; j < nw; j++)
+            visited[j] = 1u << c[j].node;
+        static struct rebalance_recent recent[1024];
+        size_t nrecent = 0;
+        p.recent = recent;
         for (;; cycles++) {
             /* the static load: demand and (predicted) pressure from the placement */
             for (size_t i = 0; i < nn; i++) {
@@ -703,6 +986,7 @@ static void test_convergence_random(void **state)
                 nodes[i].alloc_cpu = 1000; /* requests are not what this property is about */
             }
             struct rebalance_plan plan;
+            p.nrecent = nrecent;
             assert_int_equal(rebalance_plan(&p, nodes, nn, c, nw, &plan), 0);
             if (!plan.nmoves) {
                 rebalance_plan_free(&plan);
@@ -726,6 +1010,11 @@ static void test_convergence_random(void **state)
                 assert_true(rebalance_predicted_pressure(nodes[mv->destination].demand / nodes[mv->destination].cpus) <
                             p.taint_above);
                 assert_int_equal(mv->source, c[mv->candidate].node);
+                assert_false(visited[mv->candidate] & (1u << mv->destination)); /* never back */
+                visited[mv->candidate] |= 1u << mv->destination;
+                assert_true(nrecent < 1024);
+                recent[nrecent++] = (struct rebalance_recent){c[mv->candidate].workload, nodes[mv->source].name,
+                                                              nodes[mv->destination].name};
                 c[mv->candidate].node = mv->destination;
                 moved[mv->candidate]++;
                 moves++;
@@ -735,7 +1024,8 @@ static void test_convergence_random(void **state)
         }
         total_moves += moves;
         multi_cycle += cycles > 1;
-        (void)moved;
+        for (size_t j = 0; j < nw; j++)
+            assert_true(moved[j] <= (int)nn - 1);
     }
     /* the property was exercised: many moves, many multi-cycle runs */
     assert_true(total_moves > 300);
@@ -749,12 +1039,20 @@ int main(void)
         cmocka_unit_test(test_workload),
         cmocka_unit_test(test_fit),
         cmocka_unit_test(test_prediction),
-        cmocka_unit_test(test_move_ok),
+        cmocka_unit_test(test_calibration),
+        cmocka_unit_test(test_move_rules),
         cmocka_unit_test(test_plan_seed),
         cmocka_unit_test(test_plan_targeted),
         cmocka_unit_test(test_plan_ranking_by_relief),
         cmocka_unit_test(test_plan_limits),
         cmocka_unit_test(test_plan_reasons),
+        cmocka_unit_test(test_relieving),
+        cmocka_unit_test(test_no_useless_move),
+        cmocka_unit_test(test_coolest),
+        cmocka_unit_test(test_limits_across_rounds),
+        cmocka_unit_test(test_history),
+        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_vmi_check),
         cmocka_unit_test(test_evict_outcome),
         cmocka_unit_test(test_convergence_random),
     };

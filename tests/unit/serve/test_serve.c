@@ -1,7 +1,8 @@
 /* Unit tests for psi_serve: bind address and query parsing, and the server itself on a
  * loopback port picked by the kernel (routes, HEAD, 404/405, request bodies, large
- * replies, kept-alive connections, the handler lock), connections that close before or
- * in the middle of a request, and many concurrent connections. */
+ * replies, kept-alive connections, the handler lock, answers from the head alone),
+ * connections that close before or in the middle of a request, and many concurrent
+ * connections. Hostile crowds are in test_serve_hostile.c. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -332,11 +333,11 @@ static struct psi_serve *start_test_server(struct app *a, int *port)
     return s;
 }
 
-/* Regression: libwebsockets hands LWS_CALLBACK_CLOSED_HTTP a NULL per-connection pointer
- * for a connection that ends before its first request reached the handler (a bare TCP
- * connect, as a port check or a client giving up on a busy server does). The server
- * dereferenced it and died with SIGSEGV. Each way of ending early is followed by requests
- * that must still be answered, and the server is freed with such a connection open. */
+/* Regression (of the libwebsockets server before this one, which died with SIGSEGV): a
+ * connection that ends before its first request reached a handler (a bare TCP connect, as
+ * a port check or a client giving up on a busy server does). Each way of ending early is
+ * followed by requests that must still be answered, and the server is freed with such a
+ * connection open. */
 static void test_connection_closed_before_request(void **state)
 {
     (void)state;
@@ -378,8 +379,7 @@ static void test_connection_closed_before_request(void **state)
 }
 
 /* Raw clients beside the curl load: connections that close at once, or send a whole
- * request and close without reading the answer (when the server is busy, before the
- * request got a header table and so before any per-connection state exists). */
+ * request and close without reading the answer. */
 struct raw_load {
     int port;
     int rounds;
@@ -419,9 +419,8 @@ static void *raw_load_thread(void *arg)
 }
 
 /* Many concurrent connections: PUTs and GETs over kept-alive connections from a curl
- * multi handle (more at once than libwebsockets has header tables, so requests queue),
- * while another thread opens and drops connections. Every curl request must be answered;
- * under the bug above the server died part-way. */
+ * multi handle, while another thread opens and drops connections. Every curl request must
+ * be answered; under the bug above the server died part-way. */
 static void test_many_concurrent_connections(void **state)
 {
     (void)state;
@@ -505,6 +504,62 @@ static void test_many_concurrent_connections(void **state)
     psi_serve_free(s);
 }
 
+/* Send raw text on a fresh connection and return the first line of the answer. */
+static void raw_status(int port, const char *text, size_t len, char *line, size_t linelen)
+{
+    int fd = raw_connect(port);
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = send(fd, text + off, len - off, MSG_NOSIGNAL);
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    char buf[512];
+    ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\r")] = '\0';
+    snprintf(line, linelen, "%s", buf);
+    close(fd);
+}
+
+/* Requests judged on their head: a body where no route takes one, a chunked body, an
+ * oversized header or target, a malformed head. */
+static void test_answers_from_head(void **state)
+{
+    (void)state;
+    struct app a = {0};
+    int port;
+    struct psi_serve *s = start_test_server(&a, &port);
+    char line[256];
+    static const char get_body[] = "GET /readyz HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\nxx";
+    raw_status(port, get_body, sizeof(get_body) - 1, line, sizeof(line));
+    assert_string_equal(line, "HTTP/1.1 413 Content Too Large");
+    static const char unknown_body[] = "POST /nothing HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n";
+    raw_status(port, unknown_body, sizeof(unknown_body) - 1, line, sizeof(line));
+    assert_string_equal(line, "HTTP/1.1 404 Not Found");
+    static const char chunked[] = "PUT /things/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+    raw_status(port, chunked, sizeof(chunked) - 1, line, sizeof(line));
+    assert_string_equal(line, "HTTP/1.1 411 Length Required");
+    static const char smuggle[] = "PUT /things/a HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n";
+    raw_status(port, smuggle, sizeof(smuggle) - 1, line, sizeof(line));
+    assert_string_equal(line, "HTTP/1.1 400 Bad Request");
+    char *big = malloc(20000);
+    memset(big, 'a', 20000);
+    memcpy(big, "GET /readyz HTTP/1.1\r\nX-Big: ", 30);
+    raw_status(port, big, 20000, line, sizeof(line));
+    assert_string_equal(line, "HTTP/1.1 431 Request Header Fields Too Large");
+    memcpy(big, "GET /", 5);
+    memset(big + 5, 'a', 40);
+    raw_status(port, big, 20000, line, sizeof(line));
+    assert_string_equal(line, "HTTP/1.1 414 URI Too Long");
+    free(big);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/readyz", port);
+    assert_int_equal(get_status(url), 200);
+    psi_serve_free(s);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -514,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_live_server),
         cmocka_unit_test(test_connection_closed_before_request),
         cmocka_unit_test(test_many_concurrent_connections),
+        cmocka_unit_test(test_answers_from_head),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

@@ -1,0 +1,317 @@
+/* Unit tests for psi_tls and HTTPS in psi_serve: TLS version and cipher suite names, a
+ * certificate from a directory served and verified against its CA, a rotated certificate
+ * (a new pair written where the old was) served to new connections without a restart, a
+ * broken pair leaving the previous one in use, TLS 1.1 refused by default and TLS 1.2 when
+ * the minimum is 1.3, plain HTTP on the TLS port not answered, and the self-signed
+ * certificate made when no directory is given. The client is OpenSSL's, set to offer the
+ * old versions too (security level 0), so that a refusal is the server's. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "serve.h"
+#include "tls.h"
+
+static void test_versions_and_ciphers(void **state)
+{
+    (void)state;
+    int v = 0;
+    char err[256], out[512];
+    assert_int_equal(psi_tls_parse_version(NULL, &v, err, sizeof(err)), 0);
+    assert_int_equal(v, TLS1_2_VERSION);
+    assert_int_equal(psi_tls_parse_version("VersionTLS13", &v, err, sizeof(err)), 0);
+    assert_int_equal(v, TLS1_3_VERSION);
+    assert_int_equal(psi_tls_parse_version("VersionTLS11", &v, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "VersionTLS11"));
+    assert_int_equal(psi_tls_parse_version("tls12", &v, err, sizeof(err)), -1);
+
+    assert_int_equal(psi_tls_cipher_list("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, "
+                                         "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+                                         out, sizeof(out), err, sizeof(err)),
+                     0);
+    assert_string_equal(out, "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-CHACHA20-POLY1305");
+    assert_int_equal(psi_tls_cipher_list("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_NO_SUCH_SUITE", out,
+                                         sizeof(out), err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "TLS_NO_SUCH_SUITE"));
+    assert_int_equal(psi_tls_cipher_list("TLS_AES_128_GCM_SHA256", out, sizeof(out), err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "TLS 1.3"));
+    assert_int_equal(psi_tls_cipher_list(" , ", out, sizeof(out), err, sizeof(err)), -1);
+}
+
+/* ---- certificates for the tests ---- */
+
+struct pair {
+    EVP_PKEY *key;
+    X509 *cert;
+};
+
+static void ext(X509 *x, X509 *issuer, int nid, const char *value)
+{
+    X509V3_CTX v3;
+    X509V3_set_ctx_nodb(&v3);
+    X509V3_set_ctx(&v3, issuer, x, NULL, NULL, 0);
+    X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
+    assert_non_null(e);
+    X509_add_ext(x, e, -1);
+    X509_EXTENSION_free(e);
+}
+
+/* A CA (issuer NULL) or a serving certificate for 127.0.0.1 signed by issuer. */
+static struct pair make_cert(const char *cn, const struct pair *issuer)
+{
+    static long serial = 1;
+    struct pair p = {EVP_EC_gen("P-256"), X509_new()};
+    assert_non_null(p.key);
+    X509_set_version(p.cert, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(p.cert), serial++);
+    X509_gmtime_adj(X509_getm_notBefore(p.cert), -60);
+    X509_gmtime_adj(X509_getm_notAfter(p.cert), 3600);
+    X509_set_pubkey(p.cert, p.key);
+    X509_NAME_add_entry_by_txt(X509_get_subject_name(p.cert), "CN", MBSTRING_ASC, (const unsigned char *)cn, -1,
+                               -1, 0);
+    X509 *iss = issuer ? issuer->cert : p.cert;
+    X509_set_issuer_name(p.cert, X509_get_subject_name(iss));
+    if (issuer) {
+        ext(p.cert, iss, NID_basic_constraints, "critical,CA:FALSE");
+        ext(p.cert, iss, NID_ext_key_usage, "serverAuth");
+        ext(p.cert, iss, NID_subject_alt_name, "IP:127.0.0.1");
+    } else {
+        ext(p.cert, iss, NID_basic_constraints, "critical,CA:TRUE");
+        ext(p.cert, iss, NID_key_usage, "critical,keyCertSign");
+    }
+    assert_true(X509_sign(p.cert, issuer ? issuer->key : p.key, EVP_sha256()) > 0);
+    return p;
+}
+
+static void free_pair(struct pair *p)
+{
+    EVP_PKEY_free(p->key);
+    X509_free(p->cert);
+}
+
+static void write_cert(const char *path, X509 *x)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    PEM_write_X509(f, x);
+    fclose(f);
+}
+
+/* Write tls.crt and tls.key into dir the way a Secret volume changes: new files renamed
+ * over the old ones. key may be NULL for a key file that is not a key. */
+static void write_pair(const char *dir, const struct pair *p, int broken_key)
+{
+    char tmp[512], path[512];
+    snprintf(tmp, sizeof(tmp), "%s/.tls.crt", dir);
+    write_cert(tmp, p->cert);
+    snprintf(path, sizeof(path), "%s/tls.crt", dir);
+    assert_int_equal(rename(tmp, path), 0);
+    snprintf(tmp, sizeof(tmp), "%s/.tls.key", dir);
+    FILE *f = fopen(tmp, "w");
+    assert_non_null(f);
+    if (broken_key)
+        fputs("-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n", f);
+    else
+        PEM_write_PrivateKey(f, p->key, NULL, NULL, 0, NULL, NULL);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/tls.key", dir);
+    assert_int_equal(rename(tmp, path), 0);
+}
+
+/* ---- a client ---- */
+
+static void on_x(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
+{
+    (void)ud;
+    char out[256];
+    snprintf(out, sizeof(out), "token=%s\n", req->bearer);
+    psi_serve_reply_text(rep, 200, NULL, out);
+}
+
+/* GET /x over TLS between versions min and max, trusting ca (NULL: trust anything). 0 when
+ * the reply was 200 with the token echoed; -1 when the handshake or request failed. The
+ * peer certificate's common name goes to cn when given. */
+static int tls_get(int port, int min, int max, const X509 *ca, char *cn, size_t cnlen)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL_CTX_set_security_level(ctx, 0);
+    SSL_CTX_set_cipher_list(ctx, "ALL:@SECLEVEL=0");
+    SSL_CTX_set_min_proto_version(ctx, min);
+    SSL_CTX_set_max_proto_version(ctx, max);
+    if (ca) {
+        X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), (X509 *)ca);
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    }
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    SSL *ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    SSL_set1_host(ssl, "127.0.0.1");
+    int rc = -1;
+    if (SSL_connect(ssl) == 1) {
+        if (cn) {
+            X509 *peer = SSL_get1_peer_certificate(ssl);
+            X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn, (int)cnlen);
+            X509_free(peer);
+        }
+        static const char req[] = "GET /x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t0k\r\nConnection: close\r\n\r\n";
+        char buf[1024];
+        int n = 0, r;
+        SSL_write(ssl, req, sizeof(req) - 1);
+        while (n < (int)sizeof(buf) - 1 && (r = SSL_read(ssl, buf + n, (int)sizeof(buf) - 1 - n)) > 0)
+            n += r;
+        buf[n] = '\0';
+        if (strncmp(buf, "HTTP/1.1 200 ", 13) == 0 && strstr(buf, "\r\n\r\ntoken=t0k\n"))
+            rc = 0;
+    }
+    SSL_free(ssl);
+    close(fd);
+    SSL_CTX_free(ctx);
+    return rc;
+}
+
+static struct psi_serve *https_server(struct psi_tls *tls, int *port)
+{
+    char err[256];
+    struct psi_serve *s = psi_serve_new("127.0.0.1:0", err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(psi_serve_set_tls(s, tls), 0);
+    assert_int_equal(psi_serve_route(s, "GET", "/x", on_x, NULL), 0);
+    if (psi_serve_start(s, err, sizeof(err)) != 0)
+        fail_msg("start: %s", err);
+    *port = psi_serve_port(s);
+    return s;
+}
+
+static int logged;
+static void count_log(const char *msg, void *ud)
+{
+    (void)ud;
+    fprintf(stderr, "tls: %s\n", msg);
+    logged++;
+}
+
+static void test_cert_dir_and_rotation(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/psi-tls-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct pair ca1 = make_cert("ca-one", NULL), ca2 = make_cert("ca-two", NULL);
+    struct pair leaf1 = make_cert("leaf-one", &ca1), leaf2 = make_cert("leaf-two", &ca2);
+    write_pair(dir, &leaf1, 0);
+    char err[256];
+    struct psi_tls_options o = {.cert_dir = dir, .log = count_log};
+    struct psi_tls *tls = psi_tls_new(&o, err, sizeof(err));
+    if (!tls)
+        fail_msg("psi_tls_new: %s", err);
+    int port;
+    struct psi_serve *s = https_server(tls, &port);
+    char cn[64] = "";
+    assert_int_equal(tls_get(port, TLS1_2_VERSION, TLS1_3_VERSION, ca1.cert, cn, sizeof(cn)), 0);
+    assert_string_equal(cn, "leaf-one");
+    assert_int_equal(tls_get(port, TLS1_2_VERSION, TLS1_2_VERSION, ca1.cert, NULL, 0), 0);
+    /* TLS 1.1 and 1.0 are refused, and another CA does not verify */
+    assert_int_equal(tls_get(port, TLS1_1_VERSION, TLS1_1_VERSION, NULL, NULL, 0), -1);
+    assert_int_equal(tls_get(port, TLS1_VERSION, TLS1_VERSION, NULL, NULL, 0), -1);
+    assert_int_equal(tls_get(port, TLS1_2_VERSION, TLS1_3_VERSION, ca2.cert, NULL, 0), -1);
+
+    /* rotation: new connections get the new pair within a few seconds, no restart */
+    write_pair(dir, &leaf2, 0);
+    int served = -1;
+    for (int i = 0; i < 50 && served != 0; i++) {
+        served = tls_get(port, TLS1_2_VERSION, TLS1_3_VERSION, ca2.cert, cn, sizeof(cn));
+        if (served != 0)
+            usleep(100000);
+    }
+    assert_int_equal(served, 0);
+    assert_string_equal(cn, "leaf-two");
+    assert_int_equal(psi_tls_reloads(tls), 1); /* read after the new certificate was seen */
+
+    /* a pair that does not load is reported and the previous one stays in use */
+    write_pair(dir, &leaf1, 1);
+    logged = 0;
+    for (int i = 0; i < 30 && !logged; i++) {
+        assert_int_equal(tls_get(port, TLS1_2_VERSION, TLS1_3_VERSION, ca2.cert, NULL, 0), 0);
+        usleep(100000);
+    }
+    assert_true(logged > 0);
+    assert_int_equal(tls_get(port, TLS1_2_VERSION, TLS1_3_VERSION, ca2.cert, cn, sizeof(cn)), 0);
+    assert_string_equal(cn, "leaf-two");
+
+    /* plain HTTP on the TLS port gets no HTTP answer */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    send(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n", 28, MSG_NOSIGNAL);
+    char buf[64] = "";
+    ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+    assert_true(n <= 0 || strncmp(buf, "HTTP/", 5) != 0);
+    close(fd);
+
+    psi_serve_free(s);
+    psi_tls_free(tls);
+    free_pair(&ca1), free_pair(&ca2), free_pair(&leaf1), free_pair(&leaf2);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/tls.crt", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/tls.key", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void test_self_signed_and_min_version(void **state)
+{
+    (void)state;
+    char err[256];
+    struct psi_tls_options o = {.min_version = "VersionTLS13"};
+    struct psi_tls *tls = psi_tls_new(&o, err, sizeof(err));
+    if (!tls)
+        fail_msg("psi_tls_new: %s", err);
+    int port;
+    struct psi_serve *s = https_server(tls, &port);
+    char cn[64] = "";
+    assert_int_equal(tls_get(port, TLS1_3_VERSION, TLS1_3_VERSION, NULL, cn, sizeof(cn)), 0);
+    assert_string_equal(cn, "psi-rebalancer");
+    assert_int_equal(tls_get(port, TLS1_2_VERSION, TLS1_2_VERSION, NULL, NULL, 0), -1);
+    psi_serve_free(s);
+    psi_tls_free(tls);
+
+    /* a directory without the pair is an error naming it */
+    struct psi_tls_options bad = {.cert_dir = "/nonexistent-psi-dir"};
+    assert_null(psi_tls_new(&bad, err, sizeof(err)));
+    assert_non_null(strstr(err, "/nonexistent-psi-dir"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_versions_and_ciphers),
+        cmocka_unit_test(test_cert_dir_and_rotation),
+        cmocka_unit_test(test_self_signed_and_min_version),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
