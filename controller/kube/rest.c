@@ -259,7 +259,7 @@ static void snippet(const char *body, size_t len, char *out, size_t outlen)
     }
     out[o] = 0;
     if (len > 80 && o + 4 < outlen)
-        strcat(out, "...");
+        memcpy(out + o, "...", 4);
 }
 
 int kube_rest_decode_status(const char *body, size_t len, long status, const char *method, const char *url,

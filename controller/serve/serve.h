@@ -29,7 +29,9 @@
  * slow clients cannot lock out a probe. Request bodies and handlers' replies held at once
  * count against one memory budget: a body that does not fit is refused with 503, and
  * while the budget is spent no handler runs (503). Memory is thus bounded by about
- * max_connections * (max_head + a TLS connection's buffers) + the budget. */
+ * max_connections * (max_head + a TLS connection's buffers) + the budget; an idle
+ * kept-alive connection holds no head buffer. Out of file descriptors, the server closes
+ * the connection that has waited longest, or pauses accepting for 100 ms. */
 #ifndef PSI_SERVE_SERVE_H
 #define PSI_SERVE_SERVE_H
 

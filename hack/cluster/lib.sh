@@ -201,16 +201,27 @@ start_kwok() {
 }
 
 start_prometheus() {
-  mkdir -p "$dir/prometheus/targets" "$dir/prometheus/data"
+  mkdir -p "$dir/prometheus/targets" "$dir/prometheus/data" "$dir/prometheus/rules" "$dir/prometheus/targets-operator"
   cat > "$dir/prometheus/prometheus.yml" <<YAML
-# Written by hack/cluster/up. Targets are added at run time as files in targets/.
+# Written by hack/cluster/up. Targets are added at run time as files in targets/; rule files
+# in rules/ (POST /-/reload after adding one).
 global:
   scrape_interval: 5s
   evaluation_interval: 5s
+rule_files: ['$dir/prometheus/rules/*.yaml']
 scrape_configs:
 - job_name: testbed
   file_sd_configs:
   - files: ['$dir/prometheus/targets/*.json']
+    refresh_interval: 5s
+# The operator's HTTPS metrics endpoint as its ServiceMonitor scrapes it: a ServiceAccount
+# token (written to operator-scrape.token by the test) and the bed's CA for the Service name.
+- job_name: psi-rebalancer-metrics
+  scheme: https
+  authorization: {credentials_file: '$dir/prometheus/operator-scrape.token'}
+  tls_config: {ca_file: '$dir/pki/ca.crt', server_name: psi-rebalancer-metrics.psi-rebalancer.svc}
+  file_sd_configs:
+  - files: ['$dir/prometheus/targets-operator/*.json']
     refresh_interval: 5s
 YAML
   spawn prometheus "$prometheus_bin" --config.file "$dir/prometheus/prometheus.yml" \

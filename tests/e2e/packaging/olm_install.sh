@@ -125,8 +125,14 @@ check "the pods run on kwok nodes" on_kwok
 
 # --- the operator as OLM made it -----------------------------------------------------------------
 kubectl get csv psi-rebalancer.v0.1.0 -n "$ns" -o json > "$work/csv.json"
-mapfile -t cmdline < <(jq -r --arg ns "$ns" '.spec.install.spec.deployments[0].spec.template.spec.containers[0] |
-  (.command // []) + (.args // []) | .[] | gsub("\\$\\(POD_NAMESPACE\\)"; $ns)' "$work/csv.json")
+# The serving certificate the kubelet would mount from the Secret of OpenShift's service CA:
+# a pair from the bed's CA in a directory of the test.
+mkdir -p "$work/metrics-cert"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=psi-rebalancer-metrics \
+  -CA "$PSI_TESTBED/pki/ca.crt" -CAkey "$PSI_TESTBED/pki/ca.key" -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$work/metrics-cert/tls.key" -out "$work/metrics-cert/tls.crt" 2>/dev/null
+mapfile -t cmdline < <(jq -r --arg ns "$ns" --arg cert "$work/metrics-cert" '.spec.install.spec.deployments[0].spec.template.spec.containers[0] |
+  (.command // []) + (.args // []) | .[] | gsub("\\$\\(POD_NAMESPACE\\)"; $ns) | sub("^--metrics-cert-dir=.*"; "--metrics-cert-dir=" + $cert)' "$work/csv.json")
 token=$(kubectl create token psi-rebalancer -n "$ns" --duration=1h)
 server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 cat > "$work/sa.kubeconfig" <<YAML

@@ -81,8 +81,8 @@ static struct pair make_cert(const char *cn, const struct pair *issuer)
     assert_non_null(p.key);
     X509_set_version(p.cert, 2);
     ASN1_INTEGER_set(X509_get_serialNumber(p.cert), serial++);
-    X509_gmtime_adj(X509_getm_notBefore(p.cert), -60);
-    X509_gmtime_adj(X509_getm_notAfter(p.cert), 3600);
+    X509_time_adj_ex(X509_getm_notBefore(p.cert), 0, -60, NULL);
+    X509_time_adj_ex(X509_getm_notAfter(p.cert), 0, 3600, NULL);
     X509_set_pubkey(p.cert, p.key);
     X509_NAME_add_entry_by_txt(X509_get_subject_name(p.cert), "CN", MBSTRING_ASC, (const unsigned char *)cn, -1,
                                -1, 0);
