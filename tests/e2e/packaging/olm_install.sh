@@ -18,8 +18,11 @@
 #   Prometheus) to Ready, and its log has no "forbidden" or 403;
 # - a second version, built by hack/bundle.sh into a temporary directory and served as the
 #   next catalog, is offered on the channel: OLM upgrades to it by its skipRange;
-# - deleting the Subscription and the CSV leaves no cluster-scoped RBAC of OLM's making
-#   behind, and the CRD in place (OLM never deletes a CRD: its custom resources would go too).
+# - deleting the Subscription and the CSV as README says leaves no cluster-scoped RBAC of the
+#   CSV's behind and nothing bound to the install namespace's ServiceAccounts; what OLM keeps
+#   is what README says it keeps: the CRD (its custom resources would go with it), and the
+#   ClusterRoles shipped as bundle manifests (labelled with the CSV's name only, OLM's clean-up
+#   does not find them), bound to nothing.
 #
 #   olm_install.sh    (run by ctest)
 source "$(dirname "$0")/../lib/testlib.sh"
@@ -46,6 +49,7 @@ cleanup() {
   kubectl delete namespace "$ns" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   kubectl delete catalogsource psi-rebalancer -n "$market" --ignore-not-found >/dev/null 2>&1 || true
   "$src/hack/cluster/olm" down
+  [ -z "${bundle_rbac:-}" ] || kubectl delete $bundle_rbac --ignore-not-found >/dev/null 2>&1 || true
   [ -n "$crd_before" ] || kubectl delete crd "$crd" --ignore-not-found >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -98,6 +102,12 @@ owned_by_csv() { # KIND NAME: owned by the CSV (ownerReference)
   kubectl get "$1" "$2" -n "$ns" -o json | jq -e '.metadata.ownerReferences[]? | select(.kind == "ClusterServiceVersion")' >/dev/null
 }
 check "OLM created the ServiceAccount psi-rebalancer, owned by the CSV" owned_by_csv serviceaccount psi-rebalancer
+# The bundle's own cluster-scoped RBAC (besides the CSV's clusterPermissions), by name.
+bundle_rbac=$(python3 -c 'import glob, sys, yaml
+for f in sorted(glob.glob(sys.argv[1] + "/*.yaml")):
+    d = yaml.safe_load(open(f))
+    if d["kind"] in ("ClusterRole", "ClusterRoleBinding"):
+        print(d["kind"].lower() + ".rbac.authorization.k8s.io/" + d["metadata"]["name"])' "$src/bundle/manifests")
 rbac_of_ns() { # the cluster-scoped RBAC OLM made for a CSV of $ns, or bound to its ServiceAccounts
   { kubectl get clusterroles,clusterrolebindings -l "olm.owner.namespace=$ns,olm.owner.kind=ClusterServiceVersion" -o name
     kubectl get clusterrolebindings -o json | jq -r --arg ns "$ns" \
@@ -109,6 +119,13 @@ binds_operator() {
     '[.items[] | select(any(.subjects[]; .kind == "ServiceAccount" and .name == "psi-rebalancer" and .namespace == $ns))] | length > 0' >/dev/null
 }
 check "OLM created ClusterRoles and ClusterRoleBindings of the CSV for the ServiceAccount" binds_operator
+made_by_olm() { # the bundle's own ClusterRoles, made (or taken over) by OLM for the CSV
+  local r
+  for r in $bundle_rbac; do
+    [ "$(kubectl get "$r" -o jsonpath='{.metadata.labels.olm\.owner}')" = psi-rebalancer.v0.1.0 ] || return 1
+  done
+}
+check "OLM created the bundle's own ClusterRoles ($(echo $bundle_rbac | wc -w))" made_by_olm
 deployment_ready() {
   kubectl get deployment psi-rebalancer -n "$ns" -o json | jq -e '.status.readyReplicas == .spec.replicas and .spec.replicas > 0' >/dev/null
 }
@@ -184,10 +201,19 @@ eventually 60 "the upgraded Deployment's pods are Ready" deployment_ready
 # --- removal ---------------------------------------------------------------------------------------
 check "OLM's cluster-scoped RBAC for the CSV is found by its owner labels" test -n "$(rbac_of_ns)"
 kubectl delete subscription psi-rebalancer -n "$ns" >/dev/null
-kubectl delete csv psi-rebalancer.v0.2.0 -n "$ns" >/dev/null
+check "README's selector deletes the CSV" bash -c \
+  "kubectl delete csv -n $ns -l operators.coreos.com/psi-rebalancer.$ns -o name | grep -qx clusterserviceversion.operators.coreos.com/psi-rebalancer.v0.2.0"
 no_rbac_left() { [ -z "$(rbac_of_ns)" ]; }
-eventually 60 "no ClusterRole or ClusterRoleBinding of the operator is left" no_rbac_left
+eventually 60 "no ClusterRole or ClusterRoleBinding of the CSV is left, none binds the namespace's ServiceAccounts" no_rbac_left
 ((failures == 0)) || rbac_of_ns
+kept_unbound() { # the bundle's ClusterRoles are kept, and no binding refers to them
+  local r
+  for r in $bundle_rbac; do
+    kubectl get "$r" >/dev/null || return 1
+    ! kubectl get clusterrolebindings -o json | jq -e --arg n "${r##*/}" 'any(.items[]; .roleRef.name == $n)' >/dev/null || return 1
+  done
+}
+check "the bundle's own ClusterRoles are kept, bound to nothing (README: delete them by hand)" kept_unbound
 eventually 60 "the Deployment is gone" bash -c "! kubectl get deployment psi-rebalancer -n $ns 2>/dev/null"
 check "the CRD stays (OLM never deletes a CRD)" kubectl get crd "$crd"
 finish
