@@ -23,6 +23,7 @@
 #   invalidated: the operator keeps working with the new one.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
+source "$(dirname "$0")/../lib/inpod.sh"
 
 name=ocp-monitoring-$$
 binding=psi-e2e-monitoring-view-$$
@@ -44,10 +45,6 @@ cleanup() {
   "$PSI_SOURCE_DIR/hack/cluster/ctl" --dir "$PSI_TESTBED" restart apiserver >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-
-# put FILE: stdin into FILE the way the kubelet updates a projected volume (a new file
-# renamed over the old one).
-put() { cat > "$1.new" && mv -f "$1.new" "$1"; }
 
 # bound_token SECRET: a token of the operator's ServiceAccount that dies with SECRET.
 bound_token() {
@@ -93,19 +90,9 @@ check "... and for no other ServiceAccount (its own included)" mints_no_other
 kubectl delete rolebinding psi-rebalancer-pressure-token -n "$ns" >/dev/null
 
 # --- the operator, as in a pod ---------------------------------------------------------------
-mkdir -p "$sa_dir"
-bound_token psi-e2e-token-a-$$ | put "$sa_dir/token"
-cp "$PSI_TESTBED/pki/ca.crt" "$sa_dir/ca.crt"
-put "$sa_dir/service-ca.crt" < "$PSI_SERVICE_CA"
-printf %s "$ns" > "$sa_dir/namespace"
+operator_sa_dir "$sa_dir" "$(bound_token psi-e2e-token-a-$$)"
 start_exporter worker-0 worker-1 worker-2
-(
-  unset KUBECONFIG
-  export KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=${PSI_APISERVER_URL##*:} PSI_SERVICEACCOUNT_DIR=$sa_dir
-  exec "$operator_bin" --leader-elect=true --leader-election-namespace "$ns" --metrics-bind-address 127.0.0.1:0 \
-    --health-probe-bind-address 127.0.0.1:0 --log-level debug
-) >>"$work/operator.log" 2>&1 &
-operator_pid=$!
+start_operator_in_pod "$sa_dir"
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
