@@ -75,8 +75,9 @@ int api_spec_defaults(struct api_spec *s)
 
     s->metrics.source = API_SOURCE_PROMETHEUS;
     ok = ok && (s->metrics.prometheus.url = strdup("https://thanos-querier.openshift-monitoring.svc:9091"));
-    ok = ok && (s->metrics.prometheus.bearer_token_file = strdup("/var/run/secrets/kubernetes.io/serviceaccount/token"));
+    s->metrics.prometheus.bearer_token_file = NULL;
     s->metrics.prometheus.ca_file = NULL;
+    s->metrics.prometheus.send_token_over_plain_http = false;
     s->metrics.interval_ms = 30 * MS_S;
     s->metrics.window_ms = 1 * MS_M;
 
@@ -136,6 +137,21 @@ void api_spec_free(struct api_spec *s)
         (field) = v_;                                                                                                \
     } while (0)
 
+/* bearerTokenFile naming the operator's own token (the default of old CRDs, stored in old
+ * objects) means unset: the pressure-reading ServiceAccount's token; warn about it. */
+static void legacy_token_file(struct api_spec *s, struct api_errors *warns)
+{
+    char *f = s->metrics.prometheus.bearer_token_file;
+    if (!f || strcmp(f, API_LEGACY_TOKEN_FILE) != 0)
+        return;
+    free(f);
+    s->metrics.prometheus.bearer_token_file = NULL;
+    api_errors_add(warns, "spec.metrics.prometheus.bearerTokenFile",
+                   "%s is the operator's own token, which is never sent to Prometheus: the token of the "
+                   "pressure-reading ServiceAccount is sent instead (remove the field)",
+                   API_LEGACY_TOKEN_FILE);
+}
+
 /* The object at obj[key] (NULL when absent), with its unknown fields warned about. */
 static const cJSON *section(const cJSON *obj, const char *path, const char *key, const char *const *known,
                             char *subpath, struct api_errors *errs, struct api_errors *warns)
@@ -163,7 +179,7 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
                                              "taint", "eviction", NULL};
     static const char *const mc_known[] = {"enabled", "roles", "schedstats", "deletionPolicy", NULL};
     static const char *const metrics_known[] = {"source", "prometheus", "interval", "window", NULL};
-    static const char *const prom_known[] = {"url", "bearerTokenFile", "caFile", NULL};
+    static const char *const prom_known[] = {"url", "bearerTokenFile", "caFile", "sendTokenOverPlainHTTP", NULL};
     static const char *const pressure_known[] = {"resource", "stall", "taintAbovePercent", "untaintBelowPercent", "sustain",
                                                  "maxTaintedPercent", "utilizationFloorPercent", NULL};
     static const char *const taint_known[] = {"key", "effect", NULL};
@@ -200,6 +216,8 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
             api_json_string(prom, pp, "url", &s->metrics.prometheus.url, errs);
             api_json_string(prom, pp, "bearerTokenFile", &s->metrics.prometheus.bearer_token_file, errs);
             api_json_string(prom, pp, "caFile", &s->metrics.prometheus.ca_file, errs);
+            api_json_bool(prom, pp, "sendTokenOverPlainHTTP", &s->metrics.prometheus.send_token_over_plain_http, errs);
+            legacy_token_file(s, warns);
         }
         api_json_duration(o, p, "interval", &s->metrics.interval_ms, errs);
         api_json_duration(o, p, "window", &s->metrics.window_ms, errs);
@@ -523,6 +541,7 @@ cJSON *api_spec_encode(const struct api_spec *s)
          (!s->metrics.prometheus.bearer_token_file ||
           cJSON_AddStringToObject(pr, "bearerTokenFile", s->metrics.prometheus.bearer_token_file)) &&
          (!s->metrics.prometheus.ca_file || cJSON_AddStringToObject(pr, "caFile", s->metrics.prometheus.ca_file)) &&
+         cJSON_AddBoolToObject(pr, "sendTokenOverPlainHTTP", s->metrics.prometheus.send_token_over_plain_http) &&
          add_duration(m, "interval", s->metrics.interval_ms) && add_duration(m, "window", s->metrics.window_ms);
 
     cJSON *p = ok ? cJSON_AddObjectToObject(o, "pressure") : NULL;
@@ -590,6 +609,7 @@ bool api_spec_equal(const struct api_spec *a, const struct api_spec *b)
            str_eq(a->metrics.prometheus.url, b->metrics.prometheus.url) &&
            str_eq(a->metrics.prometheus.bearer_token_file, b->metrics.prometheus.bearer_token_file) &&
            str_eq(a->metrics.prometheus.ca_file, b->metrics.prometheus.ca_file) &&
+           a->metrics.prometheus.send_token_over_plain_http == b->metrics.prometheus.send_token_over_plain_http &&
            a->metrics.interval_ms == b->metrics.interval_ms && a->metrics.window_ms == b->metrics.window_ms &&
            a->pressure.resource == b->pressure.resource && a->pressure.stall == b->pressure.stall &&
            a->pressure.taint_above_percent == b->pressure.taint_above_percent &&

@@ -21,6 +21,10 @@
 #define API_KIND "PsiRebalance"
 #define API_PLURAL "psirebalances"
 
+/* bearerTokenFile's default before the pressure-reading ServiceAccount: the operator's own
+ * token. Decoded as unset (with a warning): that token is never sent to Prometheus. */
+#define API_LEGACY_TOKEN_FILE "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
 enum api_source { API_SOURCE_PROMETHEUS, API_SOURCE_KUBELET };
 enum api_taint_effect { API_EFFECT_PREFER_NO_SCHEDULE, API_EFFECT_NO_SCHEDULE };
 enum api_eviction_mode { API_MODE_DISABLED, API_MODE_DRY_RUN, API_MODE_AUTOMATIC };
@@ -43,8 +47,9 @@ struct api_spec {
         enum api_source source;
         struct {
             char *url;               /* NULL only in a spec built without api_spec_defaults */
-            char *bearer_token_file; /* "" means: send no token */
+            char *bearer_token_file; /* NULL: the pressure-reading ServiceAccount's token; "": none */
             char *ca_file;           /* NULL when unset */
+            bool send_token_over_plain_http; /* a token may go to an http:// URL */
         } prometheus;
         int64_t interval_ms, window_ms;
     } metrics;

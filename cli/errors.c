@@ -4,6 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+bool cli_error_transient(const struct kube_err *err)
+{
+    return err->status == 429 || err->status == 503 || err->status == 504 ||
+           (err->status == 500 && strcmp(err->reason, "InternalError") == 0);
+}
+
 char *cli_error_explain(const struct kube_err *err, enum cli_request req, const char *name, const char *server,
                         char *buf, size_t len)
 {

@@ -6,6 +6,7 @@
 #ifndef PSI_CLI_ERRORS_H
 #define PSI_CLI_ERRORS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -19,6 +20,11 @@ enum cli_request {
     CLI_REQUEST_COLLECTION, /* listing or watching every PsiRebalance */
     CLI_REQUEST_NAMED,      /* getting one PsiRebalance, name (the collection exists) */
 };
+
+/* Whether err is worth asking again after a pause, as kubectl does: 429 Too Many Requests
+ * (also what a server answers while its storage initialises, e.g. just after a CRD is
+ * created), 500 with reason InternalError, 503 and 504. */
+bool cli_error_transient(const struct kube_err *err);
 
 /* The sentence for err into buf; name is the PsiRebalance of CLI_REQUEST_NAMED (else NULL),
  * server the API server's URL (may be NULL). Returns buf. */

@@ -8,7 +8,20 @@
 static const char *const predicted_keys[] = CLI_MOVES_PREDICTED_KEYS;
 static const char *const observed_keys[] = CLI_MOVES_OBSERVED_KEYS;
 
-char *cli_moves_extra(const cJSON *raw, const char *const *keys, char *buf, size_t len)
+/* "31.0%/12.5%" from obj's members src and dst ("-" for one missing); NULL when both are. */
+static char *pair(const cJSON *obj, const char *src, const char *dst, char *buf, size_t len)
+{
+    char a[48], b[48];
+    bool has_a = cli_fmt_extra(cJSON_GetObjectItemCaseSensitive(obj, src), a, sizeof(a)) != NULL;
+    bool has_b = cli_fmt_extra(cJSON_GetObjectItemCaseSensitive(obj, dst), b, sizeof(b)) != NULL;
+    if (!has_a && !has_b)
+        return NULL;
+    snprintf(buf, len, "%s/%s", has_a ? a : "-", has_b ? b : "-");
+    return buf;
+}
+
+/* The first member of raw named in keys (NULL-terminated) that holds a pressure, as text. */
+static char *first_of(const cJSON *raw, const char *const *keys, char *buf, size_t len)
 {
     for (size_t i = 0; keys[i]; i++) {
         char *s = cli_fmt_extra(cJSON_GetObjectItemCaseSensitive(raw, keys[i]), buf, len);
@@ -16,6 +29,19 @@ char *cli_moves_extra(const cJSON *raw, const char *const *keys, char *buf, size
             return s;
     }
     return NULL;
+}
+
+char *cli_moves_predicted(const cJSON *raw, char *buf, size_t len)
+{
+    char *s = pair(cJSON_GetObjectItemCaseSensitive(raw, "prediction"), "source", "destination", buf, len);
+    return s ? s : first_of(raw, predicted_keys, buf, len);
+}
+
+char *cli_moves_observed(const cJSON *raw, char *buf, size_t len)
+{
+    char *s = pair(cJSON_GetObjectItemCaseSensitive(raw, "prediction"), "observedSource", "observedDestination", buf,
+                   len);
+    return s ? s : first_of(raw, observed_keys, buf, len);
 }
 
 static const char *phase_color(const struct cli_style *st, enum api_move_phase ph)
@@ -45,8 +71,8 @@ static void render_move(FILE *f, const struct cli_psir *p, size_t i, int64_t now
         snprintf(route, sizeof(route), "%s -> %s", m->source_node ? m->source_node : "?", dst);
     fprintf(f, "%6s  %-50s %-36s %-7s %s%-18s%s %-14s %-14s %s\n", age, workload, route, cli_move_method(m, raw),
             phase_color(st, m->phase), api_move_phase_name(m->phase), cli_style_reset(st),
-            cli_moves_extra(raw, predicted_keys, pred, sizeof(pred)) ? pred : "-",
-            cli_moves_extra(raw, observed_keys, obs, sizeof(obs)) ? obs : "-", cool);
+            cli_moves_predicted(raw, pred, sizeof(pred)) ? pred : "-", cli_moves_observed(raw, obs, sizeof(obs)) ? obs : "-",
+            cool);
 }
 
 void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now, const struct cli_style *st)
@@ -68,7 +94,7 @@ void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now,
         if (!s->nmoves)
             continue;
         fprintf(f, "%6s  %-50s %-36s %-7s %-18s %-14s %-14s %s\n", "AGE", "WORKLOAD", "SOURCE -> DESTINATION",
-                "METHOD", "PHASE", "PREDICTED", "OBSERVED", "COOLDOWN");
+                "METHOD", "PHASE", "PREDICTED S/D", "OBSERVED S/D", "COOLDOWN");
         for (size_t k = s->nmoves; k-- > 0;)
             render_move(f, p, k, now, st);
     }
@@ -109,8 +135,11 @@ static cJSON *move_json(const struct cli_psir *p, size_t i, int64_t now)
     cJSON_AddNumberToObject(o, "failures", (double)m->failures);
     add_time(o, "cooldownUntil", m->cooldown_until);
     cJSON_AddNumberToObject(o, "cooldownSeconds", (double)(m->cooldown_until > now ? m->cooldown_until - now : 0));
-    add_str(o, "predicted", cli_moves_extra(raw, predicted_keys, pred, sizeof(pred)));
-    add_str(o, "observed", cli_moves_extra(raw, observed_keys, obs, sizeof(obs)));
+    add_str(o, "predicted", cli_moves_predicted(raw, pred, sizeof(pred)));
+    add_str(o, "observed", cli_moves_observed(raw, obs, sizeof(obs)));
+    const cJSON *prediction = cJSON_GetObjectItemCaseSensitive(raw, "prediction");
+    if (cJSON_IsObject(prediction))
+        cJSON_AddItemToObject(o, "prediction", cJSON_Duplicate(prediction, 1));
     return o;
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "errors.h"
 #include "informer.h"
@@ -14,6 +15,9 @@
 #define PSIR_GV API_GROUP "/" API_VERSION
 #define VMI_GV "kubevirt.io/v1"
 #define VMI_RESOURCE "virtualmachineinstances"
+/* Tries of a read that failed for a transient reason, the first pause (doubled each time). */
+#define READ_TRIES 5
+#define READ_PAUSE_MS 250
 
 int cli_source_open(struct cli_source *s, const char *kubeconfig, const char *context, char *err, size_t len)
 {
@@ -22,6 +26,7 @@ int cli_source_open(struct cli_source *s, const char *kubeconfig, const char *co
         cli_error_explain(&e, CLI_REQUEST_CONFIG, NULL, NULL, err, len);
         return -1;
     }
+    s->cfg->user_agent = "kubectl-psi/" PSI_VERSION; /* audit logs tell the plugin from the operator */
     kube_client_set_timeout(s->client, 15000);
     return 0;
 }
@@ -63,6 +68,20 @@ static cJSON *sorted(cJSON *list)
     return list;
 }
 
+/* GET path (list: LIST it, every page), asked again after a pause while the failure is
+ * transient (cli_error_transient). */
+static cJSON *read_path(struct cli_source *s, const char *path, bool list, struct kube_err *e)
+{
+    long pause_ms = READ_PAUSE_MS;
+    for (int i = 1;; i++, pause_ms *= 2) {
+        cJSON *got = list ? kube_rest_list(s->client, path, NULL, e) : kube_rest_get(s->client, path, e);
+        if (got || i == READ_TRIES || !cli_error_transient(e))
+            return got;
+        struct timespec ts = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 cJSON *cli_source_psirs(struct cli_source *s, const char *name, char *err, size_t len)
 {
     struct kube_err e = {0};
@@ -71,14 +90,14 @@ cJSON *cli_source_psirs(struct cli_source *s, const char *name, char *err, size_
         snprintf(err, len, "out of memory");
         return NULL;
     }
-    cJSON *got = name ? kube_rest_get(s->client, path, &e) : kube_rest_list(s->client, path, NULL, &e);
+    cJSON *got = read_path(s, path, !name, &e);
     free(path);
     if (!got) {
         enum cli_request req = name ? CLI_REQUEST_NAMED : CLI_REQUEST_COLLECTION;
         if (name && e.status == 404) { /* which is missing: the object, or the API? */
             struct kube_err e2 = {0};
             char *coll = kube_path(PSIR_GV, NULL, API_PLURAL, NULL, NULL);
-            cJSON *probe = coll ? kube_rest_request(s->client, "GET", coll, NULL, NULL, 0, &e2) : NULL;
+            cJSON *probe = coll ? read_path(s, coll, false, &e2) : NULL;
             if (!probe && e2.status == 404)
                 req = CLI_REQUEST_COLLECTION;
             cJSON_Delete(probe);
@@ -106,7 +125,7 @@ int cli_source_vms(struct cli_source *s, struct cli_vms *vms)
     char *path = kube_path(VMI_GV, NULL, VMI_RESOURCE, NULL, NULL);
     if (!path)
         return -1;
-    cJSON *list = kube_rest_list(s->client, path, NULL, &e);
+    cJSON *list = read_path(s, path, true, &e);
     free(path);
     int rc = list ? cli_vms_from_list(vms, list) : 0;
     cJSON_Delete(list);
@@ -160,6 +179,7 @@ static void redraw(struct kube_loop *loop, void *ud)
     struct cli_vms vms = {0};
     if (items && kube_informer_foreach(w->psirs, collect_psir, items) == 0 && (list = sorted(list)) &&
         (!w->vmis || kube_informer_foreach(w->vmis, collect_vmi, &vms) == 0)) {
+        cli_vms_sort(&vms);
         vms.known = w->vmis && kube_informer_synced(w->vmis);
         w->draw(list, &vms, w->ud);
     } else {

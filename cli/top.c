@@ -65,11 +65,15 @@ char *cli_top_state_why(const struct cli_psir *p, const struct api_node_status *
 static void render_header(FILE *f, const struct cli_psir *p)
 {
     const struct api_spec *s = &p->pr.spec;
-    fprintf(f, "PsiRebalance %s: %s pressure (%s); taint above %lld%%, untaint below %lld%%, evict above %lld%%, "
+    double relief = cli_psir_relief_target(p);
+    char target[48] = "";
+    if (!isnan(relief))
+        snprintf(target, sizeof(target), ", relieved to below %.0f%%", relief);
+    fprintf(f, "PsiRebalance %s: %s pressure (%s); taint above %lld%%, untaint below %lld%%, evict above %lld%%%s, "
                "sustain %llds; eviction %s, method %s\n",
             p->pr.name, api_resource_name(s->pressure.resource), api_stall_name(s->pressure.stall),
             (long long)s->pressure.taint_above_percent, (long long)s->pressure.untaint_below_percent,
-            (long long)s->eviction.evict_above_percent, (long long)(s->pressure.sustain_ms / 1000),
+            (long long)s->eviction.evict_above_percent, target, (long long)(s->pressure.sustain_ms / 1000),
             api_eviction_mode_name(s->eviction.mode), api_eviction_method_name(s->eviction.method));
 }
 
@@ -199,6 +203,8 @@ static cJSON *psir_json(const struct cli_psir *p, const char *node, const struct
     cJSON_AddNumberToObject(th, "untaintBelowPercent", (double)s->pressure.untaint_below_percent);
     cJSON_AddNumberToObject(th, "evictAbovePercent", (double)s->eviction.evict_above_percent);
     cJSON_AddNumberToObject(th, "sustainSeconds", (double)(s->pressure.sustain_ms / 1000));
+    if (!isnan(cli_psir_relief_target(p)))
+        cJSON_AddNumberToObject(th, "reliefTargetPercent", cli_psir_relief_target(p));
     cJSON *sum = cJSON_AddObjectToObject(o, "summary");
     cJSON_AddNumberToObject(sum, "nodes", (double)st->summary.nodes);
     cJSON_AddNumberToObject(sum, "pressured", (double)st->summary.pressured);

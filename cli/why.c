@@ -32,21 +32,19 @@ static bool has(const struct cli_why *w, const char *code)
     return false;
 }
 
-/* The reason code of a Rebalancing condition reason, or NULL when it says nothing that holds
- * a node back. */
+/* The reason code of a Rebalancing condition reason: a known one's, else "decision" (a
+ * reason newer than this plugin still says what the operator decided). */
 static const char *decision_code(const char *reason)
 {
     static const char *const map[][2] = {
         {"NoDestination", "no-destination"}, {"NoImprovingMove", "no-improvement"}, {"LimitReached", "limits"},
         {"NoCandidate", "protected"},        {"UsageUnknown", "usage-unknown"},     {"UsageUnavailable", "usage-unknown"},
-        {"Settling", "settling"},            {"EvictionRefused", "protected"},      {"PodsUnavailable", "decision"},
-        {"WaitingForPods", "decision"},      {"MigrationsInFlight", "decision"},      {"Pending", "decision"},
-        {"DryRun", "decision"},              {"Moving", "decision"},
+        {"Settling", "settling"},            {"EvictionRefused", "protected"},      {"OscillationHeld", "oscillation"},
     };
     for (size_t i = 0; reason && i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(reason, map[i][0]) == 0)
             return map[i][1];
-    return NULL;
+    return "decision";
 }
 
 /* Global reasons: spec, mode, resource. Returns true when they alone stop every move. */
@@ -141,9 +139,9 @@ static void held_back(const struct cli_psir *p, const struct api_node_status *ns
                            "metrics.interval) before the next move is planned",
             cli_fmt_duration(now - touched, held, sizeof(held)), cli_fmt_duration(settle, need, sizeof(need)));
     const struct api_condition *rb = cli_psir_condition(p, API_CONDITION_REBALANCING);
-    const char *code = rb ? decision_code(rb->reason) : NULL;
-    if (code)
-        add(w, code, "the last decision (Rebalancing %s): %s", rb->reason, rb->message ? rb->message : "");
+    if (rb)
+        add(w, decision_code(rb->reason), "the last decision (Rebalancing %s): %s", rb->reason ? rb->reason : "",
+            rb->message ? rb->message : "");
     int64_t in_flight = p->pr.status.summary.migrations_in_flight;
     if (!has(w, "limits") && in_flight >= s->eviction.max_in_flight_migrations)
         add(w, "limits", "%lld live migrations are in flight, maxInFlightMigrations is %lld", (long long)in_flight,

@@ -11,6 +11,7 @@
 #include "psirebalance.h"
 #include "gather.h"
 #include "reconciler.h"
+#include "status_metrics.h"
 #include "workqueue.h"
 
 /* Delay before a failed reconcile runs again. */
@@ -47,6 +48,9 @@ struct manager {
     struct {
         struct psi_metric *pressure, *reconcile_seconds, *sample_seconds, *reconciles, *taint_transitions, *watch_restarts,
             *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations, *prediction_error, *predictions;
+        /* per PsiRebalance, from the objects (status_metrics), for alerts and dashboards */
+        struct psi_metric *ready, *selected, *tainted, *taint_cap, *held, *unknown, *rebalancing, *interval,
+            *taint_above, *untaint_below, *tainted_since, *last_success;
     } m;
     struct reconciler_counters last; /* counters already published */
 };
@@ -113,6 +117,10 @@ static void psir_deleted(const char *key, const void *obj, bool unknown, void *u
     struct manager *m = ud;
     workqueue_forget(m->queue, key);
     enqueue(m, key); /* the reconciler forgets its state for a name that is gone */
+    if (m->metrics) {
+        const char *v[] = {key};
+        psi_metric_remove(m->m.last_success, v);
+    }
 }
 
 static void other_added(const char *key, const void *obj, void *ud)
@@ -263,6 +271,51 @@ static void publish_pressure(const char *psir, const char *node, const char *res
     psi_metric_set(m->m.pressure, v, percent);
 }
 
+struct health_ctx {
+    struct manager *m;
+    const char *name;
+};
+
+static void publish_tainted(const char *node, int64_t since, void *ud)
+{
+    const struct health_ctx *h = ud;
+    const char *v[] = {h->name, node};
+    if (since > 0)
+        psi_metric_set(h->m->m.tainted_since, v, (double)since);
+}
+
+static int publish_one_health(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)rv;
+    struct manager *m = ud;
+    struct health_ctx h = {m, key};
+    struct status_health sh;
+    status_health_of(obj, &sh, publish_tainted, &h);
+    const char *v[] = {key};
+    psi_metric_set(m->m.ready, v, sh.ready);
+    psi_metric_set(m->m.selected, v, (double)sh.selected);
+    psi_metric_set(m->m.tainted, v, (double)sh.tainted);
+    psi_metric_set(m->m.taint_cap, v, (double)sh.taint_cap);
+    psi_metric_set(m->m.held, v, (double)sh.held);
+    psi_metric_set(m->m.unknown, v, (double)sh.unknown);
+    psi_metric_set(m->m.rebalancing, v, sh.rebalancing);
+    psi_metric_set(m->m.interval, v, (double)sh.interval_ms / 1000.0);
+    psi_metric_set(m->m.taint_above, v, sh.taint_above);
+    psi_metric_set(m->m.untaint_below, v, sh.untaint_below);
+    return 0;
+}
+
+/* The per-PsiRebalance gauges, rebuilt from the cached objects (so a deleted one leaves). */
+static void publish_health(struct manager *m)
+{
+    struct psi_metric *fams[] = {m->m.ready, m->m.selected, m->m.tainted,     m->m.taint_cap,
+                                 m->m.held,  m->m.unknown,  m->m.rebalancing, m->m.interval,
+                                 m->m.taint_above, m->m.untaint_below, m->m.tainted_since};
+    for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
+        psi_metric_clear(fams[i]);
+    kube_informer_foreach(m->psirebalances, publish_one_health, m);
+}
+
 static void publish(struct manager *m, double seconds, int rc)
 {
     if (!m->metrics)
@@ -294,6 +347,7 @@ static void publish(struct manager *m, double seconds, int rc)
     m->last = *c;
     psi_metric_clear(m->m.pressure);
     reconciler_foreach_pressure(m->reconciler, publish_pressure, m);
+    publish_health(m);
     struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools, m->vmis, m->vmims};
     const char *names[] = {"psirebalances",           "nodes", "machineconfigs", "machineconfigpools",
                            "virtualmachineinstances", "virtualmachineinstancemigrations"};
@@ -304,6 +358,51 @@ static void publish(struct manager *m, double seconds, int rc)
         const char *v[] = {names[i]};
         psi_metric_set(m->m.watch_restarts, v, (double)(ws.failures + ws.expired));
     }
+}
+
+/* The gauges publish_health sets, and the dead-man timestamp. */
+static int register_health_metrics(struct manager *m)
+{
+    static const char *const psir[] = {"psirebalance", NULL};
+    static const char *const psir_node[] = {"psirebalance", "node", NULL};
+    struct psi_metrics *r = m->metrics;
+    m->m.ready = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_ready",
+                                   "1 when the PsiRebalance's Ready condition is True, else 0.", psir);
+    m->m.selected = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_nodes",
+                                      "Nodes the PsiRebalance selects (status.summary.nodes).", psir);
+    m->m.tainted = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_tainted_nodes",
+                                     "Nodes carrying the PsiRebalance's pressure taint (status.summary.tainted).", psir);
+    m->m.taint_cap = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_taint_cap_nodes",
+                                       "The most nodes spec.pressure.maxTaintedPercent lets be tainted at once.", psir);
+    m->m.held = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_pressured_untainted_nodes",
+                                  "Nodes above the taint level not (yet) tainted: sustain not reached, or the cap "
+                                  "used up (state Pressured).",
+                                  psir);
+    m->m.unknown = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_nodes_without_pressure",
+                                     "Selected nodes with no pressure reading (state Unknown): PSI off, or no "
+                                     "pressure series for them.",
+                                     psir);
+    m->m.rebalancing = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_rebalancing",
+                                         "1 when spec.eviction.mode is Automatic (workloads are moved), else 0.", psir);
+    m->m.interval = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_interval_seconds",
+                                      "spec.metrics.interval: how often the PsiRebalance's cycle runs.", psir);
+    m->m.taint_above = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_taint_above_percent",
+                                         "spec.pressure.taintAbovePercent: nodes above it are tainted.", psir);
+    m->m.untaint_below = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_untaint_below_percent",
+                                           "spec.pressure.untaintBelowPercent: tainted nodes below it lose the taint.",
+                                           psir);
+    m->m.tainted_since = psi_metrics_gauge(r, "psi_rebalancer_node_tainted_since_timestamp_seconds",
+                                           "When a tainted node entered its state (Tainted or Cooling), Unix seconds.",
+                                           psir_node);
+    m->m.last_success = psi_metrics_gauge(r, "psi_rebalancer_last_successful_reconcile_timestamp_seconds",
+                                          "When a reconcile cycle of the PsiRebalance last succeeded, Unix seconds "
+                                          "(the dead-man switch of the alerts).",
+                                          psir);
+    return m->m.ready && m->m.selected && m->m.tainted && m->m.taint_cap && m->m.held && m->m.unknown &&
+                   m->m.rebalancing && m->m.interval && m->m.taint_above && m->m.untaint_below &&
+                   m->m.tainted_since && m->m.last_success
+               ? 0
+               : -1;
 }
 
 static int register_metrics(struct manager *m)
@@ -354,7 +453,7 @@ static int register_metrics(struct manager *m)
                                            NULL);
     return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.sample_seconds && m->m.taint_transitions &&
                    m->m.watch_restarts && m->m.source_errors && m->m.status_writes && m->m.evictions &&
-                   m->m.migrations && m->m.prediction_error && m->m.predictions
+                   m->m.migrations && m->m.prediction_error && m->m.predictions && register_health_metrics(m) == 0
                ? 0
                : -1;
 }
@@ -382,6 +481,10 @@ static void process_queue(struct kube_loop *loop, void *ud)
         uint64_t t0 = kube_loop_now_ms();
         int rc = name ? reconciler_reconcile(m->reconciler, name, wall_ms(), &requeue) : -1;
         publish(m, (double)(kube_loop_now_ms() - t0) / 1000.0, rc);
+        if (rc == 0 && name && m->metrics && kube_informer_has(m->psirebalances, name)) {
+            const char *v[] = {name};
+            psi_metric_set(m->m.last_success, v, (double)wall_ms() / 1000.0);
+        }
         workqueue_done(m->queue, key);
         if (name && kube_informer_has(m->psirebalances, name) && (rc != 0 || requeue > 0))
             workqueue_add_after(m->queue, name, rc == 0 ? requeue : MANAGER_RETRY_MS);

@@ -11,11 +11,17 @@
 #include "num.h"
 #include "ratelimit.h"
 
-#define MAX_REPLY (256L * 1024 * 1024)
+/* The largest reply read: a page of 500 objects (lists page at 500) of the largest kind the
+ * operator lists, Nodes, ~30 KB each on OpenShift (50 images in status): 15 MB; twice that.
+ * Parsed, a reply costs about 4 times its size more (a 21 MB list of Nodes: 90 MB of cJSON),
+ * which at the cap still fits the Deployment's 512Mi limit beside the operator's own
+ * 65 MiB at 5,000 nodes. */
+#define MAX_REPLY (32L * 1024 * 1024)
 
 struct kube_client {
     struct kube_config *cfg; /* borrowed */
     CURL *easy;
+    CURLM *multi; /* made by kube_client_multi */
     struct kube_ratelimit rl;
     long timeout_ms;
     char errbuf[CURL_ERROR_SIZE];
@@ -62,6 +68,8 @@ void kube_client_free(struct kube_client *c)
     if (!c)
         return;
     curl_easy_cleanup(c->easy);
+    if (c->multi)
+        curl_multi_cleanup(c->multi);
     free(c);
 }
 
@@ -69,6 +77,21 @@ void kube_client_set_observer(struct kube_client *c, kube_rest_observer_fn fn, v
 {
     c->observer = fn;
     c->observer_ud = ud;
+}
+
+CURLM *kube_client_multi(struct kube_client *c)
+{
+    if (!c->multi && (c->multi = curl_multi_init()) != NULL) {
+        curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+        curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 4L);
+    }
+    return c->multi;
+}
+
+void kube_client_observe(struct kube_client *c, const char *method, long status)
+{
+    if (c->observer)
+        c->observer(method, status, c->observer_ud);
 }
 
 struct kube_config *kube_client_config(struct kube_client *c)
@@ -237,7 +260,7 @@ static void snippet(const char *body, size_t len, char *out, size_t outlen)
     }
     out[o] = 0;
     if (len > 80 && o + 4 < outlen)
-        strcat(out, "...");
+        memcpy(out + o, "...", 4);
 }
 
 int kube_rest_decode_status(const char *body, size_t len, long status, const char *method, const char *url,

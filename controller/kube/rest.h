@@ -7,7 +7,8 @@
  * cJSON_Delete. Errors: an API error is decoded from metav1.Status into err (status =
  * HTTP code, reason = Status.reason, e.g. "NotFound", "Conflict", "TooManyRequests",
  * msg = Status.message); a reply that is not JSON gives reason "Decode" naming the URL;
- * a connection failure gives status 0, reason "Transport".
+ * a connection failure gives status 0, reason "Transport", and so does a reply larger than
+ * 32 MiB (twice a page of 500 large Nodes: see rest.c).
  * Writes (create/update/patch/delete/evict) wait in a client-side token bucket (QPS/burst,
  * default 5/10 like client-go). A client is not thread-safe. */
 #ifndef PSI_KUBE_REST_H
@@ -61,6 +62,14 @@ void kube_client_set_observer(struct kube_client *c, kube_rest_observer_fn fn, v
 
 /* The config the client was made with. */
 struct kube_config *kube_client_config(struct kube_client *c);
+
+/* The client's multi handle, made on first use and freed with the client, for concurrent
+ * requests (kube_multiget); NULL when out of memory. */
+CURLM *kube_client_multi(struct kube_client *c);
+
+/* Tell the observer about a request made outside kube_rest_request (method, HTTP status, 0
+ * for a transport failure). */
+void kube_client_observe(struct kube_client *c, const char *method, long status);
 
 /* Set the write limiter: qps tokens per second, burst bucket size (qps <= 0: unlimited). */
 void kube_client_set_rate_limit(struct kube_client *c, double qps, int burst);

@@ -113,68 +113,126 @@ static const char *reason_of(const struct kube_err *e)
         return PSI_REASON_NOT_FOUND;
     if (strcmp(e->reason, "Decode") == 0)
         return PSI_REASON_MALFORMED;
+    if (e->status == 0 && strcmp(e->reason, "Timeout") == 0)
+        return PSI_REASON_TIMEOUT;
     if (e->status == 0 || e->status == 400 || e->status == 500 || e->status == 502 ||
         e->status == 503 || e->status == 504)
         return PSI_REASON_UNREACHABLE;
     return PSI_REASON_BAD_STATUS;
 }
 
-static int kubelet_sample(struct psi_source *src, const struct psi_request *req,
-                          struct psi_sample *out)
+int psi_kubelet_fetch(struct kube_client *client, const char *const *nodes, size_t n, kube_multiget_fn fn, void *ud,
+                      struct kube_err *err)
+{
+    char **paths = calloc(n ? n : 1, sizeof(*paths));
+    int rc = paths ? 0 : kube_err_set(err, 0, "Transport", "out of memory for %zu paths", n);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (!(paths[i] = psi_kubelet_summary_path(nodes[i])))
+            rc = kube_err_set(err, 0, "Transport", "out of memory");
+    struct kube_multiget_opts o = {PSI_KUBELET_IN_FLIGHT, PSI_KUBELET_TIMEOUT_MS, PSI_KUBELET_MAX_REPLY};
+    if (rc == 0)
+        rc = kube_multiget(client, (const char *const *)paths, n, &o, fn, ud, err);
+    for (size_t i = 0; paths && i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return rc;
+}
+
+/* What the sample's callback works with. */
+struct sample_ctx {
+    const struct psi_request *req;
+    struct psi_sample *out;
+    size_t read_ok;
+    char fatal_reason[48]; /* set by a 401 or 403: the operator's RBAC is wrong for every node */
+    char fatal_msg[900];
+    char last_reason[48];
+    char last_msg[900];
+};
+
+static void node_unread(struct sample_ctx *x, size_t i, const char *reason, const char *msg)
+{
+    struct psi_node_sample *ns = &x->out->nodes[i];
+    for (int r = 0; r < PSI_NRESOURCES; r++)
+        ns->value[r].known = 0;
+    ns->utilization.known = 0;
+    snprintf(x->last_reason, sizeof(x->last_reason), "%s", reason);
+    snprintf(x->last_msg, sizeof(x->last_msg), "%s", msg);
+    psi_sample_node_unread(x->out, i, reason, "node %s: %s: %s", ns->name, reason, msg);
+}
+
+/* Whether any requested resource has a reading. */
+static int any_known(const struct psi_node_sample *ns, unsigned resources)
+{
+    for (int r = 0; r < PSI_NRESOURCES; r++)
+        if ((resources & PSI_RES_BIT(r)) && ns->value[r].known)
+            return 1;
+    return 0;
+}
+
+/* One node's summary (or why there is none). */
+static void on_summary(size_t i, const cJSON *sum, const struct kube_err *err, void *ud)
+{
+    struct sample_ctx *x = ud;
+    const struct psi_request *req = x->req;
+    if (i >= x->out->n_nodes)
+        return;
+    const char *name = req->nodes[i].name;
+    if (!sum) {
+        const char *reason = reason_of(err);
+        if ((err->status == 401 || err->status == 403) && !x->fatal_reason[0]) {
+            snprintf(x->fatal_reason, sizeof(x->fatal_reason), "%s", reason);
+            snprintf(x->fatal_msg, sizeof(x->fatal_msg), "%s", err->msg);
+        }
+        node_unread(x, i, reason, err->msg);
+        return;
+    }
+    char perrbuf[256], msg[512];
+    struct psi_node_sample *ns = &x->out->nodes[i];
+    const cJSON *nn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, "node"), "nodeName");
+    unsigned resources = req->resources ? req->resources : PSI_RES_ALL;
+    if (psi_kubelet_parse_summary(sum, resources, req->full, req->window_s, ns->value, perrbuf, sizeof(perrbuf)) < 0) {
+        node_unread(x, i, PSI_REASON_MALFORMED, perrbuf);
+    } else if (cJSON_IsString(nn) && strcmp(nn->valuestring, name) != 0) {
+        snprintf(msg, sizeof(msg), "the summary is of node %s", nn->valuestring);
+        node_unread(x, i, PSI_REASON_MALFORMED, msg);
+    } else if (!any_known(ns, resources)) {
+        node_unread(x, i, PSI_REASON_NO_PSI,
+                    "the kubelet's summary has no PSI (KubeletPSI off, or the kernel booted without psi=1)");
+    } else {
+        if (req->utilization)
+            psi_kubelet_parse_utilization(sum, req->nodes[i].cpus, &ns->utilization);
+        x->read_ok++;
+    }
+}
+
+static int kubelet_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out)
 {
     struct kube_client *c = src->impl;
-    size_t read_ok = 0;
-    char last_reason[48] = PSI_REASON_UNREACHABLE;
-    char last_msg[900] = "no node to read";
-    for (size_t i = 0; i < req->n_nodes && i < out->n_nodes; i++) {
-        const char *name = req->nodes[i].name;
-        char *path = psi_kubelet_summary_path(name);
-        if (!path)
-            return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
-        struct kube_err err;
-        kube_err_clear(&err);
-        cJSON *sum = kube_rest_get(c, path, &err);
-        if (!sum) {
-            const char *reason = reason_of(&err);
-            if (err.status == 401 || err.status == 403) {
-                psi_status_fail(&out->status, reason, "%s", err.msg);
-                free(path);
-                return -1;
-            }
-            snprintf(last_reason, sizeof(last_reason), "%s", reason);
-            snprintf(last_msg, sizeof(last_msg), "%s", err.msg);
-            psi_sample_node_error(out, "node %s: %s: %s", name, reason, last_msg);
-            free(path);
-            continue;
-        }
-        char perrbuf[256];
-        const cJSON *nn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, "node"),
-                                                          "nodeName");
-        if (req->utilization)
-            psi_kubelet_parse_utilization(sum, req->nodes[i].cpus, &out->nodes[i].utilization);
-        if (psi_kubelet_parse_summary(sum, req->resources, req->full, req->window_s,
-                                      out->nodes[i].value, perrbuf, sizeof(perrbuf)) < 0) {
-            snprintf(last_reason, sizeof(last_reason), "%s", PSI_REASON_MALFORMED);
-            snprintf(last_msg, sizeof(last_msg), "GET %s: %s", path, perrbuf);
-            psi_sample_node_error(out, "node %s: %s", name, last_msg);
-        } else if (cJSON_IsString(nn) && strcmp(nn->valuestring, name) != 0) {
-            for (int r = 0; r < PSI_NRESOURCES; r++)
-                out->nodes[i].value[r].known = 0;
-            out->nodes[i].utilization.known = 0;
-            snprintf(last_reason, sizeof(last_reason), "%s", PSI_REASON_MALFORMED);
-            snprintf(last_msg, sizeof(last_msg), "GET %s: summary is of node %s", path,
-                     nn->valuestring);
-            psi_sample_node_error(out, "node %s: %s", name, last_msg);
-        } else {
-            read_ok++;
-        }
-        cJSON_Delete(sum);
-        free(path);
+    size_t n = req->n_nodes < out->n_nodes ? req->n_nodes : out->n_nodes;
+    const char **names = calloc(n ? n : 1, sizeof(*names));
+    struct sample_ctx *x = calloc(1, sizeof(*x));
+    if (!names || !x) {
+        free(names);
+        free(x);
+        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
     }
-    if (req->n_nodes > 0 && read_ok == 0)
-        return psi_status_fail(&out->status, last_reason, "no node's summary could be read; last: %s",
-                               last_msg);
-    return 0;
+    for (size_t i = 0; i < n; i++)
+        names[i] = req->nodes[i].name;
+    x->req = req;
+    x->out = out;
+    snprintf(x->last_reason, sizeof(x->last_reason), "%s", PSI_REASON_UNREACHABLE);
+    snprintf(x->last_msg, sizeof(x->last_msg), "no node to read");
+    struct kube_err err;
+    int rc = 0;
+    if (psi_kubelet_fetch(c, names, n, on_summary, x, &err) < 0)
+        rc = psi_status_fail(&out->status, PSI_REASON_UNREACHABLE, "%s", err.msg);
+    else if (x->fatal_reason[0])
+        rc = psi_status_fail(&out->status, x->fatal_reason, "%s", x->fatal_msg);
+    else if (n > 0 && x->read_ok == 0)
+        rc = psi_status_fail(&out->status, x->last_reason, "no node's summary could be read; last: %s", x->last_msg);
+    free(names);
+    free(x);
+    return rc;
 }
 
 struct psi_source *psi_kubelet_source_new(struct kube_client *client, struct psi_status *st)

@@ -8,19 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include <cjson/cJSON.h>
-
+#include "promreply.h"
 #include "rest.h"
 
-#define MAX_REPLY (64L * 1024 * 1024)
-#define MAX_TOKEN (64 * 1024)
+/* 5,000 nodes (the supported size) answer the pressure query with about 6 MB (4 series a
+ * node, ~300 bytes each with OpenShift's node-exporter labels) and the usage query with
+ * about 8 MB (10 pods a node, ~120 bytes a series): twice the larger, rounded up. Read
+ * without a JSON tree (promreply.h), a reply at the cap costs about twice its size. */
+#define MAX_REPLY (32L * 1024 * 1024)
+#define REPLY_KEEP ((size_t)1 << 20) /* reply buffer kept between queries, at most */
 
 struct psi_prom {
     char *base;     /* without trailing slash */
     char *endpoint; /* base + /api/v1/query */
-    char *token_file, *ca_file;
+    struct psi_promauth *auth;
     long connect_timeout_ms, timeout_ms;
     int https;
     CURL *easy;
@@ -28,21 +30,9 @@ struct psi_prom {
     char *url; /* of the request in flight */
     struct kube_rest_reply reply;
     char errbuf[CURL_ERROR_SIZE];
-    /* token cache, keyed by the file's identity and change time */
-    char *token;
-    dev_t tok_dev;
-    ino_t tok_ino;
-    off_t tok_size;
-    struct timespec tok_mtime;
-    int tok_valid;
 };
 
 /* ---- small helpers ---- */
-
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
 
 static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -80,13 +70,8 @@ void psi_prom_vector_free(struct psi_prom_vector *v)
 {
     if (!v)
         return;
-    for (size_t i = 0; i < v->n; i++) {
-        for (size_t j = 0; j < v->series[i].n_labels; j++) {
-            free(v->series[i].labels[j].name);
-            free(v->series[i].labels[j].value);
-        }
-        free(v->series[i].labels);
-    }
+    for (size_t i = 0; i < v->n; i++)
+        free(v->series[i].labels); /* with the label strings: one allocation */
     free(v->series);
     free(v->warning);
     memset(v, 0, sizeof(*v));
@@ -98,69 +83,6 @@ const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name
         if (strcmp(s->labels[i].name, name) == 0)
             return s->labels[i].value;
     return NULL;
-}
-
-/* Parse a sample value string: a float, "NaN", "+Inf", "-Inf". */
-static int parse_value(const char *s, double *out)
-{
-    if (!s || !*s)
-        return -1;
-    char *end = NULL;
-    errno = 0;
-    double d = strtod(s, &end);
-    if (end == s || *end != '\0')
-        return -1;
-    if (errno == ERANGE && !isinf(d) && d != 0)
-        return -1;
-    *out = d;
-    return 0;
-}
-
-static int parse_series(const cJSON *item, struct psi_prom_series *s, const char *url,
-                        size_t idx, struct psi_status *st)
-{
-    const cJSON *metric = cJSON_GetObjectItemCaseSensitive(item, "metric");
-    const cJSON *value = cJSON_GetObjectItemCaseSensitive(item, "value");
-    if (!cJSON_IsObject(item) || (metric && !cJSON_IsObject(metric)))
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s: result[%zu] is not an object with a \"metric\" object",
-                               url, idx);
-    if (!cJSON_IsArray(value) || cJSON_GetArraySize(value) != 2)
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s: result[%zu].value is not a [time, \"value\"] pair", url,
-                               idx);
-    const cJSON *ts = cJSON_GetArrayItem(value, 0);
-    const cJSON *vs = cJSON_GetArrayItem(value, 1);
-    if (!cJSON_IsNumber(ts) || !cJSON_IsString(vs))
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s: result[%zu].value is not a [number, string] pair",
-                               url, idx);
-    s->timestamp = ts->valuedouble;
-    if (parse_value(vs->valuestring, &s->value) < 0)
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s: result[%zu] value \"%.64s\" is not a number", url, idx,
-                               vs->valuestring);
-    int n = metric ? cJSON_GetArraySize(metric) : 0;
-    if (n > 0) {
-        s->labels = calloc((size_t)n, sizeof(*s->labels));
-        if (!s->labels)
-            return psi_status_fail(st, PSI_REASON_MALFORMED, "out of memory");
-    }
-    const cJSON *l;
-    cJSON_ArrayForEach(l, metric)
-    {
-        if (!cJSON_IsString(l) || !l->string)
-            return psi_status_fail(st, PSI_REASON_MALFORMED,
-                                   "reply of %s: result[%zu] label \"%s\" is not a string", url,
-                                   idx, l->string ? l->string : "?");
-        struct psi_prom_label *lab = &s->labels[s->n_labels];
-        lab->name = strdup(l->string);
-        lab->value = strdup(l->valuestring);
-        s->n_labels++;
-        if (!lab->name || !lab->value)
-            return psi_status_fail(st, PSI_REASON_MALFORMED, "out of memory");
-    }
-    return 0;
 }
 
 int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url,
@@ -179,19 +101,19 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
         return psi_status_fail(st, PSI_REASON_FORBIDDEN,
                                "%s answered 403 Forbidden (the token lacks permission): %s", url, ex);
 
-    cJSON *root = len ? cJSON_ParseWithLength(body, len) : NULL;
-    const cJSON *status = root ? cJSON_GetObjectItemCaseSensitive(root, "status") : NULL;
-    if (cJSON_IsString(status) && strcmp(status->valuestring, "error") == 0) {
-        const cJSON *et = cJSON_GetObjectItemCaseSensitive(root, "errorType");
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-        psi_status_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %s): %s", url,
-                        http_status, cJSON_IsString(et) ? et->valuestring : "no errorType",
-                        cJSON_IsString(e) ? e->valuestring : "no error message");
-        cJSON_Delete(root);
+    struct psi_promreply r;
+    char why[256] = "";
+    int rc = len ? psi_promreply_read(body, len, &r, why, sizeof(why)) : -1;
+    if (rc == 0 && r.status && strcmp(r.status, "error") == 0) {
+        /* the server's words go into status: short (and printable, psi_status_fail) */
+        psi_status_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %.32s): %.300s", url, http_status,
+                        r.error_type ? r.error_type : "no errorType", r.error ? r.error : "no error message");
+        psi_promreply_free(&r);
         return -1;
     }
     if (http_status < 200 || http_status > 299) {
-        cJSON_Delete(root);
+        if (rc == 0)
+            psi_promreply_free(&r);
         if (http_status == 404)
             return psi_status_fail(st, PSI_REASON_NOT_FOUND,
                                    "%s answered 404 Not Found (is the URL a Prometheus or Thanos querier?): %s",
@@ -202,59 +124,31 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
         return psi_status_fail(st, PSI_REASON_BAD_STATUS, "%s answered HTTP %ld: %s", url,
                                http_status, ex);
     }
-    if (!root) {
-        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is not JSON: %s", url,
-                               len ? ex : "(empty body)");
+    if (rc == -2)
+        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is refused: %s", url, why);
+    if (rc < 0)
+        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is not JSON: %s%s%s%s", url,
+                               len ? ex : "(empty body)", len ? " (" : "", why, len ? ")" : "");
+    if (!r.status || strcmp(r.status, "success") != 0)
+        psi_status_fail(st, PSI_REASON_MALFORMED,
+                        "reply of %s has no \"status\": \"success\" (not a Prometheus API reply?): %s", url, ex);
+    else if (!r.has_data || !r.result_type)
+        psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s has no data.resultType", url);
+    else if (strcmp(r.result_type, "vector") != 0)
+        psi_status_fail(st, PSI_REASON_QUERY, "query to %s gave a result of type %s, not an instant vector", url,
+                        r.result_type);
+    else if (!r.has_result)
+        psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s: data.result is not an array", url);
+    else if (r.result_problem[0])
+        psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s: %s", url, r.result_problem);
+    if (!st->failed) {
+        *out = r.vector;
+        out->warning = r.warning;
+        r.vector = (struct psi_prom_vector){0};
+        r.warning = NULL;
     }
-    if (!cJSON_IsString(status) || strcmp(status->valuestring, "success") != 0) {
-        cJSON_Delete(root);
-        return psi_status_fail(st, PSI_REASON_MALFORMED,
-                               "reply of %s has no \"status\": \"success\" (not a Prometheus API reply?): %s",
-                               url, ex);
-    }
-    const cJSON *data = cJSON_GetObjectItemCaseSensitive(root, "data");
-    const cJSON *rtype = cJSON_GetObjectItemCaseSensitive(data, "resultType");
-    const cJSON *result = cJSON_GetObjectItemCaseSensitive(data, "result");
-    if (!cJSON_IsObject(data) || !cJSON_IsString(rtype)) {
-        cJSON_Delete(root);
-        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s has no data.resultType", url);
-    }
-    if (strcmp(rtype->valuestring, "vector") != 0) {
-        psi_status_fail(st, PSI_REASON_QUERY,
-                        "query to %s gave a result of type %s, not an instant vector", url,
-                        rtype->valuestring);
-        cJSON_Delete(root);
-        return -1;
-    }
-    if (!cJSON_IsArray(result)) {
-        cJSON_Delete(root);
-        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s: data.result is not an array",
-                               url);
-    }
-    int n = cJSON_GetArraySize(result);
-    if (n > 0) {
-        out->series = calloc((size_t)n, sizeof(*out->series));
-        if (!out->series) {
-            cJSON_Delete(root);
-            return psi_status_fail(st, PSI_REASON_MALFORMED, "out of memory for %d series", n);
-        }
-    }
-    const cJSON *item;
-    cJSON_ArrayForEach(item, result)
-    {
-        struct psi_prom_series *s = &out->series[out->n++];
-        if (parse_series(item, s, url, out->n - 1, st) < 0) {
-            cJSON_Delete(root);
-            psi_prom_vector_free(out);
-            return -1;
-        }
-    }
-    const cJSON *warnings = cJSON_GetObjectItemCaseSensitive(root, "warnings");
-    const cJSON *w0 = cJSON_IsArray(warnings) ? cJSON_GetArrayItem(warnings, 0) : NULL;
-    if (cJSON_IsString(w0))
-        out->warning = strdup(w0->valuestring);
-    cJSON_Delete(root);
-    return 0;
+    psi_promreply_free(&r);
+    return st->failed ? -1 : 0;
 }
 
 /* ---- client ---- */
@@ -289,10 +183,15 @@ struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_stat
     while (bl > 0 && p->base[bl - 1] == '/')
         p->base[--bl] = '\0';
     p->endpoint = str_printf("%s/api/v1/query", p->base);
-    p->token_file = xstrdup(cfg->token_file);
-    p->ca_file = xstrdup(cfg->ca_file);
-    if (!p->endpoint || (cfg->token_file && !p->token_file) || (cfg->ca_file && !p->ca_file))
+    if (!p->endpoint)
         goto oom;
+    struct psi_promauth_config ac = {cfg->token_fn, cfg->token_file,       cfg->own_token_file, cfg->own_token,
+                                     cfg->ca_file,  cfg->service_ca_file, cfg->plain_http_token};
+    p->auth = psi_promauth_new(&ac, st);
+    if (!p->auth) {
+        psi_prom_free(p);
+        return NULL;
+    }
     p->connect_timeout_ms = cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 5000;
     p->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 15000;
     p->easy = curl_easy_init();
@@ -316,15 +215,10 @@ void psi_prom_free(struct psi_prom *p)
         curl_easy_cleanup(p->easy);
     curl_slist_free_all(p->headers);
     free(p->reply.data);
-    if (p->token) {
-        memset(p->token, 0, strlen(p->token));
-        free(p->token);
-    }
+    psi_promauth_free(p->auth);
     free(p->url);
     free(p->base);
     free(p->endpoint);
-    free(p->token_file);
-    free(p->ca_file);
     free(p);
 }
 
@@ -333,72 +227,11 @@ const char *psi_prom_endpoint(const struct psi_prom *p)
     return p->endpoint;
 }
 
-/* Load the token when the file changed since the last read (or was never read). */
-static int refresh_token(struct psi_prom *p, struct psi_status *st)
-{
-    if (!p->token_file)
-        return 0;
-    struct stat sb;
-    if (stat(p->token_file, &sb) != 0)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s: %s", p->token_file,
-                               strerror(errno));
-    if (p->tok_valid && sb.st_dev == p->tok_dev && sb.st_ino == p->tok_ino &&
-        sb.st_size == p->tok_size && sb.st_mtim.tv_sec == p->tok_mtime.tv_sec &&
-        sb.st_mtim.tv_nsec == p->tok_mtime.tv_nsec)
-        return 0;
-    FILE *f = fopen(p->token_file, "r");
-    if (!f)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s: %s", p->token_file,
-                               strerror(errno));
-    char *buf = malloc(MAX_TOKEN + 1);
-    if (!buf) {
-        fclose(f);
-        return psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
-    }
-    size_t n = fread(buf, 1, MAX_TOKEN + 1, f);
-    fclose(f);
-    if (n > MAX_TOKEN) {
-        free(buf);
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s is larger than %d bytes",
-                               p->token_file, MAX_TOKEN);
-    }
-    buf[n] = '\0';
-    size_t s = 0;
-    while (s < n && isspace((unsigned char)buf[s]))
-        s++;
-    while (n > s && isspace((unsigned char)buf[n - 1]))
-        buf[--n] = '\0';
-    for (size_t i = s; i < n; i++) {
-        if (!isgraph((unsigned char)buf[i])) {
-            free(buf);
-            return psi_status_fail(st, PSI_REASON_CONFIG,
-                                   "bearer token file %s holds whitespace or control characters inside the token",
-                                   p->token_file);
-        }
-    }
-    if (n == s) {
-        free(buf);
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearer token file %s is empty",
-                               p->token_file);
-    }
-    if (p->token) {
-        memset(p->token, 0, strlen(p->token));
-        free(p->token);
-    }
-    memmove(buf, buf + s, n - s + 1);
-    p->token = buf;
-    p->tok_dev = sb.st_dev;
-    p->tok_ino = sb.st_ino;
-    p->tok_size = sb.st_size;
-    p->tok_mtime = sb.st_mtim;
-    p->tok_valid = 1;
-    return 0;
-}
-
 CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_status *st)
 {
     psi_status_ok(st);
-    if (refresh_token(p, st) < 0)
+    const char *token = NULL;
+    if (psi_promauth_prepare(p->auth, p->https, &token, st) < 0)
         return NULL;
     char *q = curl_easy_escape(p->easy, promql, 0);
     if (!q) {
@@ -414,8 +247,8 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
     }
     curl_slist_free_all(p->headers);
     p->headers = curl_slist_append(NULL, "Accept: application/json");
-    if (p->token) {
-        char *h = str_printf("Authorization: Bearer %s", p->token);
+    if (token) {
+        char *h = str_printf("Authorization: Bearer %s", token);
         struct curl_slist *l = h ? curl_slist_append(p->headers, h) : NULL;
         if (h) {
             memset(h, 0, strlen(h));
@@ -453,9 +286,22 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
     /* TLS: verification is always on; there is no switch to turn it off. */
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-    if (p->ca_file)
-        curl_easy_setopt(e, CURLOPT_CAINFO, p->ca_file);
+    if (p->https)
+        psi_promauth_apply(p->auth, e);
     return e;
+}
+
+/* Say in a 401/403 message whose token was refused and, for a 403, the role it needs. */
+static void auth_hint(struct psi_prom *p, long code, struct psi_status *st)
+{
+    size_t n = strlen(st->message);
+    if (code == 401)
+        snprintf(st->message + n, sizeof(st->message) - n, "; sent: %s", psi_promauth_identity(p->auth));
+    else
+        snprintf(st->message + n, sizeof(st->message) - n,
+                 "; sent: %s. Bind its identity the ClusterRole cluster-monitoring-view (OpenShift; "
+                 "elsewhere a role that may get prometheuses/api)",
+                 psi_promauth_identity(p->auth));
 }
 
 static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st)
@@ -469,7 +315,8 @@ static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
     case CURLE_SSL_INVALIDCERTSTATUS:
     case CURLE_SSL_SHUTDOWN_FAILED:
-        return psi_status_fail(st, PSI_REASON_TLS, "TLS with %s failed: %s", p->endpoint, why);
+        return psi_status_fail(st, PSI_REASON_TLS, "TLS with %s failed: %s (verified against %s)", p->endpoint, why,
+                               psi_promauth_trust(p->auth));
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_URL_MALFORMAT:
@@ -491,16 +338,34 @@ static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st
     }
 }
 
+/* After a query: a reply buffer grown past REPLY_KEEP (by a large or hostile reply) is
+ * given back instead of being held until the next query. */
+static void reply_trim(struct psi_prom *p)
+{
+    if (p->reply.cap > REPLY_KEEP) {
+        free(p->reply.data);
+        p->reply.data = NULL;
+        p->reply.cap = p->reply.len = 0;
+    }
+}
+
 int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out,
                           struct psi_status *st)
 {
     memset(out, 0, sizeof(*out));
     psi_status_ok(st);
-    if (rc != CURLE_OK)
-        return transport_fail(p, rc, st);
-    long code = 0;
-    curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
-    return psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
+    int failed;
+    if (rc != CURLE_OK) {
+        failed = transport_fail(p, rc, st);
+    } else {
+        long code = 0;
+        curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
+        failed = psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
+        if (failed && (code == 401 || code == 403))
+            auth_hint(p, code, st);
+    }
+    reply_trim(p);
+    return failed;
 }
 
 int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out,

@@ -21,11 +21,15 @@
  * node fails the sample with InvalidValue (that node stays Unknown); values of other
  * series are not looked at. Percents are clamped to 0..100 (rate() extrapolation).
  *
- * Transport: a libcurl easy handle (HTTP GET <url>/api/v1/query?query=...), TLS peer and
- * host verification always on for https (CA bundle file, or the system's), a bearer
- * token read from a file and read again whenever the file changes (projected service
- * account tokens rotate), connect and total timeouts, a reply size cap. A client is not
- * thread-safe and runs one query at a time. */
+ * Transport: a libcurl easy handle (HTTP GET <url>/api/v1/query?query=...), connect and
+ * total timeouts, a reply size cap. What it trusts and which token it sends is promauth.h's:
+ * TLS peer and host verification always on for https (the caFile alone, or the service CA
+ * beside the ServiceAccount token plus the system trust store, re-read when they change);
+ * the token of the pressure-reading ServiceAccount, or of a file, or none; never a token over
+ * plain http:// unless asked by name. A 401 or 403 says whose token was refused and which
+ * role it needs. A client is not thread-safe and runs one query at a time. Replies are read
+ * without a JSON tree, within the bounds of promreply.h, and capped at 32 MiB (what a
+ * cluster of 5,000 nodes answers, twice over). */
 #ifndef PSI_PSI_PROM_H
 #define PSI_PSI_PROM_H
 
@@ -33,15 +37,21 @@
 
 #include <curl/curl.h>
 
+#include "promauth.h"
 #include "source.h"
 
-/* Client settings; strings are copied by psi_prom_new. */
+/* Client settings; strings are copied by psi_prom_new (see promauth.h for the credential
+ * and trust fields). */
 struct psi_prom_config {
     const char *url;         /* base URL, e.g. https://thanos-querier.openshift-monitoring.svc:9091 */
-    const char *token_file;  /* bearer token file, or NULL for none */
-    const char *ca_file;     /* CA bundle (PEM) for https, or NULL for the system's */
+    const char *token_file;  /* bearer token file, or NULL for none (unused with token_fn) */
+    const char *ca_file;     /* CA bundle (PEM) trusted alone for https, or NULL */
     long connect_timeout_ms; /* 0: 5000 */
     long timeout_ms;         /* whole request; 0: 15000 */
+    const char *service_ca_file;              /* with ca_file NULL: trusted when present, plus the system's */
+    const struct psi_prom_token_fn *token_fn; /* the token to send, or NULL */
+    const char *own_token_file, *own_token;   /* the operator's own API token: never sent */
+    int plain_http_token;                     /* a token may go over http:// */
 };
 
 /* One label of a series. */
@@ -50,7 +60,8 @@ struct psi_prom_label {
     char *value;
 };
 
-/* One series of an instant vector: labels, the sample value and its timestamp (s). */
+/* One series of an instant vector: labels, the sample value and its timestamp (s). In a
+ * vector from a reply, labels and all their strings are one allocation. */
 struct psi_prom_series {
     struct psi_prom_label *labels;
     size_t n_labels;

@@ -43,6 +43,10 @@ int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, 
     va_start(ap, fmt);
     vsnprintf(st->message, sizeof(st->message), fmt, ap);
     va_end(ap);
+    /* Messages carry parts of replies into status: printable ASCII only. */
+    for (char *c = st->message; *c; c++)
+        if (*c < 0x20 || *c == 0x7f || (unsigned char)*c >= 0x80)
+            *c = '?';
     return -1;
 }
 
@@ -76,14 +80,57 @@ void psi_sample_free(struct psi_sample *s)
     s->n_nodes = 0;
 }
 
+static void node_error(struct psi_sample *s, const char *fmt, va_list ap)
+{
+    if (s->n_node_errors++ == 0)
+        vsnprintf(s->node_error, sizeof(s->node_error), fmt, ap);
+}
+
 void psi_sample_node_error(struct psi_sample *s, const char *fmt, ...)
 {
-    if (s->n_node_errors++ > 0)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(s->node_error, sizeof(s->node_error), fmt, ap);
+    node_error(s, fmt, ap);
     va_end(ap);
+}
+
+void psi_sample_node_unread(struct psi_sample *s, size_t i, const char *reason, const char *fmt, ...)
+{
+    if (i < s->n_nodes)
+        s->nodes[i].unread = reason;
+    va_list ap;
+    va_start(ap, fmt);
+    node_error(s, fmt, ap);
+    va_end(ap);
+}
+
+char *psi_sample_unread_text(const struct psi_sample *s, char *buf, size_t len)
+{
+    if (!len)
+        return buf;
+    buf[0] = '\0';
+    size_t n = 0, used = 0;
+    for (size_t i = 0; i < s->n_nodes; i++)
+        n += s->nodes[i].unread != NULL;
+    if (!n)
+        return buf;
+    int w = snprintf(buf, len, "%zu unread:", n);
+    used = w > 0 && (size_t)w < len ? (size_t)w : len - 1;
+    size_t listed = 0;
+    for (size_t i = 0; i < s->n_nodes && listed < n; i++) {
+        if (!s->nodes[i].unread)
+            continue;
+        char item[400];
+        snprintf(item, sizeof(item), "%s %s (%s)", listed ? "," : "", s->nodes[i].name, s->nodes[i].unread);
+        if (used + strlen(item) + 6 > len) {
+            snprintf(buf + used, len - used, ", ...");
+            break;
+        }
+        snprintf(buf + used, len - used, "%s", item);
+        used += strlen(item);
+        listed++;
+    }
+    return buf;
 }
 
 int psi_source_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out)

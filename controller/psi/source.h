@@ -26,6 +26,9 @@
 #define PSI_REASON_INVALID "InvalidValue"          /* NaN, +/-Inf or a negative pressure */
 #define PSI_REASON_QUERY "QueryError"              /* the server refused or failed the query */
 #define PSI_REASON_CONFIG "SourceConfigError"      /* bad URL, unreadable token or CA file */
+#define PSI_REASON_TIMEOUT "Timeout"               /* no reply within the time allowed */
+#define PSI_REASON_NO_PSI "PSIUnavailable"         /* the node reports no PSI (KubeletPSI off, no psi=1) */
+#define PSI_REASON_CREDENTIAL "CredentialUnavailable" /* no token for the metrics-reading identity */
 
 /* Resources, as indexes of psi_node_sample.value. */
 enum psi_resource { PSI_CPU = 0, PSI_MEMORY = 1, PSI_IO = 2, PSI_NRESOURCES = 3 };
@@ -75,6 +78,7 @@ struct psi_node_sample {
     char *name; /* owned by the sample */
     struct psi_value value[PSI_NRESOURCES];
     struct psi_value utilization;
+    const char *unread; /* why the source could not read the node (a PSI_REASON_*), or NULL */
 };
 
 /* A sample: one entry per requested node, in request order, and the overall status. */
@@ -106,7 +110,8 @@ int psi_resource_parse(const char *s, enum psi_resource *out);
 /* Set st to ok. */
 void psi_status_ok(struct psi_status *st);
 
-/* Set st to failed with reason and a printf-formatted message; returns -1. */
+/* Set st to failed with reason and a printf-formatted message (at most 1023 bytes, control
+ * and non-ASCII bytes replaced by '?': it may carry parts of a server's reply); returns -1. */
 int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -120,6 +125,15 @@ void psi_sample_free(struct psi_sample *s);
 /* Record a per-node read error that left the node Unknown (keeps the first message). */
 void psi_sample_node_error(struct psi_sample *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Mark node i unread for reason (a PSI_REASON_* string) and record the printf-formatted
+ * message as psi_sample_node_error does. */
+void psi_sample_node_unread(struct psi_sample *s, size_t i, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Describe the unread nodes into buf: "<n> unread: <node> (<reason>), ..." with as many as
+ * fit (then ", ..."); "" when none. Returns buf. */
+char *psi_sample_unread_text(const struct psi_sample *s, char *buf, size_t len);
 
 /* Sample through src: psi_sample_init then src->sample. Returns 0 or -1 (out->status). */
 int psi_source_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out);

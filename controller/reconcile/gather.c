@@ -8,7 +8,6 @@
 
 #include "evictor.h"
 #include "history.h"
-#include "kubelet.h"
 #include "logging.h"
 #include "resources.h"
 #include "usage.h"
@@ -387,8 +386,8 @@ void gather_candidates_free(struct gather_candidates *g)
 static struct psi_prom *prom_for(struct gather *g, const struct psi_prom_config *cfg, struct psi_status *st)
 {
     char key[2048];
-    snprintf(key, sizeof(key), "%s|%s|%s", cfg->url ? cfg->url : "", cfg->token_file ? cfg->token_file : "",
-             cfg->ca_file ? cfg->ca_file : "");
+    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", cfg->url ? cfg->url : "", cfg->token_fn ? "reader" : "",
+             cfg->token_file ? cfg->token_file : "", cfg->ca_file ? cfg->ca_file : "", cfg->plain_http_token);
     if (g->prom && g->prom_key && strcmp(g->prom_key, key) == 0)
         return g->prom;
     gather_release(g);
@@ -452,32 +451,13 @@ static int usage_from_prometheus(struct gather *g, const struct gather_usage_in 
     return 0;
 }
 
-/* Usage from the kubelet summaries of the nodes (through the API server's node proxy). */
+/* Usage from the kubelet summaries of the nodes (through the API server's node proxy, all at
+ * once). */
 static int usage_from_kubelets(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
 {
-    int read = 0;
-    char last[512] = "";
-    for (size_t i = 0; i < in->nnodes; i++) {
-        char *path = psi_kubelet_summary_path(in->nodes[i].name);
-        struct kube_err err;
-        kube_err_clear(&err);
-        cJSON *sum = path ? kube_rest_get(in->client, path, &err) : NULL;
-        free(path);
-        if (!sum) {
-            snprintf(last, sizeof(last), "%s: %s", in->nodes[i].name, err.msg[0] ? err.msg : "out of memory");
-            continue;
-        }
-        usage_from_summary(sum, &u->node_usage[i], u->refs, u->nrefs, u->ref_usage);
-        if (u->node_mem)
-            usage_memory_from_summary(sum, &u->node_mem[i], u->refs, u->nrefs, u->ref_mem);
-        cJSON_Delete(sum);
-        read++;
-    }
-    if (!read) {
-        snprintf(why, len, "no kubelet summary could be read (%s)", last);
-        return -1;
-    }
-    return 0;
+    struct usage_kubelet q = {u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage, u->node_mem,
+                              u->ref_mem};
+    return usage_from_kubelet(in->client, &q, why, len);
 }
 
 /* Fill u's requests from the candidates and nodes. */

@@ -12,6 +12,7 @@
 #include "logging.h"
 #include "mcsync.h"
 #include "ownership.h"
+#include "promcred.h"
 #include "psirebalance.h"
 #include "sampling.h"
 #include "taintfsm.h"
@@ -33,6 +34,7 @@ struct reconciler {
     struct reconciler_deps deps;
     struct reconciler_counters counters;
     struct cr_state *states;
+    struct promcred *promcred; /* made on first use */
 };
 
 /* One cycle of one PsiRebalance. */
@@ -217,6 +219,16 @@ static int write_status(struct reconciler *r, const cJSON *obj, const struct api
 
 /* ---- the parts of a cycle ---- */
 
+/* The Prometheus client settings of spec (promcred.h) into *cfg; NULL on no memory. */
+static const struct psi_prom_config *prom_config(struct reconciler *r, const struct api_spec *spec,
+                                                 struct psi_prom_config *cfg)
+{
+    if (!r->promcred && !(r->promcred = promcred_new(r->deps.client)))
+        return NULL;
+    promcred_config(r->promcred, spec, cfg);
+    return cfg;
+}
+
 static int finalize(struct reconciler *r, const cJSON *obj, const struct api_psirebalance *pr, int64_t now_ms)
 {
     if (!bodies_has_finalizer(obj))
@@ -286,7 +298,9 @@ static void sample_and_taint(struct visit *v)
     cs->next_sample_ms = v->now_ms + v->pr.spec.metrics.interval_ms;
     const cJSON *meta = get(v->obj, "metadata");
     struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, str(meta, "name"), str(meta, "uid")};
-    struct sampling_in in = {r->deps.client, r->deps.events, &ref, &v->pr.spec, &v->nodes, v->now_ms};
+    struct psi_prom_config cfg;
+    struct sampling_in in = {r->deps.client, r->deps.events, &ref, &v->pr.spec, &v->nodes,
+                             prom_config(r, &v->pr.spec, &cfg), v->now_ms};
     v->sampled = sampling_take(&cs->sampling, &in) == 0;
     r->counters.samples++;
     r->counters.sample_failures += !v->sampled;
@@ -355,15 +369,11 @@ static void rebalance(struct visit *v)
         return;
     }
     const struct api_spec *spec = &v->pr.spec;
-    const char *token = spec->metrics.prometheus.bearer_token_file;
-    struct psi_prom_config prom = {
-        .url = spec->metrics.prometheus.url,
-        .token_file = token && token[0] ? token : NULL,
-        .ca_file = spec->metrics.prometheus.ca_file,
-    };
+    struct psi_prom_config cfg;
+    const struct psi_prom_config *prom = prom_config(r, spec, &cfg);
     struct mover_deps d = {r->deps.client, r->deps.events, r->deps.vmis, r->deps.vmims, r->deps.pods, r->deps.pods_ud};
     struct mover_input in = {v->obj, &v->pr, mn, n, v->sampled, v->cs->sampling.metrics == 1,
-                             spec->metrics.source == API_SOURCE_PROMETHEUS ? &prom : NULL, v->now_ms};
+                             spec->metrics.source == API_SOURCE_PROMETHEUS ? prom : NULL, v->now_ms};
     struct mover_stats before = *mover_stats(v->cs->mover);
     const char *reason = NULL;
     char msg[512];
@@ -496,6 +506,7 @@ void reconciler_free(struct reconciler *r)
         r->states = cs->next;
         state_free(cs);
     }
+    promcred_free(r->promcred);
     free(r);
 }
 

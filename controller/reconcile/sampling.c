@@ -34,29 +34,26 @@ void sampling_free(struct sampling *s)
 }
 
 /* The pressure source for spec, made anew when the spec's metrics settings changed. */
-static struct psi_source *source_for(struct sampling *s, struct kube_client *client, const struct api_spec *spec,
-                                     struct psi_status *st)
+static struct psi_source *source_for(struct sampling *s, const struct sampling_in *in, struct psi_status *st)
 {
+    const struct api_spec *spec = in->spec;
     char key[2048];
     const char *token = spec->metrics.prometheus.bearer_token_file;
-    snprintf(key, sizeof(key), "%s|%s|%s|%s", api_source_name(spec->metrics.source),
-             or_empty(spec->metrics.prometheus.url), or_empty(token), or_empty(spec->metrics.prometheus.ca_file));
+    snprintf(key, sizeof(key), "%s|%s|%s%s|%s|%d", api_source_name(spec->metrics.source),
+             or_empty(spec->metrics.prometheus.url), token ? "file:" : "reader", or_empty(token),
+             or_empty(spec->metrics.prometheus.ca_file), spec->metrics.prometheus.send_token_over_plain_http);
     if (s->source && s->source_key && strcmp(s->source_key, key) == 0)
         return s->source;
     psi_source_free(s->source);
     free(s->source_key);
     s->source = NULL;
     s->source_key = NULL;
-    if (spec->metrics.source == API_SOURCE_KUBELET) {
-        s->source = psi_kubelet_source_new(client, st);
-    } else {
-        struct psi_prom_config cfg = {
-            .url = spec->metrics.prometheus.url,
-            .token_file = token && token[0] ? token : NULL,
-            .ca_file = spec->metrics.prometheus.ca_file,
-        };
-        s->source = psi_prom_source_new(&cfg, st);
-    }
+    if (spec->metrics.source == API_SOURCE_KUBELET)
+        s->source = psi_kubelet_source_new(in->client, st);
+    else if (in->prom)
+        s->source = psi_prom_source_new(in->prom, st);
+    else
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
     if (s->source && !(s->source_key = strdup(key))) { /* without its key it would be made anew every time */
         psi_source_free(s->source);
         s->source = NULL;
@@ -128,7 +125,8 @@ static int describe(const struct ownership_nodes *nodes, struct descs *d)
     return 0;
 }
 
-/* The metrics state after a sample with status st (src: the source that answered). */
+/* The metrics state after a sample with status st (src: the source that answered, n nodes
+ * asked; on success the sample is s->sample already). */
 static int follow_metrics(struct sampling *s, const struct sampling_in *in, const struct psi_status *st,
                           const char *src, size_t n)
 {
@@ -145,7 +143,9 @@ static int follow_metrics(struct sampling *s, const struct sampling_in *in, cons
     }
     s->metrics = 1;
     snprintf(s->reason, sizeof(s->reason), "SampleSucceeded");
-    snprintf(s->message, sizeof(s->message), "%s: %zu nodes sampled", src, n);
+    char unread[600];
+    psi_sample_unread_text(&s->sample, unread, sizeof(unread));
+    snprintf(s->message, sizeof(s->message), "%s: %zu nodes sampled%s%s", src, n, unread[0] ? "; " : "", unread);
     if (was == 0)
         notify_event(in->events, in->ref, "Normal", "MetricsAvailable", "Sample", "pressure readings are back",
                      in->now_ms);
@@ -161,7 +161,7 @@ int sampling_take(struct sampling *s, const struct sampling_in *in)
     if (describe(in->nodes, &d) < 0)
         psi_status_fail(&st, PSI_REASON_CONFIG, "out of memory");
     struct psi_sample sample = {0};
-    struct psi_source *src = st.failed ? NULL : source_for(s, in->client, spec, &st);
+    struct psi_source *src = st.failed ? NULL : source_for(s, in, &st);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (src) {
@@ -177,9 +177,9 @@ int sampling_take(struct sampling *s, const struct sampling_in *in)
     free(d.ips);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     s->last_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    if (follow_metrics(s, in, &st, src ? src->name : "", d.n) < 0) {
+    if (st.failed) {
         psi_sample_free(&sample);
-        return -1;
+        return follow_metrics(s, in, &st, NULL, d.n);
     }
     if (sample.n_node_errors)
         log_warn("some nodes unreadable", "psirebalance", in->ref->name, "error", sample.node_error);
@@ -188,5 +188,5 @@ int sampling_take(struct sampling *s, const struct sampling_in *in)
     s->have_sample = true;
     if (s->sample.n_nodes)
         qsort(s->sample.nodes, s->sample.n_nodes, sizeof(*s->sample.nodes), node_sample_cmp);
-    return 0;
+    return follow_metrics(s, in, &st, src ? src->name : "", d.n);
 }

@@ -34,6 +34,7 @@ struct sampling_in {
     const struct kube_event_ref *ref; /* the PsiRebalance, for Events */
     const struct api_spec *spec;
     const struct ownership_nodes *nodes; /* the owned ones are sampled */
+    const struct psi_prom_config *prom;  /* the Prometheus settings (promcred.h); NULL: no memory */
     int64_t now_ms;
 };
 

@@ -1,5 +1,6 @@
 /* usage: CPU usage (cores) and memory in use (bytes) of nodes and of the workloads that might
- * move, which the predictions of rebalance need. Pure: builds the queries and reads the answers.
+ * move, which the predictions of rebalance need. Pure (builds the queries and reads the
+ * answers), apart from usage_from_kubelet, which fetches the summaries.
  *
  * Prometheus: one instant query, run only on cycles where some node is a source (so the
  * steady state keeps to the one pressure query per cycle). Its parts are tagged with a label
@@ -25,7 +26,9 @@
  *                                      container!="POD",pod=~"..."})
  *
  * Kubelet: the Summary API of each node gives node.cpu.usageNanoCores and, per pod,
- * pods[].cpu.usageNanoCores; node.memory.workingSetBytes and pods[].memory.workingSetBytes. */
+ * pods[].cpu.usageNanoCores (a VM's: its virt-launcher pod's), and node.memory.workingSetBytes
+ * and pods[].memory.workingSetBytes, every node fetched at once (psi_kubelet_fetch), so no
+ * Prometheus is needed. */
 #ifndef PSI_RECONCILE_USAGE_H
 #define PSI_RECONCILE_USAGE_H
 
@@ -33,6 +36,8 @@
 #include <stddef.h>
 
 #include "prom.h"
+
+struct kube_client;
 
 /* Most workloads named in the query's filters. */
 #define USAGE_MAX_FILTERED 200
@@ -63,5 +68,22 @@ void usage_from_summary(const cJSON *summary, double *node_usage, const struct u
 /* The same for memory in use (bytes, the working sets). */
 void usage_memory_from_summary(const cJSON *summary, double *node_used, const struct usage_ref *refs, size_t nrefs,
                                double *ref_used);
+
+/* What usage_from_kubelet reads and fills: node_usage[i] for nodes[i], ref_usage[j] for
+ * refs[j] (cores; NAN where there is no reading). */
+struct usage_kubelet {
+    const struct psi_node_desc *nodes;
+    size_t nnodes;
+    double *node_usage;
+    const struct usage_ref *refs;
+    size_t nrefs;
+    double *ref_usage;
+    double *node_mem, *ref_mem; /* non-NULL: memory in use too (bytes; NAN without a reading) */
+};
+
+/* Read every node's summary through client (all at once) into q with usage_from_summary.
+ * Returns 0 when at least one summary was read (or there is no node), -1 with why naming
+ * the last failure otherwise. */
+int usage_from_kubelet(struct kube_client *client, const struct usage_kubelet *q, char *why, size_t len);
 
 #endif

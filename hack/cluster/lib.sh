@@ -6,6 +6,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 components=(etcd apiserver controller-manager scheduler kwok prometheus)
+# Started on demand by their own scripts (hack/cluster/monitoring), stopped by down.
+optional_components=(thanos-querier)
 
 die() { echo "testbed: $*" >&2; exit 1; }
 log() { echo "testbed: $*" >&2; }
@@ -55,17 +57,56 @@ choose_ports() {
   source "$dir/ports.env"
 }
 
+# The nodes' kubelets. The API server reaches them only through its "cluster" egress, HTTP
+# CONNECT over a Unix socket of the bed ($dir/kubelet.sock, served by psi-sim), so a node's
+# address is the name of a tunnel and never dialed. It cannot be a loopback address: the node
+# proxy refuses any address that is not global unicast (isProxyableHostname in
+# pkg/registry/core/node/strategy.go). Nodes take theirs from 198.18.0.0/15, the range set
+# aside for benchmarking (RFC 2544), 250 to a /24: worker-I is node_address I.
+KUBELET_PORT=10250
+kubelet_socket() { echo "$dir/kubelet.sock"; }
+node_address() { echo "198.18.$(($1 / 250)).$(($1 % 250 + 2))"; }
+
+write_egress_config() {
+  cat > "$dir/egress-selector.yaml" <<YAML
+# Written by hack/cluster/up: the API server reaches kubelets through psi-sim's socket.
+apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+- name: cluster
+  connection:
+    proxyProtocol: HTTPConnect
+    transport:
+      uds: {udsName: $(kubelet_socket)}
+YAML
+}
+
+# extra_port NAME: a free loopback port for an optional component, added to ports.env once.
+extra_port() {
+  [ -n "${!1:-}" ] && return
+  local p
+  while :; do
+    p=$((10000 + RANDOM % 20000))
+    grep -q "=$p\$" "$dir/ports.env" && continue
+    port_in_use "$p" || break
+  done
+  echo "$1=$p" >> "$dir/ports.env"
+  printf -v "$1" %s "$p"
+}
+
 pidfile() { echo "$dir/pids/$1.pid"; }
 
 # running COMPONENT: true when the PID in its pid file is alive and is ours (its command
-# line names this test bed's directory), so a recycled PID is never mistaken for it.
+# line, or its KUBECONFIG, names this test bed's directory), so a recycled PID is never
+# mistaken for it.
 running() {
   local f pid
   f=$(pidfile "$1")
   [ -f "$f" ] || return 1
   pid=$(cat "$f")
   [ -r "/proc/$pid/cmdline" ] || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF "$dir"
+  { tr '\0' ' ' < "/proc/$pid/cmdline"; tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep '^KUBECONFIG='; } |
+    grep -qF "$dir"
 }
 
 # spawn COMPONENT CMD...: start detached, all output to logs/COMPONENT.log, PID to pids/.
@@ -113,6 +154,7 @@ start_etcd() {
 
 start_apiserver() {
   local p=$dir/pki
+  write_egress_config
   spawn apiserver "$PSI_KUBE_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
@@ -122,6 +164,9 @@ start_apiserver() {
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
     --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC \
     --allow-privileged --profiling=false --enable-priority-and-fairness=false \
+    --kubelet-preferred-address-types InternalIP --kubelet-certificate-authority "$p/ca.crt" \
+    --egress-selector-config-file "$dir/egress-selector.yaml" \
+    --kubelet-client-certificate "$p/kubelet-client.crt" --kubelet-client-key "$p/kubelet-client.key" \
     ${PSI_TESTBED_AUDIT:+--audit-policy-file "$repo/hack/cluster/audit-policy.yaml" --audit-log-path "$dir/logs/audit.log"}
   wait_for kube-apiserver 60 curl_api /readyz
 }
@@ -150,21 +195,33 @@ start_kwok() {
   spawn kwok "$PSI_KWOK_BIN/kwok" --config "$PSI_KWOK_BIN/stages.yaml" \
     --kubeconfig "$dir/admin.kubeconfig" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-    --cidr 10.244.0.0/16 --server-address "127.0.0.1:$KWOK_PORT" --node-lease-duration-seconds 40
+    --cidr 10.244.0.0/16 --server-address "127.0.0.1:$KWOK_PORT" --node-lease-duration-seconds 40 \
+    --node-port "$KUBELET_PORT"
   wait_for kwok 30 curl -sf "http://127.0.0.1:$KWOK_PORT/healthz"
 }
 
 start_prometheus() {
-  mkdir -p "$dir/prometheus/targets" "$dir/prometheus/data"
+  mkdir -p "$dir/prometheus/targets" "$dir/prometheus/data" "$dir/prometheus/rules" "$dir/prometheus/targets-operator"
   cat > "$dir/prometheus/prometheus.yml" <<YAML
-# Written by hack/cluster/up. Targets are added at run time as files in targets/.
+# Written by hack/cluster/up. Targets are added at run time as files in targets/; rule files
+# in rules/ (POST /-/reload after adding one).
 global:
   scrape_interval: 5s
   evaluation_interval: 5s
+rule_files: ['$dir/prometheus/rules/*.yaml']
 scrape_configs:
 - job_name: testbed
   file_sd_configs:
   - files: ['$dir/prometheus/targets/*.json']
+    refresh_interval: 5s
+# The operator's HTTPS metrics endpoint as its ServiceMonitor scrapes it: a ServiceAccount
+# token (written to operator-scrape.token by the test) and the bed's CA for the Service name.
+- job_name: psi-rebalancer-metrics
+  scheme: https
+  authorization: {credentials_file: '$dir/prometheus/operator-scrape.token'}
+  tls_config: {ca_file: '$dir/pki/ca.crt', server_name: psi-rebalancer-metrics.psi-rebalancer.svc}
+  file_sd_configs:
+  - files: ['$dir/prometheus/targets-operator/*.json']
     refresh_interval: 5s
 YAML
   spawn prometheus "$prometheus_bin" --config.file "$dir/prometheus/prometheus.yml" \
@@ -194,6 +251,7 @@ export PSI_APISERVER_URL='https://127.0.0.1:$APISERVER_PORT'
 export PSI_ETCD_URL='http://127.0.0.1:$ETCD_PORT'
 export PSI_PROMETHEUS_URL='http://127.0.0.1:$PROMETHEUS_PORT'
 export PSI_PROMETHEUS_TARGETS='$dir/prometheus/targets'
+export PSI_KUBELET_SOCKET='$(kubelet_socket)'
 export PSI_KUBE_BIN='$PSI_KUBE_BIN'
 export PSI_ETCD_BIN='$PSI_ETCD_BIN'
 export PSI_KWOK_BIN='$PSI_KWOK_BIN'

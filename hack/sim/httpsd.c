@@ -119,7 +119,7 @@ static bool header_value(const char *headers, const char *name, char *out, size_
 }
 
 /* Serve requests on one TLS connection until it closes or fails. */
-static void serve_conn(struct httpsd *s, SSL *ssl)
+static void serve_conn(SSL *ssl, httpsd_fn fn, void *ud)
 {
     char *buf = malloc(HTTPSD_MAX_HEADER + 1);
     size_t have = 0;
@@ -194,7 +194,7 @@ static void serve_conn(struct httpsd *s, SSL *ssl)
             *q = '\0';
         struct httpsd_reply reply = {.status = 200};
         snprintf(reply.content_type, sizeof(reply.content_type), "application/json");
-        s->fn(method, target, body, body_len, &reply, s->ud);
+        fn(method, target, body, body_len, &reply, ud);
         free(body);
         int rc = send_reply(ssl, reply.status ? reply.status : 200, reply.content_type, reply.body ? reply.body : "",
                             reply.body ? reply.len : 0, close_after);
@@ -206,20 +206,25 @@ out:
     free(buf);
 }
 
-static void *conn_main(void *arg)
+void httpsd_serve_fd(SSL_CTX *ctx, int fd, httpsd_fn fn, void *ud)
 {
-    struct conn *c = arg;
-    struct httpsd *s = c->srv;
     struct timeval tv = {HTTPSD_IDLE_SECONDS, 0};
-    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    SSL *ssl = SSL_new(s->ctx);
-    if (ssl && SSL_set_fd(ssl, c->fd) == 1 && SSL_accept(ssl) == 1) {
-        serve_conn(s, ssl);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    SSL *ssl = SSL_new(ctx);
+    if (ssl && SSL_set_fd(ssl, fd) == 1 && SSL_accept(ssl) == 1) {
+        serve_conn(ssl, fn, ud);
         SSL_shutdown(ssl);
     }
     SSL_free(ssl);
     ERR_clear_error();
+}
+
+static void *conn_main(void *arg)
+{
+    struct conn *c = arg;
+    struct httpsd *s = c->srv;
+    httpsd_serve_fd(s->ctx, c->fd, s->fn, s->ud);
     pthread_mutex_lock(&s->mu);
     shutdown(c->fd, SHUT_RDWR);
     c->done = true;
@@ -283,7 +288,7 @@ static void *accept_main(void *arg)
     return NULL;
 }
 
-static SSL_CTX *make_ctx(const char *cert_pem, const char *key_pem, char *err, size_t errlen)
+SSL_CTX *httpsd_ctx_new(const char *cert_pem, const char *key_pem, char *err, size_t errlen)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx) {
@@ -336,7 +341,7 @@ struct httpsd *httpsd_start(const char *host, int port, const char *cert_pem, co
     s->fn = fn;
     s->ud = ud;
     pthread_mutex_init(&s->mu, NULL);
-    if (!(s->ctx = make_ctx(cert_pem, key_pem, err, errlen)))
+    if (!(s->ctx = httpsd_ctx_new(cert_pem, key_pem, err, errlen)))
         goto fail;
     struct sockaddr_in6 a6 = {0};
     struct sockaddr_in a4 = {0};

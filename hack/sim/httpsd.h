@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include <openssl/ssl.h>
+
 /* A handler's answer: status (default 200), content type (default application/json) and
  * a malloc'ed body of len bytes that the server frees (NULL for none). */
 struct httpsd_reply {
@@ -36,5 +38,14 @@ int httpsd_port(const struct httpsd *s);
 
 /* Stop accepting, close every connection, join the threads, free (NULL is fine). */
 void httpsd_free(struct httpsd *s);
+
+/* A TLS server context with the PEM certificate chain and key (TLS 1.2 at least), for
+ * httpsd_serve_fd; NULL with why in err. Free with SSL_CTX_free. */
+SSL_CTX *httpsd_ctx_new(const char *cert_pem, const char *key_pem, char *err, size_t errlen);
+
+/* Serve requests with fn over TLS (ctx) on the connected socket fd, in the calling thread,
+ * until the peer closes, fails or idles 120 s; the caller closes fd. For a connection
+ * accepted elsewhere (e.g. one tunnelled through an HTTP CONNECT). */
+void httpsd_serve_fd(SSL_CTX *ctx, int fd, httpsd_fn fn, void *ud);
 
 #endif

@@ -1,13 +1,14 @@
 /* psi-sim: plays, against a real API server, what an OpenShift Virtualization cluster
  * adds to Kubernetes for psi-rebalancer: KubeVirt's VMs, launcher pods, eviction webhook,
  * evacuations and live migrations; the MachineConfig operator; and nodes under load with
- * their PSI, exported for Prometheus with node_exporter's names. A scenario file says what
+ * their PSI, exported for Prometheus with node_exporter's names and served by each node's
+ * kubelet Summary API (kubeletd.h). A scenario file says what
  * runs where and what happens over time (hack/sim/scenarios/).
  *
  *   psi-sim --check FILE...              (parse scenario files and say what they hold)
  *   psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]
  *           [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]
- *           [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR]
+ *           [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR] [--kubelet-socket PATH]
  *           [--record FILE] [--ready-file FILE] [--exit-when-done] [--cleanup]
  *           [--log-level LEVEL] [--log-format text|json]
  *
@@ -20,6 +21,9 @@
  *   --ca-cert, --ca-key        the CA that signs the webhook's certificate (default
  *                              $PSI_TESTBED/pki/ca.crt and ca.key)
  *   --prometheus-targets DIR   Prometheus file_sd directory (default $PSI_PROMETHEUS_TARGETS)
+ *   --kubelet-socket PATH      the API server's egress socket to the kubelets, where psi-sim serves
+ *                              every node's Summary API (default $PSI_KUBELET_SOCKET; none, or one
+ *                              another process serves: no kubelets, with a warning for the latter)
  *   --record FILE              JSON lines of evictions, migrations, restarts, drains, rollouts
  *   --ready-file FILE          written once every VM runs and the timeline starts: a JSON
  *                              object with the ports, namespace and scenario
@@ -41,6 +45,7 @@
 #include "evacuation.h"
 #include "informer.h"
 #include "jx.h"
+#include "kubeletd.h"
 #include "logging.h"
 #include "loop.h"
 #include "mco.h"
@@ -67,6 +72,7 @@ struct app {
     struct mco *mco;
     struct timeline *timeline;
     struct telemetry *tele;
+    struct kubeletd *kubelet;
     struct webhook *hook;
     const char *ready_file;
     bool exit_when_done;
@@ -89,7 +95,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: psi-sim --check FILE...\n"
                "       psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]\n"
                "               [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]\n"
-               "               [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR]\n"
+               "               [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR] [--kubelet-socket PATH]\n"
                "               [--record FILE] [--ready-file FILE] [--exit-when-done] [--cleanup]\n"
                "               [--log-level debug|info|warn|error] [--log-format text|json]\n");
 }
@@ -196,6 +202,8 @@ static void pass(struct kube_loop *loop, void *ud)
     if (!sim_synced(&a->s))
         return;
     nodes_sync(a->nodes);
+    if (a->kubelet)
+        kubeletd_sync(a->kubelet);
     if (!nodes_ready(a->nodes)) {
         if (!a->waiting_logged) {
             char want[16];
@@ -299,6 +307,7 @@ int main(int argc, char **argv)
     const char *scenario_path = NULL, *kubeconfig = NULL, *ns = NULL, *metrics = "127.0.0.1:0";
     const char *hook_addr = "127.0.0.1", *ca_cert = NULL, *ca_key = NULL, *record_path = NULL;
     const char *targets = getenv("PSI_PROMETHEUS_TARGETS");
+    const char *kubelet_socket = getenv("PSI_KUBELET_SOCKET");
     int hook_port = 0;
     bool cleanup = false;
     enum logging_level level = LOGGING_INFO;
@@ -315,6 +324,7 @@ int main(int argc, char **argv)
         {"ca-cert", required_argument, 0, 'c'},
         {"ca-key", required_argument, 0, 'K'},
         {"prometheus-targets", required_argument, 0, 'p'},
+        {"kubelet-socket", required_argument, 0, 'L'},
         {"record", required_argument, 0, 'r'},
         {"ready-file", required_argument, 0, 'R'},
         {"exit-when-done", no_argument, 0, 'x'},
@@ -338,6 +348,7 @@ int main(int argc, char **argv)
         case 'c': ca_cert = optarg; break;
         case 'K': ca_key = optarg; break;
         case 'p': targets = optarg; break;
+        case 'L': kubelet_socket = optarg; break;
         case 'r': record_path = optarg; break;
         case 'R': a.ready_file = optarg; break;
         case 'x': a.exit_when_done = true; break;
@@ -460,11 +471,16 @@ int main(int argc, char **argv)
         log_error("out of memory");
         goto out;
     }
+    /* without them the rest of the simulation still runs (another simulator may serve them) */
+    if (kubelet_socket && *kubelet_socket &&
+        !(a.kubelet = kubeletd_new(&a.s, kubelet_socket, ca_cert, ca_key, err, sizeof(err))))
+        log_warn("no kubelets: their socket cannot be served", "error", err);
     struct telemetry_opts to = {
         .bind = metrics,
         .targets_dir = targets && *targets ? targets : NULL,
         .psi_on = a.mco ? mco_node_psi : NULL,
         .psi_ud = a.mco,
+        .kubelet = a.kubelet,
     };
     if (!(a.tele = telemetry_start(&a.s, a.workload, a.nodes, &to, err, sizeof(err)))) {
         log_error("starting the metrics endpoint failed", "error", err);
@@ -495,6 +511,7 @@ out:
     g_loop = NULL;
     webhook_free(a.hook);
     telemetry_free(a.tele);
+    kubeletd_free(a.kubelet);
     timeline_free(a.timeline);
     mco_free(a.mco);
     migration_free(a.mig);

@@ -564,7 +564,7 @@ static int parse_events(struct ctx *c, struct scenario *s, const cJSON *events)
 static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
 {
     static const char *const keys[] = {"name", "description", "namespace", "seed", "tick", "nodes", "model",
-                                       "kubevirt", "vms", "start", "mco", "events", NULL};
+                                       "kubevirt", "vms", "start", "kubelet", "mco", "events", NULL};
     if (!cJSON_IsObject(root))
         return fail(c, "the scenario must be a mapping");
     if (check_keys(c, root, "", keys) < 0)
@@ -673,6 +673,14 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
         get_string(c, start, "node", "start", &s->start_node) < 0)
         return -1;
 
+    const cJSON *kl = cJSON_GetObjectItemCaseSensitive(root, "kubelet");
+    static const char *const klkeys[] = {"noPsi", "slow", "slowDelay", NULL};
+    if (want_object(c, kl, "kubelet") < 0 || check_keys(c, kl, "kubelet", klkeys) < 0 ||
+        get_string_list(c, kl, "noPsi", "kubelet", &s->kubelet_no_psi, &s->n_kubelet_no_psi) < 0 ||
+        get_string_list(c, kl, "slow", "kubelet", &s->kubelet_slow, &s->n_kubelet_slow) < 0 ||
+        get_duration(c, kl, "slowDelay", "kubelet", &s->kubelet_slow_delay_ms) < 0)
+        return -1;
+
     return parse_events(c, s, cJSON_GetObjectItemCaseSensitive(root, "events"));
 }
 
@@ -696,6 +704,7 @@ static void defaults(struct scenario *s)
     s->unschedulable_timeout_ms = 5 * 60 * 1000;
     s->mco_reboot_delay_ms = 10000;
     s->mco_drain_timeout_ms = 10 * 60 * 1000;
+    s->kubelet_slow_delay_ms = 30000;
 }
 
 struct scenario *scenario_parse(const char *text, size_t len, char *err, size_t errlen)
@@ -772,6 +781,8 @@ void scenario_free(struct scenario *s)
     free(s->namespace);
     free(s->node_selector);
     free_list(s->fail_vms, s->n_fail_vms);
+    free_list(s->kubelet_no_psi, s->n_kubelet_no_psi);
+    free_list(s->kubelet_slow, s->n_kubelet_slow);
     for (size_t i = 0; i < s->n_vms; i++)
         vm_clear(&s->vms[i]);
     free(s->vms);

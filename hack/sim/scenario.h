@@ -60,6 +60,10 @@
  *   start:
  *     node: worker-0                  # start every VM here: the other simulated nodes are
  *                                     # cordoned until all launchers run, then uncordoned
+ *   kubelet:                          # the Summary API each node's kubelet serves (kubelet.h)
+ *     noPsi: [worker-3]               # nodes whose kubelet reports no PSI (KubeletPSI off, no psi=1)
+ *     slow: [worker-4]                # nodes whose kubelet answers only after slowDelay
+ *     slowDelay: 30s
  *   mco:
  *     enabled: false                  # run the MachineConfig operator stand-in
  *     pools: [worker]                 # pools to create when absent (role = pool name)
@@ -178,6 +182,12 @@ struct scenario {
     size_t n_vms;
 
     char *start_node;        /* NULL: let the scheduler spread them */
+
+    char **kubelet_no_psi;   /* nodes whose summary has no psi */
+    size_t n_kubelet_no_psi;
+    char **kubelet_slow;     /* nodes whose kubelet answers after kubelet_slow_delay_ms */
+    size_t n_kubelet_slow;
+    int64_t kubelet_slow_delay_ms;
 
     bool mco_enabled;
     char **mco_pools;

@@ -263,6 +263,17 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
         st->cpu_some = 100 * out.cpu_some;
     bool psi = sc->psi_without_pool || (t->opts.psi_on && t->opts.psi_on(ns->name, t->opts.psi_ud));
     const char *key = ns->name;
+    if (t->opts.kubelet) {
+        struct kubeletd_update u = {
+            .psi = psi,
+            .pressure = {{100 * out.cpu_some, 0}, {100 * out.memory_some, 100 * out.memory_full},
+                         {100 * out.io_some, 100 * out.io_full}},
+            .cpu_cores = ns->cpu * out.cpu_served + sc->node_base_cpu,
+            .memory_capacity = in.memory,
+            .memory_working_set = ns->memory,
+        };
+        kubeletd_update(t->opts.kubelet, key, &u, now);
+    }
     psi_serve_lock(t->srv);
     if (psi) {
         sim_exporter_set(t->exp, key, PSI_CPU, PSI_SOME, 100 * out.cpu_some, now);
@@ -275,6 +286,78 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
         sim_exporter_remove_node(t->exp, key);
     }
     psi_serve_unlock(t->srv);
+}
+
+/* A launcher pod as the kubelet lists it. */
+struct pod_ref {
+    const char *vmi_uid, *node;
+    struct summary_pod p;
+};
+
+static int collect_pod(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    struct pod_ref **cur = ud;
+    const char *uid = jx_label(obj, SIM_CREATED_BY_LABEL);
+    if (!uid || !sim_pod_live(obj) || !jx_str(obj, "spec.nodeName"))
+        return 0;
+    (*cur)->vmi_uid = uid;
+    (*cur)->node = jx_str(obj, "spec.nodeName");
+    (*cur)->p = (struct summary_pod){jx_str0(obj, "metadata.name"), jx_str0(obj, "metadata.namespace"),
+                                     jx_str0(obj, "metadata.uid"), 0, 0, 0};
+    (*cur)++;
+    return 0;
+}
+
+static int by_node_then_uid(const void *a, const void *b)
+{
+    const struct pod_ref *x = a, *y = b;
+    int c = strcmp(x->node, y->node);
+    return c ? c : strcmp(x->vmi_uid, y->vmi_uid);
+}
+
+/* Give every node's kubelet the launcher pods running there, each with its VM's usage. */
+static void kubelet_pods(struct telemetry *t, const struct node_sum *sums, size_t nnodes)
+{
+    const struct scenario *sc = t->s->sc;
+    size_t np = kube_informer_len(t->s->pods);
+    struct pod_ref *pods = calloc(np ? np : 1, sizeof(*pods)), *cur = pods;
+    if (!pods)
+        return;
+    kube_informer_foreach(t->s->pods, collect_pod, &cur);
+    np = (size_t)(cur - pods);
+    qsort(pods, np, sizeof(*pods), by_node_then_uid);
+    for (size_t i = 0; i < sc->n_vms; i++) {
+        const struct vm_usage *u = &t->usage[i];
+        const char *uid = workload_vmi_uid(t->w, i);
+        if (!u->node[0] || !uid)
+            continue;
+        struct pod_ref key = {.vmi_uid = uid, .node = u->node};
+        struct pod_ref *p = bsearch(&key, pods, np, sizeof(*pods), by_node_then_uid);
+        if (!p)
+            continue;
+        double cpu, mem, io;
+        workload_demand(t->w, i, &cpu, &mem, &io);
+        p->p.cpu_cores = u->rate;
+        p->p.cpu_seconds = u->seconds;
+        p->p.memory_bytes = mem;
+    }
+    for (size_t i = 0, j = 0; i < nnodes; i++) {
+        while (j < np && strcmp(pods[j].node, sums[i].name) < 0)
+            j++;
+        size_t first = j;
+        while (j < np && strcmp(pods[j].node, sums[i].name) == 0)
+            j++;
+        struct summary_pod *list = calloc(j - first ? j - first : 1, sizeof(*list));
+        if (!list)
+            break;
+        for (size_t k = first; k < j; k++)
+            list[k - first] = pods[k].p;
+        kubeletd_set_pods(t->opts.kubelet, sums[i].name, list, j - first);
+        free(list);
+    }
+    free(pods);
 }
 
 void telemetry_tick(struct telemetry *t)
@@ -324,6 +407,8 @@ void telemetry_tick(struct telemetry *t)
         u->memory = mem;
     }
     psi_serve_unlock(t->srv);
+    if (t->opts.kubelet)
+        kubelet_pods(t, sums, n);
     free(sums);
     write_targets(t);
 }
@@ -362,8 +447,11 @@ struct telemetry *telemetry_start(struct sim *s, struct workload *w, struct node
         t->usage[i].at = now;
     int port = 0;
     char why[256];
+    /* One Prometheus target per simulated node, each may keep a connection open. */
+    const struct psi_serve_limits many_targets = {.max_connections = 8192};
     if (psi_serve_parse_bind(opts->bind, t->host, sizeof(t->host), &port, why, sizeof(why)) < 0 ||
         !(t->srv = psi_serve_new(opts->bind, why, sizeof(why))) ||
+        psi_serve_set_limits(t->srv, &many_targets) < 0 ||
         psi_serve_route(t->srv, "GET", "/metrics", h_metrics, t) < 0 ||
         psi_serve_route(t->srv, "GET", "/metrics/node/*", h_node, t) < 0 ||
         psi_serve_route(t->srv, "GET", "/healthz", h_health, t) < 0 || psi_serve_start(t->srv, why, sizeof(why)) < 0) {

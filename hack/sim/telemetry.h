@@ -17,13 +17,16 @@
  * With a targets directory ($PSI_PROMETHEUS_TARGETS of the test bed), it keeps a file_sd
  * file psi-sim-<namespace>.json there with one target per simulated node, labels
  * instance=<node> and __metrics_path__=/metrics/node/<node>, so the bed's Prometheus
- * scrapes each node as a separate node_exporter. The file is removed at the end. */
+ * scrapes each node as a separate node_exporter. The file is removed at the end.
+ * With a kubeletd, each tick also gives every node's kubelet its pressures, CPU and memory
+ * use, and the launcher pods running there with their VM's usage (the Summary API). */
 #ifndef PSI_SIM_TELEMETRY_H
 #define PSI_SIM_TELEMETRY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "kubeletd.h"
 #include "nodes.h"
 #include "sim.h"
 #include "workload.h"
@@ -38,6 +41,7 @@ struct telemetry_opts {
     const char *targets_dir; /* file_sd directory, or NULL */
     telemetry_psi_fn psi_on; /* NULL: the scenario's nodes.psi decides alone */
     void *psi_ud;
+    struct kubeletd *kubelet; /* fed every tick when not NULL (borrowed) */
 };
 
 /* Start serving. s, w and n are borrowed. NULL with why in err. */

@@ -3,6 +3,7 @@
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl  (hack/tools/kube)
 #   etcd, etcdctl                                                     (hack/tools/etcd)
 #   kwok, with its upstream node and pod stages                        (hack/tools/kwok)
+#   kube-rbac-proxy, the test bed's Thanos querier stand-in           (hack/tools/kube-rbac-proxy)
 #   descheduler, only when asked: build.sh descheduler                 (hack/tools/descheduler)
 # Binaries are cached outside the repository, keyed by version; a second run only prints
 # where they are. Prints the directories as shell assignments on stdout.
@@ -14,17 +15,22 @@ pinned() { awk -v m="$2" '$1 == m || ($1 == "require" && $2 == m) { print ($1 ==
 kube_version=$(pinned kube k8s.io/kubernetes)
 etcd_version=$(pinned etcd go.etcd.io/etcd/server/v3)
 kwok_version=$(pinned kwok sigs.k8s.io/kwok)
-[ -n "$kube_version" ] && [ -n "$etcd_version" ] && [ -n "$kwok_version" ] || { echo "build.sh: cannot read pinned versions from hack/tools/*/go.mod" >&2; exit 1; }
+krp_version=$(pinned kube-rbac-proxy github.com/brancz/kube-rbac-proxy)
+[ -n "$kube_version" ] && [ -n "$etcd_version" ] && [ -n "$kwok_version" ] && [ -n "$krp_version" ] || { echo "build.sh: cannot read pinned versions from hack/tools/*/go.mod" >&2; exit 1; }
 
-kube_dir=$cache/kube-$kube_version
+# Kubernetes reports the version it was built as (kubectl version, /version): a plain
+# `go build` leaves v0.0.0-master, which OLM reads as older than any CSV's minKubeVersion.
+kube_ldflags="-X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitTreeState=clean"
+kube_dir=$cache/kube-$kube_version-$(echo "$kube_ldflags" | sha256sum | cut -c1-8)
 etcd_dir=$cache/etcd-$etcd_version
 kwok_dir=$cache/kwok-$kwok_version
+krp_dir=$cache/kube-rbac-proxy-$krp_version
 
 build() { # build OUTPUT MODULE_DIR PACKAGES...: OUTPUT is a file, or a directory ending in /
   local out=$1 mod=$2; shift 2
   echo "build.sh: building $* (one-time, a few minutes)" >&2
   local start=$SECONDS
-  (cd "$here/$mod" && go build -trimpath -ldflags='-s -w' -o "$out" "$@") >&2
+  (cd "$here/$mod" && go build -trimpath -ldflags="-s -w ${ldflags:-}" -o "$out" "$@") >&2
   echo "build.sh: built in $((SECONDS - start)) s" >&2
 }
 
@@ -43,7 +49,7 @@ fi
 
 if [ ! -x "$kube_dir/kubectl" ]; then
   rm -rf "$kube_dir.partial"
-  build "$kube_dir.partial/" kube k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  ldflags=$kube_ldflags build "$kube_dir.partial/" kube k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
   rm -rf "$kube_dir" && mv "$kube_dir.partial" "$kube_dir"
 fi
@@ -68,6 +74,13 @@ if [ ! -f "$kwok_dir/stages.yaml" ]; then
   rm -rf "$kwok_dir" && mv "$kwok_dir.partial" "$kwok_dir"
 fi
 
+if [ ! -x "$krp_dir/kube-rbac-proxy" ]; then
+  rm -rf "$krp_dir.partial"
+  build "$krp_dir.partial/kube-rbac-proxy" kube-rbac-proxy github.com/brancz/kube-rbac-proxy/cmd/kube-rbac-proxy
+  rm -rf "$krp_dir" && mv "$krp_dir.partial" "$krp_dir"
+fi
+
 echo "PSI_KUBE_BIN=$kube_dir"
 echo "PSI_ETCD_BIN=$etcd_dir"
 echo "PSI_KWOK_BIN=$kwok_dir"
+echo "PSI_KUBE_RBAC_PROXY_BIN=$krp_dir"

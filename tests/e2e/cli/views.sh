@@ -3,7 +3,8 @@
 # the cluster's state: the seed scenario (six VMs on worker-0, three busy) and the operator
 # in DryRun, which taints worker-0 and reports the moves it would make. Each view's content
 # (pressures, states, VM counts, moves, reasons) must agree with status and the VMIs read at
-# the same resourceVersion; `top -w -o json` must follow the changes as they happen.
+# the same resourceVersion; `top -w -o json` must follow the changes as they happen; then,
+# switched to Automatic, `why` must say worker-0 is being relieved while a move off it runs.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 source "$(dirname "$0")/../rebalance/lib.sh"
@@ -13,7 +14,7 @@ name=cli-$$
 watch_pid=
 cleanup() {
   local rc=$?
-  [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true; }
+  [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true; }
   rebalance_cleanup "$name" "$rc"
 }
 trap cleanup EXIT
@@ -26,6 +27,7 @@ check "kubectl finds the plugin" bash -c "kubectl plugin list 2>/dev/null | grep
 kubectl psi top -w -o json >"$work/watch.jsonl" 2>"$work/watch.err" &
 watch_pid=$!
 eventually 20 "top -w prints its first document" test -s "$work/watch.jsonl"
+[ -s "$work/watch.jsonl" ] || echo "top -w said: $(cat "$work/watch.err")"
 apply_psir "$name" DryRun
 
 would() { psir_field "$1" '[.status.moves[]? | select(.phase=="WouldMove")] | length'; }
@@ -36,7 +38,7 @@ eventually 240 "the operator reports two moves it would make" bash -c "$(declare
 snapshot() {
   local i a b
   for i in $(seq 1 30); do
-    a=$(kubectl get psirebalance "$name" -o json) && vmis=$(kubectl get vmi -A -o json) && out=$("$@") &&
+    a=$(kubectl get psirebalance "$name" -o json) && vmis=$(kubectl get vmi -A -o json) && out=$("$@" 2>>"$work/psi.err") &&
       b=$(kubectl get psirebalance "$name" -o json) || return 1
     if [ "$(jq -r .metadata.resourceVersion <<<"$a")" = "$(jq -r .metadata.resourceVersion <<<"$b")" ] &&
        [ "$(jq -r .metadata.resourceVersion <<<"$vmis")" = "$(kubectl get vmi -A -o json | jq -r .metadata.resourceVersion)" ]; then
@@ -80,6 +82,11 @@ check "top: worker-0's row has a bar past both marks and says why it is Tainted"
 check "top: the Rebalancing condition as status has it" \
   grep -qF "Rebalancing $(jq -r '.status.conditions[] | select(.type == "Rebalancing") | "\(.status) (\(.reason))"' <<<"$status")" <<<"$out"
 check "top: no colour when NO_COLOR is set (and not on a pipe)" bash -c '! grep -q "$(printf "\033")" <<<"$0"' "$out"
+# on a terminal (script(1) gives it one): Tainted in red, unless NO_COLOR says otherwise
+check "top on a terminal: worker-0's state in colour" bash -c \
+  "env -u NO_COLOR script -qec 'kubectl psi top $name' /dev/null | grep -q \"\$(printf '\033')\\[31mTainted\""
+check "top on a terminal with NO_COLOR=1: no colour" bash -c \
+  "! NO_COLOR=1 script -qec 'kubectl psi top $name' /dev/null | grep -q \"\$(printf '\033')\""
 
 # ---- moves ----
 snapshot kubectl psi moves "$name" -o json || fail "no quiet moment to compare moves -o json"
@@ -113,9 +120,24 @@ check "why $cool: nothing to relieve, its pressure under the evict level" grep -
   "[below-evict] its cpu pressure $(jq -r --arg n "$cool" '.status.nodes[] | select(.name == $n) | .pressure.cpu' <<<"$status")% is not above evictAbovePercent 30%" <<<"$out"
 
 # ---- top -w: the changes as they happened, through the watch ----
-kill -TERM "$watch_pid"
-wait "$watch_pid" 2>/dev/null
-check "top -w ended cleanly on SIGTERM" test $? -eq 0
+# LIST requests for PsiRebalances the API server has answered, from its own metrics
+lists() {
+  kubectl get --raw /metrics |
+    awk '/^apiserver_request_total[{]/ && /resource="psirebalances"/ && /verb="LIST"/ {s += $NF} END {print s + 0}'
+}
+frames() { wc -l <"$work/watch.jsonl"; }
+l0=$(lists)
+check "the API server's metrics count LISTs of PsiRebalances (top -w's first read was one)" test "$l0" -gt 0
+for i in 1 2 3; do
+  f=$(frames)
+  kubectl annotate psirebalance "$name" --overwrite "e2e.psi.dev/touch=$i" >/dev/null
+  eventually 10 "top -w: a new document after change $i" bash -c "[ \$(wc -l <'$work/watch.jsonl') -gt $f ]"
+done
+check "top -w: it followed those changes without a LIST (a watch, not polling)" test "$(lists)" = "$l0"
+rc=0
+kill -TERM "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || rc=$?
+check "top -w ended cleanly on SIGTERM" test "$rc" -eq 0
 watch_pid=
 w0() { jq -c --arg p "$name" '.items[] | select(.name == $p) | .nodes[] | select(.name == "worker-0") | .state' "$work/watch.jsonl"; }
 check "top -w: a document with no PsiRebalance yet, then the new one" \
@@ -125,5 +147,16 @@ check "top -w: worker-0 went from an untainted state to Tainted" \
 check "top -w: the last document has both moves" \
   bash -c "tail -1 '$work/watch.jsonl' | jq -e --arg p $name '.items[] | select(.name == \$p) | .nodes[] | select(.name == \"worker-0\") | .movesOut == 2'"
 check "top -w: no error" test ! -s "$work/watch.err"
+
+# ---- why, while a move runs: Automatic makes the moves DryRun reported ----
+kubectl patch psirebalance "$name" --type merge -p '{"spec":{"eviction":{"mode":"Automatic"}}}' >/dev/null
+relieving() {
+  kubectl psi why worker-0 >"$work/why.txt" 2>>"$work/psi.err" && grep -q '^  verdict    being relieved$' "$work/why.txt"
+}
+eventually 180 "why worker-0 in Automatic: being relieved while a move off it runs" relieving
+vm=$(sed -n 's#^  - \[moving\] VirtualMachineInstance [^/]*/\([^ ]*\) is moving to .*#\1#p' "$work/why.txt" | head -1)
+check "... naming the VM ($vm) that status shows moving off worker-0" bash -c "kubectl get psirebalance $name -o json |
+  jq -e --arg vm '$vm' '[.status.moves[] | select(.name == \$vm and .sourceNode == \"worker-0\" and .phase != \"WouldMove\")] | length > 0'"
+check "the commands wrote nothing on stderr (nor did a sanitizer)" test ! -s "$work/psi.err"
 
 finish

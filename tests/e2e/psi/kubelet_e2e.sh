@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# e2e: the kubelet Summary source through the real API server's node proxy. The bed's
-# nodes are kwok's, with no kubelet behind them, so this checks the fetch and its failure
-# reasons (the parsing of real summaries is unit-tested on fixtures): an unreachable
+# e2e: the kubelet Summary source through the real API server's node proxy, with no kubelet
+# behind it: the API server reaches kubelets through the bed's egress socket, which nothing
+# serves unless the simulator runs (kubelet_rebalance.sh has it). This checks the fetch and
+# its failure reasons: an unreachable
 # kubelet, a node that does not exist, and RBAC (a service account without get on
 # nodes/proxy is Forbidden; with it, the request reaches the proxy).
 # usage: kubelet_e2e.sh PATH/TO/kubelet_probe
@@ -20,7 +21,8 @@ echo "$out" | sed 's/^/# /'
 check "every kwok node unreachable: the sample fails with SourceUnreachable" \
   grep -q "^STATUS failed SourceUnreachable no node's summary could be read" <<<"$out"
 check "the message names the node proxy path" grep -q "/api/v1/nodes/.*/proxy/stats/summary" <<<"$out"
-check "every node is Unknown" test "$(grep -c '^NODE .* Unknown Unknown Unknown$' <<<"$out")" -eq "${#nodes[@]}"
+check "every node is Unknown, unreachable" \
+  test "$(grep -c '^NODE .* Unknown Unknown Unknown SourceUnreachable$' <<<"$out")" -eq "${#nodes[@]}"
 check "each node's failure is counted" grep -q "^NODE_ERRORS ${#nodes[@]} node ${nodes[0]}: SourceUnreachable" <<<"$out"
 
 out=$("$probe" no-such-node)

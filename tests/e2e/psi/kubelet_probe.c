@@ -2,7 +2,8 @@
  * named on the command line, with the config kube_config_load finds ($KUBECONFIG or the
  * in-cluster environment), and print the outcome for kubelet_e2e.sh:
  *   STATUS ok|failed <reason> <message>
- *   NODE <name> <cpu> <memory> <io>      (a percent or Unknown)
+ *   NODE <name> <cpu> <memory> <io> <why>  (a percent or Unknown; why: the reason the
+ *                                          node could not be read, or -)
  *   NODE_ERRORS <n> <first error>
  * Exits 0 whatever the sample says; 2 when the config or client cannot be made. */
 #include <stdio.h>
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
             else
                 printf(" Unknown");
         }
-        printf("\n");
+        printf(" %s\n", s.nodes[i].unread ? s.nodes[i].unread : "-");
     }
     printf("NODE_ERRORS %zu %s\n", s.n_node_errors, s.node_error);
     psi_sample_free(&s);

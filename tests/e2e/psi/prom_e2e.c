@@ -155,7 +155,7 @@ static void eventually_sample(struct psi_source *src, const struct psi_request *
 static void expect_failure(const char *url, const struct psi_request *req, const char *reason,
                            const char *in_msg, const char *what)
 {
-    struct psi_prom_config cfg = {url, NULL, NULL, 2000, 5000};
+    struct psi_prom_config cfg = {.url = url, .connect_timeout_ms = 2000, .timeout_ms = 5000};
     struct psi_status st;
     struct psi_source *src = psi_prom_source_new(&cfg, &st);
     if (!src) {
@@ -252,7 +252,7 @@ int main(int argc, char **argv)
         {"worker-3", ips3, 1, 0}, /* not exported */
     };
     struct psi_request req = {nodes, 4, 0, 0, WINDOW_S, 0};
-    struct psi_prom_config cfg = {prom, NULL, NULL, 2000, 10000};
+    struct psi_prom_config cfg = {.url = prom, .connect_timeout_ms = 2000, .timeout_ms = 10000};
     struct psi_status st;
     struct psi_source *src = psi_prom_source_new(&cfg, &st);
     e2e_check(src != NULL, "Prometheus source for %s", prom);

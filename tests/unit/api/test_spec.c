@@ -156,7 +156,7 @@ static void test_every_field_round_trips(void **state)
                        "\"machineConfig\":{\"enabled\":true,\"roles\":[\"worker\",\"infra\"],\"schedstats\":true,"
                        "\"deletionPolicy\":\"Delete\"},"
                        "\"metrics\":{\"source\":\"Kubelet\",\"prometheus\":{\"url\":\"http://prometheus:9090/p\","
-                       "\"bearerTokenFile\":\"\",\"caFile\":\"/etc/ca.pem\"},\"interval\":\"1m\",\"window\":\"5m\"},"
+                       "\"bearerTokenFile\":\"\",\"caFile\":\"/etc/ca.pem\",\"sendTokenOverPlainHTTP\":true},\"interval\":\"1m\",\"window\":\"5m\"},"
                        "\"pressure\":{\"resource\":\"memory\",\"stall\":\"full\",\"taintAbovePercent\":10,\"untaintBelowPercent\":2,"
                        "\"sustain\":\"0s\",\"maxTaintedPercent\":0},"
                        "\"taint\":{\"key\":\"example.com/hot\",\"effect\":\"NoSchedule\"},"
@@ -187,6 +187,32 @@ static void test_every_field_round_trips(void **state)
     api_errors_free(&warns);
 }
 
+/* bearerTokenFile naming the operator's own token (the old default, stored in old objects)
+ * decodes as unset, with a warning: that token is never sent to Prometheus. */
+static void test_legacy_token_file_is_unset(void **state)
+{
+    (void)state;
+    struct api_spec s = {0};
+    struct api_errors errs = {0}, warns = {0};
+    assert_int_equal(check_spec("{\"metrics\":{\"prometheus\":{\"bearerTokenFile\":"
+                                "\"/var/run/secrets/kubernetes.io/serviceaccount/token\"}}}",
+                                &s, &errs, &warns),
+                     0);
+    assert_null(s.metrics.prometheus.bearer_token_file);
+    assert_non_null(api_errors_find(&warns, "spec.metrics.prometheus.bearerTokenFile"));
+    api_spec_free(&s);
+    api_errors_free(&warns);
+    /* another file stays as it is */
+    assert_int_equal(check_spec("{\"metrics\":{\"prometheus\":{\"bearerTokenFile\":\"/etc/reader/token\"}}}",
+                                &s, &errs, &warns),
+                     0);
+    assert_string_equal(s.metrics.prometheus.bearer_token_file, "/etc/reader/token");
+    assert_int_equal(warns.n, 0);
+    api_spec_free(&s);
+    api_errors_free(&errs);
+    api_errors_free(&warns);
+}
+
 /* Partial objects: what is given replaces the default, what is not keeps it. */
 static void test_partial_sections_keep_other_defaults(void **state)
 {
@@ -198,7 +224,8 @@ static void test_partial_sections_keep_other_defaults(void **state)
                                 &s, &errs, NULL),
                      0);
     assert_string_equal(s.metrics.prometheus.url, "http://p:9090");
-    assert_string_equal(s.metrics.prometheus.bearer_token_file, "/var/run/secrets/kubernetes.io/serviceaccount/token");
+    assert_null(s.metrics.prometheus.bearer_token_file); /* the metrics-reading ServiceAccount's token */
+    assert_false(s.metrics.prometheus.send_token_over_plain_http);
     assert_int_equal(s.eviction.cooldown.initial_ms, 20 * 60000);
     assert_int_equal(s.eviction.cooldown.max_ms, 2 * 3600000);
     assert_int_equal(s.pressure.taint_above_percent, 30);
@@ -384,6 +411,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_absent_and_empty_spec_get_defaults),
+        cmocka_unit_test(test_legacy_token_file_is_unset),
         cmocka_unit_test(test_samples_decode_and_validate),
         cmocka_unit_test(test_encode_decode_round_trip),
         cmocka_unit_test(test_every_field_round_trips),

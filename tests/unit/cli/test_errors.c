@@ -61,12 +61,33 @@ static void test_config_transport_other(void **state)
     assert_string_equal(b, "the API server answered 500 InternalError: etcd is down");
 }
 
+static void test_transient(void **state)
+{
+    (void)state;
+    struct kube_err e = mk(429, "TooManyRequests", "storage is (re)initializing");
+    assert_true(cli_error_transient(&e));
+    e = mk(503, "ServiceUnavailable", "");
+    assert_true(cli_error_transient(&e));
+    e = mk(504, "Timeout", "");
+    assert_true(cli_error_transient(&e));
+    e = mk(500, "InternalError", "");
+    assert_true(cli_error_transient(&e));
+    static const long final[] = {0, 400, 401, 403, 404, 410, 422};
+    for (size_t i = 0; i < sizeof(final) / sizeof(final[0]); i++) {
+        e = mk(final[i], "X", "");
+        assert_false(cli_error_transient(&e));
+    }
+    e = mk(500, "Unknown", "");
+    assert_false(cli_error_transient(&e));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crd_absent),
         cmocka_unit_test(test_forbidden_unauthorized),
         cmocka_unit_test(test_config_transport_other),
+        cmocka_unit_test(test_transient),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -122,7 +122,7 @@ static void test_model(void **state)
     assert_int_equal(p->pr.status.nmoves, 2);
     assert_non_null(cli_psir_node(p, "worker-4"));
     assert_null(cli_psir_node(p, "worker-9"));
-    assert_non_null(cJSON_GetObjectItem(cli_psir_raw_move(p, 0), "predictedPressure"));
+    assert_non_null(cJSON_GetObjectItem(cli_psir_raw_move(p, 0), "prediction"));
     assert_null(cli_psir_raw_move(p, 2));
     assert_string_equal(cli_psir_condition(p, "Rebalancing")->reason, "MigrationsInFlight");
     /* methods: the operator's own migration, KubeVirt's evacuation, and a reported method */
@@ -156,6 +156,20 @@ static void test_model(void **state)
     struct cli_vms none = {0};
     assert_int_equal(cli_vms_on(&none, "worker-0"), -1);
     assert_int_equal(cli_vms_on(NULL, "worker-0"), -1);
+    /* many VMs over many nodes, counted once sorted */
+    struct cli_vms many = {.known = true};
+    char node[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(node, sizeof(node), "node-%d", (i * 7919) % 500);
+        assert_int_equal(cli_vms_add(&many, node), 0);
+    }
+    assert_int_equal(cli_vms_on(&many, "node-3"), -1); /* not sorted yet */
+    cli_vms_sort(&many);
+    assert_int_equal(many.n, 500);
+    assert_int_equal(cli_vms_on(&many, "node-3"), 10);
+    assert_int_equal(cli_vms_on(&many, "node-499"), 10);
+    assert_int_equal(cli_vms_on(&many, "node-500"), 0);
+    cli_vms_free(&many);
 }
 
 static void test_decode_bad(void **state)
@@ -240,6 +254,15 @@ static void test_top_text(void **state)
     assert_non_null(strstr(s, "\033[31mTainted"));
     assert_null(strstr(s, "worker-1 ")); /* filtered */
     free(o.s);
+    /* a relief target, where the spec has one */
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(fx->json, "spec"), "eviction"),
+                            "reliefTargetPercent", 20);
+    decode(fx);
+    assert_true(fabs(cli_psir_relief_target(&fx->p) - 20) < 1e-9);
+    cli_top_render(out_open(&o), &fx->p, 1, NULL, NULL, T0, &plain);
+    s = out_text(&o);
+    assert_non_null(strstr(s, "evict above 30%, relieved to below 20%, sustain 10s"));
+    free(o.s);
     /* no PsiRebalance; one without status */
     cli_top_render(out_open(&o), NULL, 0, NULL, NULL, T0, &plain);
     assert_string_equal(out_text(&o), "No PsiRebalance found.\n");
@@ -253,6 +276,8 @@ static void test_top_json(void **state)
     assert_non_null(j);
     cJSON *item = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "items"), 0);
     assert_string_equal(cJSON_GetObjectItem(item, "name")->valuestring, "workers");
+    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(item, "thresholds"), "reliefTargetPercent"));
+    assert_true(isnan(cli_psir_relief_target(&fx->p)));
     assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(item, "thresholds"), "evictAbovePercent")->valueint, 30);
     cJSON *nodes = cJSON_GetObjectItem(item, "nodes");
     assert_int_equal(cJSON_GetArraySize(nodes), 6);
@@ -286,8 +311,8 @@ static void test_moves(void **state)
     assert_true(h2 && h1 && h2 < h1); /* newest first */
     assert_non_null(strstr(s, "VirtualMachineInstance vms/hot-1"));
     assert_non_null(strstr(s, "worker-0 -> worker-1 "));
-    assert_non_null(strstr(s, "source 31.0%, destination 12.5%"));
-    assert_non_null(strstr(s, "33.1%"));
+    assert_non_null(strstr(s, " 31.0%/12.5% "));
+    assert_non_null(strstr(s, " 33.1%/14.0% "));
     const char *row1 = strstr(s, " 1m30s  VirtualMachineInstance vms/hot-1");
     assert_non_null(row1);
     assert_non_null(strstr(row1, "Migrate"));
@@ -304,9 +329,23 @@ static void test_moves(void **state)
     assert_int_equal(cJSON_GetObjectItem(m0, "cooldownSeconds")->valueint, 50);
     assert_null(cJSON_GetObjectItem(m0, "predicted"));
     assert_null(cJSON_GetObjectItem(m0, "target"));
-    assert_string_equal(cJSON_GetObjectItem(m1, "predicted")->valuestring, "source 31.0%, destination 12.5%");
-    assert_string_equal(cJSON_GetObjectItem(m1, "observed")->valuestring, "33.1%");
+    assert_string_equal(cJSON_GetObjectItem(m1, "predicted")->valuestring, "31.0%/12.5%");
+    assert_string_equal(cJSON_GetObjectItem(m1, "observed")->valuestring, "33.1%/14.0%");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(m1, "prediction"), "observedDestination")->valuestring, "14.0");
+    assert_null(cJSON_GetObjectItem(m0, "prediction"));
     assert_string_equal(cJSON_GetObjectItem(m1, "target")->valuestring, "worker-1");
+    cJSON_Delete(j);
+    /* other shapes a status may use; none at all */
+    char b[128];
+    j = cJSON_Parse("[{\"prediction\": {\"source\": \"40.0\"}}, {\"predictedPressure\": \"20.0\", "
+                    "\"observed\": {\"source\": 18}}, {\"prediction\": \"x\"}]");
+    assert_string_equal(cli_moves_predicted(cJSON_GetArrayItem(j, 0), b, sizeof(b)), "40.0%/-");
+    assert_null(cli_moves_observed(cJSON_GetArrayItem(j, 0), b, sizeof(b)));
+    assert_string_equal(cli_moves_predicted(cJSON_GetArrayItem(j, 1), b, sizeof(b)), "20.0%");
+    assert_string_equal(cli_moves_observed(cJSON_GetArrayItem(j, 1), b, sizeof(b)), "source 18.0%");
+    assert_null(cli_moves_predicted(cJSON_GetArrayItem(j, 2), b, sizeof(b)));
+    assert_null(cli_moves_predicted(NULL, b, sizeof(b)));
     cJSON_Delete(j);
 }
 
@@ -339,6 +378,17 @@ static void test_why(void **state)
     assert_int_equal(w.verdict, CLI_VERDICT_BLOCKED);
     assert_true(has(&w, "decision", "no node can take a workload"));
     assert_false(has(&w, "limits", NULL)); /* 1 in flight of 2 */
+    /* a reason newer than the plugin is still shown */
+    cJSON *rb = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(fx->json, "status"), "conditions"), 2);
+    set_str(rb, "reason", "SomethingNew");
+    set_str(rb, "message", "worker-5: a reason from a newer operator");
+    decode(fx);
+    cli_why(&fx->p, 1, "worker-5", T0, &w);
+    assert_true(has(&w, "decision", "Rebalancing SomethingNew): worker-5: a reason from a newer operator"));
+    set_str(rb, "reason", "OscillationHeld");
+    decode(fx);
+    cli_why(&fx->p, 1, "worker-5", T0, &w);
+    assert_true(has(&w, "oscillation", NULL));
     /* metrics unknown; not listed */
     cli_why(&fx->p, 1, "worker-3", T0, &w);
     assert_true(has(&w, "metrics-unknown", "no reading for it"));

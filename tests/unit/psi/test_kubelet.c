@@ -168,6 +168,29 @@ static void test_source_new(void **state)
     psi_source_free(src);
 }
 
+/* The unread nodes of a sample, as the MetricsAvailable message lists them. */
+static void test_unread_text(void **state)
+{
+    (void)state;
+    struct psi_node_desc nodes[] = {{"w-0", NULL, 0, 4}, {"w-1", NULL, 0, 4}, {"w-2", NULL, 0, 4}};
+    struct psi_request req = {nodes, 3, PSI_RES_ALL, 0, 60, 0};
+    struct psi_sample s;
+    assert_int_equal(psi_sample_init(&s, &req), 0);
+    char buf[128];
+    assert_string_equal(psi_sample_unread_text(&s, buf, sizeof(buf)), "");
+    psi_sample_node_unread(&s, 1, PSI_REASON_NO_PSI, "node %s: no psi", "w-1");
+    psi_sample_node_unread(&s, 2, PSI_REASON_TIMEOUT, "node %s: slow", "w-2");
+    assert_int_equal(s.n_node_errors, 2);
+    assert_string_equal(s.node_error, "node w-1: no psi");
+    assert_null(s.nodes[0].unread);
+    assert_string_equal(psi_sample_unread_text(&s, buf, sizeof(buf)),
+                        "2 unread: w-1 (PSIUnavailable), w-2 (Timeout)");
+    /* too small for both: the first, then an ellipsis */
+    char small[40];
+    assert_string_equal(psi_sample_unread_text(&s, small, sizeof(small)), "2 unread: w-1 (PSIUnavailable), ...");
+    psi_sample_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_bad_summaries),
         cmocka_unit_test(test_summary_path),
         cmocka_unit_test(test_source_new),
+        cmocka_unit_test(test_unread_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

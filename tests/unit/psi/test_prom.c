@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "prom.h"
+#include "promreply.h"
 #include "testutil.h"
 
 #define URL "http://prom.test:9090/api/v1/query"
@@ -127,6 +128,167 @@ static void test_parse_errors(void **state)
         assert_null(v.series);
     }
     free(err_json);
+}
+
+#define ENVELOPE "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":"
+
+/* Hostile and broken replies (garbage, cut short, nested, JSON the API never writes): each
+ * is refused with MalformedReply and a reason, and nothing is kept. */
+static void test_parse_hostile(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body, *in_msg;
+    } cases[] = {
+        {"\x00\x01\x02garbage", "not JSON"},
+        {"\xff\xfe{", "not JSON"},
+        {"{\"status\":\"success\"", "ends early"},
+        {"{\"status\":\"succ", "ends inside a string"},
+        {ENVELOPE "[{\"metric\":{\"a\":\"b\"},\"value\":[1,\"0.5\"]}", "ends early"},
+        {ENVELOPE "[{\"metric\":{\"a\":\"b\"},\"value\":[1,\"0.5\"]}]}}  x", "data after"},
+        {ENVELOPE "[]}}\0", "NUL byte"},
+        {ENVELOPE "[]}} {}", "data after"},
+        {"{\"status\":\"success\",}", "not JSON"},
+        {"{'status':'success'}", "not JSON"},
+        {"{\"status\":\"a\tb\"}", "control character"},
+        {"{\"status\":\"\\x41\"}", "unknown escape"},
+        {"{\"status\":\"\\u00zz\"}", "no hex digit"},
+        {"{\"status\":\"\\udc00\"}", "lone low surrogate"},
+        {"{\"status\":\"\\ud800x\"}", "without its low half"},
+        {"{\"status\":\"a\\u0000b\"}", "NUL"},
+        {"{\"x\":01}", "not JSON"},
+        {"{\"x\":1.}", "no digit after"},
+        {"{\"x\":1e}", "exponent"},
+        {"{\"x\":-}", "not JSON"},
+        {"{\"x\":+1}", "not JSON"},
+        {"{\"x\":NaN}", "not JSON"},
+        {"{\"x\":Infinity}", "not JSON"},
+        {"{\"x\":tru}", "not JSON"},
+        {"{\"x\":nul}", "not JSON"},
+        {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "nested deeper than 64"},
+        {ENVELOPE "[{\"metric\":{},\"value\":[1e9999999999999999999999999999999999999999999999999999999999999999999,\"1\"]}]}}",
+         "longer than 64"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct psi_prom_vector v;
+        struct psi_status st;
+        size_t len = strlen(cases[i].body);
+        if (strstr(cases[i].in_msg, "NUL byte"))
+            len++; /* the NUL byte is part of the reply */
+        int rc = psi_prom_parse_reply(cases[i].body, len, 200, URL, &v, &st);
+        if (rc != -1 || strcmp(st.reason, PSI_REASON_MALFORMED) != 0 || !strstr(st.message, cases[i].in_msg))
+            fail_msg("case %zu: rc=%d reason=%s message=\"%s\"; want \"%s\"", i, rc, st.reason, st.message,
+                     cases[i].in_msg);
+        assert_int_equal(v.n, 0);
+        assert_null(v.series);
+    }
+}
+
+/* Bounds: too many series or labels end the read with an error, whatever the reply's size. */
+static void test_parse_bounds(void **state)
+{
+    (void)state;
+    const char *one = "{\"metric\":{},\"value\":[1,\"0\"]},";
+    size_t n = PSI_PROMREPLY_MAX_SERIES + 1, len = strlen(ENVELOPE) + n * strlen(one) + 8;
+    char *b = malloc(len);
+    assert_non_null(b);
+    size_t o = (size_t)snprintf(b, len, "%s[", ENVELOPE);
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(b + o, len - o, "%s", one);
+    o += (size_t)snprintf(b + o - 1, len - o + 1, "]}}") - 1;
+    struct psi_prom_vector v;
+    struct psi_status st;
+    assert_int_equal(psi_prom_parse_reply(b, o, 200, URL, &v, &st), -1);
+    assert_string_equal(st.reason, PSI_REASON_MALFORMED);
+    assert_non_null(strstr(st.message, "more than 250000 series"));
+    assert_null(v.series);
+    /* one series fewer is read */
+    size_t cut = strlen(ENVELOPE) + 1 + (n - 1) * strlen(one) - 1;
+    memcpy(b + cut, "]}}", 4);
+    assert_int_equal(psi_prom_parse_reply(b, cut + 3, 200, URL, &v, &st), 0);
+    assert_int_equal(v.n, PSI_PROMREPLY_MAX_SERIES);
+    psi_prom_vector_free(&v);
+    free(b);
+
+    char labels[8192] = ENVELOPE "[{\"metric\":{";
+    for (int i = 0; i <= PSI_PROMREPLY_MAX_LABELS; i++)
+        snprintf(labels + strlen(labels), sizeof(labels) - strlen(labels), "%s\"l%d\":\"v\"", i ? "," : "", i);
+    snprintf(labels + strlen(labels), sizeof(labels) - strlen(labels), "},\"value\":[1,\"1\"]}]}}");
+    assert_int_equal(parse(labels, 200, &v, &st), -1);
+    assert_non_null(strstr(st.message, "more than 128 labels"));
+}
+
+/* Sample values: Go's float text and Prometheus' own NaN, +Inf, -Inf; nothing else. */
+static void test_sample_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        double v;
+    } good[] = {
+        {"0", 0}, {"0.312", 0.312}, {"-0.5", -0.5}, {"1e-05", 1e-5}, {"1.5E+21", 1.5e21}, {"+3", 3}, {".5", 0.5},
+        {"5.", 5},
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        double v = -42;
+        if (psi_promreply_value(good[i].s, &v) != 0 || fabs(v - good[i].v) > 1e-12 * fabs(good[i].v))
+            fail_msg("\"%s\": got %g", good[i].s, v);
+    }
+    double v = 0;
+    assert_int_equal(psi_promreply_value("NaN", &v), 0);
+    assert_true(isnan(v));
+    assert_int_equal(psi_promreply_value("+Inf", &v), 0);
+    assert_true(isinf(v) && v > 0);
+    assert_int_equal(psi_promreply_value("-Inf", &v), 0);
+    assert_true(isinf(v) && v < 0);
+    static const char *const bad[] = {"", " 1", "1 ", "0x1p3", "0x10", "infinity", "Infinity", "inf", "Inf", "+inf",
+                                      "nan", "-NaN", "+NaN", "1e999", "-1e999", "1e", "1e+", ".", "-", "1,5", "1.5.5",
+                                      "--1", "١"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = -42;
+        if (psi_promreply_value(bad[i], &v) == 0)
+            fail_msg("\"%s\" read as %g", bad[i], v);
+        assert_true(v == -42);
+    }
+    /* in a reply: refused with the value named */
+    struct psi_prom_vector vec;
+    struct psi_status st;
+    assert_int_equal(parse(ENVELOPE "[{\"metric\":{},\"value\":[1,\"0x1p-2\"]}]}}", 200, &vec, &st), -1);
+    assert_non_null(strstr(st.message, "\"0x1p-2\" is not a number"));
+    assert_int_equal(parse(ENVELOPE "[{\"metric\":{},\"value\":[1,\"infinity\"]}]}}", 200, &vec, &st), -1);
+    assert_int_equal(parse(ENVELOPE "[{\"metric\":{},\"value\":[1,\"1111111111111111111111111111111111111111"
+                                    "1111111111111111111111111111111111111111\"]}]}}",
+                           200, &vec, &st),
+                     -1);
+}
+
+/* What the reader skips and keeps: unknown members at any depth, members in any order,
+ * escapes in labels, the first of duplicate members (as a JSON object lookup takes). */
+static void test_parse_order_and_escapes(void **state)
+{
+    (void)state;
+    const char *b = "{\"data\":{\"result\":[{\"value\":[1.5,\"2\"],\"extra\":{\"x\":[1,{\"y\":null}]},"
+                    "\"metric\":{\"n\\u00e9\":\"a\\\"b\\\\c\\ud83d\\ude00\",\"e\":\"\"},\"metric\":{\"z\":\"z\"}}],"
+                    "\"resultType\":\"vector\"},\"warnings\":[\"w1\",\"w2\"],\"infos\":[\"i\"],"
+                    "\"status\":\"success\",\"status\":\"error\"}";
+    struct psi_prom_vector v;
+    struct psi_status st;
+    if (parse(b, 200, &v, &st) != 0)
+        fail_msg("%s", st.message);
+    assert_int_equal(v.n, 1);
+    assert_int_equal(v.series[0].n_labels, 2);
+    assert_string_equal(psi_prom_label_get(&v.series[0], "n\xc3\xa9"), "a\"b\\c\xf0\x9f\x98\x80");
+    assert_string_equal(psi_prom_label_get(&v.series[0], "e"), "");
+    assert_null(psi_prom_label_get(&v.series[0], "z"));
+    assert_float_equal(v.series[0].timestamp, 1.5, 0);
+    assert_string_equal(v.warning, "w1");
+    psi_prom_vector_free(&v);
+    /* a matrix result before its resultType: a query error, not a malformed reply */
+    const char *m = "{\"status\":\"success\",\"data\":{\"result\":[{\"metric\":{},\"values\":[[1,\"2\"]]}],"
+                    "\"resultType\":\"matrix\"}}";
+    assert_int_equal(parse(m, 200, &v, &st), -1);
+    assert_string_equal(st.reason, PSI_REASON_QUERY);
+    assert_null(v.series);
 }
 
 static void test_psi_query(void **state)
@@ -350,12 +512,12 @@ static void test_client_config_errors(void **state)
     struct psi_status st;
     const char *bad[] = {NULL, "", "prom:9090", "ftp://x", "http://x/?q=1"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct psi_prom_config cfg = {bad[i], NULL, NULL, 0, 0};
+        struct psi_prom_config cfg = {.url = bad[i]};
         assert_null(psi_prom_new(&cfg, &st));
         assert_true(st.failed);
         assert_string_equal(st.reason, PSI_REASON_CONFIG);
     }
-    struct psi_prom_config cfg = {"https://thanos:9091/prefix//", NULL, NULL, 0, 0};
+    struct psi_prom_config cfg = {.url = "https://thanos:9091/prefix//"};
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);
     assert_string_equal(psi_prom_endpoint(p), "https://thanos:9091/prefix/api/v1/query");
@@ -371,7 +533,8 @@ static void test_token_file(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    struct psi_prom_config cfg = {"http://127.0.0.1:1", path, NULL, 500, 1000};
+    struct psi_prom_config cfg = {.url = "http://127.0.0.1:1", .token_file = path, .connect_timeout_ms = 500,
+                                  .timeout_ms = 1000, .plain_http_token = 1};
     struct psi_status st;
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);
@@ -406,7 +569,7 @@ static void test_token_file(void **state)
 static void test_source_unreachable(void **state)
 {
     (void)state;
-    struct psi_prom_config cfg = {"http://127.0.0.1:1", NULL, NULL, 500, 1000};
+    struct psi_prom_config cfg = {.url = "http://127.0.0.1:1", .connect_timeout_ms = 500, .timeout_ms = 1000};
     struct psi_status st;
     struct psi_source *src = psi_prom_source_new(&cfg, &st);
     assert_non_null(src);
@@ -429,6 +592,10 @@ int main(void)
         cmocka_unit_test(test_parse_vector),
         cmocka_unit_test(test_parse_special_values_and_warnings),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_hostile),
+        cmocka_unit_test(test_parse_bounds),
+        cmocka_unit_test(test_sample_values),
+        cmocka_unit_test(test_parse_order_and_escapes),
         cmocka_unit_test(test_psi_query),
         cmocka_unit_test(test_match_node),
         cmocka_unit_test(test_fill_sample),

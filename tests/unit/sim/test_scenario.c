@@ -217,6 +217,31 @@ static void test_shipped_scenarios(void **state)
 }
 
 /* Bad documents are refused with the field named. */
+static void test_kubelet_options(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    struct scenario *s = parse("name: k\nvms: [{name: a}]\n", err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(s->n_kubelet_no_psi, 0);
+    assert_int_equal(s->n_kubelet_slow, 0);
+    assert_int_equal(s->kubelet_slow_delay_ms, 30000);
+    scenario_free(s);
+    s = parse("name: k\nvms: [{name: a}]\nkubelet: {noPsi: [worker-3], slow: [worker-4, worker-5], slowDelay: 1m}\n",
+              err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(s->n_kubelet_no_psi, 1);
+    assert_string_equal(s->kubelet_no_psi[0], "worker-3");
+    assert_int_equal(s->n_kubelet_slow, 2);
+    assert_string_equal(s->kubelet_slow[1], "worker-5");
+    assert_int_equal(s->kubelet_slow_delay_ms, 60000);
+    scenario_free(s);
+    assert_null(parse("name: k\nvms: [{name: a}]\nkubelet: {slowDelay: 3}\n", err, sizeof(err)));
+    assert_non_null(strstr(err, "kubelet.slowDelay"));
+    assert_null(parse("name: k\nvms: [{name: a}]\nkubelet: {nopsi: [a]}\n", err, sizeof(err)));
+    assert_non_null(strstr(err, "kubelet.nopsi: unknown field"));
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -298,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_full_file),
         cmocka_unit_test(test_shipped_scenarios),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_kubelet_options),
         cmocka_unit_test(test_strategy_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,703 @@
+/* psi_promreply: a Prometheus query reply read without a JSON tree (see promreply.h). */
+#include "promreply.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growable byte buffer. */
+struct buf {
+    char *s;
+    size_t len, cap;
+};
+
+/* One label of the series being read: offsets of its name and value in the reader's chars. */
+struct lab {
+    size_t name, value;
+};
+
+struct reader {
+    const char *start, *p, *end;
+    int depth;
+    bool bound; /* the error is a bound passed, not broken JSON */
+    char *why;
+    size_t whylen;
+    struct psi_promreply *out;
+    size_t vcap;      /* series allocated in out->vector */
+    struct buf chars; /* the labels of the series being read, NUL-separated */
+    struct lab *labs;
+    size_t nlabs, labcap;
+};
+
+/* Outcome of reading a series: read, a shape that is no vector's (the JSON may still be
+ * fine), or an error that ends the read. */
+enum { SERIES_OK = 0, SERIES_SHAPE = 1, READ_ERROR = -1 };
+
+static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bound(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct reader *r, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(r->why, r->whylen, "at byte %zu: %s", (size_t)(r->p - r->start), msg);
+    return READ_ERROR;
+}
+
+static int bound(struct reader *r, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    r->bound = true;
+    return fail(r, "%s", msg);
+}
+
+static int buf_add(struct buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *ns = realloc(b->s, cap);
+        if (!ns)
+            return -1;
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+    return 0;
+}
+
+static void ws(struct reader *r)
+{
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+        r->p++;
+}
+
+/* The next non-space byte, or 0 at the end. */
+static char peek(struct reader *r)
+{
+    ws(r);
+    return r->p < r->end ? *r->p : '\0';
+}
+
+static int expect(struct reader *r, char c)
+{
+    if (peek(r) != c)
+        return r->p < r->end ? fail(r, "'%c' expected", c) : fail(r, "the reply ends early, '%c' expected", c);
+    r->p++;
+    return 0;
+}
+
+static int hex4(struct reader *r, unsigned *out)
+{
+    if (r->end - r->p < 4)
+        return fail(r, "a \\u escape is cut short");
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = r->p[i];
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                            : 16u;
+        if (d > 15)
+            return fail(r, "a \\u escape has a character that is no hex digit");
+        v = v * 16 + d;
+    }
+    r->p += 4;
+    *out = v;
+    return 0;
+}
+
+/* After "\u": one code point (a surrogate pair counts as one) as UTF-8 into u8. */
+static int unicode_escape(struct reader *r, char *u8, size_t *n)
+{
+    unsigned cp;
+    if (hex4(r, &cp) < 0)
+        return READ_ERROR;
+    if (cp >= 0xDC00 && cp <= 0xDFFF)
+        return fail(r, "a \\u escape is a lone low surrogate");
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        unsigned lo;
+        if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
+            return fail(r, "a \\u escape is a high surrogate without its low half");
+        r->p += 2;
+        if (hex4(r, &lo) < 0)
+            return READ_ERROR;
+        if (lo < 0xDC00 || lo > 0xDFFF)
+            return fail(r, "a \\u escape is a high surrogate without its low half");
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+    }
+    if (cp == 0)
+        return fail(r, "a string holds a NUL (\\u0000)");
+    if (cp < 0x80) {
+        u8[0] = (char)cp;
+        *n = 1;
+    } else if (cp < 0x800) {
+        u8[0] = (char)(0xC0 | (cp >> 6));
+        u8[1] = (char)(0x80 | (cp & 0x3F));
+        *n = 2;
+    } else if (cp < 0x10000) {
+        u8[0] = (char)(0xE0 | (cp >> 12));
+        u8[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u8[2] = (char)(0x80 | (cp & 0x3F));
+        *n = 3;
+    } else {
+        u8[0] = (char)(0xF0 | (cp >> 18));
+        u8[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u8[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u8[3] = (char)(0x80 | (cp & 0x3F));
+        *n = 4;
+    }
+    return 0;
+}
+
+/* A JSON string at r->p (after spaces): checked, and when b is not NULL its text appended
+ * to b up to max bytes (the rest is checked and dropped). */
+static int string(struct reader *r, struct buf *b, size_t max)
+{
+    if (expect(r, '"') < 0)
+        return READ_ERROR;
+    size_t kept = 0;
+    for (;;) {
+        const char *run = r->p;
+        while (r->p < r->end && *r->p != '"' && *r->p != '\\' && (unsigned char)*r->p >= 0x20)
+            r->p++;
+        size_t n = (size_t)(r->p - run);
+        if (b && kept < max) {
+            size_t take = n < max - kept ? n : max - kept;
+            if (buf_add(b, run, take) < 0)
+                return bound(r, "out of memory");
+            kept += take;
+        }
+        if (r->p >= r->end)
+            return fail(r, "the reply ends inside a string");
+        char c = *r->p++;
+        if (c == '"')
+            return 0;
+        if (c != '\\')
+            return fail(r, "a string holds a control character (0x%02x)", (unsigned)(unsigned char)c);
+        if (r->p >= r->end)
+            return fail(r, "the reply ends inside a string");
+        char e = *r->p++, u8[4];
+        size_t un = 1;
+        switch (e) {
+        case '"': case '\\': case '/': u8[0] = e; break;
+        case 'b': u8[0] = '\b'; break;
+        case 'f': u8[0] = '\f'; break;
+        case 'n': u8[0] = '\n'; break;
+        case 'r': u8[0] = '\r'; break;
+        case 't': u8[0] = '\t'; break;
+        case 'u':
+            if (unicode_escape(r, u8, &un) < 0)
+                return READ_ERROR;
+            break;
+        default:
+            return fail(r, "a string has the unknown escape \\%c", e);
+        }
+        if (b && kept + un <= max) {
+            if (buf_add(b, u8, un) < 0)
+                return bound(r, "out of memory");
+            kept += un;
+        } else {
+            kept = max; /* cut here: no code point split */
+        }
+    }
+}
+
+/* A string kept as a new C string of at most PSI_PROMREPLY_MAX_TEXT bytes. */
+static int string_dup(struct reader *r, char **out)
+{
+    struct buf b = {0};
+    if (string(r, &b, PSI_PROMREPLY_MAX_TEXT) < 0) {
+        free(b.s);
+        return READ_ERROR;
+    }
+    if (!b.s && !(b.s = strdup("")))
+        return bound(r, "out of memory");
+    free(*out);
+    *out = b.s;
+    return 0;
+}
+
+static size_t digits(struct reader *r)
+{
+    const char *s = r->p;
+    while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
+        r->p++;
+    return (size_t)(r->p - s);
+}
+
+/* A JSON number, checked; its value in *out when out is not NULL. */
+static int number(struct reader *r, double *out)
+{
+    ws(r);
+    const char *s = r->p;
+    if (r->p < r->end && *r->p == '-')
+        r->p++;
+    if (r->p < r->end && *r->p == '0')
+        r->p++;
+    else if (!digits(r))
+        return fail(r, "a value is no JSON value");
+    if (r->p < r->end && *r->p == '.') {
+        r->p++;
+        if (!digits(r))
+            return fail(r, "a number has no digit after its '.'");
+    }
+    if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
+        r->p++;
+        if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
+            r->p++;
+        if (!digits(r))
+            return fail(r, "a number has no digit in its exponent");
+    }
+    if (!out)
+        return 0;
+    char tmp[65];
+    size_t n = (size_t)(r->p - s);
+    if (n >= sizeof(tmp))
+        return bound(r, "a number is longer than 64 characters");
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    *out = strtod(tmp, NULL);
+    return 0;
+}
+
+static int literal(struct reader *r, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
+        return fail(r, "a value is no JSON value");
+    r->p += n;
+    return 0;
+}
+
+static int skip_value(struct reader *r);
+
+/* The members or elements of an object or array after its opening bracket, skipped. */
+static int skip_members(struct reader *r, char close, int object)
+{
+    if (++r->depth > PSI_PROMREPLY_MAX_DEPTH)
+        return bound(r, "JSON nested deeper than %d levels", PSI_PROMREPLY_MAX_DEPTH);
+    if (peek(r) == close) {
+        r->p++;
+        r->depth--;
+        return 0;
+    }
+    for (;;) {
+        if (object && (string(r, NULL, 0) < 0 || expect(r, ':') < 0))
+            return READ_ERROR;
+        if (skip_value(r) < 0)
+            return READ_ERROR;
+        char c = peek(r);
+        if (c == close) {
+            r->p++;
+            r->depth--;
+            return 0;
+        }
+        if (expect(r, ',') < 0)
+            return READ_ERROR;
+    }
+}
+
+static int skip_value(struct reader *r)
+{
+    switch (peek(r)) {
+    case '{': r->p++; return skip_members(r, '}', 1);
+    case '[': r->p++; return skip_members(r, ']', 0);
+    case '"': return string(r, NULL, 0);
+    case 't': return literal(r, "true");
+    case 'f': return literal(r, "false");
+    case 'n': return literal(r, "null");
+    case '\0':
+        if (r->p >= r->end)
+            return fail(r, "the reply ends where a value should be");
+        return fail(r, "a value is no JSON value");
+    default: return number(r, NULL);
+    }
+}
+
+/* Object members one by one: calls member(r, key, ud) with the key read (cut to 64 bytes)
+ * and r->p at its value, which member must consume. */
+typedef int (*member_fn)(struct reader *r, const char *key, void *ud);
+
+static int members(struct reader *r, member_fn member, void *ud)
+{
+    if (expect(r, '{') < 0)
+        return READ_ERROR;
+    if (++r->depth > PSI_PROMREPLY_MAX_DEPTH)
+        return bound(r, "JSON nested deeper than %d levels", PSI_PROMREPLY_MAX_DEPTH);
+    if (peek(r) == '}') {
+        r->p++;
+        r->depth--;
+        return 0;
+    }
+    for (;;) {
+        struct buf key = {0};
+        int rc = string(r, &key, 64);
+        rc = rc < 0 ? rc : expect(r, ':');
+        rc = rc < 0 ? rc : member(r, key.s ? key.s : "", ud);
+        free(key.s);
+        if (rc != 0)
+            return rc;
+        if (peek(r) == '}') {
+            r->p++;
+            r->depth--;
+            return 0;
+        }
+        if (expect(r, ',') < 0)
+            return READ_ERROR;
+    }
+}
+
+/* ---- series ---- */
+
+struct series_state {
+    size_t idx;
+    bool metric, value;
+    double ts, v;
+    char *problem; /* out->result_problem */
+    size_t plen;
+};
+
+static int shape(struct series_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int shape(struct series_state *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->problem, s->plen, fmt, ap);
+    va_end(ap);
+    return SERIES_SHAPE;
+}
+
+static int label_member(struct reader *r, const char *key, void *ud)
+{
+    struct series_state *s = ud;
+    if (r->nlabs == PSI_PROMREPLY_MAX_LABELS)
+        return bound(r, "result[%zu] has more than %d labels", s->idx, PSI_PROMREPLY_MAX_LABELS);
+    if (peek(r) != '"')
+        return shape(s, "result[%zu] label \"%.64s\" is not a string", s->idx, key);
+    if (r->nlabs == r->labcap) {
+        size_t cap = r->labcap ? r->labcap * 2 : 16;
+        struct lab *nl = realloc(r->labs, cap * sizeof(*nl));
+        if (!nl)
+            return bound(r, "out of memory");
+        r->labs = nl;
+        r->labcap = cap;
+    }
+    struct lab *l = &r->labs[r->nlabs];
+    l->name = r->chars.len;
+    if (buf_add(&r->chars, key, strlen(key) + 1) < 0)
+        return bound(r, "out of memory");
+    l->value = r->chars.len;
+    if (string(r, &r->chars, SIZE_MAX) < 0 || buf_add(&r->chars, "", 1) < 0)
+        return READ_ERROR;
+    r->nlabs++;
+    return 0;
+}
+
+/* metric: an object of string labels. Keys are cut to 64 bytes by members(): label names
+ * longer than that are read whole here instead. */
+static int metric(struct reader *r, struct series_state *s)
+{
+    if (peek(r) != '{')
+        return shape(s, "result[%zu] is not an object with a \"metric\" object", s->idx);
+    r->p++;
+    if (++r->depth > PSI_PROMREPLY_MAX_DEPTH)
+        return bound(r, "JSON nested deeper than %d levels", PSI_PROMREPLY_MAX_DEPTH);
+    if (peek(r) == '}') {
+        r->p++;
+        r->depth--;
+        return 0;
+    }
+    for (;;) {
+        struct buf key = {0};
+        int rc = string(r, &key, SIZE_MAX);
+        rc = rc < 0 ? rc : expect(r, ':');
+        rc = rc < 0 ? rc : label_member(r, key.s ? key.s : "", s);
+        free(key.s);
+        if (rc != 0)
+            return rc;
+        if (peek(r) == '}') {
+            r->p++;
+            r->depth--;
+            return 0;
+        }
+        if (expect(r, ',') < 0)
+            return READ_ERROR;
+    }
+}
+
+static int not_pair(struct series_state *s)
+{
+    return shape(s, "result[%zu].value is not a [time, \"value\"] pair", s->idx);
+}
+
+/* value: [time, "value"]. */
+static int value_pair(struct reader *r, struct series_state *s)
+{
+    if (peek(r) != '[')
+        return not_pair(s);
+    r->p++;
+    char c = peek(r);
+    if (c == ']' || c == '\0')
+        return not_pair(s);
+    if (c == '"' || c == '{' || c == '[' || c == 't' || c == 'f' || c == 'n')
+        return shape(s, "result[%zu].value is not a [number, string] pair", s->idx);
+    if (number(r, &s->ts) < 0)
+        return READ_ERROR;
+    if (peek(r) != ',')
+        return not_pair(s);
+    r->p++;
+    if (peek(r) != '"')
+        return shape(s, "result[%zu].value is not a [number, string] pair", s->idx);
+    struct buf v = {0};
+    if (string(r, &v, 65) < 0) {
+        free(v.s);
+        return READ_ERROR;
+    }
+    int ok = v.len <= 64 && psi_promreply_value(v.s ? v.s : "", &s->v) == 0; /* Go writes 24 at most */
+    int rc = ok ? 0 : shape(s, "result[%zu] value \"%.64s\" is not a number", s->idx, v.s ? v.s : "");
+    free(v.s);
+    if (rc)
+        return rc;
+    if (peek(r) != ']')
+        return not_pair(s);
+    r->p++;
+    return 0;
+}
+
+static int series_member(struct reader *r, const char *key, void *ud)
+{
+    struct series_state *s = ud;
+    if (strcmp(key, "metric") == 0 && !s->metric) {
+        s->metric = true;
+        return metric(r, s);
+    }
+    if (strcmp(key, "value") == 0 && !s->value) {
+        s->value = true;
+        return value_pair(r, s);
+    }
+    return skip_value(r);
+}
+
+/* Keep the series just read: its labels in one allocation. */
+static int keep_series(struct reader *r, const struct series_state *s)
+{
+    struct psi_prom_vector *v = &r->out->vector;
+    if (v->n == PSI_PROMREPLY_MAX_SERIES)
+        return bound(r, "more than %d series", PSI_PROMREPLY_MAX_SERIES);
+    if (v->n == r->vcap) {
+        size_t cap = r->vcap ? r->vcap * 2 : 64;
+        struct psi_prom_series *ns = realloc(v->series, cap * sizeof(*ns));
+        if (!ns)
+            return bound(r, "out of memory");
+        v->series = ns;
+        r->vcap = cap;
+    }
+    struct psi_prom_series *out = &v->series[v->n];
+    *out = (struct psi_prom_series){NULL, 0, s->v, s->ts};
+    if (r->nlabs) {
+        size_t head = r->nlabs * sizeof(struct psi_prom_label);
+        char *block = malloc(head + r->chars.len);
+        if (!block)
+            return bound(r, "out of memory");
+        char *text = block + head;
+        memcpy(text, r->chars.s, r->chars.len);
+        out->labels = (struct psi_prom_label *)(void *)block;
+        for (size_t i = 0; i < r->nlabs; i++)
+            out->labels[i] = (struct psi_prom_label){text + r->labs[i].name, text + r->labs[i].value};
+        out->n_labels = r->nlabs;
+    }
+    v->n++;
+    return 0;
+}
+
+static int series(struct reader *r, size_t idx)
+{
+    struct series_state s = {.idx = idx, .problem = r->out->result_problem, .plen = sizeof(r->out->result_problem)};
+    r->nlabs = 0;
+    r->chars.len = 0;
+    if (peek(r) != '{')
+        return shape(&s, "result[%zu] is not an object with a \"metric\" object", idx);
+    int rc = members(r, series_member, &s);
+    if (rc != 0)
+        return rc;
+    if (!s.value)
+        return shape(&s, "result[%zu].value is not a [time, \"value\"] pair", idx);
+    return keep_series(r, &s) < 0 ? READ_ERROR : SERIES_OK;
+}
+
+static void vector_clear(struct reader *r)
+{
+    psi_prom_vector_free(&r->out->vector);
+    r->vcap = 0;
+}
+
+/* data.result: an instant vector's series; any other shape is noted and skipped. */
+static int result(struct reader *r)
+{
+    struct psi_promreply *o = r->out;
+    const char *start = r->p;
+    int depth = r->depth;
+    o->has_result = true;
+    if (o->result_type && strcmp(o->result_type, "vector") != 0)
+        return skip_value(r);
+    int rc = SERIES_SHAPE;
+    if (peek(r) != '[') {
+        snprintf(o->result_problem, sizeof(o->result_problem), "data.result is not an array");
+    } else {
+        r->p++;
+        rc = SERIES_OK;
+        if (peek(r) == ']')
+            r->p++;
+        else
+            for (size_t i = 0;; i++) {
+                rc = series(r, i);
+                if (rc != SERIES_OK)
+                    break;
+                if (peek(r) == ']') {
+                    r->p++;
+                    break;
+                }
+                if (expect(r, ',') < 0)
+                    return READ_ERROR;
+            }
+    }
+    if (rc != SERIES_SHAPE)
+        return rc;
+    /* not a vector's shape: the JSON may still be fine; read it again, skipping */
+    vector_clear(r);
+    r->p = start;
+    r->depth = depth;
+    return skip_value(r);
+}
+
+static int data_member(struct reader *r, const char *key, void *ud)
+{
+    (void)ud;
+    struct psi_promreply *o = r->out;
+    if (strcmp(key, "resultType") == 0 && !o->result_type && peek(r) == '"')
+        return string_dup(r, &o->result_type);
+    if (strcmp(key, "result") == 0 && !o->has_result)
+        return result(r);
+    return skip_value(r);
+}
+
+/* warnings: the first string kept. */
+static int warnings(struct reader *r)
+{
+    if (peek(r) != '[')
+        return skip_value(r);
+    const char *start = r->p;
+    r->p++;
+    if (peek(r) == '"' && string_dup(r, &r->out->warning) < 0)
+        return READ_ERROR;
+    r->p = start;
+    return skip_value(r);
+}
+
+static int top_member(struct reader *r, const char *key, void *ud)
+{
+    (void)ud;
+    struct psi_promreply *o = r->out;
+    char **text = strcmp(key, "status") == 0      ? &o->status
+                  : strcmp(key, "errorType") == 0 ? &o->error_type
+                  : strcmp(key, "error") == 0     ? &o->error
+                                                  : NULL;
+    if (text && !*text && peek(r) == '"')
+        return string_dup(r, text);
+    if (strcmp(key, "warnings") == 0 && !o->warning)
+        return warnings(r);
+    if (strcmp(key, "data") == 0 && !o->has_data && peek(r) == '{') {
+        o->has_data = true;
+        return members(r, data_member, NULL);
+    }
+    return skip_value(r);
+}
+
+int psi_promreply_read(const char *body, size_t len, struct psi_promreply *out, char *why, size_t whylen)
+{
+    memset(out, 0, sizeof(*out));
+    struct reader r = {.start = body, .p = body, .end = body + len, .why = why, .whylen = whylen, .out = out};
+    int rc = peek(&r) == '{' ? members(&r, top_member, NULL) : skip_value(&r);
+    if (rc == 0 && peek(&r) != '\0')
+        rc = fail(&r, "data after the JSON value");
+    else if (rc == 0 && r.p < r.end)
+        rc = fail(&r, "a NUL byte after the JSON value");
+    free(r.chars.s);
+    free(r.labs);
+    if (rc != 0) {
+        psi_promreply_free(out);
+        return r.bound ? -2 : -1;
+    }
+    return 0;
+}
+
+void psi_promreply_free(struct psi_promreply *out)
+{
+    if (!out)
+        return;
+    free(out->status);
+    free(out->error_type);
+    free(out->error);
+    free(out->warning);
+    free(out->result_type);
+    psi_prom_vector_free(&out->vector);
+    memset(out, 0, sizeof(*out));
+}
+
+int psi_promreply_value(const char *s, double *out)
+{
+    if (strcmp(s, "NaN") == 0) {
+        *out = NAN;
+        return 0;
+    }
+    if (strcmp(s, "+Inf") == 0 || strcmp(s, "-Inf") == 0) {
+        *out = s[0] == '-' ? -INFINITY : INFINITY;
+        return 0;
+    }
+    /* [-+]?digits[.digits][(e|E)[-+]digits], or .digits: what Go's strconv writes and reads */
+    const char *p = s;
+    if (*p == '-' || *p == '+')
+        p++;
+    size_t mant = strspn(p, "0123456789");
+    p += mant;
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        mant += frac;
+        p += 1 + frac;
+    }
+    if (!mant)
+        return -1;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        size_t e = strspn(p, "0123456789");
+        if (!e)
+            return -1;
+        p += e;
+    }
+    if (*p)
+        return -1;
+    errno = 0;
+    double d = strtod(s, NULL);
+    if (errno == ERANGE && isinf(d))
+        return -1; /* 1e999 is no float Prometheus writes */
+    *out = d;
+    return 0;
+}
