@@ -288,14 +288,16 @@ const char *rebalance_destination_check(const struct rebalance_params *p, const 
         w = "usage unknown";
     else if (mem && (!known(n->memory) || isnan(n->mem_used)))
         w = "memory in use unknown";
-    else if (isnan(n->req_cpu))
-        w = "requests not read";
     if (w) {
         snprintf(why, len, "%s", w);
         return why;
     }
     if (n->pressure >= p->untaint_below) {
         snprintf(why, len, "pressure not below untaintBelowPercent %.0f%%", p->untaint_below);
+        return why;
+    }
+    if (isnan(n->req_cpu)) {
+        snprintf(why, len, "requests not read");
         return why;
     }
     return NULL;
