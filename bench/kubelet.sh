@@ -145,7 +145,13 @@ YAML
 
 for n in ${sizes//,/ }; do
   log "$n nodes"
-  "$repo/hack/cluster/up" --dir "$bed" --nodes "$n" >/dev/null 2>&1
+  # up waits 60 s + 0.1 s a node for them to be Ready; a loaded machine may need longer
+  "$repo/hack/cluster/up" --dir "$bed" --nodes "$n" >/dev/null 2>&1 || log "$n nodes: not all Ready yet"
+  t=$((SECONDS + 900))
+  until (($(kubectl get nodes -l type=kwok --no-headers | awk '$2 == "Ready"' | wc -l) >= n)); do
+    ((SECONDS < t)) || { log "$n nodes: not all Ready after 900 s"; exit 1; }
+    sleep 5
+  done
   cat > "$res/scenario.yaml" <<YAML
 name: kubelet-bench
 namespace: psi-sim-kubelet-bench
