@@ -63,13 +63,13 @@ char *api_errors_join(const struct api_errors *e, const char *sep)
     size_t seplen = strlen(sep), total = 1;
     for (size_t i = 0; i < e->n; i++)
         total += strlen(e->v[i].field) + 2 + strlen(e->v[i].msg) + seplen;
-    char *out = malloc(total), *p = out;
+    char *out = malloc(total);
     if (!out)
         return NULL;
-    *p = '\0';
-    for (size_t i = 0; i < e->n; i++) {
-        p += sprintf(p, "%s%s: %s", i ? sep : "", e->v[i].field, e->v[i].msg);
-    }
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < e->n; i++)
+        o += (size_t)snprintf(out + o, total - o, "%s%s: %s", i ? sep : "", e->v[i].field, e->v[i].msg);
     return out;
 }
 

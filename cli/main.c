@@ -223,7 +223,8 @@ static int run(const struct flags *f)
     }
     cJSON *list = cli_source_psirs(&src, name, err, sizeof(err));
     struct cli_vms vms = {0};
-    if (!list || cli_source_vms(&src, &vms) < 0) {
+    bool top = strcmp(f->command, "top") == 0; /* the only view that counts VMs */
+    if (!list || (top && cli_source_vms(&src, &vms) < 0)) {
         fprintf(stderr, "kubectl-psi: %s\n", list ? "out of memory" : err);
         cJSON_Delete(list);
         cli_vms_free(&vms);

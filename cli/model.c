@@ -51,17 +51,6 @@ static const cJSON *status_list(const struct cli_psir *p, const char *key)
     return cJSON_IsArray(v) ? v : NULL;
 }
 
-const cJSON *cli_psir_raw_node(const struct cli_psir *p, const char *node)
-{
-    const cJSON *it;
-    cJSON_ArrayForEach(it, status_list(p, "nodes")) {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(it, "name");
-        if (cJSON_IsString(n) && eq(n->valuestring, node))
-            return it;
-    }
-    return NULL;
-}
-
 const cJSON *cli_psir_raw_move(const struct cli_psir *p, size_t i)
 {
     const cJSON *moves = status_list(p, "moves");
@@ -121,23 +110,42 @@ void cli_move_counts(const struct cli_psir *p, const char *node, int64_t *in, in
 
 int cli_vms_add(struct cli_vms *v, const char *node)
 {
-    for (size_t i = 0; i < v->n; i++)
-        if (eq(v->nodes[i], node)) {
-            v->counts[i]++;
-            return 0;
-        }
-    char **nodes = realloc(v->nodes, (v->n + 1) * sizeof(*nodes));
-    if (!nodes)
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 64;
+        struct cli_vm_count *grown = realloc(v->v, cap * sizeof(*grown));
+        if (!grown)
+            return -1;
+        v->v = grown;
+        v->cap = cap;
+    }
+    char *copy = strdup(node);
+    if (!copy)
         return -1;
-    v->nodes = nodes;
-    int64_t *counts = realloc(v->counts, (v->n + 1) * sizeof(*counts));
-    if (!counts)
-        return -1;
-    v->counts = counts;
-    if (!(v->nodes[v->n] = strdup(node)))
-        return -1;
-    v->counts[v->n++] = 1;
+    v->v[v->n++] = (struct cli_vm_count){copy, 1};
+    v->sorted = false;
     return 0;
+}
+
+static int by_node(const void *a, const void *b)
+{
+    return strcmp(((const struct cli_vm_count *)a)->node, ((const struct cli_vm_count *)b)->node);
+}
+
+void cli_vms_sort(struct cli_vms *v)
+{
+    if (v->n)
+        qsort(v->v, v->n, sizeof(*v->v), by_node);
+    size_t out = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (out && strcmp(v->v[out - 1].node, v->v[i].node) == 0) {
+            v->v[out - 1].count += v->v[i].count;
+            free(v->v[i].node);
+        } else {
+            v->v[out++] = v->v[i];
+        }
+    }
+    v->n = out;
+    v->sorted = true;
 }
 
 int cli_vms_from_list(struct cli_vms *v, const cJSON *list)
@@ -148,25 +156,24 @@ int cli_vms_from_list(struct cli_vms *v, const cJSON *list)
         if (cJSON_IsString(node) && node->valuestring[0] && cli_vms_add(v, node->valuestring) < 0)
             return -1;
     }
+    cli_vms_sort(v);
     v->known = true;
     return 0;
 }
 
 int64_t cli_vms_on(const struct cli_vms *v, const char *node)
 {
-    if (!v || !v->known)
+    if (!v || !v->known || !v->sorted)
         return -1;
-    for (size_t i = 0; i < v->n; i++)
-        if (eq(v->nodes[i], node))
-            return v->counts[i];
-    return 0;
+    struct cli_vm_count key = {(char *)node, 0};
+    const struct cli_vm_count *hit = v->n ? bsearch(&key, v->v, v->n, sizeof(*v->v), by_node) : NULL;
+    return hit ? hit->count : 0;
 }
 
 void cli_vms_free(struct cli_vms *v)
 {
     for (size_t i = 0; i < v->n; i++)
-        free(v->nodes[i]);
-    free(v->nodes);
-    free(v->counts);
+        free(v->v[i].node);
+    free(v->v);
     memset(v, 0, sizeof(*v));
 }

@@ -39,9 +39,6 @@ void cli_psir_free(struct cli_psir *p);
 /* The status entry of node in p, or NULL. */
 const struct api_node_status *cli_psir_node(const struct cli_psir *p, const char *node);
 
-/* The served status.nodes[] entry of node, or NULL. */
-const cJSON *cli_psir_raw_node(const struct cli_psir *p, const char *node);
-
 /* The served status.moves[i] (the same order as p->pr.status.moves), or NULL. */
 const cJSON *cli_psir_raw_move(const struct cli_psir *p, size_t i);
 
@@ -69,22 +66,31 @@ const char *cli_move_to(const struct api_move *m);
 void cli_move_counts(const struct cli_psir *p, const char *node, int64_t *in, int64_t *out);
 
 /* VirtualMachineInstances per node. known is false when they could not be read (no KubeVirt
- * API, or not allowed): the views then show no count. */
+ * API, or not allowed): the views then show no count. Counting is one append per VM and one
+ * sort (cli_vms_sort); a lookup is a binary search, so a large cluster costs no more than
+ * its sort. */
+struct cli_vm_count {
+    char *node;
+    int64_t count;
+};
 struct cli_vms {
     bool known;
-    char **nodes;
-    int64_t *counts;
-    size_t n;
+    bool sorted; /* entries sorted by node, each node once */
+    struct cli_vm_count *v;
+    size_t n, cap;
 };
 
-/* Count one VM on node; returns 0, or -1 on no memory. */
+/* Count one VM on node (call cli_vms_sort before looking up); returns 0, or -1 on no memory. */
 int cli_vms_add(struct cli_vms *v, const char *node);
 
-/* Count the items of a VirtualMachineInstance list (status.nodeName) and set known; returns
- * 0, or -1 on no memory. */
+/* Sort the entries by node and merge those of one node. */
+void cli_vms_sort(struct cli_vms *v);
+
+/* Count the items of a VirtualMachineInstance list (status.nodeName), sort them and set known;
+ * returns 0, or -1 on no memory. */
 int cli_vms_from_list(struct cli_vms *v, const cJSON *list);
 
-/* VMs on node: 0 when none, -1 when not known. */
+/* VMs on node: 0 when none, -1 when not known (or not sorted). */
 int64_t cli_vms_on(const struct cli_vms *v, const char *node);
 
 /* Release what v owns and zero it. */

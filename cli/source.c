@@ -26,6 +26,7 @@ int cli_source_open(struct cli_source *s, const char *kubeconfig, const char *co
         cli_error_explain(&e, CLI_REQUEST_CONFIG, NULL, NULL, err, len);
         return -1;
     }
+    s->cfg->user_agent = "kubectl-psi/" PSI_VERSION; /* audit logs tell the plugin from the operator */
     kube_client_set_timeout(s->client, 15000);
     return 0;
 }
@@ -178,6 +179,7 @@ static void redraw(struct kube_loop *loop, void *ud)
     struct cli_vms vms = {0};
     if (items && kube_informer_foreach(w->psirs, collect_psir, items) == 0 && (list = sorted(list)) &&
         (!w->vmis || kube_informer_foreach(w->vmis, collect_vmi, &vms) == 0)) {
+        cli_vms_sort(&vms);
         vms.known = w->vmis && kube_informer_synced(w->vmis);
         w->draw(list, &vms, w->ud);
     } else {

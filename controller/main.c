@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "authz.h"
 #include "config.h"
 #include "events.h"
 #include "election.h"
@@ -20,12 +21,15 @@
 #include "psi_build.h"
 #include "rest.h"
 #include "serve.h"
+#include "tls.h"
 
 struct flags {
     const char *kubeconfig, *context;
     int leader_elect;
     const char *election_namespace, *election_id;
     const char *metrics_addr, *health_addr;
+    int metrics_secure;
+    const char *metrics_cert_dir, *metrics_tls_min, *metrics_ciphers;
     double api_qps;
     int api_burst;
     enum logging_level level;
@@ -41,6 +45,8 @@ struct operator {
     struct election *election;
     struct psi_metrics *metrics;
     struct psi_serve *health, *metrics_server;
+    struct psi_tls *tls;
+    struct psi_authz *authz;
     struct manager *manager;
     int leading;        /* the manager runs */
     int ready;          /* published to /readyz under the health server's lock */
@@ -68,8 +74,17 @@ static void usage(FILE *out)
             "  --leader-election-id NAME            name of the Lease (default psi-rebalancer-leader)\n"
             "  --kube-api-qps N                     API writes per second (default 50)\n"
             "  --kube-api-burst N                   API write burst (default 100)\n"
-            "  --metrics-bind-address ADDR          /metrics address (default $POD_IP:8080, or 127.0.0.1:8080\n"
-            "                                       outside a pod; :PORT for every address; 0 disables)\n"
+            "  --metrics-bind-address ADDR          /metrics address (default $POD_IP:8443, or 127.0.0.1:8443\n"
+            "                                       outside a pod; :8080 when not secure; :PORT for every\n"
+            "                                       address; 0 disables)\n"
+            "  --metrics-secure=true|false          HTTPS, and only for callers whose token may get /metrics\n"
+            "                                       (TokenReview, SubjectAccessReview) (default true); false:\n"
+            "                                       plain HTTP to anyone who can connect\n"
+            "  --metrics-cert-dir DIR               serving certificate DIR/tls.crt and key DIR/tls.key,\n"
+            "                                       reloaded when they change (default: self-signed)\n"
+            "  --metrics-tls-min-version V          VersionTLS12 (default) or VersionTLS13\n"
+            "  --metrics-tls-cipher-suites LIST     TLS 1.2 suites by IANA name, comma-separated (default:\n"
+            "                                       the ECDHE AEAD suites of the intermediate profile)\n"
             "  --health-probe-bind-address ADDR     /healthz and /readyz address (default $POD_IP:8081, or\n"
             "                                       127.0.0.1:8081 outside a pod; 0 disables)\n"
             "  --log-level debug|info|warn|error    (default info)\n"
@@ -98,7 +113,7 @@ static int default_binds(struct flags *f)
     if (!ip || !*ip || strlen(ip) > 60)
         ip = "127.0.0.1";
     int v6 = strchr(ip, ':') != NULL;
-    snprintf(metrics, sizeof(metrics), "%s%s%s:8080", v6 ? "[" : "", ip, v6 ? "]" : "");
+    snprintf(metrics, sizeof(metrics), "%s%s%s:%d", v6 ? "[" : "", ip, v6 ? "]" : "", f->metrics_secure ? 8443 : 8080);
     snprintf(health, sizeof(health), "%s%s%s:8081", v6 ? "[" : "", ip, v6 ? "]" : "");
     if (!f->metrics_addr)
         f->metrics_addr = metrics;
@@ -109,8 +124,9 @@ static int default_binds(struct flags *f)
 
 static int parse_flags(int argc, char **argv, struct flags *f)
 {
-    *f = (struct flags){.leader_elect = 1, .election_id = "psi-rebalancer-leader", .api_qps = 50, .api_burst = 100, .level = LOGGING_INFO, .format = LOGGING_TEXT};
-    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, QPS, BURST, METRICS, HEALTH, LEVEL, FORMAT, HELP, VERSION };
+    *f = (struct flags){.leader_elect = 1, .election_id = "psi-rebalancer-leader", .metrics_secure = 1, .api_qps = 50, .api_burst = 100, .level = LOGGING_INFO, .format = LOGGING_TEXT};
+    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, QPS, BURST, METRICS, HEALTH, LEVEL, FORMAT, HELP, VERSION,
+           SECURE, CERT_DIR, TLS_MIN, CIPHERS };
     static const struct option opts[] = {
         {"kubeconfig", required_argument, 0, KUBECONFIG},
         {"context", required_argument, 0, CONTEXT},
@@ -125,6 +141,10 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         {"log-format", required_argument, 0, FORMAT},
         {"help", no_argument, 0, HELP},
         {"version", no_argument, 0, VERSION},
+        {"metrics-secure", optional_argument, 0, SECURE},
+        {"metrics-cert-dir", required_argument, 0, CERT_DIR},
+        {"metrics-tls-min-version", required_argument, 0, TLS_MIN},
+        {"metrics-tls-cipher-suites", required_argument, 0, CIPHERS},
         {0, 0, 0, 0},
     };
     int c;
@@ -157,6 +177,15 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         }
         case METRICS: f->metrics_addr = optarg; break;
         case HEALTH: f->health_addr = optarg; break;
+        case SECURE:
+            if (parse_bool(optarg, &f->metrics_secure) < 0) {
+                fprintf(stderr, "psi-rebalancer: --metrics-secure: want true or false, got '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case CERT_DIR: f->metrics_cert_dir = optarg; break;
+        case TLS_MIN: f->metrics_tls_min = optarg; break;
+        case CIPHERS: f->metrics_ciphers = optarg; break;
         case LEVEL:
             if (!logging_parse_level(optarg, &f->level)) {
                 fprintf(stderr, "psi-rebalancer: --log-level: want debug, info, warn or error, got '%s'\n", optarg);
@@ -199,10 +228,18 @@ static void readyz(const struct psi_serve_request *req, struct psi_serve_reply *
         psi_serve_reply_text(reply, 503, "text/plain", "informer caches not synced\n");
 }
 
+/* /metrics: rendered for a caller whose token may get it (when secure). */
 static void metrics(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
 {
-    (void)req;
     struct operator *op = ud;
+    if (op->authz) {
+        char why[512];
+        int status = psi_authz_check(op->authz, req->bearer, "get", req->path, why, sizeof(why));
+        if (status != 200) {
+            psi_serve_reply_text(reply, status, "text/plain", why);
+            return;
+        }
+    }
     size_t len = 0;
     char *text = psi_metrics_render(op->metrics, &len);
     if (!text) {
@@ -248,13 +285,13 @@ static struct psi_serve *serve_on(const char *addr, const char *what)
     return s;
 }
 
-static void log_serving(const struct psi_serve *s, const char *paths)
+static void log_serving(const struct psi_serve *s, const char *paths, const char *scheme)
 {
     if (!s)
         return;
     char port[16];
     snprintf(port, sizeof(port), "%d", psi_serve_port(s));
-    log_info("serving", "paths", paths, "port", port);
+    log_info("serving", "paths", paths, "port", port, "scheme", scheme);
 }
 
 static void set_ready(struct operator *op, int ready)
@@ -302,6 +339,62 @@ static void start_manager(struct kube_loop *loop, void *ud)
 
 /* ---- wiring ---- */
 
+static void log_tls(const char *msg, void *ud)
+{
+    (void)ud;
+    log_info(msg);
+}
+
+/* HTTPS and authorization for the metrics server, unless --metrics-secure=false. */
+static int secure_metrics(struct operator *op)
+{
+    char err[512];
+    struct psi_tls_options o = {.cert_dir = op->flags.metrics_cert_dir,
+                                .min_version = op->flags.metrics_tls_min,
+                                .ciphers = op->flags.metrics_ciphers,
+                                .log = log_tls};
+    if (!op->flags.metrics_secure) {
+        log_warn("metrics served over plain HTTP to anyone who can connect (--metrics-secure=false)");
+        return 0;
+    }
+    if (!(op->tls = psi_tls_new(&o, err, sizeof(err))) ||
+        !(op->authz = psi_authz_new(op->flags.kubeconfig, op->flags.context, op->metrics, err, sizeof(err))) ||
+        psi_serve_set_tls(op->metrics_server, op->tls) < 0) {
+        log_error("metrics endpoint not secured", "error", err);
+        return -1;
+    }
+    if (!op->flags.metrics_cert_dir)
+        log_info("metrics served with a self-signed certificate (no --metrics-cert-dir)");
+    return 0;
+}
+
+/* The health endpoint and the metrics endpoint, each in a thread of its own. */
+static int start_endpoints(struct operator *op)
+{
+    op->health = serve_on(op->flags.health_addr, "--health-probe-bind-address");
+    op->metrics_server = serve_on(op->flags.metrics_addr, "--metrics-bind-address");
+    if ((strcmp(op->flags.health_addr, "0") != 0 && !op->health) ||
+        (strcmp(op->flags.metrics_addr, "0") != 0 && !op->metrics_server))
+        return -1;
+    char serr[256] = "out of memory";
+    if (op->health && (psi_serve_route(op->health, "GET", "/healthz", healthz, op) < 0 ||
+                       psi_serve_route(op->health, "GET", "/readyz", readyz, op) < 0 ||
+                       psi_serve_start(op->health, serr, sizeof(serr)) < 0)) {
+        log_error("health endpoint not started", "address", op->flags.health_addr, "error", serr);
+        return -1;
+    }
+    if (op->metrics_server && secure_metrics(op) < 0)
+        return -1;
+    if (op->metrics_server && (psi_serve_route(op->metrics_server, "GET", "/metrics", metrics, op) < 0 ||
+                               psi_serve_start(op->metrics_server, serr, sizeof(serr)) < 0)) {
+        log_error("metrics endpoint not started", "address", op->flags.metrics_addr, "error", serr);
+        return -1;
+    }
+    log_serving(op->health, "/healthz,/readyz", "http");
+    log_serving(op->metrics_server, "/metrics", op->tls ? "https" : "http");
+    return 0;
+}
+
 static int setup(struct operator *op)
 {
     struct kube_err err = {0};
@@ -321,25 +414,8 @@ static int setup(struct operator *op)
         log_error("setup failed", "error", op->events ? "out of memory" : err.msg);
         return -1;
     }
-    op->health = serve_on(op->flags.health_addr, "--health-probe-bind-address");
-    op->metrics_server = serve_on(op->flags.metrics_addr, "--metrics-bind-address");
-    if ((strcmp(op->flags.health_addr, "0") != 0 && !op->health) ||
-        (strcmp(op->flags.metrics_addr, "0") != 0 && !op->metrics_server))
+    if (start_endpoints(op) < 0)
         return -1;
-    char serr[256];
-    if (op->health && (psi_serve_route(op->health, "GET", "/healthz", healthz, op) < 0 ||
-                       psi_serve_route(op->health, "GET", "/readyz", readyz, op) < 0 ||
-                       psi_serve_start(op->health, serr, sizeof(serr)) < 0)) {
-        log_error("health endpoint not started", "address", op->flags.health_addr, "error", serr);
-        return -1;
-    }
-    if (op->metrics_server && (psi_serve_route(op->metrics_server, "GET", "/metrics", metrics, op) < 0 ||
-                               psi_serve_start(op->metrics_server, serr, sizeof(serr)) < 0)) {
-        log_error("metrics endpoint not started", "address", op->flags.metrics_addr, "error", serr);
-        return -1;
-    }
-    log_serving(op->health, "/healthz,/readyz");
-    log_serving(op->metrics_server, "/metrics");
     if (op->flags.leader_elect) {
         const char *ns = op->flags.election_namespace ? op->flags.election_namespace
                          : op->cfg->namespace         ? op->cfg->namespace
@@ -371,6 +447,8 @@ static void shutdown_operator(struct operator *op)
     election_stop(op->election);
     psi_serve_free(op->health);
     psi_serve_free(op->metrics_server);
+    psi_authz_free(op->authz);
+    psi_tls_free(op->tls);
     psi_metrics_free(op->metrics);
     kube_events_free(op->events);
     kube_loop_free(op->loop);

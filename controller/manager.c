@@ -9,7 +9,9 @@
 #include "logging.h"
 #include "machineconfig.h"
 #include "psirebalance.h"
+#include "gather.h"
 #include "reconciler.h"
+#include "status_metrics.h"
 #include "workqueue.h"
 
 /* Delay before a failed reconcile runs again. */
@@ -46,6 +48,9 @@ struct manager {
     struct {
         struct psi_metric *pressure, *reconcile_seconds, *sample_seconds, *reconciles, *taint_transitions, *watch_restarts,
             *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations;
+        /* per PsiRebalance, from the objects (status_metrics), for alerts and dashboards */
+        struct psi_metric *ready, *selected, *tainted, *taint_cap, *held, *unknown, *rebalancing, *interval,
+            *taint_above, *untaint_below, *tainted_since, *last_success;
     } m;
     struct reconciler_counters last; /* counters already published */
 };
@@ -112,6 +117,10 @@ static void psir_deleted(const char *key, const void *obj, bool unknown, void *u
     struct manager *m = ud;
     workqueue_forget(m->queue, key);
     enqueue(m, key); /* the reconciler forgets its state for a name that is gone */
+    if (m->metrics) {
+        const char *v[] = {key};
+        psi_metric_remove(m->m.last_success, v);
+    }
 }
 
 static void other_added(const char *key, const void *obj, void *ud)
@@ -169,13 +178,17 @@ static void informer_log(enum kube_watch_level level, const char *msg, void *ud)
     log_at(map[level], msg, (char *)0);
 }
 
+/* An informer's value free function: projections are cJSON objects (cJSON_Delete takes a
+ * cJSON *, so it is not called through a void * function pointer). */
+static void free_json(void *value) { cJSON_Delete(value); }
+
 static struct kube_informer *informer(struct manager *m, const char *path, kube_informer_project_fn project,
                                       bool psirebalances, struct kube_err *err)
 {
     struct kube_informer_opts o = {
         .path = path,
         .project = project,
-        .free_value = project ? (void (*)(void *))cJSON_Delete : NULL,
+        .free_value = project ? free_json : NULL,
         .handlers =
             {
                 .on_add = psirebalances ? psir_added : other_added,
@@ -196,7 +209,7 @@ static struct kube_informer *quiet_informer(struct manager *m, const char *path,
         .path = path,
         .label_selector = label_selector,
         .project = project,
-        .free_value = (void (*)(void *))cJSON_Delete,
+        .free_value = free_json,
         .handlers = {.log = informer_log},
         .ud = m,
     };
@@ -220,7 +233,7 @@ static struct kube_informer *pods_for(void *ud, const char *selector)
         return NULL;
     m->pods = v;
     struct kube_informer *inf =
-        quiet_informer(m, "/api/v1/pods", selector[0] ? selector : NULL, rebalancer_pod_projection, &err);
+        quiet_informer(m, "/api/v1/pods", selector[0] ? selector : NULL, gather_pod_projection, &err);
     char *sel = strdup(selector);
     if (!inf || !sel || kube_informer_start(inf, m->loop, m->client, &err) < 0) {
         log_error("pod informer not started", "selector", selector, "error", inf && sel ? err.msg : "out of memory");
@@ -258,6 +271,51 @@ static void publish_pressure(const char *psir, const char *node, const char *res
     psi_metric_set(m->m.pressure, v, percent);
 }
 
+struct health_ctx {
+    struct manager *m;
+    const char *name;
+};
+
+static void publish_tainted(const char *node, int64_t since, void *ud)
+{
+    const struct health_ctx *h = ud;
+    const char *v[] = {h->name, node};
+    if (since > 0)
+        psi_metric_set(h->m->m.tainted_since, v, (double)since);
+}
+
+static int publish_one_health(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)rv;
+    struct manager *m = ud;
+    struct health_ctx h = {m, key};
+    struct status_health sh;
+    status_health_of(obj, &sh, publish_tainted, &h);
+    const char *v[] = {key};
+    psi_metric_set(m->m.ready, v, sh.ready);
+    psi_metric_set(m->m.selected, v, (double)sh.selected);
+    psi_metric_set(m->m.tainted, v, (double)sh.tainted);
+    psi_metric_set(m->m.taint_cap, v, (double)sh.taint_cap);
+    psi_metric_set(m->m.held, v, (double)sh.held);
+    psi_metric_set(m->m.unknown, v, (double)sh.unknown);
+    psi_metric_set(m->m.rebalancing, v, sh.rebalancing);
+    psi_metric_set(m->m.interval, v, (double)sh.interval_ms / 1000.0);
+    psi_metric_set(m->m.taint_above, v, sh.taint_above);
+    psi_metric_set(m->m.untaint_below, v, sh.untaint_below);
+    return 0;
+}
+
+/* The per-PsiRebalance gauges, rebuilt from the cached objects (so a deleted one leaves). */
+static void publish_health(struct manager *m)
+{
+    struct psi_metric *fams[] = {m->m.ready, m->m.selected, m->m.tainted,     m->m.taint_cap,
+                                 m->m.held,  m->m.unknown,  m->m.rebalancing, m->m.interval,
+                                 m->m.taint_above, m->m.untaint_below, m->m.tainted_since};
+    for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
+        psi_metric_clear(fams[i]);
+    kube_informer_foreach(m->psirebalances, publish_one_health, m);
+}
+
 static void publish(struct manager *m, double seconds, int rc)
 {
     if (!m->metrics)
@@ -285,6 +343,7 @@ static void publish(struct manager *m, double seconds, int rc)
     m->last = *c;
     psi_metric_clear(m->m.pressure);
     reconciler_foreach_pressure(m->reconciler, publish_pressure, m);
+    publish_health(m);
     struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools, m->vmis, m->vmims};
     const char *names[] = {"psirebalances",           "nodes", "machineconfigs", "machineconfigpools",
                            "virtualmachineinstances", "virtualmachineinstancemigrations"};
@@ -295,6 +354,51 @@ static void publish(struct manager *m, double seconds, int rc)
         const char *v[] = {names[i]};
         psi_metric_set(m->m.watch_restarts, v, (double)(ws.failures + ws.expired));
     }
+}
+
+/* The gauges publish_health sets, and the dead-man timestamp. */
+static int register_health_metrics(struct manager *m)
+{
+    static const char *const psir[] = {"psirebalance", NULL};
+    static const char *const psir_node[] = {"psirebalance", "node", NULL};
+    struct psi_metrics *r = m->metrics;
+    m->m.ready = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_ready",
+                                   "1 when the PsiRebalance's Ready condition is True, else 0.", psir);
+    m->m.selected = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_nodes",
+                                      "Nodes the PsiRebalance selects (status.summary.nodes).", psir);
+    m->m.tainted = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_tainted_nodes",
+                                     "Nodes carrying the PsiRebalance's pressure taint (status.summary.tainted).", psir);
+    m->m.taint_cap = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_taint_cap_nodes",
+                                       "The most nodes spec.pressure.maxTaintedPercent lets be tainted at once.", psir);
+    m->m.held = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_pressured_untainted_nodes",
+                                  "Nodes above the taint level not (yet) tainted: sustain not reached, or the cap "
+                                  "used up (state Pressured).",
+                                  psir);
+    m->m.unknown = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_nodes_without_pressure",
+                                     "Selected nodes with no pressure reading (state Unknown): PSI off, or no "
+                                     "pressure series for them.",
+                                     psir);
+    m->m.rebalancing = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_rebalancing",
+                                         "1 when spec.eviction.mode is Automatic (workloads are moved), else 0.", psir);
+    m->m.interval = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_interval_seconds",
+                                      "spec.metrics.interval: how often the PsiRebalance's cycle runs.", psir);
+    m->m.taint_above = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_taint_above_percent",
+                                         "spec.pressure.taintAbovePercent: nodes above it are tainted.", psir);
+    m->m.untaint_below = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_untaint_below_percent",
+                                           "spec.pressure.untaintBelowPercent: tainted nodes below it lose the taint.",
+                                           psir);
+    m->m.tainted_since = psi_metrics_gauge(r, "psi_rebalancer_node_tainted_since_timestamp_seconds",
+                                           "When a tainted node entered its state (Tainted or Cooling), Unix seconds.",
+                                           psir_node);
+    m->m.last_success = psi_metrics_gauge(r, "psi_rebalancer_last_successful_reconcile_timestamp_seconds",
+                                          "When a reconcile cycle of the PsiRebalance last succeeded, Unix seconds "
+                                          "(the dead-man switch of the alerts).",
+                                          psir);
+    return m->m.ready && m->m.selected && m->m.tainted && m->m.taint_cap && m->m.held && m->m.unknown &&
+                   m->m.rebalancing && m->m.interval && m->m.taint_above && m->m.untaint_below &&
+                   m->m.tainted_since && m->m.last_success
+               ? 0
+               : -1;
 }
 
 static int register_metrics(struct manager *m)
@@ -336,7 +440,7 @@ static int register_metrics(struct manager *m)
                                           "Live migrations of moved VMs that ended, by result.", result);
     return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.sample_seconds && m->m.taint_transitions &&
                    m->m.watch_restarts && m->m.source_errors && m->m.status_writes && m->m.evictions &&
-                   m->m.migrations
+                   m->m.migrations && register_health_metrics(m) == 0
                ? 0
                : -1;
 }
@@ -364,6 +468,10 @@ static void process_queue(struct kube_loop *loop, void *ud)
         uint64_t t0 = kube_loop_now_ms();
         int rc = name ? reconciler_reconcile(m->reconciler, name, wall_ms(), &requeue) : -1;
         publish(m, (double)(kube_loop_now_ms() - t0) / 1000.0, rc);
+        if (rc == 0 && name && m->metrics && kube_informer_has(m->psirebalances, name)) {
+            const char *v[] = {name};
+            psi_metric_set(m->m.last_success, v, (double)wall_ms() / 1000.0);
+        }
         workqueue_done(m->queue, key);
         if (name && kube_informer_has(m->psirebalances, name) && (rc != 0 || requeue > 0))
             workqueue_add_after(m->queue, name, rc == 0 ? requeue : MANAGER_RETRY_MS);
@@ -428,12 +536,12 @@ int manager_start(struct manager *m, struct kube_err *err)
 {
     bool mc_api = false, kv_api = false;
     if (api_exists(m->client, MACHINECONFIG_API_VERSION, &mc_api, err) < 0 ||
-        api_exists(m->client, REBALANCER_KUBEVIRT_GV, &kv_api, err) < 0)
+        api_exists(m->client, MOVER_KUBEVIRT_GV, &kv_api, err) < 0)
         return -1;
     log_info("api discovery", "machineconfigs", mc_api ? "available" : "absent (not OpenShift)", "kubevirt",
              kv_api ? "available" : "absent (no live migrations to follow)");
     m->psirebalances = informer(m, "/apis/" API_API_VERSION "/" API_PLURAL, NULL, true, err);
-    m->nodes = m->psirebalances ? informer(m, "/api/v1/nodes", reconciler_node_projection, false, err) : NULL;
+    m->nodes = m->psirebalances ? informer(m, "/api/v1/nodes", gather_node_projection, false, err) : NULL;
     if (mc_api && m->nodes) {
         m->machineconfigs = informer(m, "/apis/" MACHINECONFIG_API_VERSION "/machineconfigs", NULL, false, err);
         m->pools = m->machineconfigs
@@ -445,10 +553,10 @@ int manager_start(struct manager *m, struct kube_err *err)
     if (!m->nodes)
         return -1;
     if (kv_api) {
-        m->vmis = quiet_informer(m, "/apis/" REBALANCER_KUBEVIRT_GV "/virtualmachineinstances", NULL,
-                                 rebalancer_vmi_projection, err);
-        m->vmims = m->vmis ? informer(m, "/apis/" REBALANCER_KUBEVIRT_GV "/virtualmachineinstancemigrations",
-                                      rebalancer_vmim_projection, false, err)
+        m->vmis = quiet_informer(m, "/apis/" MOVER_KUBEVIRT_GV "/virtualmachineinstances", NULL,
+                                 gather_vmi_projection, err);
+        m->vmims = m->vmis ? informer(m, "/apis/" MOVER_KUBEVIRT_GV "/virtualmachineinstancemigrations",
+                                      gather_vmim_projection, false, err)
                            : NULL;
         if (!m->vmims)
             return -1;

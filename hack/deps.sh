@@ -10,6 +10,7 @@ packages=(
   prometheus
   openssl jq curl valgrind iproute2 procps
   python3-yaml
+  clang libclang-rt-dev   # the libFuzzer targets of tests/fuzz (hack/fuzz.sh)
 )
 
 missing=()

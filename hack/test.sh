@@ -6,7 +6,9 @@
 #    unit tests again and every end-to-end test against test beds of real upstream
 #    components, so each e2e test runs once, and under the sanitizers. The e2e tests are
 #    spread over two test beds (CMake's PSI_E2E_LANES) that run at once (PSI_TEST_JOBS,
-#    default 2: ctest -j).
+#    default 2: ctest -j);
+#  - the fuzz build (build-fuzz/, clang, libFuzzer): each target of tests/fuzz for 12 s
+#    (hack/fuzz.sh; a longer run of one target: hack/fuzz.sh TARGET SECONDS).
 #
 #   hack/test.sh            everything
 #   hack/test.sh -L unit    only what ctest selects, in both builds (arguments pass to ctest)
@@ -39,3 +41,4 @@ fi
 run build -- -L unit
 run build -- -R '^kube_informer_valgrind$'
 run build-asan -DPSI_SANITIZE=ON --
+hack/fuzz.sh all 12

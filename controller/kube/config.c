@@ -583,11 +583,16 @@ int kube_config_load_file(const char *paths, const char *context, struct kube_co
     kube_err_clear(err);
     struct kc_file *files = NULL;
     int nfiles = 0, rc = -1;
-    char *list = strdup(paths), *save = NULL;
+    char *list = strdup(paths);
     if (!list)
         return kube_err_set(err, 0, "Config", "out of memory");
     int multi = strchr(paths, ':') != NULL;
-    for (char *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+    for (char *p = list, *next; p; p = next) {
+        next = strchr(p, ':');
+        if (next)
+            *next++ = '\0';
+        if (!*p)
+            continue; /* empty entries of the list, as strtok skipped them */
         if (multi && access(p, F_OK) != 0)
             continue; /* as client-go: missing files in a list are skipped */
         struct kc_file *nf = realloc(files, sizeof(*nf) * (size_t)(nfiles + 1));
@@ -619,12 +624,10 @@ int kube_config_load_file(const char *paths, const char *context, struct kube_co
         kube_err_set(err, 0, "Config", "out of memory");
         goto out;
     }
+    size_t o = 0;
     source[0] = 0;
-    for (int i = 0; i < nfiles; i++) {
-        if (i)
-            strcat(source, ":");
-        strcat(source, files[i].path);
-    }
+    for (int i = 0; i < nfiles; i++)
+        o += (size_t)snprintf(source + o, slen - o, "%s%s", i ? ":" : "", files[i].path);
     if (resolve(files, nfiles, source, context, cfg, err)) {
         free(source);
         kube_config_free(cfg);
@@ -860,7 +863,7 @@ int kube_config_prepare(struct kube_config *cfg, CURL *easy, struct curl_slist *
         SETOPT(CURLOPT_CONNECT_TO, cfg->connect_to);
     if (cfg->proxy_url)
         SETOPT(CURLOPT_PROXY, cfg->proxy_url);
-    SETOPT(CURLOPT_USERAGENT, "psi-rebalancer/" PSI_VERSION);
+    SETOPT(CURLOPT_USERAGENT, cfg->user_agent ? cfg->user_agent : "psi-rebalancer/" PSI_VERSION);
     const char *token = kube_config_token(cfg, err);
     if (!token && cfg->token_file)
         return -1;

@@ -46,6 +46,7 @@ struct kube_config {
     char *host_header;     /* "Host: <original host[:port]>" when tls-server-name is set */
     int insecure;          /* 1 only when insecure-skip-tls-verify is explicitly true */
     char *proxy_url;       /* cluster.proxy-url */
+    const char *user_agent; /* User-Agent (borrowed, set by the program); NULL: psi-rebalancer/<version> */
 
     char *ca_file;             /* certificate-authority */
     struct kube_blob ca_data;  /* certificate-authority-data, decoded */
@@ -88,8 +89,9 @@ void kube_config_free(struct kube_config *cfg);
 
 /* Set on easy everything that does not depend on the request: TLS material, the
  * Authorization header (token file re-read when its mtime/size/inode changed), User-Agent
- * psi-rebalancer/<PSI_VERSION> and Accept: application/json, appended to *headers (the
- * caller sets CURLOPT_HTTPHEADER after adding its own and frees with curl_slist_free_all). */
+ * (user_agent, or psi-rebalancer/<PSI_VERSION>) and Accept: application/json, appended to
+ * *headers (the caller sets CURLOPT_HTTPHEADER after adding its own and frees with
+ * curl_slist_free_all). */
 int kube_config_prepare(struct kube_config *cfg, CURL *easy, struct curl_slist **headers,
                         struct kube_err *err);
 

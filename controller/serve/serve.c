@@ -52,7 +52,7 @@ struct conn {
     short want;       /* what poll waits for: POLLIN or POLLOUT */
     int64_t deadline; /* monotonic ms */
     int64_t since;    /* when it began to wait for its current request (eviction order) */
-    char *in;         /* max_head + 1 bytes: a head, then what follows it */
+    char *in;         /* max_head + 1 bytes: a head, then what follows it; NULL while idle */
     size_t in_len, scanned, consumed;
     struct psi_http_head head;
     const struct route *route;
@@ -86,6 +86,7 @@ struct psi_serve {
     size_t n_conns;
     struct pollfd *pfds;
     size_t used; /* bytes of the budget held by bodies and replies */
+    int64_t accept_paused_until; /* out of file descriptors: not accepting until then */
 };
 
 static int set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -500,7 +501,8 @@ static void dispatch(struct psi_serve *s, struct conn *c)
     if (!rep.body)
         rep.len = 0;
     c->keep_alive = c->head.keep_alive;
-    put_head(c, rep.status, safe_type(rep.content_type), rep.len, NULL);
+    put_head(c, rep.status, safe_type(rep.content_type), rep.len,
+             rep.status == 401 ? "WWW-Authenticate: Bearer\r\n" : NULL);
     if (strcmp(c->head.method, "HEAD") == 0 || rep.len == 0) {
         free(rep.body);
     } else {
@@ -627,6 +629,8 @@ static int step_head(struct psi_serve *s, struct conn *c)
                      NULL);
         return 1;
     }
+    if (!c->in && !(c->in = malloc(s->lim.max_head + 1)))
+        return -1;
     int fresh = c->in_len == 0;
     ssize_t n = io_read(c, c->in + c->in_len, s->lim.max_head - c->in_len);
     if (n == -1)
@@ -687,6 +691,10 @@ static int step_write(struct psi_serve *s, struct conn *c)
     memmove(c->in, c->in + c->consumed, c->in_len - c->consumed);
     c->in_len -= c->consumed;
     c->consumed = 0;
+    if (!c->in_len) { /* an idle connection holds no head buffer */
+        free(c->in);
+        c->in = NULL;
+    }
     memset(&c->head, 0, sizeof(c->head));
     await_request(c, s->lim.idle_timeout_ms);
     if (c->in_len)
@@ -762,29 +770,43 @@ static void add_conn(struct psi_serve *s, int fd)
         s->conns[s->n_conns] = NULL;
     }
     struct conn *c = calloc(1, sizeof(*c));
-    char *in = malloc(s->lim.max_head + 1);
-    SSL *ssl = s->tls && c && in ? SSL_new(psi_tls_context(s->tls)) : NULL;
-    if (!c || !in || (s->tls && (!ssl || SSL_set_fd(ssl, fd) != 1))) {
+    SSL *ssl = s->tls && c ? SSL_new(psi_tls_context(s->tls)) : NULL;
+    if (!c || (s->tls && (!ssl || SSL_set_fd(ssl, fd) != 1))) {
         SSL_free(ssl);
-        free(in);
         free(c);
         close(fd);
         return;
     }
     c->fd = fd;
-    c->in = in;
     c->ssl = ssl;
     await_request(c, s->lim.head_timeout_ms);
     c->st = ssl ? ST_HANDSHAKE : ST_HEAD;
     s->conns[s->n_conns++] = c;
 }
 
+/* Out of file descriptors: make room by closing the connection that has waited longest,
+ * or else stop accepting for a moment (the listening socket would wake poll at once). */
+static void out_of_fds(struct psi_serve *s)
+{
+    long victim = oldest_waiting(s);
+    if (victim >= 0) {
+        conn_close(s, (size_t)victim);
+        s->conns[victim] = s->conns[--s->n_conns];
+        s->conns[s->n_conns] = NULL;
+    } else {
+        s->accept_paused_until = now_ms() + 100;
+    }
+}
+
 static void accept_new(struct psi_serve *s)
 {
     for (int k = 0; k < ACCEPTS_PER_TURN; k++) {
         int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                out_of_fds(s);
             return;
+        }
         add_conn(s, fd);
     }
 }
@@ -807,7 +829,7 @@ static void turn(struct psi_serve *s)
     size_t n = s->n_conns;
     int64_t now = now_ms(), next = now + 1000;
     s->pfds[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
-    s->pfds[1] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
+    s->pfds[1] = (struct pollfd){.fd = now < s->accept_paused_until ? -1 : s->lfd, .events = POLLIN};
     for (size_t i = 0; i < n; i++) {
         s->pfds[i + 2] = (struct pollfd){.fd = s->conns[i]->fd, .events = s->conns[i]->want};
         if (s->conns[i]->deadline < next)

@@ -29,7 +29,9 @@
  * slow clients cannot lock out a probe. Request bodies and handlers' replies held at once
  * count against one memory budget: a body that does not fit is refused with 503, and
  * while the budget is spent no handler runs (503). Memory is thus bounded by about
- * max_connections * (max_head + a TLS connection's buffers) + the budget. */
+ * max_connections * (max_head + a TLS connection's buffers) + the budget; an idle
+ * kept-alive connection holds no head buffer. Out of file descriptors, the server closes
+ * the connection that has waited longest, or pauses accepting for 100 ms. */
 #ifndef PSI_SERVE_SERVE_H
 #define PSI_SERVE_SERVE_H
 
@@ -47,7 +49,8 @@ struct psi_serve_request {
 };
 
 /* A handler's answer: status (default 200), content_type (default text/plain), and body:
- * a malloc'ed buffer of len bytes that the server frees (NULL for none). */
+ * a malloc'ed buffer of len bytes that the server frees (NULL for none). A 401 goes out
+ * with "WWW-Authenticate: Bearer" (the only scheme the project's endpoints take). */
 struct psi_serve_reply {
     int status;
     char content_type[96];

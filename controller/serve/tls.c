@@ -207,8 +207,8 @@ static X509 *self_signed(EVP_PKEY *key)
     snprintf(san, sizeof(san), "DNS:localhost,IP:127.0.0.1%s%s", host[0] ? ",DNS:" : "", host);
     int ok = x && serial && X509_set_version(x, 2) && BN_rand(serial, 64, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) &&
              BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(x)) &&
-             X509_gmtime_adj(X509_getm_notBefore(x), -300) &&
-             X509_gmtime_adj(X509_getm_notAfter(x), 365L * 86400) && X509_set_pubkey(x, key) &&
+             X509_time_adj_ex(X509_getm_notBefore(x), 0, -300, NULL) &&
+             X509_time_adj_ex(X509_getm_notAfter(x), 365, 0, NULL) && X509_set_pubkey(x, key) &&
              X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
                                         (const unsigned char *)"psi-rebalancer", -1, -1, 0) &&
              X509_set_issuer_name(x, X509_get_subject_name(x)) &&

@@ -97,14 +97,16 @@ extra_port() {
 pidfile() { echo "$dir/pids/$1.pid"; }
 
 # running COMPONENT: true when the PID in its pid file is alive and is ours (its command
-# line names this test bed's directory), so a recycled PID is never mistaken for it.
+# line, or its KUBECONFIG, names this test bed's directory), so a recycled PID is never
+# mistaken for it.
 running() {
   local f pid
   f=$(pidfile "$1")
   [ -f "$f" ] || return 1
   pid=$(cat "$f")
   [ -r "/proc/$pid/cmdline" ] || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF "$dir"
+  { tr '\0' ' ' < "/proc/$pid/cmdline"; tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep '^KUBECONFIG='; } |
+    grep -qF "$dir"
 }
 
 # spawn COMPONENT CMD...: start detached, all output to logs/COMPONENT.log, PID to pids/.
@@ -199,16 +201,27 @@ start_kwok() {
 }
 
 start_prometheus() {
-  mkdir -p "$dir/prometheus/targets" "$dir/prometheus/data"
+  mkdir -p "$dir/prometheus/targets" "$dir/prometheus/data" "$dir/prometheus/rules" "$dir/prometheus/targets-operator"
   cat > "$dir/prometheus/prometheus.yml" <<YAML
-# Written by hack/cluster/up. Targets are added at run time as files in targets/.
+# Written by hack/cluster/up. Targets are added at run time as files in targets/; rule files
+# in rules/ (POST /-/reload after adding one).
 global:
   scrape_interval: 5s
   evaluation_interval: 5s
+rule_files: ['$dir/prometheus/rules/*.yaml']
 scrape_configs:
 - job_name: testbed
   file_sd_configs:
   - files: ['$dir/prometheus/targets/*.json']
+    refresh_interval: 5s
+# The operator's HTTPS metrics endpoint as its ServiceMonitor scrapes it: a ServiceAccount
+# token (written to operator-scrape.token by the test) and the bed's CA for the Service name.
+- job_name: psi-rebalancer-metrics
+  scheme: https
+  authorization: {credentials_file: '$dir/prometheus/operator-scrape.token'}
+  tls_config: {ca_file: '$dir/pki/ca.crt', server_name: psi-rebalancer-metrics.psi-rebalancer.svc}
+  file_sd_configs:
+  - files: ['$dir/prometheus/targets-operator/*.json']
     refresh_interval: 5s
 YAML
   spawn prometheus "$prometheus_bin" --config.file "$dir/prometheus/prometheus.yml" \

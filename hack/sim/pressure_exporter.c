@@ -328,6 +328,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "psi-pressure-exporter: %s\n", err);
         return 2;
     }
+    /* One Prometheus target per simulated node, each may keep a connection open. */
+    struct psi_serve_limits lim = {.max_connections = 8192};
+    psi_serve_set_limits(a.srv, &lim);
     if (psi_serve_route(a.srv, "GET", "/healthz", on_healthz, &a) < 0 ||
         psi_serve_route(a.srv, "GET", "/metrics", on_metrics, &a) < 0 ||
         psi_serve_route(a.srv, "GET", "/metrics/node/*", on_metrics_node, &a) < 0 ||

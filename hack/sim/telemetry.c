@@ -447,8 +447,11 @@ struct telemetry *telemetry_start(struct sim *s, struct workload *w, struct node
         t->usage[i].at = now;
     int port = 0;
     char why[256];
+    /* One Prometheus target per simulated node, each may keep a connection open. */
+    const struct psi_serve_limits many_targets = {.max_connections = 8192};
     if (psi_serve_parse_bind(opts->bind, t->host, sizeof(t->host), &port, why, sizeof(why)) < 0 ||
         !(t->srv = psi_serve_new(opts->bind, why, sizeof(why))) ||
+        psi_serve_set_limits(t->srv, &many_targets) < 0 ||
         psi_serve_route(t->srv, "GET", "/metrics", h_metrics, t) < 0 ||
         psi_serve_route(t->srv, "GET", "/metrics/node/*", h_node, t) < 0 ||
         psi_serve_route(t->srv, "GET", "/healthz", h_health, t) < 0 || psi_serve_start(t->srv, why, sizeof(why)) < 0) {

@@ -3,7 +3,8 @@
 # the cluster's state: the seed scenario (six VMs on worker-0, three busy) and the operator
 # in DryRun, which taints worker-0 and reports the moves it would make. Each view's content
 # (pressures, states, VM counts, moves, reasons) must agree with status and the VMIs read at
-# the same resourceVersion; `top -w -o json` must follow the changes as they happen.
+# the same resourceVersion; `top -w -o json` must follow the changes as they happen; then,
+# switched to Automatic, `why` must say worker-0 is being relieved while a move off it runs.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 source "$(dirname "$0")/../rebalance/lib.sh"
@@ -13,7 +14,7 @@ name=cli-$$
 watch_pid=
 cleanup() {
   local rc=$?
-  [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null; wait "$watch_pid" 2>/dev/null || true; }
+  [ -z "$watch_pid" ] || { kill -TERM "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true; }
   rebalance_cleanup "$name" "$rc"
 }
 trap cleanup EXIT
@@ -146,6 +147,16 @@ check "top -w: worker-0 went from an untainted state to Tainted" \
 check "top -w: the last document has both moves" \
   bash -c "tail -1 '$work/watch.jsonl' | jq -e --arg p $name '.items[] | select(.name == \$p) | .nodes[] | select(.name == \"worker-0\") | .movesOut == 2'"
 check "top -w: no error" test ! -s "$work/watch.err"
-check "the other commands wrote nothing on stderr (nor did a sanitizer)" test ! -s "$work/psi.err"
+
+# ---- why, while a move runs: Automatic makes the moves DryRun reported ----
+kubectl patch psirebalance "$name" --type merge -p '{"spec":{"eviction":{"mode":"Automatic"}}}' >/dev/null
+relieving() {
+  kubectl psi why worker-0 >"$work/why.txt" 2>>"$work/psi.err" && grep -q '^  verdict    being relieved$' "$work/why.txt"
+}
+eventually 180 "why worker-0 in Automatic: being relieved while a move off it runs" relieving
+vm=$(sed -n 's#^  - \[moving\] VirtualMachineInstance [^/]*/\([^ ]*\) is moving to .*#\1#p' "$work/why.txt" | head -1)
+check "... naming the VM ($vm) that status shows moving off worker-0" bash -c "kubectl get psirebalance $name -o json |
+  jq -e --arg vm '$vm' '[.status.moves[] | select(.name == \$vm and .sourceNode == \"worker-0\" and .phase != \"WouldMove\")] | length > 0'"
+check "the commands wrote nothing on stderr (nor did a sanitizer)" test ! -s "$work/psi.err"
 
 finish

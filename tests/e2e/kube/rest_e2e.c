@@ -4,7 +4,8 @@
  * field selectors; get; update with a stale resourceVersion (409 Conflict) and a fresh one;
  * create twice (409 AlreadyExists); patch with all four types; the status subresource of a
  * Pod; delete and a 404 decoded; evict a Pod (dry run, real, and 429 under a
- * PodDisruptionBudget); a non-JSON reply decoded as "Decode". Exits non-zero on any failure.
+ * PodDisruptionBudget); a non-JSON reply decoded as "Decode"; a list past the reply cap refused,
+ * and read in pages. Exits non-zero on any failure.
  * Config comes from $KUBECONFIG (the ctest fixture sets it). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,10 +360,10 @@ static void test_evict(void)
 {
     struct kube_err err;
     create_worker_pod("evict-me", "evict");
-    int rc = kube_rest_evict(c, ns, "evict-me", 1, &err);
+    int rc = kube_rest_evict(c, ns, "evict-me", 1, NULL, &err);
     e2e_check(rc == 0, "dry-run eviction accepted (%s)", rc ? err.msg : "");
     e2e_check(!pod_gone_or_deleting("evict-me"), "after a dry run the pod is untouched");
-    rc = kube_rest_evict(c, ns, "evict-me", 0, &err);
+    rc = kube_rest_evict(c, ns, "evict-me", 0, NULL, &err);
     e2e_check(rc == 0, "eviction accepted (%s)", rc ? err.msg : "");
     int gone = 0;
     for (int i = 0; i < 120 && !gone; i++) {
@@ -371,7 +372,7 @@ static void test_evict(void)
             usleep(250000);
     }
     e2e_check(gone, "the evicted pod is being deleted or gone");
-    rc = kube_rest_evict(c, ns, "no-such-pod", 0, &err);
+    rc = kube_rest_evict(c, ns, "no-such-pod", 0, NULL, &err);
     e2e_check(rc == -1 && err.status == 404, "evicting a missing pod: 404 (%ld %s)", err.status, err.reason);
 
     /* a PodDisruptionBudget that allows no disruption: 429 TooManyRequests */
@@ -393,7 +394,7 @@ static void test_evict(void)
             usleep(250000);
     }
     e2e_check(observed, "the disruption controller observed the budget");
-    rc = kube_rest_evict(c, ns, "guarded", 0, &err);
+    rc = kube_rest_evict(c, ns, "guarded", 0, NULL, &err);
     e2e_check(rc == -1 && err.status == 429 && !strcmp(err.reason, "TooManyRequests") && strstr(err.msg, "disruption budget"),
               "eviction refused by the budget: 429 TooManyRequests, distinguishable (%ld %s: %s)", err.status, err.reason,
               err.msg);
@@ -435,6 +436,47 @@ static void test_rate_limit_applies_to_writes(void)
     free(p);
 }
 
+/* The reply cap (32 MiB): a list of 36 ConfigMaps of 0.95 MiB each in one reply is refused
+ * with an error naming the cap; the same list in pages of 4 is read whole. */
+static void test_reply_cap(void)
+{
+    struct kube_err err;
+    char *coll = path_cm(NULL);
+    size_t vlen = 950 * 1024;
+    char *big = malloc(vlen + 256);
+    if (!big || !coll) {
+        e2e_check(0, "reply cap: out of memory");
+        free(big);
+        free(coll);
+        return;
+    }
+    int created = 0;
+    for (int i = 0; i < 36; i++) {
+        int n = snprintf(big, 256, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"big-%d\","
+                         "\"labels\":{\"set\":\"big\"}},\"data\":{\"k\":\"", i);
+        memset(big + n, 'x', vlen);
+        snprintf(big + n + vlen, 256, "\"}}");
+        cJSON *b = parse(big);
+        cJSON *r = kube_rest_create(c, coll, b, &(struct kube_write_opts){.discard_reply = 1}, &err);
+        created += r != NULL;
+        cJSON_Delete(r);
+        cJSON_Delete(b);
+    }
+    e2e_check(created == 36, "create 36 ConfigMaps of 0.95 MiB (%d)", created);
+    struct kube_list_opts whole = {.label_selector = "set=big"};
+    cJSON *all = kube_rest_list(c, coll, &whole, &err);
+    e2e_check(!all && err.status == 0 && strstr(err.msg, "larger than 33554432 bytes"),
+              "a 34 MiB list in one reply is refused at the 32 MiB cap (%s)", all ? "read whole" : err.msg);
+    cJSON_Delete(all);
+    struct kube_list_opts paged = {.label_selector = "set=big", .limit = 4};
+    all = kube_rest_list(c, coll, &paged, &err);
+    e2e_check(all && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(all, "items")) == 36,
+              "the same list in pages of 4 is read whole (%s)", all ? "36 items" : err.msg);
+    cJSON_Delete(all);
+    free(big);
+    free(coll);
+}
+
 int main(void)
 {
     struct kube_config *cfg = NULL;
@@ -451,6 +493,7 @@ int main(void)
     test_evict();
     test_not_json();
     test_rate_limit_applies_to_writes();
+    test_reply_cap();
 
     e2e_namespace_delete(c, ns);
     kube_client_free(c);

@@ -14,6 +14,12 @@ bed_metrics="{source: Prometheus, prometheus: {url: \"$PSI_PROMETHEUS_URL\", bea
 # install_operator_rbac: the CRD, the namespace, the ServiceAccount and its roles.
 install_operator_rbac() {
   kubectl apply --server-side -f "$PSI_SOURCE_DIR/crds/" >/dev/null
+  # a CRD just created has no status.conditions yet, which `kubectl wait` takes for an error
+  local i
+  for i in $(seq 1 20); do
+    kubectl wait --for=condition=Established crd/psirebalances.rebalance.psi.dev --timeout=60s >/dev/null 2>&1 && break
+    sleep 0.5
+  done
   kubectl wait --for=condition=Established crd/psirebalances.rebalance.psi.dev --timeout=60s >/dev/null
   kubectl create namespace psi-rebalancer --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl apply -k "$PSI_SOURCE_DIR/config/rbac" >/dev/null
@@ -35,10 +41,12 @@ YAML
 }
 
 # start_operator [ARGS...]: start it in the background; its log is $work/operator.log.
+# Metrics are plain HTTP here, asked for explicitly, so that tests read them with curl;
+# ARGS may turn that back (--metrics-secure=true: the last flag wins).
 start_operator() {
   install_operator_rbac
   operator_kubeconfig "$work/operator.kubeconfig"
-  "$operator_bin" --kubeconfig "$work/operator.kubeconfig" --metrics-bind-address 127.0.0.1:0 \
+  "$operator_bin" --kubeconfig "$work/operator.kubeconfig" --metrics-bind-address 127.0.0.1:0 --metrics-secure=false \
     --health-probe-bind-address 127.0.0.1:0 --log-level debug "$@" >>"$work/operator.log" 2>&1 &
   operator_pid=$!
 }

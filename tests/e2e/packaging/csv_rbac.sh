@@ -49,8 +49,10 @@ cleanup() {
   stop_bounded
   operator_cleanup
   kubectl delete machineconfig "$mc" --ignore-not-found >/dev/null 2>&1 || true
-  kubectl delete clusterrolebinding "$role" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete clusterrolebinding "$role" "$role-scraper" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrole "$role" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete clusterrolebinding "$role-reader" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete clusterrole "$role-reader" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete namespace "$ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -82,12 +84,48 @@ jq --arg n "$role" --arg ns "$ns" --arg sa "$sa" '
 check "the CSV's permissions and clusterPermissions apply as a Role and a ClusterRole" \
   apply_quiet -f "$work/rbac.json" -o name
 
+# The pressure-reading ServiceAccount, which OLM creates for its clusterPermissions entry: the
+# operator may mint its tokens (and no one else's), and it may read monitoring data as the
+# Thanos querier asks (get prometheuses/api k8s in openshift-monitoring) and nothing more.
+reader=psi-rebalancer-pressure-reader
+kubectl create serviceaccount "$reader" -n "$ns" >/dev/null
+jq --arg n "$role-reader" --arg ns "$ns" --arg sa "$reader" '
+  [{apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: {name: $n},
+    rules: [.spec.install.spec.clusterPermissions[] | select(.serviceAccountName == $sa) | .rules[]]},
+   {apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: {name: $n},
+    roleRef: {apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: $n},
+    subjects: [{kind: "ServiceAccount", name: $sa, namespace: $ns}]}]
+  | {apiVersion: "v1", kind: "List", items: .}' "$work/csv.json" > "$work/reader-rbac.json"
+check "the pressure reader's clusterPermissions apply" apply_quiet -f "$work/reader-rbac.json" -o name
+# reads_monitoring USER: a SubjectAccessReview says USER may do what the Thanos querier asks
+# (get prometheuses/api k8s in openshift-monitoring; kubectl auth can-i cannot name a group
+# the API server does not serve).
+reads_monitoring() {
+  kubectl create -o jsonpath='{.status.allowed}' -f - <<JSON | grep -qx true
+{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+ "spec": {"user": "$1", "resourceAttributes": {"verb": "get", "group": "monitoring.coreos.com",
+  "resource": "prometheuses", "subresource": "api", "namespace": "openshift-monitoring", "name": "k8s"}}}
+JSON
+}
+can() { [ "$(kubectl auth can-i "$@" 2>/dev/null)" = yes ]; }
+cannot() { ! can "$@"; }
+check "the operator may mint the pressure reader's tokens" \
+  can create "serviceaccounts/$reader" --subresource=token -n "$ns" --as "system:serviceaccount:$ns:$sa"
+check "... and not its own or another's" cannot create "serviceaccounts/$sa" --subresource=token -n "$ns" \
+  --as "system:serviceaccount:$ns:$sa"
+check "the pressure reader may read monitoring data as the Thanos querier asks" \
+  reads_monitoring "system:serviceaccount:$ns:$reader"
+operator_cannot_read() { ! reads_monitoring "system:serviceaccount:$ns:$sa"; }
+check "... the operator may not" operator_cannot_read
+check "... and may not patch nodes" cannot patch nodes --as "system:serviceaccount:$ns:$reader"
+
 # --- the Deployment's command line --------------------------------------------------------------
 # The container's env, resolved as the kubelet would for this pod (fieldRef metadata.namespace
 # is the install namespace; only the kinds of env the CSV uses are handled, anything else fails).
 jq -r '.spec.install.spec.deployments[0].spec.template.spec.containers[0].env // [] | .[] |
   if .value != null then "\(.name)\t\(.value)"
   elif .valueFrom.fieldRef.fieldPath == "metadata.namespace" then "\(.name)\t@NAMESPACE@"
+  elif .valueFrom.fieldRef.fieldPath == "status.podIP" then "\(.name)\t127.0.0.1"
   else error("env \(.name): not resolvable by the test") end' "$work/csv.json" > "$work/env.tsv"
 declare -A env
 while IFS=$'\t' read -r k v; do env[$k]=${v//@NAMESPACE@/$ns}; done < "$work/env.tsv"
@@ -98,8 +136,19 @@ expand() { # $(VAR) -> value, as Kubernetes expands command and args
 }
 mapfile -t cmdline < <(jq -r '.spec.install.spec.deployments[0].spec.template.spec.containers[0] | (.command // []) + (.args // []) | .[]' "$work/csv.json")
 check "the CSV's container has a command" test "${#cmdline[@]}" -gt 0
+# The serving certificate the kubelet would mount from the Secret OpenShift's service CA
+# writes: here a pair from the bed's CA in a directory of the test.
+mkdir -p "$work/metrics-cert"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=psi-rebalancer-metrics \
+  -CA "$PSI_TESTBED/pki/ca.crt" -CAkey "$PSI_TESTBED/pki/ca.key" -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$work/metrics-cert/tls.key" -out "$work/metrics-cert/tls.crt" 2>/dev/null
 argv=()
-for a in "${cmdline[@]:1}"; do argv+=("$(expand "$a")"); done
+for a in "${cmdline[@]:1}"; do
+  case $a in
+    --metrics-cert-dir=*) argv+=("--metrics-cert-dir=$work/metrics-cert") ;;
+    *) argv+=("$(expand "$a")") ;;
+  esac
+done
 check "the CSV's args run leader election in the install namespace" \
   bash -c 'printf "%s\n" "$@" | grep -qx -- "--leader-election-namespace=$0"' "$ns" "${argv[@]}"
 check "the CSV's args hold no unexpanded \$(VAR)" bash -c '! printf "%s\n" "$@" | grep -q "\$("' _ "${argv[@]}"
@@ -147,6 +196,16 @@ observed() { [ "$(psir_field "$name" .status.observedGeneration)" = "$(psir_fiel
 not_tainted() { ! node_tainted "$@"; }
 eventually 90 "Ready=True: a full cycle with every node sampled" ready
 check "status.observedGeneration is the spec's generation" observed
+
+# The metrics endpoint: HTTPS, and the CSV's clusterPermissions let the operator review a
+# scraper's token (a ServiceAccount bound to the bundle's metrics-reader ClusterRole).
+kubectl apply -f "$src/bundle/manifests/psi-rebalancer-metrics-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml" >/dev/null
+kubectl create serviceaccount scraper -n "$ns" >/dev/null
+kubectl create clusterrolebinding "$role-scraper" --clusterrole=psi-rebalancer-metrics-reader --serviceaccount="$ns:scraper" >/dev/null
+scrape_token=$(kubectl create token scraper -n "$ns" --duration=1h)
+metrics_port=$(grep '^{' "$work/operator.log" | jq -r 'select(.msg == "serving" and .paths == "/metrics" and .scheme == "https") | .port' | tail -1)
+check "/metrics answers a metrics-reader's token over HTTPS (TokenReview and SubjectAccessReview allowed)" bash -c \
+  "curl -sf --cacert '$PSI_TESTBED/pki/ca.crt' -H 'Authorization: Bearer $scrape_token' https://127.0.0.1:$metrics_port/metrics | grep -q '^psi_rebalancer_'"
 
 set_pressure worker-0 cpu 60
 eventually 90 "worker-0 under pressure is tainted (nodes patch)" node_tainted worker-0 "$name"

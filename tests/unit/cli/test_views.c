@@ -156,6 +156,20 @@ static void test_model(void **state)
     struct cli_vms none = {0};
     assert_int_equal(cli_vms_on(&none, "worker-0"), -1);
     assert_int_equal(cli_vms_on(NULL, "worker-0"), -1);
+    /* many VMs over many nodes, counted once sorted */
+    struct cli_vms many = {.known = true};
+    char node[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(node, sizeof(node), "node-%d", (i * 7919) % 500);
+        assert_int_equal(cli_vms_add(&many, node), 0);
+    }
+    assert_int_equal(cli_vms_on(&many, "node-3"), -1); /* not sorted yet */
+    cli_vms_sort(&many);
+    assert_int_equal(many.n, 500);
+    assert_int_equal(cli_vms_on(&many, "node-3"), 10);
+    assert_int_equal(cli_vms_on(&many, "node-499"), 10);
+    assert_int_equal(cli_vms_on(&many, "node-500"), 0);
+    cli_vms_free(&many);
 }
 
 static void test_decode_bad(void **state)

@@ -1,0 +1,60 @@
+#include "status_metrics.h"
+
+#include <string.h>
+
+#include "duration.h"
+#include "json.h"
+#include "taintfsm.h"
+
+static const cJSON *at(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
+    return b ? cJSON_GetObjectItemCaseSensitive(v, b) : v;
+}
+
+static int64_t number(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15 ? (int64_t)v->valuedouble : 0;
+}
+
+static int is(const cJSON *v, const char *s)
+{
+    return cJSON_IsString(v) && strcmp(v->valuestring, s) == 0;
+}
+
+void status_health_of(const cJSON *obj, struct status_health *out,
+                      void (*tainted)(const char *node, int64_t since, void *ud), void *ud)
+{
+    memset(out, 0, sizeof(*out));
+    const cJSON *spec = at(obj, "spec", NULL), *status = at(obj, "status", NULL);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, at(status, "conditions", NULL))
+    {
+        if (is(at(c, "type", NULL), "Ready"))
+            out->ready = is(at(c, "status", NULL), "True");
+    }
+    out->selected = number(at(status, "summary", "nodes"));
+    out->tainted = number(at(status, "summary", "tainted"));
+    out->taint_cap = (int64_t)taintfsm_cap((size_t)out->selected, number(at(spec, "pressure", "maxTaintedPercent")));
+    out->rebalancing = is(at(spec, "eviction", "mode"), "Automatic");
+    out->taint_above = (double)number(at(spec, "pressure", "taintAbovePercent"));
+    out->untaint_below = (double)number(at(spec, "pressure", "untaintBelowPercent"));
+    const cJSON *interval = at(spec, "metrics", "interval");
+    char err[64];
+    if (!cJSON_IsString(interval) || api_duration_parse(interval->valuestring, &out->interval_ms, err, sizeof(err)) < 0)
+        out->interval_ms = 0;
+    const cJSON *n;
+    cJSON_ArrayForEach(n, at(status, "nodes", NULL))
+    {
+        const cJSON *state = at(n, "state", NULL), *name = at(n, "name", NULL);
+        out->held += is(state, "Pressured");
+        out->unknown += is(state, "Unknown");
+        if ((is(state, "Tainted") || is(state, "Cooling")) && tainted && cJSON_IsString(name)) {
+            int64_t since = 0;
+            const cJSON *s = at(n, "since", NULL);
+            if (!cJSON_IsString(s) || api_json_parse_time(s->valuestring, &since) < 0)
+                since = 0;
+            tainted(name->valuestring, since, ud);
+        }
+    }
+}

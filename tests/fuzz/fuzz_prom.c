@@ -1,0 +1,24 @@
+/* A Prometheus /api/v1/query reply: read at a 200 and a 503, and the PSI sample built from
+ * it for three nodes. */
+#include "fuzz.h"
+#include "prom.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct psi_prom_vector v;
+    struct psi_status st;
+    psi_prom_parse_reply((const char *)data, size, 503, "http://fuzz", &v, &st);
+    psi_prom_vector_free(&v);
+    if (psi_prom_parse_reply((const char *)data, size, 200, "http://fuzz", &v, &st) < 0)
+        return 0;
+    const char *ip = "10.0.0.1";
+    const struct psi_node_desc nodes[] = {{"worker-0", &ip, 1, 0}, {"worker-1", NULL, 0, 0}, {"", NULL, 0, 0}};
+    struct psi_request req = {nodes, 3, 0, 0, 60, 1};
+    struct psi_sample s;
+    if (psi_sample_init(&s, &req) == 0) {
+        psi_prom_fill_sample(&v, &req, &s);
+        psi_sample_free(&s);
+    }
+    psi_prom_vector_free(&v);
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* A watch stream: the framer splits the bytes (in two feeds, at a point the input picks)
+ * into lines; each line is decoded as an event, and as a metav1.Status error reply. */
+#include <cjson/cJSON.h>
+
+#include "framing.h"
+#include "fuzz.h"
+#include "rest.h"
+#include "watch.h"
+
+static int line(const char *l, size_t len, void *ud)
+{
+    (void)ud;
+    cJSON *ev = cJSON_ParseWithLength(l, len);
+    struct kube_watch_event e;
+    char why[128];
+    kube_watch_event_decode(ev, &e, why, sizeof(why));
+    cJSON_Delete(ev);
+    struct kube_err err;
+    kube_rest_decode_status(l, len, 0, "GET", "u", &err);
+    kube_rest_decode_status(l, len, 500, "GET", "u", &err);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct kube_framing *f = kube_framing_new(4096);
+    if (!f)
+        return 0;
+    size_t cut = size ? data[0] % (size + 1) : 0;
+    struct kube_err err;
+    if (kube_framing_feed(f, (const char *)data, cut, line, NULL, &err) == 0)
+        kube_framing_feed(f, (const char *)data + cut, size - cut, line, NULL, &err);
+    (void)kube_framing_pending(f);
+    kube_framing_free(f);
+    return 0;
+}

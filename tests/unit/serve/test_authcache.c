@@ -1,0 +1,81 @@
+/* Unit tests for psi_authcache: answers kept until they expire, a key answered again
+ * replaced in place, and a full cache taking the place of an expired entry, or else of
+ * the one that expires first, never growing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "authcache.h"
+
+static void key_of(int n, unsigned char k[PSI_AUTHCACHE_KEY])
+{
+    memset(k, 0, PSI_AUTHCACHE_KEY);
+    k[0] = (unsigned char)n;
+    k[31] = (unsigned char)(n >> 8);
+}
+
+static void test_expiry_and_replace(void **state)
+{
+    (void)state;
+    struct psi_authcache *c = psi_authcache_new(4);
+    unsigned char a[PSI_AUTHCACHE_KEY], b[PSI_AUTHCACHE_KEY];
+    key_of(1, a);
+    key_of(2, b);
+    assert_int_equal(psi_authcache_get(c, a, 0), 0);
+    psi_authcache_put(c, a, 200, 0, 60000);
+    psi_authcache_put(c, b, 401, 0, 10000);
+    assert_int_equal(psi_authcache_get(c, a, 59999), 200);
+    assert_int_equal(psi_authcache_get(c, a, 60000), 0);
+    assert_int_equal(psi_authcache_get(c, b, 9999), 401);
+    assert_int_equal(psi_authcache_get(c, b, 10000), 0);
+    /* the same key answered again takes its own entry */
+    psi_authcache_put(c, a, 403, 100, 30100);
+    assert_int_equal(psi_authcache_get(c, a, 200), 403);
+    assert_int_equal(psi_authcache_live(c, 200), 2);
+    psi_authcache_free(c);
+}
+
+static void test_full_cache(void **state)
+{
+    (void)state;
+    struct psi_authcache *c = psi_authcache_new(3);
+    unsigned char k[5][PSI_AUTHCACHE_KEY];
+    for (int i = 0; i < 5; i++)
+        key_of(i + 10, k[i]);
+    psi_authcache_put(c, k[0], 200, 0, 1000); /* expires first */
+    psi_authcache_put(c, k[1], 200, 0, 5000);
+    psi_authcache_put(c, k[2], 200, 0, 3000);
+    /* full, none expired: the one that expires first goes */
+    psi_authcache_put(c, k[3], 401, 10, 2000);
+    assert_int_equal(psi_authcache_get(c, k[0], 10), 0);
+    assert_int_equal(psi_authcache_get(c, k[1], 10), 200);
+    assert_int_equal(psi_authcache_get(c, k[2], 10), 200);
+    assert_int_equal(psi_authcache_get(c, k[3], 10), 401);
+    /* at 2500 the entry of k[3] expired: a new key takes its place, not a live one's */
+    psi_authcache_put(c, k[4], 403, 2500, 9000);
+    assert_int_equal(psi_authcache_get(c, k[1], 2500), 200);
+    assert_int_equal(psi_authcache_get(c, k[2], 2500), 200);
+    assert_int_equal(psi_authcache_get(c, k[4], 2500), 403);
+    assert_int_equal(psi_authcache_live(c, 2500), 3);
+    /* a thousand made-up keys later the cache still holds three entries */
+    for (int i = 0; i < 1000; i++) {
+        unsigned char x[PSI_AUTHCACHE_KEY];
+        key_of(1000 + i, x);
+        psi_authcache_put(c, x, 401, 3000 + i, 13000 + i);
+    }
+    assert_int_equal(psi_authcache_live(c, 4000), 3);
+    psi_authcache_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expiry_and_replace),
+        cmocka_unit_test(test_full_cache),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
