@@ -94,7 +94,7 @@ health_port=$(sed -n 's/.*serving paths=\/healthz,\/readyz port=\([0-9]*\).*/\1/
 metrics_port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\).*/\1/p' "$work/operator.log")
 check "/readyz answers 200 once the caches are synced" curl -sf "http://127.0.0.1:$health_port/readyz" -o /dev/null
 check "/metrics exports each node's pressure" bash -c \
-  "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q 'psi_rebalancer_node_pressure_percent{psirebalance=\"$name\",node=\"worker-0\",resource=\"cpu\"}'"
+  "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q 'psi_rebalancer_node_pressure_percent{psirebalance=\"$name\",node=\"worker-0\",stall=\"some\",resource=\"cpu\"}'"
 check "/metrics counts the operator's API requests by method and code" bash -c \
   "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -Eq '^psi_rebalancer_api_requests_total\\{method=\"PATCH\",code=\"200\"\\} [1-9]'"
 check "/metrics times the pressure samples apart from the whole cycle" bash -c \
