@@ -135,7 +135,7 @@ void api_spec_free(struct api_spec *s)
     } while (0)
 
 /* bearerTokenFile naming the operator's own token (the default of old CRDs, stored in old
- * objects) means unset: the metrics-reading ServiceAccount's token; warn about it. */
+ * objects) means unset: the pressure-reading ServiceAccount's token; warn about it. */
 static void legacy_token_file(struct api_spec *s, struct api_errors *warns)
 {
     char *f = s->metrics.prometheus.bearer_token_file;
@@ -145,7 +145,7 @@ static void legacy_token_file(struct api_spec *s, struct api_errors *warns)
     s->metrics.prometheus.bearer_token_file = NULL;
     api_errors_add(warns, "spec.metrics.prometheus.bearerTokenFile",
                    "%s is the operator's own token, which is never sent to Prometheus: the token of the "
-                   "metrics-reading ServiceAccount is sent instead (remove the field)",
+                   "pressure-reading ServiceAccount is sent instead (remove the field)",
                    API_LEGACY_TOKEN_FILE);
 }
 

@@ -21,7 +21,7 @@
 #define API_KIND "PsiRebalance"
 #define API_PLURAL "psirebalances"
 
-/* bearerTokenFile's default before the metrics-reading ServiceAccount: the operator's own
+/* bearerTokenFile's default before the pressure-reading ServiceAccount: the operator's own
  * token. Decoded as unset (with a warning): that token is never sent to Prometheus. */
 #define API_LEGACY_TOKEN_FILE "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
@@ -47,7 +47,7 @@ struct api_spec {
         enum api_source source;
         struct {
             char *url;               /* NULL only in a spec built without api_spec_defaults */
-            char *bearer_token_file; /* NULL: the metrics-reading ServiceAccount's token; "": none */
+            char *bearer_token_file; /* NULL: the pressure-reading ServiceAccount's token; "": none */
             char *ca_file;           /* NULL when unset */
             bool send_token_over_plain_http; /* a token may go to an http:// URL */
         } prometheus;

@@ -17,7 +17,7 @@ struct promcred {
     char service_ca[4096];
 };
 
-/* The metrics reader's token now, or NULL with st failed. */
+/* The pressure reader's token now, or NULL with st failed. */
 static const char *reader_token(void *ud, struct psi_status *st)
 {
     struct promcred *pc = ud;
@@ -28,10 +28,10 @@ static const char *reader_token(void *ud, struct psi_status *st)
                             "the operator's namespace is unknown (no namespace file in the ServiceAccount "
                             "directory, no namespace in the kubeconfig context), so no token of the ServiceAccount "
                             "%s can be requested: run it in its namespace, or set bearerTokenFile",
-                            PSI_METRICS_READER_SA);
+                            PSI_PRESSURE_READER_SA);
             return NULL;
         }
-        pc->token = psi_promtoken_new(pc->client, ns, PSI_METRICS_READER_SA);
+        pc->token = psi_promtoken_new(pc->client, ns, PSI_PRESSURE_READER_SA);
         if (!pc->token) {
             psi_status_fail(st, PSI_REASON_CREDENTIAL, "out of memory");
             return NULL;
@@ -50,7 +50,7 @@ struct promcred *promcred_new(struct kube_client *client)
     pc->client = client;
     const char *ns = kube_client_config(client)->namespace;
     snprintf(pc->identity, sizeof(pc->identity), "ServiceAccount %s/%s", ns ? ns : "(the operator's namespace)",
-             PSI_METRICS_READER_SA);
+             PSI_PRESSURE_READER_SA);
     pc->fn = (struct psi_prom_token_fn){reader_token, pc, pc->identity};
     snprintf(pc->service_ca, sizeof(pc->service_ca), "%s/service-ca.crt", kube_config_serviceaccount_dir());
     return pc;

@@ -2,8 +2,8 @@
  * URL, the trust and the credential its spec asks for, with what only the running operator
  * knows (where the ServiceAccount directory is, its own API token, its namespace).
  *
- * bearerTokenFile unset: the token of the metrics-reading ServiceAccount
- * (PSI_METRICS_READER_SA in the operator's namespace, from the TokenRequest API, promtoken.h);
+ * bearerTokenFile unset: the token of the pressure-reading ServiceAccount
+ * (PSI_PRESSURE_READER_SA in the operator's namespace, from the TokenRequest API, promtoken.h);
  * "": no token; a path: that file, unless it holds the operator's own API token.
  * caFile unset: the service CA in the ServiceAccount directory (service-ca.crt) when present,
  * plus the system trust store. One promcred per operator, shared by every PsiRebalance;

@@ -48,12 +48,16 @@ for t in "${run[@]}"; do
   corpus=$dir/corpus/$t crashes=$dir/crashes/$t
   mkdir -p "$corpus" "$crashes"
   for g in ${seeds[$t]}; do
-    for f in tests/testdata/$g; do [ -f "$f" ] && cp -n "$f" "$corpus/"; done
+    for f in tests/testdata/$g; do
+      if [ -f "$f" ] && [ ! -e "$corpus/${f##*/}" ]; then cp "$f" "$corpus/"; fi
+    done
   done
+  dict=()
+  case $t in fuzz_procfs|fuzz_scalars|fuzz_kubeconfig) ;; *) dict=(-dict=tests/fuzz/json.dict) ;; esac
   echo "fuzz: $t for ${seconds}s"
   # -close_fd_mask=3: the targets' own messages are not the fuzzer's report
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      "$dir/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      "$dir/tests/fuzz/$t" "${dict[@]+"${dict[@]}"}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -print_final_stats=1 -close_fd_mask=3 -artifact_prefix="$crashes/" "$corpus" </dev/null >"$dir/$t.log" 2>&1; then
     echo "fuzz: $t FAILED (input in $crashes/):"
     tail -40 "$dir/$t.log"

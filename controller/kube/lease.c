@@ -173,8 +173,7 @@ const char *kube_lease_holder(const struct kube_lease *l)
     return l->holder;
 }
 
-/* Parse the Lease object into rec. */
-static void read_record(const cJSON *obj, struct kube_lease_record *rec)
+void kube_lease_record_read(const cJSON *obj, struct kube_lease_record *rec)
 {
     memset(rec, 0, sizeof(*rec));
     rec->exists = 1;
@@ -232,7 +231,7 @@ static cJSON *new_lease_object(const struct kube_lease *l)
 static void took(struct kube_lease *l, cJSON *stored, int64_t at_ms)
 {
     struct kube_lease_record rec;
-    read_record(stored, &rec);
+    kube_lease_record_read(stored, &rec);
     cJSON_Delete(l->obj);
     l->obj = stored;
     l->mem.leader = 1;
@@ -274,7 +273,7 @@ enum kube_lease_state kube_lease_tick(struct kube_lease *l, int64_t now_ms, int6
     cJSON *got = kube_rest_get(l->client, l->path, &e);
     struct kube_lease_record rec, *recp = &rec;
     if (got) {
-        read_record(got, &rec);
+        kube_lease_record_read(got, &rec);
         cJSON_Delete(l->obj);
         l->obj = got;
         snprintf(l->holder, sizeof(l->holder), "%s", rec.holder);
@@ -352,7 +351,7 @@ int kube_lease_release(struct kube_lease *l, struct kube_err *err)
             return -1;
         }
         struct kube_lease_record rec;
-        read_record(got, &rec);
+        kube_lease_record_read(got, &rec);
         if (strcmp(rec.holder, l->identity)) {
             /* not ours any more: nothing to release */
             cJSON_Delete(got);

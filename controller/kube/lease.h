@@ -15,6 +15,8 @@
 
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "err.h"
 #include "rest.h"
 
@@ -58,6 +60,10 @@ enum kube_lease_action {
  * observation (and clears mem->leader on STEP_DOWN). Pure. */
 enum kube_lease_action kube_lease_decide(struct kube_lease_memory *mem, const struct kube_lease_record *rec,
                                          const char *identity, const struct kube_lease_timing *t, int64_t now_ms);
+
+/* Read a Lease object (JSON) into rec (pure): holder and resourceVersion (cut to their
+ * fields' sizes) and spec.leaseDurationSeconds, 0 when it is no int32 of at least 0. */
+void kube_lease_record_read(const cJSON *obj, struct kube_lease_record *rec);
 
 /* When (our clock) the lease we last observed expires for a follower. Pure. */
 int64_t kube_lease_expiry_ms(const struct kube_lease_memory *mem);

@@ -104,7 +104,8 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
     char why[256] = "";
     int rc = len ? psi_promreply_read(body, len, &r, why, sizeof(why)) : -1;
     if (rc == 0 && r.status && strcmp(r.status, "error") == 0) {
-        psi_status_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %s): %s", url, http_status,
+        /* the server's words go into status: short (and printable, psi_status_fail) */
+        psi_status_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %.32s): %.300s", url, http_status,
                         r.error_type ? r.error_type : "no errorType", r.error ? r.error : "no error message");
         psi_promreply_free(&r);
         return -1;

@@ -25,7 +25,7 @@
  * total timeouts, a reply size cap. What it trusts and which token it sends is promauth.h's:
  * TLS peer and host verification always on for https (the caFile alone, or the service CA
  * beside the ServiceAccount token plus the system trust store, re-read when they change);
- * the token of the metrics-reading ServiceAccount, or of a file, or none; never a token over
+ * the token of the pressure-reading ServiceAccount, or of a file, or none; never a token over
  * plain http:// unless asked by name. A 401 or 403 says whose token was refused and which
  * role it needs. A client is not thread-safe and runs one query at a time. Replies are read
  * without a JSON tree, within the bounds of promreply.h, and capped at 32 MiB (what a

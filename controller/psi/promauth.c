@@ -352,7 +352,7 @@ static int refresh_token_file(struct psi_promauth *a, struct psi_status *st)
         return psi_status_fail(st, PSI_REASON_CONFIG,
                                "bearerTokenFile %s holds the operator's own ServiceAccount token, which may taint "
                                "nodes and write MachineConfigs: it is never sent to Prometheus (leave bearerTokenFile "
-                               "unset to send the token of the metrics-reading ServiceAccount)",
+                               "unset to send the token of the pressure-reading ServiceAccount)",
                                a->token_file);
     }
     wipe_free(a->token);

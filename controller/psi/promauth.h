@@ -9,7 +9,7 @@
  *   changes (device, inode, size or mtime: the kubelet replaces them); the first request
  *   after a change opens a new connection, so the new trust is what verifies it.
  * Credential, one of:
- *   - a token function (the metrics-reading ServiceAccount's TokenRequest, promtoken.h);
+ *   - a token function (the pressure-reading ServiceAccount's TokenRequest, promtoken.h);
  *   - a token file the spec names (bearerTokenFile), read again when it changes; a file
  *     that holds the operator's own API token is refused, never sent;
  *   - none.
@@ -24,7 +24,7 @@
 
 /* A token minted elsewhere: get returns the current one (owned by ud's owner, valid until
  * the next call), or NULL with st failed. identity names whose token it is, for messages
- * ("ServiceAccount psi-rebalancer/psi-rebalancer-metrics-reader"). */
+ * ("ServiceAccount psi-rebalancer/psi-rebalancer-pressure-reader"). */
 struct psi_prom_token_fn {
     const char *(*get)(void *ud, struct psi_status *st);
     void *ud;

@@ -1,4 +1,4 @@
-/* psi_promtoken: TokenRequest-backed bearer token of the metrics-reading ServiceAccount. */
+/* psi_promtoken: TokenRequest-backed bearer token of the pressure-reading ServiceAccount. */
 #include "promtoken.h"
 
 #include <ctype.h>
@@ -96,7 +96,7 @@ static const char *hint(long status)
 {
     switch (status) {
     case 403:
-        return "the operator's Role psi-rebalancer-metrics-token (config/rbac) must allow create on "
+        return "the operator's Role psi-rebalancer-pressure-token (config/rbac) must allow create on "
                "serviceaccounts/token for this ServiceAccount";
     case 404:
         return "the ServiceAccount does not exist: config/rbac (or the OLM bundle) creates it beside the operator";

@@ -1,5 +1,5 @@
 /* psi_promtoken: the bearer token the Prometheus client sends by default, minted for a
- * ServiceAccount of its own (psi-rebalancer-metrics-reader) that may only read monitoring
+ * ServiceAccount of its own (psi-rebalancer-pressure-reader) that may only read monitoring
  * data, so that the operator's own token, which may taint nodes and write MachineConfigs,
  * never leaves for a URL that a PsiRebalance names.
  *
@@ -20,7 +20,7 @@
 #include "source.h"
 
 /* The ServiceAccount whose tokens go to Prometheus, in the operator's namespace. */
-#define PSI_METRICS_READER_SA "psi-rebalancer-metrics-reader"
+#define PSI_PRESSURE_READER_SA "psi-rebalancer-pressure-reader"
 
 /* Requested token lifetime (the API server may grant another) and retry spacing. */
 #define PSI_PROMTOKEN_LIFETIME_S 3600

@@ -501,7 +501,8 @@ static void dispatch(struct psi_serve *s, struct conn *c)
     if (!rep.body)
         rep.len = 0;
     c->keep_alive = c->head.keep_alive;
-    put_head(c, rep.status, safe_type(rep.content_type), rep.len, NULL);
+    put_head(c, rep.status, safe_type(rep.content_type), rep.len,
+             rep.status == 401 ? "WWW-Authenticate: Bearer\r\n" : NULL);
     if (strcmp(c->head.method, "HEAD") == 0 || rep.len == 0) {
         free(rep.body);
     } else {

@@ -49,7 +49,8 @@ struct psi_serve_request {
 };
 
 /* A handler's answer: status (default 200), content_type (default text/plain), and body:
- * a malloc'ed buffer of len bytes that the server frees (NULL for none). */
+ * a malloc'ed buffer of len bytes that the server frees (NULL for none). A 401 goes out
+ * with "WWW-Authenticate: Bearer" (the only scheme the project's endpoints take). */
 struct psi_serve_reply {
     int status;
     char content_type[96];

@@ -12,7 +12,7 @@ as they are), BUNDLE_DIR/metadata/annotations.yaml and BUNDLE_DIR/bundle.Dockerf
 - the Deployment becomes the CSV's install strategy;
 - Roles bound to the operator's ServiceAccount become `permissions`, ClusterRoles bound to it
   `clusterPermissions` (a binding to a ClusterRole that the render does not define takes its
-  rules from config/manifests/<name>.yaml, or fails); the same for the metrics-reading
+  rules from config/manifests/<name>.yaml, or fails); the same for the pressure-reading
   ServiceAccount, in entries of its own (OLM creates every ServiceAccount the CSV's
   permissions name);
 - the Namespace, those ServiceAccounts and those bindings are dropped (OLM makes them);
@@ -41,7 +41,7 @@ import yaml
 PACKAGE = "psi-rebalancer"
 CHANNEL = "stable"
 OPERATOR_SA = "psi-rebalancer"
-READER_SA = "psi-rebalancer-metrics-reader"  # whose tokens go to Prometheus
+READER_SA = "psi-rebalancer-pressure-reader"  # whose tokens go to Prometheus
 SERVICE_ACCOUNTS = [OPERATOR_SA, READER_SA]
 OPENSHIFT_VERSIONS = "v4.17"  # the oldest OpenShift the bundle is for (4.17 and later)
 # Kinds copied into the bundle as they are (registry+v1 allows them; OLM creates them in the

@@ -61,6 +61,7 @@ status() {
     ${1:+-H "Authorization: Bearer $1"} "$url"
 }
 check "no token: 401" test "$(status)" = 401
+check "the 401 asks for a bearer token" bash -c "curl -s -o /dev/null -D - --cacert '$PSI_TESTBED/pki/ca.crt' '$url' | grep -qi '^WWW-Authenticate: Bearer'"
 check "a token the API server rejects: 401" test "$(status not-a-token)" = 401
 check "a ServiceAccount without the metrics-reader role: 403" test "$(status "$nobody_token")" = 403
 check "a ServiceAccount bound to psi-rebalancer-metrics-reader: 200" test "$(status "$reader_token")" = 200

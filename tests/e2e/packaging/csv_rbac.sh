@@ -84,10 +84,10 @@ jq --arg n "$role" --arg ns "$ns" --arg sa "$sa" '
 check "the CSV's permissions and clusterPermissions apply as a Role and a ClusterRole" \
   apply_quiet -f "$work/rbac.json" -o name
 
-# The metrics-reading ServiceAccount, which OLM creates for its clusterPermissions entry: the
+# The pressure-reading ServiceAccount, which OLM creates for its clusterPermissions entry: the
 # operator may mint its tokens (and no one else's), and it may read monitoring data as the
 # Thanos querier asks (get prometheuses/api k8s in openshift-monitoring) and nothing more.
-reader=psi-rebalancer-metrics-reader
+reader=psi-rebalancer-pressure-reader
 kubectl create serviceaccount "$reader" -n "$ns" >/dev/null
 jq --arg n "$role-reader" --arg ns "$ns" --arg sa "$reader" '
   [{apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: {name: $n},
@@ -96,7 +96,7 @@ jq --arg n "$role-reader" --arg ns "$ns" --arg sa "$reader" '
     roleRef: {apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: $n},
     subjects: [{kind: "ServiceAccount", name: $sa, namespace: $ns}]}]
   | {apiVersion: "v1", kind: "List", items: .}' "$work/csv.json" > "$work/reader-rbac.json"
-check "the metrics reader's clusterPermissions apply" apply_quiet -f "$work/reader-rbac.json" -o name
+check "the pressure reader's clusterPermissions apply" apply_quiet -f "$work/reader-rbac.json" -o name
 # reads_monitoring USER: a SubjectAccessReview says USER may do what the Thanos querier asks
 # (get prometheuses/api k8s in openshift-monitoring; kubectl auth can-i cannot name a group
 # the API server does not serve).
@@ -109,11 +109,11 @@ JSON
 }
 can() { [ "$(kubectl auth can-i "$@" 2>/dev/null)" = yes ]; }
 cannot() { ! can "$@"; }
-check "the operator may mint the metrics reader's tokens" \
+check "the operator may mint the pressure reader's tokens" \
   can create "serviceaccounts/$reader" --subresource=token -n "$ns" --as "system:serviceaccount:$ns:$sa"
 check "... and not its own or another's" cannot create "serviceaccounts/$sa" --subresource=token -n "$ns" \
   --as "system:serviceaccount:$ns:$sa"
-check "the metrics reader may read monitoring data as the Thanos querier asks" \
+check "the pressure reader may read monitoring data as the Thanos querier asks" \
   reads_monitoring "system:serviceaccount:$ns:$reader"
 operator_cannot_read() { ! reads_monitoring "system:serviceaccount:$ns:$sa"; }
 check "... the operator may not" operator_cannot_read

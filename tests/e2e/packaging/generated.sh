@@ -51,14 +51,14 @@ check "the bundle carries the ClusterRole that reads /metrics, for admins to bin
   --slurpfile b <(python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' \
     "$src/bundle/manifests/psi-rebalancer-metrics-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml") '
   (.[] | select(.kind == "ClusterRole" and .metadata.name == "psi-rebalancer-metrics-reader") | .rules) == $b[0].rules' "$work/config.json"
-check "the CSV's permissions of the operator are the rules of config/rbac's leader-election and metrics-token Roles" \
+check "the CSV's permissions of the operator are the rules of config/rbac's leader-election and pressure-token Roles" \
   jqe --slurpfile csv "$work/csv.json" "
-  [.[] | select(.kind == \"Role\" and (.metadata.name | IN(\"psi-rebalancer-leader-election\", \"psi-rebalancer-metrics-token\"))) | .rules[]]
+  [.[] | select(.kind == \"Role\" and (.metadata.name | IN(\"psi-rebalancer-leader-election\", \"psi-rebalancer-pressure-token\"))) | .rules[]]
   | sort == ($(perm permissions psi-rebalancer) | sort)" "$work/config.json"
 yaml2json "$src/config/manifests/cluster-monitoring-view.yaml" > "$work/view.json"
-check "only the metrics-reading ServiceAccount may read monitoring data (cluster-monitoring-view's rules)" \
+check "only the pressure-reading ServiceAccount may read monitoring data (cluster-monitoring-view's rules)" \
   jqe --slurpfile csv "$work/csv.json" --slurpfile view "$work/view.json" "
-  ($(perm clusterPermissions psi-rebalancer-metrics-reader)) == \$view[0].rules and
+  ($(perm clusterPermissions psi-rebalancer-pressure-reader)) == \$view[0].rules and
   ([$(perm clusterPermissions psi-rebalancer)[] | select(.resources | index(\"prometheuses/api\"))] == [])" "$work/config.json"
 check "alm-examples are the samples of config/samples" bash -c '
   python3 -c "import json, sys, yaml, glob; json.dump(sorted((d for f in sorted(glob.glob(sys.argv[1] + \"/*.yaml\")) for d in yaml.safe_load_all(open(f)) if d), key=json.dumps), sys.stdout)" "$0/config/samples" > "$1/samples.json"

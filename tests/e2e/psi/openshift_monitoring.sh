@@ -7,14 +7,14 @@
 # The operator gets no kubeconfig: KUBERNETES_SERVICE_HOST/_PORT and a ServiceAccount
 # directory laid out as OpenShift mounts it (token, ca.crt, service-ca.crt, namespace),
 # found through PSI_SERVICEACCOUNT_DIR. Then:
-# - the operator may mint tokens for the metrics-reading ServiceAccount and no other; without
+# - the operator may mint tokens for the pressure-reading ServiceAccount and no other; without
 #   that Role binding, MetricsAvailable=False (CredentialUnavailable) names the Role;
-# - without cluster-monitoring-view for the metrics-reading ServiceAccount: 403, and
+# - without cluster-monitoring-view for the pressure-reading ServiceAccount: 403, and
 #   MetricsAvailable=False says which role to bind to which ServiceAccount;
 # - with it: the default trust (the service CA beside the token) verifies the querier, the
 #   queries pass and a pressured node is tainted;
 # - the API server's audit log shows every SubjectAccessReview of the proxy was for the
-#   metrics-reading ServiceAccount and none for the operator's own, whose token never went
+#   pressure-reading ServiceAccount and none for the operator's own, whose token never went
 #   to the proxy (the operator minted the reader's token with a TokenRequest);
 # - the service CA rotated: the querier's new certificate fails with TLSError naming
 #   service-ca.crt until the new service-ca.crt lands in the directory, then passes, without
@@ -23,13 +23,14 @@
 #   invalidated: the operator keeps working with the new one.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
+source "$(dirname "$0")/../lib/inpod.sh"
 
 name=ocp-monitoring-$$
 binding=psi-e2e-monitoring-view-$$
 ns=psi-rebalancer
 sa_dir=$work/serviceaccount
 audit_log=$PSI_TESTBED/logs/audit.log
-reader=system:serviceaccount:$ns:psi-rebalancer-metrics-reader
+reader=system:serviceaccount:$ns:psi-rebalancer-pressure-reader
 operator_user=system:serviceaccount:$ns:psi-rebalancer
 
 cleanup() {
@@ -44,10 +45,6 @@ cleanup() {
   "$PSI_SOURCE_DIR/hack/cluster/ctl" --dir "$PSI_TESTBED" restart apiserver >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-
-# put FILE: stdin into FILE the way the kubelet updates a projected volume (a new file
-# renamed over the old one).
-put() { cat > "$1.new" && mv -f "$1.new" "$1"; }
 
 # bound_token SECRET: a token of the operator's ServiceAccount that dies with SECRET.
 bound_token() {
@@ -86,26 +83,16 @@ check "the operator's own ServiceAccount may not read monitoring data" cannot_re
 may_mint() { # SA: the operator may create tokens for ServiceAccount SA of its namespace
   [ "$(kubectl auth can-i create serviceaccounts/"$1" --subresource=token -n "$ns" --as "$operator_user" 2>/dev/null)" = yes ]
 }
-check "the operator may mint tokens for the metrics reader" may_mint psi-rebalancer-metrics-reader
+check "the operator may mint tokens for the pressure reader" may_mint psi-rebalancer-pressure-reader
 mints_no_other() { ! may_mint psi-rebalancer && ! may_mint default; }
 check "... and for no other ServiceAccount (its own included)" mints_no_other
 # First without its right to mint the reader's tokens, to see what that looks like.
-kubectl delete rolebinding psi-rebalancer-metrics-token -n "$ns" >/dev/null
+kubectl delete rolebinding psi-rebalancer-pressure-token -n "$ns" >/dev/null
 
 # --- the operator, as in a pod ---------------------------------------------------------------
-mkdir -p "$sa_dir"
-bound_token psi-e2e-token-a-$$ | put "$sa_dir/token"
-cp "$PSI_TESTBED/pki/ca.crt" "$sa_dir/ca.crt"
-put "$sa_dir/service-ca.crt" < "$PSI_SERVICE_CA"
-printf %s "$ns" > "$sa_dir/namespace"
+operator_sa_dir "$sa_dir" "$(bound_token psi-e2e-token-a-$$)"
 start_exporter worker-0 worker-1 worker-2
-(
-  unset KUBECONFIG
-  export KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=${PSI_APISERVER_URL##*:} PSI_SERVICEACCOUNT_DIR=$sa_dir
-  exec "$operator_bin" --leader-elect=true --leader-election-namespace "$ns" --metrics-bind-address 127.0.0.1:0 \
-    --health-probe-bind-address 127.0.0.1:0 --log-level debug
-) >>"$work/operator.log" 2>&1 &
-operator_pid=$!
+start_operator_in_pod "$sa_dir"
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
@@ -120,23 +107,23 @@ YAML
 
 # --- without the right to mint the reader's token: CredentialUnavailable ----------------------
 eventually 60 "without the token Role: MetricsAvailable=False, CredentialUnavailable naming the Role" \
-  metrics_condition CredentialUnavailable "HTTP 403.*psi-rebalancer-metrics-token"
+  metrics_condition CredentialUnavailable "HTTP 403.*psi-rebalancer-pressure-token"
 show_message
 kubectl apply -k "$PSI_SOURCE_DIR/config/rbac" >/dev/null
 
 # --- without the monitoring role: 403, and the reason says what to bind -----------------------
 eventually 90 "without the role: MetricsAvailable=False, Forbidden, naming cluster-monitoring-view and the reader" \
-  metrics_condition Forbidden "cluster-monitoring-view.*psi-rebalancer-metrics-reader|psi-rebalancer-metrics-reader.*cluster-monitoring-view"
-check "the 403 came from the querier for the metrics reader (its user in the proxy's answer)" \
+  metrics_condition Forbidden "cluster-monitoring-view.*psi-rebalancer-pressure-reader|psi-rebalancer-pressure-reader.*cluster-monitoring-view"
+check "the 403 came from the querier for the pressure reader (its user in the proxy's answer)" \
   metrics_condition Forbidden "user=$reader"
 show_message
 check "the operator minted the reader's token with a TokenRequest (audit log)" bash -c \
-  "jq -e -s --arg u $operator_user '[.[] | select(.user.username == \$u and .objectRef.resource == \"serviceaccounts\" and .objectRef.subresource == \"token\" and .objectRef.name == \"psi-rebalancer-metrics-reader\" and .responseStatus.code == 201)] | length >= 1' $audit_log"
+  "jq -e -s --arg u $operator_user '[.[] | select(.user.username == \$u and .objectRef.resource == \"serviceaccounts\" and .objectRef.subresource == \"token\" and .objectRef.name == \"psi-rebalancer-pressure-reader\" and .responseStatus.code == 201)] | length >= 1' $audit_log"
 
 # --- with it: the default trust and the reader's token carry the queries ----------------------
 kubectl create clusterrolebinding "$binding" --clusterrole cluster-monitoring-view \
-  --serviceaccount "$ns:psi-rebalancer-metrics-reader" >/dev/null
-eventually 15 "... the bound metrics reader may (the check itself works)" reads_monitoring "$reader"
+  --serviceaccount "$ns:psi-rebalancer-pressure-reader" >/dev/null
+eventually 15 "... the bound pressure reader may (the check itself works)" reads_monitoring "$reader"
 eventually 90 "with the role: MetricsAvailable=True through the querier (service CA trusted by default)" \
   metrics_condition SampleSucceeded .
 set_pressure worker-0 cpu 60
@@ -145,8 +132,8 @@ sars() { # USER: how many of the proxy's SubjectAccessReviews were for USER
   jq -s --arg u "$1" '[.[] | select(.objectRef.resource == "subjectaccessreviews" and
      .user.username == "system:serviceaccount:openshift-monitoring:thanos-querier" and .requestObject.spec.user == $u)] | length' "$audit_log"
 }
-check "the querier checked the metrics reader's identity (audit log: its SubjectAccessReviews)" test "$(sars "$reader")" -ge 1
-check "the querier allowed the metrics reader once bound (audit log)" bash -c \
+check "the querier checked the pressure reader's identity (audit log: its SubjectAccessReviews)" test "$(sars "$reader")" -ge 1
+check "the querier allowed the pressure reader once bound (audit log)" bash -c \
   "jq -e -s --arg u $reader '[.[] | select(.objectRef.resource == \"subjectaccessreviews\" and .requestObject.spec.user == \$u and .responseObject.status.allowed == true)] | length >= 1' $audit_log"
 check "the querier never saw the operator's own token (no SubjectAccessReview for it)" test "$(sars "$operator_user")" -eq 0
 

@@ -117,6 +117,45 @@ static void test_restart_with_same_identity_renews(void **state)
     assert_int_equal(kube_lease_decide(&m, &mine, "me", &T, 0), KUBE_LEASE_ACT_RENEW);
 }
 
+/* A Lease as the server sends it; a duration that is no int32 (1e300: an undefined cast
+ * before) reads as 0, which the decider takes as expired. */
+static void test_record_read(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json;
+        int64_t duration;
+    } cases[] = {
+        {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":15},\"metadata\":{\"resourceVersion\":\"7\"}}", 15},
+        {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":1e300}}", 0},
+        {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":-1e300}}", 0},
+        {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":2147483648}}", 0},
+        {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":-5}}", 0},
+        {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":1.5}}", 0},
+        {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":\"15\"}}", 0},
+        {"{\"spec\":[]}", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *j = cJSON_Parse(cases[i].json);
+        assert_non_null(j);
+        struct kube_lease_record r;
+        kube_lease_record_read(j, &r);
+        assert_true(r.exists);
+        if (r.duration_s != cases[i].duration)
+            fail_msg("%s: duration %lld", cases[i].json, (long long)r.duration_s);
+        cJSON_Delete(j);
+    }
+    char long_holder[600];
+    memset(long_holder, 'h', sizeof(long_holder));
+    long_holder[sizeof(long_holder) - 1] = '\0';
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(j, "spec"), "holderIdentity", long_holder);
+    struct kube_lease_record r;
+    kube_lease_record_read(j, &r);
+    assert_int_equal(strlen(r.holder), sizeof(r.holder) - 1); /* cut, not overrun */
+    cJSON_Delete(j);
+}
+
 static void test_timing_check(void **state)
 {
     (void)state;
@@ -138,6 +177,7 @@ static void test_timing_check(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_record_read),
         cmocka_unit_test(test_create_when_absent),
         cmocka_unit_test(test_wait_for_valid_lease_then_acquire),
         cmocka_unit_test(test_renewal_by_other_extends_wait),

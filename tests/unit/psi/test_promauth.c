@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "prom.h"
 #include "promauth.h"
 #include "promtoken.h"
 
@@ -213,6 +214,25 @@ static void test_status_message_sanitised(void **state)
     assert_string_equal(st.message, "refused: line?break??[31m???");
 }
 
+/* A Prometheus error of any length gives a short status message. */
+static void test_query_error_is_short(void **state)
+{
+    (void)state;
+    char body[8192];
+    int n = snprintf(body, sizeof(body), "{\"status\":\"error\",\"errorType\":\"");
+    for (int i = 0; i < 100; i++)
+        body[n++] = 't';
+    n += snprintf(body + n, sizeof(body) - (size_t)n, "\",\"error\":\"");
+    for (int i = 0; i < 5000; i++)
+        body[n++] = 'e';
+    n += snprintf(body + n, sizeof(body) - (size_t)n, "\"}");
+    struct psi_prom_vector v;
+    struct psi_status st;
+    assert_int_equal(psi_prom_parse_reply(body, (size_t)n, 422, "https://p/api/v1/query", &v, &st), -1);
+    assert_string_equal(st.reason, PSI_REASON_QUERY);
+    assert_true(strlen(st.message) < 420);
+}
+
 static void test_promtoken_renew_at(void **state)
 {
     (void)state;
@@ -259,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_token_fn_and_plain_http),
         cmocka_unit_test_setup_teardown(test_token_file_and_own_token, setup, teardown),
         cmocka_unit_test(test_status_message_sanitised),
+        cmocka_unit_test(test_query_error_is_short),
         cmocka_unit_test(test_promtoken_renew_at),
         cmocka_unit_test(test_promtoken_parse),
     };

@@ -3,8 +3,9 @@
  * (a new pair written where the old was) served to new connections without a restart, a
  * broken pair leaving the previous one in use, TLS 1.1 refused by default and TLS 1.2 when
  * the minimum is 1.3, plain HTTP on the TLS port not answered, and the self-signed
- * certificate made when no directory is given. The client is OpenSSL's, set to offer the
- * old versions too (security level 0), so that a refusal is the server's. */
+ * certificate made when no directory is given, and handshakes that stall keeping nobody
+ * out. The client is OpenSSL's, set to offer the old versions too (security level 0), so
+ * that a refusal is the server's. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -306,12 +307,58 @@ static void test_self_signed_and_min_version(void **state)
     assert_non_null(strstr(err, "/nonexistent-psi-dir"));
 }
 
+/* Clients that never finish a handshake (a ClientHello cut short, bytes that are not TLS,
+ * a bare connect) do not keep others out: HTTPS requests are answered meanwhile, and the
+ * stalled connections are closed when the head timeout passes. */
+static void test_stalled_handshakes(void **state)
+{
+    (void)state;
+    char err[256];
+    struct psi_tls_options o = {0};
+    struct psi_tls *tls = psi_tls_new(&o, err, sizeof(err));
+    assert_non_null(tls);
+    struct psi_serve *s = psi_serve_new("127.0.0.1:0", err, sizeof(err));
+    struct psi_serve_limits lim = {.max_connections = 32, .head_timeout_ms = 1000};
+    assert_int_equal(psi_serve_set_limits(s, &lim), 0);
+    assert_int_equal(psi_serve_set_tls(s, tls), 0);
+    assert_int_equal(psi_serve_route(s, "GET", "/x", on_x, NULL), 0);
+    assert_int_equal(psi_serve_start(s, err, sizeof(err)), 0);
+    int port = psi_serve_port(s);
+    /* the first bytes of a TLS 1.2 ClientHello record, promising more than is sent */
+    static const unsigned char hello[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03};
+    int fds[60];
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < 60; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+        if (i % 3 == 0)
+            send(fds[i], hello, sizeof(hello), MSG_NOSIGNAL);
+        else if (i % 3 == 1)
+            send(fds[i], "GET / HTTP/1.1\r\n", 16, MSG_NOSIGNAL);
+    }
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(tls_get(port, TLS1_2_VERSION, TLS1_3_VERSION, NULL, NULL, 0), 0);
+    /* the last bare connect (nothing sent, not pushed out by newer ones) is closed at the
+     * head timeout: end of stream well within the 5 s the client waits */
+    struct timeval tv = {5, 0};
+    setsockopt(fds[59], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char b[64];
+    ssize_t n = recv(fds[59], b, sizeof(b), 0);
+    assert_int_equal(n, 0);
+    for (int i = 0; i < 60; i++)
+        close(fds[i]);
+    psi_serve_free(s);
+    psi_tls_free(tls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_versions_and_ciphers),
         cmocka_unit_test(test_cert_dir_and_rotation),
         cmocka_unit_test(test_self_signed_and_min_version),
+        cmocka_unit_test(test_stalled_handshakes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
