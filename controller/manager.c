@@ -9,6 +9,7 @@
 #include "logging.h"
 #include "machineconfig.h"
 #include "psirebalance.h"
+#include "gather.h"
 #include "reconciler.h"
 #include "status_metrics.h"
 #include "workqueue.h"
@@ -177,13 +178,17 @@ static void informer_log(enum kube_watch_level level, const char *msg, void *ud)
     log_at(map[level], msg, (char *)0);
 }
 
+/* An informer's value free function: projections are cJSON objects (cJSON_Delete takes a
+ * cJSON *, so it is not called through a void * function pointer). */
+static void free_json(void *value) { cJSON_Delete(value); }
+
 static struct kube_informer *informer(struct manager *m, const char *path, kube_informer_project_fn project,
                                       bool psirebalances, struct kube_err *err)
 {
     struct kube_informer_opts o = {
         .path = path,
         .project = project,
-        .free_value = project ? (void (*)(void *))cJSON_Delete : NULL,
+        .free_value = project ? free_json : NULL,
         .handlers =
             {
                 .on_add = psirebalances ? psir_added : other_added,
@@ -204,7 +209,7 @@ static struct kube_informer *quiet_informer(struct manager *m, const char *path,
         .path = path,
         .label_selector = label_selector,
         .project = project,
-        .free_value = (void (*)(void *))cJSON_Delete,
+        .free_value = free_json,
         .handlers = {.log = informer_log},
         .ud = m,
     };
@@ -228,7 +233,7 @@ static struct kube_informer *pods_for(void *ud, const char *selector)
         return NULL;
     m->pods = v;
     struct kube_informer *inf =
-        quiet_informer(m, "/api/v1/pods", selector[0] ? selector : NULL, rebalancer_pod_projection, &err);
+        quiet_informer(m, "/api/v1/pods", selector[0] ? selector : NULL, gather_pod_projection, &err);
     char *sel = strdup(selector);
     if (!inf || !sel || kube_informer_start(inf, m->loop, m->client, &err) < 0) {
         log_error("pod informer not started", "selector", selector, "error", inf && sel ? err.msg : "out of memory");
@@ -531,12 +536,12 @@ int manager_start(struct manager *m, struct kube_err *err)
 {
     bool mc_api = false, kv_api = false;
     if (api_exists(m->client, MACHINECONFIG_API_VERSION, &mc_api, err) < 0 ||
-        api_exists(m->client, REBALANCER_KUBEVIRT_GV, &kv_api, err) < 0)
+        api_exists(m->client, MOVER_KUBEVIRT_GV, &kv_api, err) < 0)
         return -1;
     log_info("api discovery", "machineconfigs", mc_api ? "available" : "absent (not OpenShift)", "kubevirt",
              kv_api ? "available" : "absent (no live migrations to follow)");
     m->psirebalances = informer(m, "/apis/" API_API_VERSION "/" API_PLURAL, NULL, true, err);
-    m->nodes = m->psirebalances ? informer(m, "/api/v1/nodes", reconciler_node_projection, false, err) : NULL;
+    m->nodes = m->psirebalances ? informer(m, "/api/v1/nodes", gather_node_projection, false, err) : NULL;
     if (mc_api && m->nodes) {
         m->machineconfigs = informer(m, "/apis/" MACHINECONFIG_API_VERSION "/machineconfigs", NULL, false, err);
         m->pools = m->machineconfigs
@@ -548,10 +553,10 @@ int manager_start(struct manager *m, struct kube_err *err)
     if (!m->nodes)
         return -1;
     if (kv_api) {
-        m->vmis = quiet_informer(m, "/apis/" REBALANCER_KUBEVIRT_GV "/virtualmachineinstances", NULL,
-                                 rebalancer_vmi_projection, err);
-        m->vmims = m->vmis ? informer(m, "/apis/" REBALANCER_KUBEVIRT_GV "/virtualmachineinstancemigrations",
-                                      rebalancer_vmim_projection, false, err)
+        m->vmis = quiet_informer(m, "/apis/" MOVER_KUBEVIRT_GV "/virtualmachineinstances", NULL,
+                                 gather_vmi_projection, err);
+        m->vmims = m->vmis ? informer(m, "/apis/" MOVER_KUBEVIRT_GV "/virtualmachineinstancemigrations",
+                                      gather_vmim_projection, false, err)
                            : NULL;
         if (!m->vmims)
             return -1;

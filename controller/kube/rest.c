@@ -1,6 +1,7 @@
 #include "rest.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -498,26 +499,27 @@ cJSON *kube_rest_delete(struct kube_client *c, const char *path, const cJSON *de
     return write_verb(c, "DELETE", path, delete_options ? "application/json" : NULL, delete_options, opts, 0, err);
 }
 
-int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int dry_run, struct kube_err *err)
+int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int dry_run, const char *requested_by,
+                    struct kube_err *err)
 {
     kube_err_clear(err);
     char *path = kube_path("v1", ns, "pods", pod, "eviction");
     cJSON *ev = cJSON_CreateObject();
     cJSON *md = cJSON_AddObjectToObject(ev, "metadata");
-    cJSON_AddStringToObject(ev, "apiVersion", "policy/v1");
-    cJSON_AddStringToObject(ev, "kind", "Eviction");
-    cJSON_AddStringToObject(md, "name", pod);
-    cJSON_AddStringToObject(md, "namespace", ns);
-    if (dry_run) {
-        cJSON *dopts = cJSON_AddObjectToObject(ev, "deleteOptions");
-        cJSON *dr = cJSON_AddArrayToObject(dopts, "dryRun");
-        cJSON_AddItemToArray(dr, cJSON_CreateString("All"));
-    }
+    bool ok = path && md && cJSON_AddStringToObject(ev, "apiVersion", "policy/v1") &&
+              cJSON_AddStringToObject(ev, "kind", "Eviction") && cJSON_AddStringToObject(md, "name", pod) &&
+              cJSON_AddStringToObject(md, "namespace", ns);
+    if (ok && requested_by)
+        ok = cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "annotations"), "requested-by", requested_by);
+    if (ok && dry_run)
+        ok = cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(ev, "deleteOptions"), "dryRun"),
+                                  cJSON_CreateString("All"));
     cJSON *res = NULL;
-    if (!path || !md)
-        kube_err_set(err, 0, "Encode", "out of memory");
+    struct kube_write_opts o = {.dry_run = dry_run};
+    if (!ok)
+        kube_err_set(err, 0, "Encode", "evicting pod %s/%s: out of memory", ns, pod);
     else
-        res = kube_rest_create(c, path, ev, NULL, err);
+        res = kube_rest_create(c, path, ev, &o, err);
     cJSON_Delete(ev);
     free(path);
     if (!res)

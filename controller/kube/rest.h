@@ -120,10 +120,12 @@ cJSON *kube_rest_patch(struct kube_client *c, const char *path, enum kube_patch_
 cJSON *kube_rest_delete(struct kube_client *c, const char *path, const cJSON *delete_options,
                         const struct kube_write_opts *opts, struct kube_err *err);
 
-/* Evict pod ns/pod through policy/v1 Eviction (dry_run: dryRun=All). Returns 0 when the API
- * accepted it; -1 with err otherwise: a PodDisruptionBudget refusal or KubeVirt's
- * live-migration answer is status 429 (reason "TooManyRequests", message from the server). */
-int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int dry_run,
+/* Evict pod ns/pod through policy/v1 Eviction (dry_run: dryRun=All, in the request and in its
+ * deleteOptions; requested_by, may be NULL: the Eviction's "requested-by" annotation, who asks,
+ * as the descheduler says it). Returns 0 when the API accepted it; -1 with err otherwise: a
+ * PodDisruptionBudget refusal or KubeVirt's live-migration answer is status 429 (reason
+ * "TooManyRequests", message from the server), no answer status 0. */
+int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int dry_run, const char *requested_by,
                     struct kube_err *err);
 
 /* kube_rest_request flags. */

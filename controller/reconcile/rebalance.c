@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "glob.h"
+#include "evictor.h"
 
 /* ---- small JSON helpers ---- */
 
@@ -20,81 +20,6 @@ static const char *str(const cJSON *o, const char *k)
 }
 
 static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
-
-/* ---- workloads ---- */
-
-#define ANN_PREFER_NO_EVICTION "descheduler.alpha.kubernetes.io/prefer-no-eviction"
-#define ANN_EVICTION_IN_PROGRESS "descheduler.alpha.kubernetes.io/eviction-in-progress"
-#define ANN_MIRROR "kubernetes.io/config.mirror"
-#define ANN_CONFIG_SOURCE "kubernetes.io/config.source"
-#define ANN_DOMAIN "kubevirt.io/domain"
-#define LABEL_MIGRATION_JOB "kubevirt.io/migrationJobUID"
-#define SYSTEM_CRITICAL_PRIORITY 2000000000.0
-
-static const cJSON *controller_ref(const cJSON *pod)
-{
-    const cJSON *ref;
-    cJSON_ArrayForEach(ref, get(get(pod, "metadata"), "ownerReferences"))
-        if (cJSON_IsTrue(get(ref, "controller")))
-            return ref;
-    return NULL;
-}
-
-const char *rebalance_pod_check(const cJSON *pod, const struct rebalance_pod_filter *f)
-{
-    const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec");
-    const cJSON *ann = get(meta, "annotations"), *labels = get(meta, "labels");
-    if (get(meta, "deletionTimestamp") && !cJSON_IsNull(get(meta, "deletionTimestamp")))
-        return "being deleted";
-    if (!eq(str(get(pod, "status"), "phase"), "Running") || !str(spec, "nodeName"))
-        return "not running";
-    if (get(ann, ANN_MIRROR))
-        return "mirror pod";
-    const char *source = str(ann, ANN_CONFIG_SOURCE);
-    if (source && strcmp(source, "api") != 0)
-        return "static pod";
-    const cJSON *ref = controller_ref(pod);
-    if (ref && eq(str(ref, "kind"), "DaemonSet"))
-        return "DaemonSet pod";
-    if (!ref)
-        return "no controller";
-    const char *pc = str(spec, "priorityClassName");
-    const cJSON *prio = get(spec, "priority");
-    if (eq(pc, "system-cluster-critical") || eq(pc, "system-node-critical") ||
-        (cJSON_IsNumber(prio) && prio->valuedouble >= SYSTEM_CRITICAL_PRIORITY))
-        return "system-critical";
-    const char *ns = str(meta, "namespace");
-    for (size_t i = 0; f && i < f->nexcluded; i++)
-        if (ns && api_glob_match(f->excluded[i], ns))
-            return "excluded namespace";
-    if (f && f->selector && !api_selector_matches(f->selector, labels))
-        return "not selected";
-    if (get(ann, ANN_PREFER_NO_EVICTION))
-        return "prefer-no-eviction";
-    if (eq(str(ann, ANN_EVICTION_IN_PROGRESS), "true"))
-        return "eviction in progress";
-    if (get(labels, LABEL_MIGRATION_JOB))
-        return "migration target";
-    return NULL;
-}
-
-void rebalance_pod_workload(const cJSON *pod, const char **kind, const char **name)
-{
-    const cJSON *ref = controller_ref(pod);
-    *kind = ref ? str(ref, "kind") : NULL;
-    *name = ref ? str(ref, "name") : NULL;
-    if (!ref || !*kind || !*name) {
-        *kind = *name = NULL;
-        return;
-    }
-    if (strcmp(*kind, "VirtualMachineInstance") != 0) {
-        const char *domain = str(get(get(pod, "metadata"), "annotations"), ANN_DOMAIN);
-        if (domain && *domain && eq(str(get(get(pod, "metadata"), "labels"), "kubevirt.io"), "virt-launcher")) {
-            *kind = "VirtualMachineInstance";
-            *name = domain;
-        }
-    }
-}
 
 /* ---- prediction ---- */
 
@@ -771,45 +696,32 @@ static bool next_move(struct work *w, const struct state *st, size_t s, struct r
     return false;
 }
 
-/* Whether the limits leave room for candidate c off source s; limit_why says which does not. */
+/* Whether the limits leave room for candidate c off source s (evictor_room); limit_why says
+ * which does not. */
 static bool limits_allow(struct work *w, const struct rebalance_candidate *c, size_t s)
 {
     const struct rebalance_params *p = w->p;
-    char *why = w->limit_why;
-    size_t len = sizeof(w->limit_why);
-    int *nsn = ns_slot(w, c->ns);
-    if (w->total >= p->max_total) {
-        snprintf(why, len, "maxTotal (%d) reached", p->max_total);
-        return false;
-    }
-    if (w->moved_from[s] >= p->max_per_node) {
-        snprintf(why, len, "maxPerNode (%d) reached for %s", p->max_per_node, w->nodes[s].name);
-        return false;
-    }
-    if (nsn && *nsn >= p->max_per_namespace) {
-        snprintf(why, len, "maxPerNamespace (%d) reached for namespace %s", p->max_per_namespace, c->ns);
-        return false;
-    }
-    if (!c->vm)
-        return true;
-    int per_cluster = p->kubevirt_per_cluster > 0 ? p->kubevirt_per_cluster : REBALANCE_KUBEVIRT_PER_CLUSTER;
-    int per_node = p->kubevirt_per_node > 0 ? p->kubevirt_per_node : REBALANCE_KUBEVIRT_PER_NODE;
-    if (p->in_flight + w->vm_moves >= p->max_in_flight) {
-        snprintf(why, len, "%d live migrations in flight, maxInFlightMigrations is %d", p->in_flight + w->vm_moves,
-                 p->max_in_flight);
-        return false;
-    }
-    if (p->running + w->vm_moves >= per_cluster) {
-        snprintf(why, len, "%d live migrations running, KubeVirt runs at most %d in the cluster",
-                 p->running + w->vm_moves, per_cluster);
-        return false;
-    }
-    if (w->outbound[s] >= per_node) {
-        snprintf(why, len, "%d live migrations running from %s, KubeVirt runs at most %d per node", w->outbound[s],
-                 w->nodes[s].name, per_node);
-        return false;
-    }
-    return true;
+    const int *nsn = ns_slot(w, c->ns);
+    struct evictor_limits l = {
+        .max_total = p->max_total,
+        .max_per_node = p->max_per_node,
+        .max_per_namespace = p->max_per_namespace,
+        .max_in_flight = p->max_in_flight,
+        .in_flight = p->in_flight,
+        .running = p->running,
+        .per_cluster = p->kubevirt_per_cluster > 0 ? p->kubevirt_per_cluster : REBALANCE_KUBEVIRT_PER_CLUSTER,
+        .per_node = p->kubevirt_per_node > 0 ? p->kubevirt_per_node : REBALANCE_KUBEVIRT_PER_NODE,
+    };
+    struct evictor_tally t = {
+        .total = w->total,
+        .node = w->nodes[s].name,
+        .from_node = w->moved_from[s],
+        .ns = c->ns,
+        .in_namespace = nsn ? *nsn : 0,
+        .outbound = w->outbound[s],
+        .vm_moves = w->vm_moves,
+    };
+    return evictor_room(&l, &t, c->vm, w->limit_why, sizeof(w->limit_why)) == NULL;
 }
 
 /* Count move mv (candidate ci) against the limits and apply it to what is planned. */

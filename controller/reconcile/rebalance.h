@@ -121,31 +121,6 @@ enum rebalance_resource { REBALANCE_CPU = 0, REBALANCE_MEMORY = 1, REBALANCE_NRE
 #define REBALANCE_LIMITED "LimitReached"          /* the limits left no room */
 #define REBALANCE_OSCILLATION "OscillationHeld"   /* the only moves left would undo recent ones */
 
-/* ---- workloads ---- */
-
-/* Which pods may move (spec.eviction): podSelector and excludedNamespaces (borrowed). */
-struct rebalance_pod_filter {
-    const struct api_selector *selector;
-    char *const *excluded;
-    size_t nexcluded;
-};
-
-/* Why pod (a Pod, or a projection that keeps metadata.{namespace, labels, annotations,
- * ownerReferences, deletionTimestamp}, spec.{nodeName, priority, priorityClassName},
- * status.phase) may not move, or NULL when it may: not running or being deleted; a mirror or
- * static pod; a DaemonSet pod; no controller (nothing would recreate it); system-critical
- * (priority class system-*-critical or priority >= 2e9); an excluded namespace; not
- * selected by the podSelector; annotated descheduler.alpha.kubernetes.io/prefer-no-eviction;
- * already in evacuation (descheduler.alpha.kubernetes.io/eviction-in-progress); a live
- * migration's target pod. A static string. */
-const char *rebalance_pod_check(const cJSON *pod, const struct rebalance_pod_filter *f);
-
-/* The workload a pod belongs to, what is remembered across its moves: a KubeVirt VM is its
- * VMI ("VirtualMachineInstance", the VMI's name: it keeps name and UID through a live
- * migration); another pod is its controller (kind and name). *kind and *name point into pod;
- * both NULL when the pod has no controller. */
-void rebalance_pod_workload(const cJSON *pod, const char **kind, const char **name);
-
 /* ---- prediction ---- */
 
 /* Demand (cores) from usage (cores) and the CPU "some" pressure (percent; NAN as 0) of the
@@ -226,7 +201,7 @@ struct rebalance_candidate {
     const cJSON *node_selector; /* spec.nodeSelector (may be NULL) */
     const cJSON *affinity;      /* spec.affinity (may be NULL) */
     const cJSON *tolerations;   /* spec.tolerations (may be NULL) */
-    const char *blocked;     /* NULL: it may move; else why not (rebalance_pod_check, cooldown...) */
+    const char *blocked;     /* NULL: it may move; else why not (evictor.h) */
 };
 
 /* One move within the history window, most recent last (what oscillation is judged on). */

@@ -4,22 +4,23 @@
  *
  *   1. decode and validate the object; an invalid spec is reported (Ready False, InvalidSpec)
  *      and nothing else is touched;
- *   2. deletion: take our taints off every node, then drop the finalizer; otherwise make
- *      sure the finalizer is there (so a deletion always cleans up);
- *   3. the nodes it owns: selected by spec.nodeSelector and not owned by an older
- *      PsiRebalance (NodeConflict reports the others);
- *   4. MachineConfigs: one per role when spec.machineConfig.enabled and the API exists,
- *      PSIEnabled from the pools;
- *   5. when the sampling interval has passed: one sample from the pressure source; on
- *      success the taint state machine runs and its taint writes are made; on failure
- *      MetricsAvailable goes False and every taint is held as it is;
- *   6. rebalancing (rebalancer.h): moves followed every cycle, decided on sampled cycles;
+ *   2. deletion: take our taints off every node, then drop the finalizer (bodies.h);
+ *      otherwise make sure the finalizer is there (so a deletion always cleans up);
+ *   3. the nodes it owns (ownership.h): selected by spec.nodeSelector and not owned by an
+ *      older PsiRebalance (NodeConflict reports the others);
+ *   4. MachineConfigs (mcsync.h): one per role when spec.machineConfig.enabled and the API
+ *      exists, PSIEnabled from the pools;
+ *   5. when the sampling interval has passed: one sample from the pressure source
+ *      (sampling.h); on success the taint state machine runs and its taint writes are made
+ *      (tainter.h); on failure MetricsAvailable goes False and every taint is held as it is;
+ *   6. rebalancing (mover.h): moves followed every cycle, decided on sampled cycles;
  *   7. status (conditions, summary, per-node entries, moves) written only when a reader would
  *      learn something, and Events for every taint, MachineConfig and metrics transition.
  *
- * The state the state machine needs between cycles (per node: state, since, taint) lives
- * here, per PsiRebalance; after a restart it is adopted from the taints on the nodes.
- * Not thread-safe: run it from the event loop's thread. */
+ * The state the state machine needs between cycles (per node: state, since, taint;
+ * taintstate.h) lives here, per PsiRebalance; after a restart it is adopted from the taints
+ * on the nodes. The first failure of a cycle is the one Ready and Degraded report.
+ * Not thread-safe: run it from the event loop's thread. See docs/architecture.md. */
 #ifndef PSI_RECONCILE_RECONCILER_H
 #define PSI_RECONCILE_RECONCILER_H
 
@@ -28,15 +29,12 @@
 
 #include "events.h"
 #include "informer.h"
-#include "rebalancer.h"
+#include "mover.h"
 #include "rest.h"
-
-/* The finalizer that makes a deletion wait until our taints are off the nodes. */
-#define RECONCILER_FINALIZER "rebalance.psi.dev/taint-cleanup"
 
 /* What a reconciler works with; all borrowed, and they must outlive it. The informers'
  * values are cJSON objects (projections keeping at least the fields named in
- * reconciler_node_projection for nodes; whole objects for the others). */
+ * gather_node_projection for nodes; whole objects for the others). */
 struct reconciler_deps {
     struct kube_client *client;
     struct kube_events *events;           /* may be NULL: no Events */
@@ -45,7 +43,7 @@ struct reconciler_deps {
     struct kube_informer *machineconfigs; /* NULL: the MachineConfig API does not exist */
     struct kube_informer *pools;          /* NULL likewise */
     struct kube_informer *vmis, *vmims;   /* NULL: the KubeVirt API does not exist */
-    /* The pod informer for a labelSelector, made on demand (see rebalancer_deps); NULL: none. */
+    /* The pod informer for a labelSelector, made on demand (see mover_deps); NULL: none. */
     struct kube_informer *(*pods)(void *ud, const char *label_selector);
     void *pods_ud;
 };
@@ -57,7 +55,7 @@ struct reconciler_counters {
     double last_sample_seconds; /* how long the last sample took */
     uint64_t taints_added, taints_removed, taint_write_failures;
     uint64_t status_writes;
-    /* rebalancing, summed over every PsiRebalance (rebalancer_stats) */
+    /* rebalancing, summed over every PsiRebalance (mover_stats) */
     uint64_t evictions, migrations_requested, dry_run_moves, evictions_refused, eviction_failures;
     uint64_t migrations_succeeded, migrations_failed;
 };
@@ -85,11 +83,5 @@ void reconciler_foreach_pressure(const struct reconciler *r,
                                  void (*fn)(const char *psirebalance, const char *node, const char *resource,
                                             double percent, void *ud),
                                  void *ud);
-
-/* Informer projection for Nodes: a cJSON object with only metadata.{name, resourceVersion,
- * creationTimestamp, labels}, spec.taints (verbatim: the taint patch tests against it),
- * spec.unschedulable, the InternalIP entries of status.addresses, status.capacity.cpu and
- * status.allocatable.{cpu, memory, pods} (for rebalancing's fit and load). */
-void *reconciler_node_projection(const cJSON *node, void *ud);
 
 #endif

@@ -97,14 +97,16 @@ extra_port() {
 pidfile() { echo "$dir/pids/$1.pid"; }
 
 # running COMPONENT: true when the PID in its pid file is alive and is ours (its command
-# line names this test bed's directory), so a recycled PID is never mistaken for it.
+# line, or its KUBECONFIG, names this test bed's directory), so a recycled PID is never
+# mistaken for it.
 running() {
   local f pid
   f=$(pidfile "$1")
   [ -f "$f" ] || return 1
   pid=$(cat "$f")
   [ -r "/proc/$pid/cmdline" ] || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF "$dir"
+  { tr '\0' ' ' < "/proc/$pid/cmdline"; tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep '^KUBECONFIG='; } |
+    grep -qF "$dir"
 }
 
 # spawn COMPONENT CMD...: start detached, all output to logs/COMPONENT.log, PID to pids/.

@@ -104,7 +104,7 @@ static int evict_cb(const char *key, const char *rv, const void *obj, void *ud)
         return 0;
     a->again_ms = now + DRAIN_RETRY_MS;
     struct kube_err err = {0};
-    if (kube_rest_evict(d->s->client, d->s->sc->namespace, name, 0, &err) == 0) {
+    if (kube_rest_evict(d->s->client, d->s->sc->namespace, name, 0, NULL, &err) == 0) {
         log_info("drain: pod evicted", "node", d->node, "pod", name);
         record_add(d->s->rec, "drain-evict", "node", d->node, "pod", name, "result", "evicted", NULL);
     } else {

@@ -18,7 +18,10 @@ kwok_version=$(pinned kwok sigs.k8s.io/kwok)
 krp_version=$(pinned kube-rbac-proxy github.com/brancz/kube-rbac-proxy)
 [ -n "$kube_version" ] && [ -n "$etcd_version" ] && [ -n "$kwok_version" ] && [ -n "$krp_version" ] || { echo "build.sh: cannot read pinned versions from hack/tools/*/go.mod" >&2; exit 1; }
 
-kube_dir=$cache/kube-$kube_version
+# Kubernetes reports the version it was built as (kubectl version, /version): a plain
+# `go build` leaves v0.0.0-master, which OLM reads as older than any CSV's minKubeVersion.
+kube_ldflags="-X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitTreeState=clean"
+kube_dir=$cache/kube-$kube_version-$(echo "$kube_ldflags" | sha256sum | cut -c1-8)
 etcd_dir=$cache/etcd-$etcd_version
 kwok_dir=$cache/kwok-$kwok_version
 krp_dir=$cache/kube-rbac-proxy-$krp_version
@@ -27,7 +30,7 @@ build() { # build OUTPUT MODULE_DIR PACKAGES...: OUTPUT is a file, or a director
   local out=$1 mod=$2; shift 2
   echo "build.sh: building $* (one-time, a few minutes)" >&2
   local start=$SECONDS
-  (cd "$here/$mod" && go build -trimpath -ldflags='-s -w' -o "$out" "$@") >&2
+  (cd "$here/$mod" && go build -trimpath -ldflags="-s -w ${ldflags:-}" -o "$out" "$@") >&2
   echo "build.sh: built in $((SECONDS - start)) s" >&2
 }
 
@@ -46,7 +49,7 @@ fi
 
 if [ ! -x "$kube_dir/kubectl" ]; then
   rm -rf "$kube_dir.partial"
-  build "$kube_dir.partial/" kube k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  ldflags=$kube_ldflags build "$kube_dir.partial/" kube k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
   rm -rf "$kube_dir" && mv "$kube_dir.partial" "$kube_dir"
 fi

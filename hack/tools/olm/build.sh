@@ -7,9 +7,42 @@
 # Binaries are cached outside the repository, keyed by opm's version and a hash of this
 # module's files; a second run only prints where they are, as a shell assignment on stdout:
 #   PSI_OLM_BIN=DIR
+#
+# `build.sh operators` builds OLM v0 itself instead, for the OLM install test only (never by
+# default: it is the heaviest of the test components):
+#   olm, catalog     olm-operator and catalog-operator (./operators, a module of its own)
+#   crds/            OLM's CRDs from the same module's deploy/ manifests, and the ServiceMonitor
+#                    and PrometheusRule CRDs of prometheus-operator (OpenShift ships both; the
+#                    bundle carries a ServiceMonitor, which OLM cannot create without its CRD)
+# and prints PSI_OLM_OPERATORS_BIN=DIR.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${PSI_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/psi-rebalancer}
+
+if [ "${1:-}" = operators ]; then
+  monitoring=github.com/prometheus-operator/prometheus-operator@v0.85.0
+  olm_mod=github.com/operator-framework/operator-lifecycle-manager
+  olm_version=$(awk -v m="$olm_mod" '$1 == m || ($1 == "require" && $2 == m) { print ($1 == m) ? $2 : $3; exit }' "$here/operators/go.mod")
+  [ -n "$olm_version" ] || { echo "olm/build.sh: cannot read the pinned OLM version from $here/operators/go.mod" >&2; exit 1; }
+  key=$( (cat "$here/operators/go.mod" "$here/operators/go.sum"; echo "$monitoring") | sha256sum | cut -c1-12)
+  dir=$cache/olm-operators-$olm_version-$key
+  if [ ! -d "$dir/crds" ]; then
+    rm -rf "$dir.partial"
+    echo "olm/build.sh: building OLM $olm_version (olm-operator, catalog-operator; one-time, several minutes)" >&2
+    start=$SECONDS
+    (cd "$here/operators" && go build -trimpath -ldflags='-s -w' -o "$dir.partial/" "$olm_mod/cmd/olm" "$olm_mod/cmd/catalog") >&2
+    echo "olm/build.sh: built in $((SECONDS - start)) s" >&2
+    olm_src=$(cd "$here/operators" && go mod download -json "$olm_mod@$olm_version" | jq -r .Dir)
+    mon_src=$(cd "$here/operators" && go mod download -json "$monitoring" | jq -r .Dir)
+    mkdir -p "$dir.partial/crds"
+    cp "$olm_src"/deploy/chart/crds/*.yaml "$mon_src"/example/prometheus-operator-crd/monitoring.coreos.com_{servicemonitors,prometheusrules}.yaml \
+      "$dir.partial/crds/"
+    chmod -R u+w "$dir.partial/crds"
+    rm -rf "$dir" && mv "$dir.partial" "$dir"
+  fi
+  echo "PSI_OLM_OPERATORS_BIN=$dir"
+  exit 0
+fi
 
 opm_version=$(awk '$1 == "github.com/operator-framework/operator-registry" { print $2; exit }
                    $1 == "require" && $2 == "github.com/operator-framework/operator-registry" { print $3; exit }' "$here/go.mod")

@@ -46,7 +46,12 @@ SERVICE_ACCOUNTS = [OPERATOR_SA, READER_SA]
 OPENSHIFT_VERSIONS = "v4.17"  # the oldest OpenShift the bundle is for (4.17 and later)
 # Kinds copied into the bundle as they are (registry+v1 allows them; OLM creates them in the
 # install namespace).
-PASSTHROUGH = {"Service", "ServiceMonitor", "NetworkPolicy", "PrometheusRule"}
+PASSTHROUGH = {"Service", "ServiceMonitor", "PrometheusRule"}
+# Kinds of the render the bundle leaves out. NetworkPolicy: OLM v0 fails the whole install on a
+# bundle that carries one (an unsupported kind: the InstallPlan "contains invalid data") before
+# OpenShift 4.17.39, 4.18.23, 4.19.10 and 4.20, and in upstream OLM v0.28 (the test bed's);
+# README has users apply config/network-policy once the operator is installed.
+LEFT_OUT = {"NetworkPolicy"}
 
 
 class RenderError(Exception):
@@ -197,6 +202,8 @@ def render_bundle(args):
         raise RenderError(f"the Deployment runs as {pod.get('serviceAccountName')!r}, not {OPERATOR_SA!r}")
 
     by_kind.pop("Namespace", None)
+    for kind in LEFT_OUT:
+        by_kind.pop(kind, None)
     sas = by_kind.pop("ServiceAccount", [])
     if sorted(s["metadata"]["name"] for s in sas) != sorted(SERVICE_ACCOUNTS):
         raise RenderError(f"expected the ServiceAccounts {SERVICE_ACCOUNTS}, found {[s['metadata']['name'] for s in sas]}")

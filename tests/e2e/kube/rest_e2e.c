@@ -360,10 +360,10 @@ static void test_evict(void)
 {
     struct kube_err err;
     create_worker_pod("evict-me", "evict");
-    int rc = kube_rest_evict(c, ns, "evict-me", 1, &err);
+    int rc = kube_rest_evict(c, ns, "evict-me", 1, NULL, &err);
     e2e_check(rc == 0, "dry-run eviction accepted (%s)", rc ? err.msg : "");
     e2e_check(!pod_gone_or_deleting("evict-me"), "after a dry run the pod is untouched");
-    rc = kube_rest_evict(c, ns, "evict-me", 0, &err);
+    rc = kube_rest_evict(c, ns, "evict-me", 0, NULL, &err);
     e2e_check(rc == 0, "eviction accepted (%s)", rc ? err.msg : "");
     int gone = 0;
     for (int i = 0; i < 120 && !gone; i++) {
@@ -372,7 +372,7 @@ static void test_evict(void)
             usleep(250000);
     }
     e2e_check(gone, "the evicted pod is being deleted or gone");
-    rc = kube_rest_evict(c, ns, "no-such-pod", 0, &err);
+    rc = kube_rest_evict(c, ns, "no-such-pod", 0, NULL, &err);
     e2e_check(rc == -1 && err.status == 404, "evicting a missing pod: 404 (%ld %s)", err.status, err.reason);
 
     /* a PodDisruptionBudget that allows no disruption: 429 TooManyRequests */
@@ -394,7 +394,7 @@ static void test_evict(void)
             usleep(250000);
     }
     e2e_check(observed, "the disruption controller observed the budget");
-    rc = kube_rest_evict(c, ns, "guarded", 0, &err);
+    rc = kube_rest_evict(c, ns, "guarded", 0, NULL, &err);
     e2e_check(rc == -1 && err.status == 429 && !strcmp(err.reason, "TooManyRequests") && strstr(err.msg, "disruption budget"),
               "eviction refused by the budget: 429 TooManyRequests, distinguishable (%ld %s: %s)", err.status, err.reason,
               err.msg);

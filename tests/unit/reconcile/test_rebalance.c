@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/rebalance: which pods may move, fit, prediction, the
+/* Unit tests of controller/reconcile/rebalance: fit, prediction, the
  * convergence rule, ranking, limits, the plan's reasons, the Eviction API's answers, and the
  * convergence property over random static loads. */
 #include <math.h>
@@ -14,105 +14,6 @@
 
 #include "rebalance.h"
 #include "testutil.h"
-
-/* ---- which pods may move ---- */
-
-#define LAUNCHER_META                                                                                                  \
-    "\"metadata\":{\"name\":\"virt-launcher-vm-abcde\",\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":"           \
-    "\"virt-launcher\"},\"annotations\":{\"kubevirt.io/domain\":\"vm\"%s},\"ownerReferences\":[{\"kind\":"            \
-    "\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]%s}"
-
-static const char *check(const char *extra_ann, const char *extra_meta, const char *spec, const char *phase,
-                         const struct rebalance_pod_filter *f)
-{
-    char meta[2048], text[4096];
-    snprintf(meta, sizeof(meta), LAUNCHER_META, extra_ann, extra_meta);
-    snprintf(text, sizeof(text), "{%s,\"spec\":{\"nodeName\":\"worker-0\"%s},\"status\":{\"phase\":\"%s\"}}", meta,
-             spec, phase);
-    cJSON *pod = parse(text);
-    const char *why = rebalance_pod_check(pod, f);
-    cJSON_Delete(pod);
-    return why;
-}
-
-static void test_pod_check(void **state)
-{
-    (void)state;
-    struct api_selector sel = {0};
-    assert_int_equal(api_selector_add_label(&sel, "kubevirt.io", "virt-launcher"), 0);
-    char *excluded[] = {"kube-*", "openshift-*"};
-    struct rebalance_pod_filter f = {&sel, excluded, 2};
-    assert_null(check("", "", "", "Running", &f));
-    assert_string_equal(check("", "", "", "Pending", &f), "not running");
-    assert_string_equal(check("", ",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"", "", "Running", &f),
-                        "being deleted");
-    assert_string_equal(check(",\"kubernetes.io/config.mirror\":\"x\"", "", "", "Running", &f), "mirror pod");
-    assert_string_equal(check(",\"kubernetes.io/config.source\":\"file\"", "", "", "Running", &f), "static pod");
-    assert_null(check(",\"kubernetes.io/config.source\":\"api\"", "", "", "Running", &f));
-    assert_string_equal(check("", "", ",\"priorityClassName\":\"system-node-critical\"", "Running", &f),
-                        "system-critical");
-    assert_string_equal(check("", "", ",\"priority\":2000001000", "Running", &f), "system-critical");
-    assert_null(check("", "", ",\"priority\":1000", "Running", &f));
-    assert_string_equal(check(",\"descheduler.alpha.kubernetes.io/prefer-no-eviction\":\"\"", "", "", "Running", &f),
-                        "prefer-no-eviction");
-    assert_string_equal(
-        check(",\"descheduler.alpha.kubernetes.io/eviction-in-progress\":\"true\"", "", "", "Running", &f),
-        "eviction in progress");
-
-    /* a DaemonSet pod, a pod without a controller, an excluded namespace, not selected, a target pod */
-    cJSON *ds = parse("{\"metadata\":{\"namespace\":\"x\",\"labels\":{\"kubevirt.io\":\"virt-launcher\"},"
-                      "\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"d\",\"controller\":true}]},"
-                      "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
-    assert_string_equal(rebalance_pod_check(ds, &f), "DaemonSet pod");
-    cJSON *naked = parse("{\"metadata\":{\"namespace\":\"x\",\"labels\":{\"kubevirt.io\":\"virt-launcher\"},"
-                         "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\"}]},"
-                         "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
-    assert_string_equal(rebalance_pod_check(naked, &f), "no controller");
-    cJSON *sys = parse("{\"metadata\":{\"namespace\":\"kube-system\",\"labels\":{\"kubevirt.io\":\"virt-launcher\"},"
-                       "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\",\"controller\":true}]},"
-                       "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
-    assert_string_equal(rebalance_pod_check(sys, &f), "excluded namespace");
-    cJSON *other = parse("{\"metadata\":{\"namespace\":\"apps\",\"labels\":{\"app\":\"web\"},"
-                         "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\",\"controller\":true}]},"
-                         "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
-    assert_string_equal(rebalance_pod_check(other, &f), "not selected");
-    struct rebalance_pod_filter all = {NULL, NULL, 0};
-    assert_null(rebalance_pod_check(other, &all));
-    cJSON *target = parse("{\"metadata\":{\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":\"virt-launcher\","
-                          "\"kubevirt.io/migrationJobUID\":\"u\"},"
-                          "\"ownerReferences\":[{\"kind\":\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]},"
-                          "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
-    assert_string_equal(rebalance_pod_check(target, &f), "migration target");
-    cJSON_Delete(ds);
-    cJSON_Delete(naked);
-    cJSON_Delete(sys);
-    cJSON_Delete(other);
-    cJSON_Delete(target);
-    api_selector_free(&sel);
-}
-
-static void test_workload(void **state)
-{
-    (void)state;
-    const char *kind, *name;
-    cJSON *vm = parse("{\"metadata\":{\"ownerReferences\":[{\"kind\":\"VirtualMachineInstance\",\"name\":\"vm-1\","
-                      "\"controller\":true}]}}");
-    rebalance_pod_workload(vm, &kind, &name);
-    assert_string_equal(kind, "VirtualMachineInstance");
-    assert_string_equal(name, "vm-1");
-    cJSON *rs = parse("{\"metadata\":{\"ownerReferences\":[{\"kind\":\"Foo\",\"name\":\"x\"},{\"kind\":"
-                      "\"ReplicaSet\",\"name\":\"web-5d\",\"controller\":true}]}}");
-    rebalance_pod_workload(rs, &kind, &name);
-    assert_string_equal(kind, "ReplicaSet");
-    assert_string_equal(name, "web-5d");
-    cJSON *none = parse("{\"metadata\":{}}");
-    rebalance_pod_workload(none, &kind, &name);
-    assert_null(kind);
-    assert_null(name);
-    cJSON_Delete(vm);
-    cJSON_Delete(rs);
-    cJSON_Delete(none);
-}
 
 /* ---- fit ---- */
 
@@ -1035,8 +936,6 @@ static void test_convergence_random(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pod_check),
-        cmocka_unit_test(test_workload),
         cmocka_unit_test(test_fit),
         cmocka_unit_test(test_prediction),
         cmocka_unit_test(test_calibration),

@@ -1,0 +1,195 @@
+/* cycle: the decisions around the plan (see cycle.h). */
+#include "cycle.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt,
+                       ...)
+{
+    v->status = st;
+    v->reason = reason;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->message, sizeof(v->message), fmt, ap);
+    va_end(ap);
+}
+
+bool cycle_gate(const struct api_spec *spec, bool metrics_ok, struct cycle_verdict *v)
+{
+    if (spec->eviction.mode == API_MODE_DISABLED) {
+        cycle_verdict_set(v, API_CONDITION_FALSE, "Disabled", "eviction.mode is Disabled: nothing is moved");
+        return true;
+    }
+    if (spec->pressure.resource != API_RESOURCE_CPU) {
+        cycle_verdict_set(v, API_CONDITION_FALSE, "ResourceNotSupported",
+                          "moves are predicted from CPU usage, so only pressure.resource cpu is rebalanced; %s "
+                          "pressure is tainted but nothing is moved",
+                          api_resource_name(spec->pressure.resource));
+        return true;
+    }
+    if (!metrics_ok) {
+        cycle_verdict_set(v, API_CONDITION_FALSE, "MetricsUnavailable", "pressure is not readable: nothing is moved");
+        return true;
+    }
+    return false;
+}
+
+int64_t cycle_settle_ms(const struct api_spec *spec) { return spec->metrics.window_ms + 2 * spec->metrics.interval_ms; }
+
+bool cycle_sustain(int64_t *above_since_ms, double pressure, double evict_above, int64_t sustain_ms, int64_t now_ms)
+{
+    bool above = !isnan(pressure) && pressure > evict_above;
+    if (!above)
+        *above_since_ms = 0;
+    else if (!*above_since_ms)
+        *above_since_ms = now_ms;
+    return above && now_ms - *above_since_ms >= sustain_ms;
+}
+
+/* Whether migration g keeps its nodes settling: not finished (whatever its phase), or
+ * finished less than the settle time ago. */
+static bool migration_unsettles(const struct moves_migration *g, int64_t now_ms, int64_t settle_ms)
+{
+    if (!moves_phase_final(g->phase))
+        return true;
+    return g->end && g->end * 1000 + settle_ms > now_ms;
+}
+
+static void mark(const char *const *names, size_t n, const char *a, const char *b, bool *settling)
+{
+    for (size_t i = 0; i < n; i++)
+        if (eq(names[i], a) || eq(names[i], b))
+            settling[i] = true;
+}
+
+void cycle_settling(const struct cycle_settle_facts *f, const char *const *names, const int64_t *settle_until_ms,
+                    size_t n, bool *settling)
+{
+    for (size_t k = 0; k < f->nmigs; k++)
+        if (migration_unsettles(&f->migs[k], f->now_ms, f->settle_ms))
+            mark(names, n, f->migs[k].source, f->migs[k].target, settling);
+    for (size_t i = 0; i < n; i++)
+        if (settle_until_ms[i] > f->now_ms)
+            settling[i] = true;
+    for (size_t k = 0; k < f->nmoves; k++)
+        if (history_under_way(&f->moves[k], f->now_ms))
+            mark(names, n, f->moves[k].source_node, f->moves[k].destination_node, settling);
+}
+
+void cycle_overlay_load(const struct history_virtual *v, size_t nv, struct rebalance_node *nodes, size_t n,
+                        double evict_above, bool *dropped)
+{
+    for (size_t i = 0; i < n; i++) {
+        double adj = 0;
+        for (size_t k = 0; k < nv; k++) {
+            bool src = eq(nodes[i].name, v[k].source), dst = eq(nodes[i].name, v[k].destination);
+            if ((!src && !dst) || isnan(nodes[i].demand) || !(nodes[i].cpus > 0))
+                continue;
+            double before = rebalance_predicted_pressure(nodes[i].demand / nodes[i].cpus);
+            nodes[i].demand += src ? -v[k].demand : v[k].demand;
+            if (nodes[i].demand < 0)
+                nodes[i].demand = 0;
+            adj += rebalance_predicted_pressure(nodes[i].demand / nodes[i].cpus) - before;
+        }
+        if (isnan(nodes[i].pressure) || adj == 0)
+            continue;
+        nodes[i].pressure += adj;
+        if (nodes[i].pressure < 0)
+            nodes[i].pressure = 0;
+        bool above = nodes[i].pressure > evict_above;
+        dropped[i] = !above;
+        nodes[i].sustained = nodes[i].sustained && above;
+    }
+}
+
+void cycle_overlay_requests(const struct history_virtual *v, size_t nv, struct rebalance_node *nodes, size_t n)
+{
+    for (size_t k = 0; k < nv; k++)
+        for (size_t i = 0; i < n; i++)
+            if (eq(nodes[i].name, v[k].destination) && !isnan(nodes[i].req_cpu)) {
+                nodes[i].req_cpu += v[k].req_cpu;
+                nodes[i].req_memory += v[k].req_memory;
+                nodes[i].req_pods += 1;
+            }
+}
+
+size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t n,
+                     const struct rebalance_candidate *cands, size_t nc, size_t *order)
+{
+    size_t movable = 0, k = 0;
+    for (size_t j = 0; j < nc; j++)
+        movable += !cands[j].blocked && !isnan(cands[j].demand) && cands[j].demand > 0;
+    if (!movable)
+        return 0;
+    for (int round = 0; round < 2; round++)
+        for (size_t i = 0; i < n; i++) {
+            struct rebalance_node probe = nodes[i];
+            probe.req_cpu = 0; /* requests unknown yet: judge the rest */
+            char why[256];
+            if (rebalance_is_source(p, &nodes[i]) || rebalance_destination_check(p, &probe, why, sizeof(why)))
+                continue;
+            if ((round == 0) == (nodes[i].pressure < p->untaint_below / 2))
+                order[k++] = i;
+        }
+    return k;
+}
+
+void cycle_apply(const struct rebalance_plan *plan, struct rebalance_node *nodes, struct rebalance_candidate *cands,
+                 struct rebalance_params *p)
+{
+    for (size_t k = 0; k < plan->nmoves; k++) {
+        const struct rebalance_move *mv = &plan->moves[k];
+        struct rebalance_candidate *c = &cands[mv->candidate];
+        if (c->blocked)
+            continue; /* refused or failed */
+        c->blocked = "moved";
+        nodes[mv->source].demand -= mv->demand;
+        nodes[mv->destination].demand += mv->demand;
+        nodes[mv->destination].req_cpu += c->req_cpu;
+        nodes[mv->destination].req_memory += c->req_memory;
+        nodes[mv->destination].req_pods += 1;
+        nodes[mv->source].settling = nodes[mv->destination].settling = true;
+        if (c->vm)
+            p->in_flight++, p->running++, nodes[mv->source].outbound++;
+    }
+}
+
+void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made,
+                   const struct rebalance_plan *plan)
+{
+    if (done && dry)
+        cycle_verdict_set(v, API_CONDITION_FALSE, "DryRun", "DryRun, nothing was done; would move: %s", made);
+    else if (done)
+        cycle_verdict_set(v, API_CONDITION_TRUE, "Moving", "moving: %s", made);
+    else if (plan->reason && strcmp(plan->reason, REBALANCE_MOVING) != 0)
+        cycle_verdict_set(v, API_CONDITION_FALSE, plan->reason, "%s", plan->message);
+    else
+        cycle_verdict_set(v, API_CONDITION_FALSE, "EvictionRefused",
+                          "the evictions asked for were refused (PodDisruptionBudgets or KubeVirt): see the Events");
+}
+
+void cycle_finish(struct cycle_verdict *v, size_t running, bool automatic, const char *fallback_why)
+{
+    if (fallback_why) {
+        size_t used = strlen(v->message);
+        if (used + 1 < sizeof(v->message))
+            snprintf(v->message + used, sizeof(v->message) - used,
+                     "; eviction.method Migrate falls back to eviction (MigrateUnsupported): %s", fallback_why);
+    }
+    if (running && v->status != API_CONDITION_TRUE && automatic) {
+        char msg[sizeof(v->message)];
+        snprintf(msg, sizeof(msg), "%zu move%s under way; %s", running, running == 1 ? "" : "s", v->message);
+        cycle_verdict_set(v, API_CONDITION_TRUE, "MigrationsInFlight", "%s", msg);
+    }
+}
+
+bool cycle_blocked(const char *reason)
+{
+    return eq(reason, REBALANCE_NO_DESTINATION) || eq(reason, REBALANCE_NO_IMPROVEMENT) ||
+           eq(reason, REBALANCE_LIMITED) || eq(reason, "UsageUnavailable");
+}

@@ -1,0 +1,542 @@
+/* gather: what rebalancing and the reconcile read (see gather.h). */
+#include "gather.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evictor.h"
+#include "history.h"
+#include "logging.h"
+#include "resources.h"
+#include "usage.h"
+
+/* How often the VirtualMachineInstanceMigration CRD is read again (addedNodeSelector). */
+#define CRD_RECHECK_MS (10 * 60 * 1000)
+
+static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
+}
+
+static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* ---- informer projections ---- */
+
+static void copy_item(cJSON *dst, const cJSON *src, const char *key)
+{
+    const cJSON *v = get(src, key);
+    if (v && !cJSON_IsNull(v))
+        cJSON_AddItemToObject(dst, key, cJSON_Duplicate(v, 1));
+}
+
+static void copy_annotations(cJSON *dst_meta, const cJSON *src_meta, const char *const *keys)
+{
+    const cJSON *ann = get(src_meta, "annotations");
+    if (!ann)
+        return;
+    cJSON *out = NULL;
+    for (size_t i = 0; keys[i]; i++) {
+        const cJSON *v = get(ann, keys[i]);
+        if (!v)
+            continue;
+        if (!out)
+            out = cJSON_AddObjectToObject(dst_meta, "annotations");
+        cJSON_AddItemToObject(out, keys[i], cJSON_Duplicate(v, 1));
+    }
+}
+
+void *gather_pod_projection(const cJSON *pod, void *ud)
+{
+    (void)ud;
+    static const char *const ann[] = {"descheduler.alpha.kubernetes.io/prefer-no-eviction",
+                                      "descheduler.alpha.kubernetes.io/eviction-in-progress",
+                                      "kubernetes.io/config.mirror", "kubernetes.io/config.source",
+                                      "kubevirt.io/domain", NULL};
+    static const char *const meta_keys[] = {"name", "namespace", "uid", "labels", "deletionTimestamp", NULL};
+    static const char *const spec_keys[] = {"nodeName", "nodeSelector", "tolerations", "priority",
+                                            "priorityClassName", NULL};
+    const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec");
+    cJSON *out = cJSON_CreateObject();
+    cJSON *m = cJSON_AddObjectToObject(out, "metadata");
+    for (size_t i = 0; meta_keys[i]; i++)
+        copy_item(m, meta, meta_keys[i]);
+    copy_annotations(m, meta, ann);
+    const cJSON *ref;
+    cJSON *refs = NULL;
+    cJSON_ArrayForEach(ref, get(meta, "ownerReferences")) {
+        if (!cJSON_IsTrue(get(ref, "controller")))
+            continue;
+        if (!refs)
+            refs = cJSON_AddArrayToObject(m, "ownerReferences");
+        cJSON *r = cJSON_CreateObject();
+        copy_item(r, ref, "kind");
+        copy_item(r, ref, "name");
+        cJSON_AddTrueToObject(r, "controller");
+        cJSON_AddItemToArray(refs, r);
+    }
+    cJSON *s = cJSON_AddObjectToObject(out, "spec");
+    for (size_t i = 0; spec_keys[i]; i++)
+        copy_item(s, spec, spec_keys[i]);
+    const cJSON *na = get(get(spec, "affinity"), "nodeAffinity");
+    const cJSON *req = get(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (req && !cJSON_IsNull(req))
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(s, "affinity"), "nodeAffinity"),
+                              "requiredDuringSchedulingIgnoredDuringExecution", cJSON_Duplicate(req, 1));
+    double cpu, mem;
+    resources_pod_requests(pod, &cpu, &mem);
+    cJSON *r = cJSON_AddObjectToObject(out, "requests");
+    cJSON_AddNumberToObject(r, "cpu", cpu);
+    cJSON_AddNumberToObject(r, "memory", mem);
+    cJSON *st = cJSON_AddObjectToObject(out, "status");
+    copy_item(st, get(pod, "status"), "phase");
+    return out;
+}
+
+void *gather_vmi_projection(const cJSON *vmi, void *ud)
+{
+    (void)ud;
+    const cJSON *meta = get(vmi, "metadata"), *status = get(vmi, "status");
+    cJSON *out = cJSON_CreateObject();
+    cJSON *m = cJSON_AddObjectToObject(out, "metadata");
+    copy_item(m, meta, "name");
+    copy_item(m, meta, "namespace");
+    copy_item(m, meta, "uid");
+    cJSON *s = cJSON_AddObjectToObject(out, "status");
+    copy_item(s, status, "nodeName");
+    copy_item(s, status, "evacuationNodeName");
+    copy_item(s, status, "phase");
+    const cJSON *ms = get(status, "migrationState");
+    if (ms) {
+        cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
+        static const char *const keys[] = {"migrationUid", "sourceNode", "targetNode", "endTimestamp",
+                                           "completed", "failed", NULL};
+        for (size_t i = 0; keys[i]; i++)
+            copy_item(o, ms, keys[i]);
+    }
+    const cJSON *c;
+    cJSON_ArrayForEach(c, get(status, "conditions"))
+        if (eq(str(c, "type"), "LiveMigratable")) {
+            cJSON *conds = cJSON_AddArrayToObject(s, "conditions");
+            cJSON *o = cJSON_CreateObject();
+            copy_item(o, c, "type");
+            copy_item(o, c, "status");
+            copy_item(o, c, "reason");
+            cJSON_AddItemToArray(conds, o);
+            break;
+        }
+    return out;
+}
+
+void *gather_vmim_projection(const cJSON *vmim, void *ud)
+{
+    (void)ud;
+    const cJSON *meta = get(vmim, "metadata"), *status = get(vmim, "status");
+    cJSON *out = cJSON_CreateObject();
+    cJSON *m = cJSON_AddObjectToObject(out, "metadata");
+    static const char *const meta_keys[] = {"name", "namespace", "uid", "creationTimestamp", NULL};
+    static const char *const ann[] = {MOVES_EVACUATION_ANNOTATION, MIGRATE_DESTINATION_ANNOTATION, NULL};
+    for (size_t i = 0; meta_keys[i]; i++)
+        copy_item(m, meta, meta_keys[i]);
+    copy_annotations(m, meta, ann);
+    /* our targeted migrations are known by their labels (they survive a restart) */
+    const cJSON *labels = get(meta, "labels");
+    if (eq(str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY)) {
+        cJSON *l = cJSON_AddObjectToObject(m, "labels");
+        copy_item(l, labels, MOVES_MANAGED_BY_LABEL);
+        copy_item(l, labels, MOVES_OWNER_LABEL);
+    }
+    copy_item(cJSON_AddObjectToObject(out, "spec"), get(vmim, "spec"), "vmiName");
+    cJSON *s = cJSON_AddObjectToObject(out, "status");
+    copy_item(s, status, "phase");
+    const cJSON *ms = get(status, "migrationState");
+    if (ms) {
+        cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
+        copy_item(o, ms, "sourceNode");
+        copy_item(o, ms, "targetNode");
+        copy_item(o, ms, "endTimestamp");
+        copy_item(o, ms, "failureReason");
+    }
+    const cJSON *h;
+    cJSON *hist = NULL;
+    cJSON_ArrayForEach(h, get(status, "phaseTransitionTimestamps"))
+        if (moves_phase_final(str(h, "phase"))) {
+            if (!hist)
+                hist = cJSON_AddArrayToObject(s, "phaseTransitionTimestamps");
+            cJSON_AddItemToArray(hist, cJSON_Duplicate(h, 1));
+        }
+    return out;
+}
+
+void *gather_node_projection(const cJSON *node, void *ud)
+{
+    (void)ud;
+    const cJSON *meta = get(node, "metadata");
+    cJSON *out = cJSON_CreateObject();
+    cJSON *m = cJSON_AddObjectToObject(out, "metadata");
+    static const char *const keep[] = {"name", "resourceVersion", "creationTimestamp", "labels"};
+    for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+        const cJSON *v = get(meta, keep[i]);
+        if (v)
+            cJSON_AddItemToObject(m, keep[i], cJSON_Duplicate(v, 1));
+    }
+    const cJSON *nspec = get(node, "spec");
+    const cJSON *taints = get(nspec, "taints");
+    cJSON *spec = cJSON_AddObjectToObject(out, "spec");
+    if (taints)
+        cJSON_AddItemToObject(spec, "taints", cJSON_Duplicate(taints, 1));
+    if (cJSON_IsTrue(get(nspec, "unschedulable")))
+        cJSON_AddTrueToObject(spec, "unschedulable");
+    const cJSON *nstatus = get(node, "status");
+    cJSON *status = cJSON_AddObjectToObject(out, "status");
+    cJSON *addrs = cJSON_AddArrayToObject(status, "addresses");
+    const cJSON *a;
+    cJSON_ArrayForEach(a, get(nstatus, "addresses"))
+        if (eq(str(a, "type"), "InternalIP"))
+            cJSON_AddItemToArray(addrs, cJSON_Duplicate(a, 1));
+    static const char *const capacity[] = {"cpu", NULL}, *const allocatable[] = {"cpu", "memory", "pods", NULL};
+    static const char *const *keep_res[] = {capacity, allocatable};
+    static const char *const res_names[] = {"capacity", "allocatable"};
+    for (size_t k = 0; k < 2; k++) {
+        const cJSON *src = get(nstatus, res_names[k]);
+        if (!src)
+            continue;
+        cJSON *dst = cJSON_AddObjectToObject(status, res_names[k]);
+        for (size_t i = 0; keep_res[k][i]; i++) {
+            const cJSON *v = get(src, keep_res[k][i]);
+            if (v)
+                cJSON_AddItemToObject(dst, keep_res[k][i], cJSON_Duplicate(v, 1));
+        }
+    }
+    return out;
+}
+
+void gather_node_view(const cJSON *node, struct rebalance_node *out)
+{
+    const cJSON *st = get(node, "status");
+    *out = (struct rebalance_node){
+        .unschedulable = cJSON_IsTrue(get(get(node, "spec"), "unschedulable")),
+        .labels = get(get(node, "metadata"), "labels"),
+        .taints = get(get(node, "spec"), "taints"),
+        .pressure = NAN,
+        .cpus = resources_get(get(st, "capacity"), "cpu"),
+        .demand = NAN,
+        .alloc_cpu = resources_get(get(st, "allocatable"), "cpu"),
+        .alloc_memory = resources_get(get(st, "allocatable"), "memory"),
+        .alloc_pods = resources_get(get(st, "allocatable"), "pods"),
+        .req_cpu = NAN,
+        .req_memory = NAN,
+        .req_pods = NAN,
+    };
+}
+
+/* ---- migrations ---- */
+
+struct migs_ctx {
+    struct gather_migrations *out;
+    size_t cap;
+    const struct kube_informer *vmis;
+};
+
+static int collect_mig(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key, (void)rv;
+    struct migs_ctx *c = ud;
+    struct moves_migration m;
+    if (!obj || moves_migration_read(obj, &m) < 0)
+        return 0;
+    if (!m.source && c->vmis) { /* not handed off yet: the VMI's node is the source */
+        const cJSON *vmi = kube_informer_get(c->vmis, m.ns, m.vmi);
+        m.source = str(get(vmi, "status"), "nodeName");
+    }
+    struct gather_migrations *o = c->out;
+    if (o->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        struct moves_migration *v = realloc(o->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        o->v = v;
+        c->cap = cap;
+    }
+    o->v[o->n++] = m;
+    return 0;
+}
+
+int gather_migrations(const struct kube_informer *vmims, const struct kube_informer *vmis,
+                      struct gather_migrations *out)
+{
+    struct migs_ctx c = {out, 0, vmis};
+    out->v = NULL;
+    out->n = 0;
+    return vmims && kube_informer_foreach(vmims, collect_mig, &c) != 0 ? -1 : 0;
+}
+
+
+/* ---- candidates ---- */
+
+struct pods_ctx {
+    const struct mover_node *nodes;
+    size_t nnodes;
+    const bool *is_source;
+    struct gather_candidates *out;
+};
+
+/* Room for one more candidate; -1 on no memory. */
+static int cands_grow(struct gather_candidates *g)
+{
+    if (g->n < g->cap)
+        return 0;
+    size_t cap = g->cap ? g->cap * 2 : 32;
+    struct rebalance_candidate *c = realloc(g->c, cap * sizeof(*c));
+    if (!c)
+        return -1;
+    g->c = c;
+    struct gather_workload *w = realloc(g->w, cap * sizeof(*w));
+    if (!w)
+        return -1;
+    g->w = w;
+    g->cap = cap;
+    return 0;
+}
+
+static int collect_pod(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key, (void)rv;
+    struct pods_ctx *c = ud;
+    const cJSON *pod = obj;
+    const char *node = str(get(pod, "spec"), "nodeName");
+    if (!node)
+        return 0;
+    long idx = -1;
+    for (size_t i = 0; i < c->nnodes && idx < 0; i++)
+        if (c->is_source[i] && strcmp(c->nodes[i].name, node) == 0)
+            idx = (long)i;
+    if (idx < 0)
+        return 0;
+    struct gather_candidates *g = c->out;
+    if (cands_grow(g) < 0)
+        return -1;
+    const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec");
+    const char *kind, *name;
+    evictor_pod_workload(pod, &kind, &name);
+    struct gather_workload *w = &g->w[g->n];
+    *w = (struct gather_workload){.pod = pod, .kind = kind, .name = name ? name : str(meta, "name"), .usage = NAN};
+    w->key = history_key(kind, str(meta, "namespace"), w->name);
+    w->vmi = eq(kind, "VirtualMachineInstance") ? name : NULL;
+    if (!w->key)
+        return -1;
+    double req_cpu = num(get(pod, "requests"), "cpu"), req_mem = num(get(pod, "requests"), "memory");
+    g->c[g->n] = (struct rebalance_candidate){
+        .ns = str(meta, "namespace"),
+        .name = str(meta, "name"),
+        .workload = w->key,
+        .node = (size_t)idx,
+        .req_cpu = isnan(req_cpu) ? 0 : req_cpu,
+        .req_memory = isnan(req_mem) ? 0 : req_mem,
+        .demand = NAN,
+        .vm = w->vmi != NULL,
+        .node_selector = get(spec, "nodeSelector"),
+        .affinity = get(spec, "affinity"),
+        .tolerations = get(spec, "tolerations"),
+    };
+    g->n++;
+    return 0;
+}
+
+int gather_candidates(struct kube_informer *pods, const struct mover_node *nodes, size_t n, const bool *is_source,
+                      struct gather_candidates *out)
+{
+    struct pods_ctx c = {nodes, n, is_source, out};
+    return kube_informer_foreach(pods, collect_pod, &c) != 0 ? -1 : 0;
+}
+
+void gather_candidates_free(struct gather_candidates *g)
+{
+    for (size_t j = 0; j < g->n; j++)
+        free(g->w[j].key);
+    free(g->c);
+    free(g->w);
+    *g = (struct gather_candidates){0};
+}
+
+/* ---- usage ---- */
+
+/* The Prometheus client for usage, made anew when the settings changed. */
+static struct psi_prom *prom_for(struct gather *g, const struct psi_prom_config *cfg, struct psi_status *st)
+{
+    char key[2048];
+    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", cfg->url ? cfg->url : "", cfg->token_fn ? "reader" : "",
+             cfg->token_file ? cfg->token_file : "", cfg->ca_file ? cfg->ca_file : "", cfg->plain_http_token);
+    if (g->prom && g->prom_key && strcmp(g->prom_key, key) == 0)
+        return g->prom;
+    gather_release(g);
+    g->prom = psi_prom_new(cfg, st);
+    g->prom_key = g->prom ? strdup(key) : NULL;
+    if (g->prom && !g->prom_key) { /* without its key it would be made anew every time: give up now */
+        gather_release(g);
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+    }
+    return g->prom;
+}
+
+void gather_release(struct gather *g)
+{
+    psi_prom_free(g->prom);
+    free(g->prom_key);
+    g->prom = NULL;
+    g->prom_key = NULL;
+}
+
+/* One usage read: what is asked and where the answers go. */
+struct usage_work {
+    struct usage_ref *refs; /* per candidate */
+    double *ref_usage;      /* per candidate */
+    size_t nrefs;
+    struct psi_node_desc *descs; /* per node */
+    const char **ips;            /* per node: its first InternalIP */
+    double *node_usage;          /* per node (the caller's) */
+};
+
+/* Usage from one Prometheus query. */
+static int usage_from_prometheus(struct gather *g, const struct gather_usage_in *in, struct usage_work *u, char *why,
+                                 size_t len)
+{
+    struct psi_status st;
+    psi_status_ok(&st);
+    struct psi_prom *p = prom_for(g, in->prom, &st);
+    char *q = p ? usage_query(in->window_s, u->refs, u->nrefs) : NULL;
+    struct psi_prom_vector v = {0};
+    if (!p || !q || psi_prom_query(p, q, &v, &st) < 0) {
+        snprintf(why, len, "the usage query failed: %s", st.failed ? st.message : "out of memory");
+        free(q);
+        return -1;
+    }
+    free(q);
+    usage_fill(&v, u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage);
+    psi_prom_vector_free(&v);
+    return 0;
+}
+
+/* Usage from the kubelet summaries of the nodes (through the API server's node proxy, all at
+ * once). */
+static int usage_from_kubelets(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
+{
+    struct usage_kubelet q = {u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage};
+    return usage_from_kubelet(in->client, &q, why, len);
+}
+
+/* Fill u's requests from the candidates and nodes. */
+static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, const struct gather_candidates *cands)
+{
+    for (size_t j = 0; j < cands->n; j++) {
+        u->refs[j] = (struct usage_ref){cands->c[j].ns, cands->c[j].name, cands->w[j].vmi};
+        u->ref_usage[j] = NAN;
+    }
+    for (size_t i = 0; i < in->nnodes; i++) {
+        const cJSON *a;
+        u->ips[i] = NULL;
+        cJSON_ArrayForEach(a, get(get(in->nodes[i].node, "status"), "addresses"))
+            if (!u->ips[i] && str(a, "address"))
+                u->ips[i] = str(a, "address");
+        u->descs[i] = (struct psi_node_desc){in->nodes[i].name, &u->ips[i], u->ips[i] ? 1 : 0, 0};
+        u->node_usage[i] = NAN;
+    }
+}
+
+int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gather_candidates *cands,
+                 double *node_usage, char *why, size_t len)
+{
+    size_t nc = cands->n ? cands->n : 1, nn = in->nnodes ? in->nnodes : 1;
+    struct usage_work u = {
+        .refs = calloc(nc, sizeof(*u.refs)),
+        .ref_usage = calloc(nc, sizeof(double)),
+        .nrefs = cands->n,
+        .descs = calloc(nn, sizeof(*u.descs)),
+        .ips = calloc(nn, sizeof(*u.ips)),
+        .node_usage = node_usage,
+    };
+    int rc = -1;
+    if (!u.refs || !u.ref_usage || !u.descs || !u.ips) {
+        snprintf(why, len, "out of memory");
+    } else {
+        usage_ask(&u, in, cands);
+        rc = in->prom ? usage_from_prometheus(g, in, &u, why, len) : usage_from_kubelets(in, &u, why, len);
+    }
+    for (size_t j = 0; rc == 0 && j < cands->n; j++)
+        cands->w[j].usage = u.ref_usage[j];
+    free(u.refs);
+    free(u.ref_usage);
+    free(u.descs);
+    free(u.ips);
+    return rc;
+}
+
+int gather_node_requests(struct kube_client *client, const char *node, struct gather_requests *out)
+{
+    char fs[512];
+    snprintf(fs, sizeof(fs), "spec.nodeName=%s,status.phase!=Succeeded,status.phase!=Failed", node);
+    struct kube_list_opts o = {.field_selector = fs, .resource_version = "0"};
+    struct kube_err err;
+    kube_err_clear(&err);
+    cJSON *list = kube_rest_list(client, "/api/v1/pods", &o, &err);
+    if (!list) {
+        log_warn("pods of a node not listed", "node", node, "error", err.msg);
+        return -1;
+    }
+    *out = (struct gather_requests){0, 0, 0};
+    const cJSON *it;
+    cJSON_ArrayForEach(it, get(list, "items")) {
+        double c, m;
+        resources_pod_requests(it, &c, &m);
+        out->cpu += c, out->memory += m, out->pods += 1;
+    }
+    cJSON_Delete(list);
+    return 0;
+}
+
+/* ---- targeted live migration ---- */
+
+enum migrate_support gather_migrate_support(struct kube_client *client, struct gather_support *s, int64_t now_ms,
+                                            const char *owner)
+{
+    int64_t every = s->support == MIGRATE_UNKNOWN ? 60000 : CRD_RECHECK_MS;
+    if (s->checked_ms && now_ms - s->checked_ms < every)
+        return s->support;
+    enum migrate_support was = s->checked_ms ? s->support : (enum migrate_support)-1;
+    char *path = kube_path("apiextensions.k8s.io/v1", NULL, "customresourcedefinitions", MIGRATE_CRD_NAME, NULL);
+    struct kube_err err;
+    kube_err_clear(&err);
+    cJSON *crd = path ? kube_rest_get(client, path, &err) : NULL;
+    free(path);
+    if (crd || err.status == 404) {
+        s->support = migrate_crd_support(crd, s->why, sizeof(s->why));
+    } else {
+        s->support = MIGRATE_UNKNOWN;
+        snprintf(s->why, sizeof(s->why),
+                 "the CustomResourceDefinition %s could not be read to learn whether it has spec.addedNodeSelector: "
+                 "%s",
+                 MIGRATE_CRD_NAME, err.msg[0] ? err.msg : "out of memory");
+    }
+    cJSON_Delete(crd);
+    s->checked_ms = now_ms;
+    if (s->support != was) {
+        if (s->support == MIGRATE_SUPPORTED) {
+            log_info("targeted live migration available", "psirebalance", owner, "crd", MIGRATE_CRD_NAME);
+            s->warned = false;
+        } else {
+            log_warn("targeted live migration unavailable: falling back to eviction", "psirebalance", owner, "why",
+                     s->why);
+        }
+    }
+    return s->support;
+}

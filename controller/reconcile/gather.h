@@ -1,0 +1,133 @@
+/* gather: what rebalancing and the reconcile read, and nothing they decide. The informer
+ * projections (each informer keeps only the fields the decisions read), the migrations in
+ * the cluster, the candidate pods on the source nodes, their CPU usage and the nodes'
+ * (one Prometheus query, or the kubelet summaries), the requests placed on a node (one
+ * pod LIST), and whether KubeVirt takes targeted live migrations (its CRD).
+ * Not thread-safe: run it from the event loop's thread. */
+#ifndef PSI_RECONCILE_GATHER_H
+#define PSI_RECONCILE_GATHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "migrate.h"
+#include "mover.h"
+#include "moves.h"
+#include "rebalance.h"
+
+/* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL) ---- */
+
+/* Nodes: only metadata.{name, resourceVersion, creationTimestamp, labels}, spec.taints
+ * (verbatim: the taint patch tests against it), spec.unschedulable, the InternalIP entries of
+ * status.addresses, status.capacity.cpu and status.allocatable.{cpu, memory, pods} (for
+ * rebalancing's fit and load). */
+void *gather_node_projection(const cJSON *node, void *ud);
+
+/* Pods: what the evictor, fit and requests need (see evictor_pod_check, rebalance_fit), and
+ * the pod's requests summed as requests.{cpu, memory}. */
+void *gather_pod_projection(const cJSON *pod, void *ud);
+
+/* VMIs: node, evacuation mark, migration state, the LiveMigratable condition. */
+void *gather_vmi_projection(const cJSON *vmi, void *ud);
+
+/* VirtualMachineInstanceMigrations: what moves_migration_read reads. */
+void *gather_vmim_projection(const cJSON *vmim, void *ud);
+
+/* The plan's view of a node from its projection: unschedulable, labels, taints, CPU capacity
+ * and allocatable (NAN where absent); everything this cycle learns (name, pressure, demand,
+ * requests, flags) left unknown or false for the caller to fill. */
+void gather_node_view(const cJSON *node, struct rebalance_node *out);
+
+/* ---- migrations ---- */
+
+/* Every migration in the cluster (strings borrowed from the informer: valid until it runs
+ * again). Free v with free(). */
+struct gather_migrations {
+    struct moves_migration *v;
+    size_t n;
+};
+
+/* Read the migrations of informer vmims into *out; one not handed off yet takes its VMI's node
+ * (from vmis, may be NULL) as its source. Returns 0, or -1 on no memory (out holds those read). */
+int gather_migrations(const struct kube_informer *vmims, const struct kube_informer *vmis,
+                      struct gather_migrations *out);
+
+/* ---- candidates ---- */
+
+/* A candidate's workload, beside its rebalance_candidate. */
+struct gather_workload {
+    char *key;             /* workload key (history_key), owned */
+    const char *kind;      /* workload kind (borrowed from the pod; NULL: no controller) */
+    const char *name;      /* workload name (borrowed) */
+    const cJSON *pod;      /* borrowed from the informer */
+    const char *vmi;       /* the VMI's name for a VM, else NULL */
+    double usage;          /* cores, NAN when unknown */
+};
+
+/* The pods on the source nodes; c[j] and w[j] describe one pod. */
+struct gather_candidates {
+    struct rebalance_candidate *c;
+    struct gather_workload *w;
+    size_t n, cap;
+};
+
+/* Collect the pods of informer pods that run on a node nodes[i] with is_source[i] (n nodes)
+ * into *out (empty before). Returns 0, or -1 on no memory. */
+int gather_candidates(struct kube_informer *pods, const struct mover_node *nodes, size_t n, const bool *is_source,
+                      struct gather_candidates *out);
+
+/* Release what gather_candidates made. */
+void gather_candidates_free(struct gather_candidates *g);
+
+/* ---- usage ---- */
+
+/* Where usage is read from, kept per PsiRebalance: the Prometheus client is made anew only
+ * when its settings change. */
+struct gather {
+    struct psi_prom *prom;
+    char *prom_key;
+};
+
+/* What a usage read needs. */
+struct gather_usage_in {
+    struct kube_client *client;         /* for the kubelet summaries */
+    const struct psi_prom_config *prom; /* NULL: the kubelet summaries */
+    long window_s;                      /* spec.metrics.window */
+    const struct mover_node *nodes;
+    size_t nnodes;
+};
+
+/* Read the CPU usage of the nodes (node_usage[i], cores, NAN unknown) and of the candidates
+ * (their usage field). Returns 0, or -1 with why (len bytes) when nothing could be read. */
+int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gather_candidates *cands,
+                 double *node_usage, char *why, size_t len);
+
+/* Release the Prometheus client (g itself is the caller's). */
+void gather_release(struct gather *g);
+
+/* The requests of the pods placed on a node. */
+struct gather_requests {
+    double cpu, memory, pods;
+};
+
+/* Sum the requests of the pods on node (one LIST) into *out. Returns 0, or -1 (logged). */
+int gather_node_requests(struct kube_client *client, const char *node, struct gather_requests *out);
+
+/* ---- targeted live migration ---- */
+
+/* Whether KubeVirt takes addedNodeSelector, as last read. */
+struct gather_support {
+    enum migrate_support support;
+    int64_t checked_ms; /* 0: never */
+    char why[512];
+    bool warned; /* the MigrateUnsupported Event was raised */
+};
+
+/* Read the VirtualMachineInstanceMigration CRD when the last read is older than 10 minutes (a
+ * minute while it could not be read) into *s; owner names the PsiRebalance for the log.
+ * Returns s->support. */
+enum migrate_support gather_migrate_support(struct kube_client *client, struct gather_support *s, int64_t now_ms,
+                                            const char *owner);
+
+#endif

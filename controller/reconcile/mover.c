@@ -1,0 +1,451 @@
+/* mover: rebalancing's edge for one PsiRebalance (see mover.h). */
+#include "mover.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "conditions.h"
+#include "cycle.h"
+#include "evictor.h"
+#include "gather.h"
+#include "history.h"
+#include "logging.h"
+#include "migrate.h"
+
+struct mover {
+    struct history *h;
+    struct gather g;               /* the Prometheus client for usage */
+    struct gather_support support; /* eviction.method Migrate: whether KubeVirt takes addedNodeSelector */
+    bool have_mode;
+    enum api_eviction_mode mode;
+    char last_reason[64];
+    /* after a look that found nothing to move, the next one (usage query, pod lists) waits
+     * for the settle time, unless the spec changes: no periodic cost while nothing can move */
+    int64_t quiet_until_ms, quiet_generation;
+    bool targeted; /* this reconcile: VM moves are targeted live migrations */
+    struct mover_stats stats;
+};
+
+/* One sampled cycle's decision: what it looks at and what it found. */
+struct decision {
+    const struct mover_deps *d;
+    const struct mover_input *in;
+    const struct gather_migrations *migs;
+    size_t nn;
+    struct rebalance_node *nodes;
+    bool *is_source;
+    double *usage;
+    struct rebalance_params p;
+    struct gather_candidates cands;
+    struct rebalance_plan plan;
+    struct cycle_verdict v;
+    bool keep; /* the last decision stands */
+    bool dry;
+};
+
+/* ---- lifecycle ---- */
+
+struct mover *mover_new(void)
+{
+    struct mover *mv = calloc(1, sizeof(*mv));
+    if (!mv)
+        return NULL;
+    mv->h = history_new();
+    if (!mv->h) {
+        free(mv);
+        return NULL;
+    }
+    return mv;
+}
+
+void mover_free(struct mover *mv)
+{
+    if (!mv)
+        return;
+    history_free(mv->h);
+    gather_release(&mv->g);
+    free(mv);
+}
+
+const struct mover_stats *mover_stats(const struct mover *mv) { return &mv->stats; }
+
+/* ---- the decision ---- */
+
+/* The nodes as the plan sees them, with settling and the sustain tracker; the params; which
+ * nodes are sources. Returns whether any is, or -1 on no memory. */
+static int look_at_nodes(struct mover *mv, struct decision *dc)
+{
+    const struct mover_input *in = dc->in;
+    const struct api_spec *spec = &in->pr->spec;
+    size_t nn = dc->nn;
+    const char **names = calloc(nn ? nn : 1, sizeof(*names));
+    int64_t *until = calloc(nn ? nn : 1, sizeof(*until));
+    bool *settling = calloc(nn ? nn : 1, sizeof(*settling));
+    int *outbound = calloc(nn ? nn : 1, sizeof(*outbound));
+    int rc = -1;
+    if (!names || !until || !settling || !outbound)
+        goto out;
+    for (size_t i = 0; i < nn; i++) {
+        const struct history_node *hn = history_node(mv->h, in->nodes[i].name);
+        names[i] = in->nodes[i].name;
+        until[i] = hn ? hn->settle_until_ms : 0;
+    }
+    /* migrations in flight, whoever started them, and our asked ones without one yet */
+    struct moves_counts counts;
+    moves_count(dc->migs->v, dc->migs->n, names, nn, &counts, outbound);
+    counts.in_flight += history_requested(mv->h, in->now_ms);
+    struct cycle_settle_facts f = {dc->migs->v, dc->migs->n, mv->h->status.moves, mv->h->status.nmoves,
+                                   in->now_ms, cycle_settle_ms(spec)};
+    cycle_settling(&f, names, until, nn, settling);
+    dc->p = (struct rebalance_params){
+        .evict_above = (double)spec->eviction.evict_above_percent,
+        .taint_above = (double)spec->pressure.taint_above_percent,
+        .untaint_below = (double)spec->pressure.untaint_below_percent,
+        .max_per_node = (int)spec->eviction.max_per_node,
+        .max_per_namespace = (int)spec->eviction.max_per_namespace,
+        .max_total = (int)spec->eviction.max_total,
+        .max_in_flight = (int)spec->eviction.max_in_flight_migrations,
+        .in_flight = counts.in_flight,
+        .running = counts.running,
+        .targeted = mv->targeted,
+    };
+    rc = 0;
+    for (size_t i = 0; i < nn; i++) {
+        const cJSON *node = in->nodes[i].node;
+        struct history_node *hn = history_node(mv->h, in->nodes[i].name);
+        gather_node_view(node, &dc->nodes[i]);
+        dc->nodes[i].name = in->nodes[i].name;
+        dc->nodes[i].selected = true;
+        dc->nodes[i].tainted = in->nodes[i].tainted;
+        dc->nodes[i].pressure = in->nodes[i].pressure[spec->pressure.resource];
+        dc->nodes[i].settling = settling[i];
+        dc->nodes[i].outbound = outbound[i];
+        if (hn)
+            dc->nodes[i].sustained = cycle_sustain(&hn->above_since_ms, dc->nodes[i].pressure, dc->p.evict_above,
+                                                   spec->pressure.sustain_ms, in->now_ms);
+        dc->is_source[i] = rebalance_is_source(&dc->p, &dc->nodes[i]) && !settling[i];
+        rc |= dc->is_source[i];
+    }
+out:
+    free(names);
+    free(until);
+    free(settling);
+    free(outbound);
+    return rc;
+}
+
+/* The candidates: the pods of the podSelector on the sources. Returns 0, or -1 with the
+ * verdict set. */
+static int find_candidates(struct decision *dc)
+{
+    const struct api_spec *spec = &dc->in->pr->spec;
+    char *sel = api_selector_to_query(&spec->eviction.pod_selector);
+    struct kube_informer *pods = sel && dc->d->pods ? dc->d->pods(dc->d->pods_ud, sel) : NULL;
+    free(sel);
+    if (!pods) {
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "PodsUnavailable",
+                          "the pods of spec.eviction.podSelector cannot be watched");
+        return -1;
+    }
+    if (!kube_informer_synced(pods)) {
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "WaitingForPods",
+                          "the pods of spec.eviction.podSelector are being listed");
+        return -1;
+    }
+    if (gather_candidates(pods, dc->in->nodes, dc->nn, dc->is_source, &dc->cands) < 0) {
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory collecting pods");
+        return -1;
+    }
+    return 0;
+}
+
+/* Usage, then demand of nodes and candidates. Returns 0, or -1 with the verdict set. */
+static int read_demand(struct mover *mv, struct decision *dc)
+{
+    const struct mover_input *in = dc->in;
+    struct gather_usage_in u = {dc->d->client, in->prom, (long)(in->pr->spec.metrics.window_ms / 1000), in->nodes,
+                                dc->nn};
+    char why[1024];
+    mv->stats.usage_queries++;
+    if (gather_usage(&mv->g, &u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
+        mv->stats.usage_failures++;
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "UsageUnavailable",
+                          "no move without CPU usage to predict it: %s", why);
+        log_warn("usage not readable: no move", "psirebalance", in->pr->name, "error", why);
+        return -1;
+    }
+    for (size_t i = 0; i < dc->nn; i++)
+        dc->nodes[i].demand =
+            rebalance_node_demand(dc->usage[i], dc->nodes[i].cpus, in->nodes[i].pressure[API_RESOURCE_CPU]);
+    for (size_t j = 0; j < dc->cands.n; j++) {
+        struct rebalance_candidate *c = &dc->cands.c[j];
+        double u_j = dc->cands.w[j].usage;
+        c->demand = isnan(u_j) ? NAN : rebalance_demand(u_j, in->nodes[c->node].pressure[API_RESOURCE_CPU]);
+    }
+    return 0;
+}
+
+/* The evictor's word on every candidate. */
+static void check_candidates(const struct mover *mv, struct decision *dc)
+{
+    const struct api_spec *spec = &dc->in->pr->spec;
+    struct evictor_filter f = {&spec->eviction.pod_selector, spec->eviction.excluded_namespaces,
+                               spec->eviction.nexcluded_namespaces};
+    for (size_t j = 0; j < dc->cands.n; j++) {
+        const struct gather_workload *w = &dc->cands.w[j];
+        const cJSON *vmi = w->vmi && dc->d->vmis ? kube_informer_get(dc->d->vmis, dc->cands.c[j].ns, w->vmi) : NULL;
+        struct evictor_facts x = {
+            .pod = w->pod,
+            .controller = w->kind != NULL,
+            .vmi_busy = w->vmi ? evictor_vmi_busy(vmi, dc->migs->v, dc->migs->n, dc->cands.c[j].ns, w->vmi) : NULL,
+            .move_running = history_move_running(mv->h, w->key, dc->in->now_ms),
+            .cooling = history_cooling(mv->h, w->key, dc->dry),
+            .refused = history_refused(mv->h, w->key),
+        };
+        dc->cands.c[j].blocked = evictor_check(&x, &f);
+    }
+}
+
+/* DryRun: lay the moves it would have made over the nodes' load and pressure. */
+static void overlay_load(struct mover *mv, struct decision *dc)
+{
+    bool *dropped = calloc(dc->nn ? dc->nn : 1, sizeof(bool));
+    if (!dropped)
+        return;
+    cycle_overlay_load(mv->h->virt, mv->h->nvirt, dc->nodes, dc->nn, dc->p.evict_above, dropped);
+    for (size_t i = 0; i < dc->nn; i++) {
+        struct history_node *hn = dropped[i] ? history_node(mv->h, dc->nodes[i].name) : NULL;
+        if (hn)
+            hn->above_since_ms = 0;
+    }
+    free(dropped);
+}
+
+static void log_nodes(const struct decision *dc)
+{
+    for (size_t i = 0; i < dc->nn; i++) {
+        const struct rebalance_node *n = &dc->nodes[i];
+        char pr[32], dm[32], cp[32];
+        snprintf(pr, sizeof(pr), "%.2f", n->pressure);
+        snprintf(dm, sizeof(dm), "%.3f", n->demand);
+        snprintf(cp, sizeof(cp), "%.2f", n->cpus);
+        log_debug("rebalance node", "psirebalance", dc->in->pr->name, "node", n->name, "pressure", pr, "demand", dm,
+                  "cpus", cp, "sustained", n->sustained ? "true" : "false", "settling", n->settling ? "true" : "false");
+    }
+}
+
+/* The requests on the destinations worth it (cycle_listing), MOVER_MAX_LISTED at most. */
+static void list_requests(struct decision *dc)
+{
+    size_t *order = calloc(dc->nn ? dc->nn : 1, sizeof(*order));
+    if (!order)
+        return;
+    size_t n = cycle_listing(&dc->p, dc->nodes, dc->nn, dc->cands.c, dc->cands.n, order), listed = 0;
+    for (size_t k = 0; k < n && listed < MOVER_MAX_LISTED; k++) {
+        struct rebalance_node *t = &dc->nodes[order[k]];
+        struct gather_requests r;
+        if (gather_node_requests(dc->d->client, t->name, &r) == 0) {
+            t->req_cpu = r.cpu, t->req_memory = r.memory, t->req_pods = r.pods;
+            listed++;
+        }
+    }
+    free(order);
+}
+
+/* Plan and move; a refused eviction takes its candidate out and the rest is planned again.
+ * Returns -1 when an eviction failed (fail_msg says why). */
+static int plan_and_move(struct mover *mv, struct decision *dc, char *fail_msg, size_t fail_len)
+{
+    struct act a = {dc->d, dc->in, mv->h, &mv->stats};
+    char made[1500] = "";
+    struct act_round r = {
+        .nodes = dc->nodes,
+        .cands = &dc->cands,
+        .dry = dc->dry,
+        .targeted = mv->targeted,
+        .settle_ms = cycle_settle_ms(&dc->in->pr->spec),
+        .fail_msg = fail_msg,
+        .fail_len = fail_len,
+        .made = made,
+        .made_len = sizeof(made),
+    };
+    size_t done = 0;
+    int64_t max_total = dc->in->pr->spec.eviction.max_total;
+    for (int round = 0; round < MOVER_MAX_ROUNDS; round++) {
+        rebalance_plan_free(&dc->plan);
+        dc->p.max_total = (int)max_total - (int)done;
+        if (dc->p.max_total <= 0)
+            break;
+        if (rebalance_plan(&dc->p, dc->nodes, dc->nn, dc->cands.c, dc->cands.n, &dc->plan) < 0) {
+            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
+            return 0;
+        }
+        if (!dc->plan.nmoves)
+            break;
+        int refused_before = r.refused;
+        r.plan = &dc->plan;
+        done += act_moves(&a, &r);
+        cycle_apply(&dc->plan, dc->nodes, dc->cands.c, &dc->p); /* what was made changes the next round */
+        if (r.refused == refused_before || r.failed)
+            break;
+    }
+    mv->quiet_until_ms = done ? 0 : dc->in->now_ms + cycle_settle_ms(&dc->in->pr->spec);
+    mv->quiet_generation = dc->in->pr->generation;
+    cycle_outcome(&dc->v, dc->dry, done, made, &dc->plan);
+    return r.failed ? -1 : 0;
+}
+
+/* What a sampled cycle decides, past the sources (they exist). Returns -1 when an eviction
+ * failed. */
+static int decide_moves(struct mover *mv, struct decision *dc, char *fail_msg, size_t fail_len)
+{
+    if (find_candidates(dc) < 0 || read_demand(mv, dc) < 0)
+        return 0;
+    check_candidates(mv, dc);
+    if (dc->dry && mv->h->nvirt)
+        overlay_load(mv, dc);
+    log_nodes(dc);
+    list_requests(dc);
+    if (dc->dry) /* the would-be arrivals count in the requests too */
+        cycle_overlay_requests(mv->h->virt, mv->h->nvirt, dc->nodes, dc->nn);
+    return plan_and_move(mv, dc, fail_msg, fail_len);
+}
+
+/* The decision of a sampled cycle into dc->v (dc->keep: the last one stands). Returns -1 when
+ * an eviction failed (fail_msg says why). */
+static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t fail_len)
+{
+    size_t n1 = dc->nn ? dc->nn : 1;
+    dc->nodes = calloc(n1, sizeof(*dc->nodes));
+    dc->is_source = calloc(n1, sizeof(bool));
+    dc->usage = calloc(n1, sizeof(double));
+    int any = dc->nodes && dc->is_source && dc->usage ? look_at_nodes(mv, dc) : -1;
+    if (any < 0) {
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while deciding");
+        return 0;
+    }
+    if (dc->dry) /* DryRun: the moves it would have made change the picture once demands are known */
+        history_prune_virtual(mv->h);
+    if (!any) { /* nothing to do, or only settling sources: the plan says which, without reading more */
+        if (rebalance_plan(&dc->p, dc->nodes, dc->nn, NULL, 0, &dc->plan) < 0)
+            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
+        else
+            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, dc->plan.reason, "%s", dc->plan.message);
+        return 0;
+    }
+    if (dc->in->now_ms < mv->quiet_until_ms && mv->quiet_generation == dc->in->pr->generation) {
+        dc->keep = true; /* the last look found nothing to move: the decision stands until it settles */
+        return 0;
+    }
+    return decide_moves(mv, dc, fail_msg, fail_len);
+}
+
+static void decision_free(struct decision *dc)
+{
+    rebalance_plan_free(&dc->plan);
+    gather_candidates_free(&dc->cands);
+    free(dc->nodes);
+    free(dc->is_source);
+    free(dc->usage);
+}
+
+/* ---- the cycle ---- */
+
+/* eviction.method Migrate: whether VM moves are targeted live migrations this cycle; the
+ * reason they are not (NULL when they are, or Migrate was not asked for). */
+static const char *method(struct mover *mv, const struct act *a)
+{
+    const struct api_spec *spec = &a->in->pr->spec;
+    mv->targeted = false;
+    if (spec->eviction.method != API_METHOD_MIGRATE || spec->eviction.mode == API_MODE_DISABLED)
+        return NULL;
+    if (!a->d->vmims) {
+        mv->support.support = MIGRATE_UNSUPPORTED;
+        snprintf(mv->support.why, sizeof(mv->support.why), "the KubeVirt API (%s) is not served", MOVER_KUBEVIRT_GV);
+    } else {
+        gather_migrate_support(a->d->client, &mv->support, a->in->now_ms, a->in->pr->name);
+    }
+    mv->targeted = mv->support.support == MIGRATE_SUPPORTED;
+    if (mv->targeted)
+        return NULL;
+    if (!mv->support.warned) {
+        char note[700];
+        snprintf(note, sizeof(note), "eviction.method Migrate falls back to eviction: %s", mv->support.why);
+        act_event(a, "Warning", "MigrateUnsupported", "Decide", note);
+        mv->support.warned = true;
+    }
+    return mv->support.why;
+}
+
+/* Write the verdict into next's Rebalancing condition; log and raise an Event when its reason
+ * changed. */
+static void conclude(struct mover *mv, const struct act *a, struct cycle_verdict *v, const char *fallback,
+                     struct api_status *next)
+{
+    const struct mover_input *in = a->in;
+    cycle_finish(v, history_running(mv->h, in->now_ms), in->pr->spec.eviction.mode == API_MODE_AUTOMATIC, fallback);
+    conditions_set(next, API_CONDITION_REBALANCING, v->status, v->reason, v->message, in->pr->generation,
+                   in->now_ms / 1000);
+    if (strcmp(mv->last_reason, v->reason) == 0)
+        return;
+    if (cycle_blocked(v->reason))
+        act_event(a, "Warning", "RebalanceBlocked", "Decide", v->message);
+    log_info("rebalancing", "psirebalance", in->pr->name, "reason", v->reason, "message", v->message);
+    snprintf(mv->last_reason, sizeof(mv->last_reason), "%s", v->reason);
+}
+
+/* Begin the cycle: the history at this time and spec (DryRun's picture ends with DryRun). */
+static void begin(struct mover *mv, const struct mover_input *in)
+{
+    const struct api_spec *spec = &in->pr->spec;
+    struct cooldown_params cp = {spec->eviction.cooldown.initial_ms, spec->eviction.cooldown.max_ms,
+                                 spec->eviction.cooldown.history_ms};
+    history_begin(mv->h, &cp, in->now_ms, &in->pr->status);
+    if (mv->have_mode && mv->mode != spec->eviction.mode)
+        history_forget_dry_run(mv->h);
+    mv->have_mode = true;
+    mv->mode = spec->eviction.mode;
+}
+
+int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_input *in, struct api_status *next,
+              const char **fail_reason, char *fail_msg, size_t fail_len)
+{
+    begin(mv, in);
+    struct act a = {d, in, mv->h, &mv->stats};
+    struct gather_migrations migs;
+    if (gather_migrations(d->vmims, d->vmis, &migs) < 0)
+        log_warn("migrations not all read: out of memory", "psirebalance", in->pr->name);
+    if (act_follow(&a, &migs) < 0)
+        log_warn("moves not followed: out of memory", "psirebalance", in->pr->name);
+    if (d->vmims)
+        act_cleanup(&a, &migs);
+    const char *fallback = method(mv, &a);
+
+    struct decision dc = {.d = d, .in = in, .migs = &migs, .nn = in->nnodes,
+                          .dry = in->pr->spec.eviction.mode == API_MODE_DRY_RUN};
+    bool set = true;
+    int rc = 0;
+    if (cycle_gate(&in->pr->spec, in->metrics_ok, &dc.v)) {
+        /* nothing is decided: the gate says why */
+    } else if (in->sampled) {
+        if (decide(mv, &dc, fail_msg, fail_len) < 0) {
+            *fail_reason = "EvictionFailed";
+            rc = -1;
+        }
+        set = !dc.keep;
+    } else {
+        set = false; /* between samples the decision stands */
+    }
+    if (set)
+        conclude(mv, &a, &dc.v, fallback, next);
+    else if (!api_status_condition(next, API_CONDITION_REBALANCING))
+        conditions_set(next, API_CONDITION_REBALANCING, API_CONDITION_UNKNOWN, "Pending",
+                       "waiting for the first pressure sample", in->pr->generation, in->now_ms / 1000);
+    history_fill_status(mv->h, in->now_ms, in->pr->spec.eviction.cooldown.history_ms, next);
+    decision_free(&dc);
+    free(migs.v);
+    return rc;
+}

@@ -1,0 +1,125 @@
+/* mover: rebalancing's edge for one PsiRebalance, where the pure decisions of this directory
+ * (evictor, cycle, history, rebalance, moves, cooldown, usage, resources) meet the API. The
+ * reconciler calls mover_run once per reconcile; it reads as the story of a cycle:
+ *
+ *   1. history: reads back, once, the moves and counters the status holds (so cooldowns and
+ *      counts survive a restart); a change of eviction.mode ends DryRun's picture;
+ *   2. gathering (gather.h): the migrations in the cluster; acting (act.h): every move
+ *      followed through them (phases, counters per source node, an Event for each outcome; a
+ *      failed migration counts as a repeat move in the workload's cooldown), our failed and
+ *      stuck targeted migrations deleted (counted as failed), a targeted move whose migration
+ *      is gone counted as failed;
+ *   3. eviction.method Migrate: whether KubeVirt takes targeted live migrations (its
+ *      VirtualMachineInstanceMigration CRD has spec.addedNodeSelector, read every 10
+ *      minutes); otherwise VMs are evicted and the condition and a MigrateUnsupported Event
+ *      say why;
+ *   4. on cycles with a new pressure sample, unless the gate (cycle.h) says nothing is to be
+ *      decided, the decision:
+ *      - sources: selected nodes above evictAbovePercent for the sustain window, not settling
+ *        (cycle.h);
+ *      - only then the footprint grows for the cycle: the candidates come from a pod
+ *        informer narrowed by podSelector (asked of the manager), the evictor (evictor.h)
+ *        says which may go, one usage query (or the kubelet summaries) gives their CPU usage
+ *        and the nodes', and the pods of at most MOVER_MAX_LISTED eligible destinations are
+ *        listed for their requests;
+ *      - DryRun's would-be moves are laid over the nodes (cycle.h);
+ *      - rebalance_plan, then each move is made (act.h): a VM of method Migrate through a
+ *        VirtualMachineInstanceMigration with addedNodeSelector, every other move through
+ *        policy/v1 Eviction (DryRun: the same calls with dryRun=All, so PodDisruptionBudgets
+ *        and KubeVirt's webhook answer without any effect). 200: evicted (the restart path);
+ *        429 "Eviction triggered evacuation" or "Evacuation in progress": a live migration
+ *        accepted (counted, remembered, not asked again); another 429 (a PDB, a VM that
+ *        cannot migrate): skipped with its reason and held back as a move would be, and the
+ *        plan is made again without it (at most MOVER_MAX_ROUNDS plans);
+ *      - a look that finds nothing to move is not repeated before the settle time has passed
+ *        (or the spec changed): the decision and its reason stand meanwhile, so a node that
+ *        stays hot with nothing to do costs no usage query and no pod list every cycle;
+ *   5. writes status.moves, the eviction and migration counters (summary and per node) and
+ *      the Rebalancing condition (True while moves run; otherwise why nothing moves) into the
+ *      status the reconciler is about to write, and Events for every move.
+ * Not thread-safe: run it from the event loop's thread. See docs/architecture.md. */
+#ifndef PSI_RECONCILE_MOVER_H
+#define PSI_RECONCILE_MOVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "informer.h"
+#include "prom.h"
+#include "psirebalance.h"
+#include "rest.h"
+
+/* Most destination nodes whose pods are listed in one cycle (the coolest ones). */
+#define MOVER_MAX_LISTED 16
+
+/* The requested-by annotation of the Evictions it asks for. */
+#define MOVER_REQUESTED_BY "rebalance.psi.dev/psi-rebalancer"
+
+/* The API group of KubeVirt. */
+#define MOVER_KUBEVIRT_GV "kubevirt.io/v1"
+
+/* What a mover works with; all borrowed. */
+struct mover_deps {
+    struct kube_client *client;
+    struct kube_events *events;         /* may be NULL */
+    struct kube_informer *vmis, *vmims; /* NULL: the KubeVirt API does not exist */
+    /* The pod informer for a labelSelector (made and started on the first ask, kept while it
+     * is asked for); NULL when it cannot be made. */
+    struct kube_informer *(*pods)(void *ud, const char *label_selector);
+    void *pods_ud;
+};
+
+/* A selected node this cycle. */
+struct mover_node {
+    const char *name;
+    const cJSON *node;              /* the informer's projection (gather_node_projection) */
+    bool tainted;                   /* carries our taint after this cycle's writes */
+    double pressure[API_RESOURCES]; /* this cycle's reading, NAN when unknown */
+};
+
+/* One reconcile's input. */
+struct mover_input {
+    const cJSON *obj;                  /* the PsiRebalance */
+    const struct api_psirebalance *pr; /* decoded */
+    const struct mover_node *nodes;
+    size_t nnodes;
+    bool sampled;                      /* a new pressure sample was taken: decide */
+    bool metrics_ok;                   /* the last sample succeeded */
+    const struct psi_prom_config *prom; /* the Prometheus for usage; NULL with the Kubelet source */
+    int64_t now_ms;                    /* wall clock, ms since the epoch */
+};
+
+/* Counters for the metrics endpoint. */
+struct mover_stats {
+    uint64_t evictions;          /* evictions made (200) */
+    uint64_t migrations_requested; /* evictions answered with a live migration */
+    uint64_t dry_run_moves;      /* moves DryRun would have made */
+    uint64_t refused;            /* evictions refused (PDB, ...) */
+    uint64_t eviction_failures;  /* evictions that failed otherwise */
+    uint64_t migrations_succeeded, migrations_failed;
+    uint64_t usage_queries, usage_failures;
+};
+
+/* Re-plans in one cycle after evictions were refused. */
+#define MOVER_MAX_ROUNDS 3
+
+struct mover;
+
+/* A new mover (no state yet); NULL on no memory. */
+struct mover *mover_new(void);
+
+/* Free it (NULL is fine). */
+void mover_free(struct mover *mv);
+
+/* One reconcile (see above). next is the status being built (its nodes already filled by the
+ * taint cycle, when there was one). Returns 0, or -1 when an eviction failed in a way that
+ * needs attention (*fail_reason and fail_msg, fail_len bytes, say how; the cycle counts as
+ * failed). */
+int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_input *in, struct api_status *next,
+              const char **fail_reason, char *fail_msg, size_t fail_len);
+
+/* The counters so far. */
+const struct mover_stats *mover_stats(const struct mover *mv);
+
+#endif

@@ -1,0 +1,192 @@
+/* sampling: pressure readings of one PsiRebalance's nodes (see sampling.h). */
+#include "sampling.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kubelet.h"
+#include "logging.h"
+#include "notify.h"
+#include "prom.h"
+#include "resources.h"
+
+static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static const char *or_empty(const char *s) { return s ? s : ""; }
+
+void sampling_init(struct sampling *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->metrics = -1;
+}
+
+void sampling_free(struct sampling *s)
+{
+    psi_source_free(s->source);
+    free(s->source_key);
+    psi_sample_free(&s->sample);
+    s->source = NULL;
+    s->source_key = NULL;
+    s->have_sample = false;
+}
+
+/* The pressure source for spec, made anew when the spec's metrics settings changed. */
+static struct psi_source *source_for(struct sampling *s, const struct sampling_in *in, struct psi_status *st)
+{
+    const struct api_spec *spec = in->spec;
+    char key[2048];
+    const char *token = spec->metrics.prometheus.bearer_token_file;
+    snprintf(key, sizeof(key), "%s|%s|%s%s|%s|%d", api_source_name(spec->metrics.source),
+             or_empty(spec->metrics.prometheus.url), token ? "file:" : "reader", or_empty(token),
+             or_empty(spec->metrics.prometheus.ca_file), spec->metrics.prometheus.send_token_over_plain_http);
+    if (s->source && s->source_key && strcmp(s->source_key, key) == 0)
+        return s->source;
+    psi_source_free(s->source);
+    free(s->source_key);
+    s->source = NULL;
+    s->source_key = NULL;
+    if (spec->metrics.source == API_SOURCE_KUBELET)
+        s->source = psi_kubelet_source_new(in->client, st);
+    else if (in->prom)
+        s->source = psi_prom_source_new(in->prom, st);
+    else
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+    if (s->source && !(s->source_key = strdup(key))) { /* without its key it would be made anew every time */
+        psi_source_free(s->source);
+        s->source = NULL;
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+    }
+    return s->source;
+}
+
+/* The source's index of an API resource. */
+static enum psi_resource psi_resource_of(enum api_resource res)
+{
+    static const enum psi_resource map[API_RESOURCES] = {PSI_CPU, PSI_MEMORY, PSI_IO};
+    return map[res];
+}
+
+static int node_sample_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct psi_node_sample *)a)->name, ((const struct psi_node_sample *)b)->name);
+}
+
+const struct psi_node_sample *sampling_of(const struct sampling *s, const char *node)
+{
+    struct psi_node_sample key = {.name = (char *)node};
+    return s->have_sample && s->sample.n_nodes
+               ? bsearch(&key, s->sample.nodes, s->sample.n_nodes, sizeof(key), node_sample_cmp)
+               : NULL;
+}
+
+double sampling_reading(const struct psi_node_sample *ns, enum api_resource res)
+{
+    if (!ns || !ns->value[psi_resource_of(res)].known)
+        return NAN;
+    return ns->value[psi_resource_of(res)].percent;
+}
+
+double sampling_utilization(const struct psi_node_sample *ns)
+{
+    return ns && ns->utilization.known ? ns->utilization.percent : NAN;
+}
+
+/* The owned nodes as the source wants them. */
+struct descs {
+    struct psi_node_desc *v;
+    const char **ips;
+    size_t n;
+};
+
+static int describe(const struct ownership_nodes *nodes, struct descs *d)
+{
+    d->v = calloc(nodes->n ? nodes->n : 1, sizeof(*d->v));
+    d->ips = calloc(nodes->n ? nodes->n : 1, sizeof(*d->ips));
+    d->n = 0;
+    if (!d->v || !d->ips)
+        return -1;
+    for (size_t i = 0; i < nodes->n; i++) {
+        if (!nodes->v[i].owned)
+            continue;
+        const cJSON *status = get(nodes->v[i].node, "status"), *a;
+        d->ips[d->n] = NULL;
+        cJSON_ArrayForEach(a, get(status, "addresses")) {
+            const cJSON *addr = get(a, "address");
+            if (!d->ips[d->n] && cJSON_IsString(addr))
+                d->ips[d->n] = addr->valuestring;
+        }
+        d->v[d->n] = (struct psi_node_desc){nodes->v[i].name, &d->ips[d->n], d->ips[d->n] ? 1 : 0,
+                                            resources_get(get(status, "capacity"), "cpu")};
+        d->n++;
+    }
+    return 0;
+}
+
+/* The metrics state after a sample with status st (src: the source that answered, n nodes
+ * asked; on success the sample is s->sample already). */
+static int follow_metrics(struct sampling *s, const struct sampling_in *in, const struct psi_status *st,
+                          const char *src, size_t n)
+{
+    int was = s->metrics;
+    if (st->failed) {
+        s->metrics = 0;
+        snprintf(s->reason, sizeof(s->reason), "%s", st->reason);
+        snprintf(s->message, sizeof(s->message), "%s; every taint is held as it is", st->message);
+        log_warn("pressure not readable: taints held", "psirebalance", in->ref->name, "reason", st->reason, "error",
+                 st->message);
+        if (was != 0)
+            notify_event(in->events, in->ref, "Warning", "MetricsUnavailable", "Sample", s->message, in->now_ms);
+        return -1;
+    }
+    s->metrics = 1;
+    snprintf(s->reason, sizeof(s->reason), "SampleSucceeded");
+    char unread[600];
+    psi_sample_unread_text(&s->sample, unread, sizeof(unread));
+    snprintf(s->message, sizeof(s->message), "%s: %zu nodes sampled%s%s", src, n, unread[0] ? "; " : "", unread);
+    if (was == 0)
+        notify_event(in->events, in->ref, "Normal", "MetricsAvailable", "Sample", "pressure readings are back",
+                     in->now_ms);
+    return 0;
+}
+
+int sampling_take(struct sampling *s, const struct sampling_in *in)
+{
+    const struct api_spec *spec = in->spec;
+    struct descs d;
+    struct psi_status st;
+    psi_status_ok(&st);
+    if (describe(in->nodes, &d) < 0)
+        psi_status_fail(&st, PSI_REASON_CONFIG, "out of memory");
+    struct psi_sample sample = {0};
+    struct psi_source *src = st.failed ? NULL : source_for(s, in, &st);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (src) {
+        /* cpu "some" always: the rebalancer's predictions read it */
+        unsigned full = spec->pressure.stall == API_STALL_FULL ? PSI_RES_BIT(psi_resource_of(spec->pressure.resource))
+                                                               : 0;
+        struct psi_request req = {d.v, d.n, PSI_RES_ALL, full, (long)(spec->metrics.window_ms / 1000),
+                                  spec->pressure.has_utilization_floor};
+        psi_source_sample(src, &req, &sample);
+        st = sample.status;
+    }
+    free(d.v);
+    free(d.ips);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    s->last_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (st.failed) {
+        psi_sample_free(&sample);
+        return follow_metrics(s, in, &st, NULL, d.n);
+    }
+    if (sample.n_node_errors)
+        log_warn("some nodes unreadable", "psirebalance", in->ref->name, "error", sample.node_error);
+    psi_sample_free(&s->sample);
+    s->sample = sample;
+    s->have_sample = true;
+    if (s->sample.n_nodes)
+        qsort(s->sample.nodes, s->sample.n_nodes, sizeof(*s->sample.nodes), node_sample_cmp);
+    return follow_metrics(s, in, &st, src ? src->name : "", d.n);
+}

@@ -1,0 +1,60 @@
+/* sampling: the pressure readings of one PsiRebalance's nodes, from the source its spec names
+ * (Prometheus or the kubelets). The source is made anew only when spec.metrics changes; the
+ * last good sample is kept for the next cycles and the metrics endpoint; the metrics state
+ * (MetricsAvailable's reason and message) follows each sample, with an Event when the
+ * readings go away or come back. Not thread-safe. */
+#ifndef PSI_RECONCILE_SAMPLING_H
+#define PSI_RECONCILE_SAMPLING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "ownership.h"
+#include "psirebalance.h"
+#include "rest.h"
+#include "source.h"
+
+/* Owned; zero it, then sampling_init. */
+struct sampling {
+    struct psi_source *source;
+    char *source_key;         /* the spec fields the source was made from */
+    struct psi_sample sample; /* the last successful sample, nodes sorted by name */
+    bool have_sample;
+    int metrics;              /* -1 not read yet, 0 failed, 1 ok */
+    char reason[48];          /* MetricsAvailable's */
+    char message[1024];
+    double last_seconds;      /* how long the last sample took */
+};
+
+/* What one sample needs; all borrowed. */
+struct sampling_in {
+    struct kube_client *client;    /* for the kubelet source */
+    struct kube_events *events;    /* may be NULL */
+    const struct kube_event_ref *ref; /* the PsiRebalance, for Events */
+    const struct api_spec *spec;
+    const struct ownership_nodes *nodes; /* the owned ones are sampled */
+    const struct psi_prom_config *prom;  /* the Prometheus settings (promcred.h); NULL: no memory */
+    int64_t now_ms;
+};
+
+/* Make s ready (no sample, metrics not read yet). */
+void sampling_init(struct sampling *s);
+
+/* Release what s owns. */
+void sampling_free(struct sampling *s);
+
+/* Sample the owned nodes; updates the metrics state and, on success, the sample. Returns 0 on
+ * a good sample, -1 when the source failed (the message says why; taints are held). */
+int sampling_take(struct sampling *s, const struct sampling_in *in);
+
+/* The last sample of node, or NULL. */
+const struct psi_node_sample *sampling_of(const struct sampling *s, const char *node);
+
+/* A node sample's reading of an API resource (percent), NAN when unknown or ns is NULL. */
+double sampling_reading(const struct psi_node_sample *ns, enum api_resource res);
+
+/* A node sample's CPU utilisation (percent), NAN when unknown or ns is NULL. */
+double sampling_utilization(const struct psi_node_sample *ns);
+
+#endif

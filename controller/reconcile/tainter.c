@@ -1,0 +1,242 @@
+/* tainter: the taint writes of one PsiRebalance (see tainter.h). */
+#include "tainter.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "logging.h"
+#include "nodestatus.h"
+#include "notify.h"
+#include "taintfsm.h"
+
+static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const cJSON *taints_of(const cJSON *node) { return get(get(node, "spec"), "taints"); }
+
+int tainter_write(const struct tainter *tw, const cJSON *cached, const struct taintpatch_taint *t,
+                  enum taintpatch_op op, char *rv, size_t rvlen, struct kube_err *err)
+{
+    const char *name = str(get(cached, "metadata"), "name");
+    char *path = kube_path("v1", NULL, "nodes", name, NULL);
+    cJSON *fresh = NULL;
+    const cJSON *node = cached;
+    int rc = -1;
+    kube_err_clear(err);
+    if (!path)
+        kube_err_set(err, 0, "Encode", "node %s: out of memory", name ? name : "");
+    for (int attempt = 0; path && attempt < 2; attempt++) {
+        cJSON *patch = NULL;
+        char why[256];
+        enum taintpatch_result res = taintpatch_build(taints_of(node), str(get(node, "metadata"), "resourceVersion"),
+                                                      t, op, &patch, why, sizeof(why));
+        if (res == TAINTPATCH_NOOP) {
+            rc = 0;
+            break;
+        }
+        if (res == TAINTPATCH_FOREIGN) {
+            kube_err_set(err, 0, "Conflict", "node %s carries taint %s owned by another PsiRebalance", name, t->key);
+            break;
+        }
+        if (res == TAINTPATCH_ERROR) {
+            kube_err_set(err, 0, "Invalid", "node %s: %s", name, why);
+            break;
+        }
+        cJSON *reply = kube_rest_patch(tw->client, path, KUBE_PATCH_JSON, patch, NULL, err);
+        cJSON_Delete(patch);
+        if (reply) {
+            const char *after = str(get(reply, "metadata"), "resourceVersion");
+            snprintf(rv, rvlen, "%s", after ? after : "");
+            cJSON_Delete(reply);
+            rc = 1;
+            break;
+        }
+        if (err->status != 422 && err->status != 409)
+            break;
+        cJSON_Delete(fresh);
+        fresh = kube_rest_get(tw->client, path, err);
+        if (!fresh)
+            break;
+        node = fresh;
+    }
+    cJSON_Delete(fresh);
+    free(path);
+    return rc;
+}
+
+static int collect_node(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key, (void)rv;
+    return obj ? ownership_add_node(ud, obj) : 0;
+}
+
+int tainter_remove_all(const struct tainter *tw, const struct kube_informer *nodes, const struct taintpatch_taint *t,
+                       int64_t now_ms)
+{
+    struct ownership_nodes all = {0};
+    int failures = 0;
+    if (kube_informer_foreach(nodes, collect_node, &all) != 0)
+        failures++;
+    for (size_t i = 0; i < all.n; i++) {
+        if (!taintpatch_has_any(taints_of(all.v[i].node), t))
+            continue;
+        struct kube_err err;
+        char rv[32];
+        int wrote = tainter_write(tw, all.v[i].node, t, TAINTPATCH_REMOVE, rv, sizeof(rv), &err);
+        if (wrote < 0) {
+            log_error("taint not removed", "node", all.v[i].name, "psirebalance", t->owner, "error", err.msg);
+            tw->counters->taint_write_failures++;
+            failures++;
+            continue;
+        }
+        if (wrote == 0)
+            continue; /* gone already */
+        tw->counters->taints_removed++;
+        log_info("taint removed", "node", all.v[i].name, "psirebalance", t->owner, "why", "PsiRebalanceDeleted");
+        struct kube_event_ref ref = {"v1", "Node", NULL, all.v[i].name, NULL};
+        notify_event(tw->events, &ref, "Normal", "Untainted", "Untaint", "PsiRebalance deleted: pressure taint removed",
+                     now_ms);
+    }
+    free(all.v);
+    return failures;
+}
+
+/* ---- one cycle ---- */
+
+/* The state machine's input: one entry per node it looks at. */
+struct step {
+    struct taintfsm_input *in;
+    const cJSON **node;                   /* per input: the cached node */
+    struct nodestatus_reading *readings;  /* per input */
+    size_t n;
+    char (*written)[32];                  /* per input: resourceVersion after our write */
+    bool *done;                           /* per input: our write happened */
+    struct taintfsm_result res;
+};
+
+static void step_free(struct step *s)
+{
+    free(s->in);
+    free(s->node);
+    free(s->readings);
+    free(s->written);
+    free(s->done);
+    taintfsm_result_free(&s->res);
+}
+
+/* The owned nodes and those that still carry our taint, as the state machine sees them. */
+static int step_inputs(const struct tainter_cycle *c, struct step *s)
+{
+    size_t n1 = c->nodes->n ? c->nodes->n : 1;
+    s->in = calloc(n1, sizeof(*s->in));
+    s->node = calloc(n1, sizeof(*s->node));
+    s->readings = calloc(n1, sizeof(*s->readings));
+    s->written = calloc(n1, sizeof(*s->written));
+    s->done = calloc(n1, sizeof(*s->done));
+    if (!s->in || !s->node || !s->readings || !s->written || !s->done)
+        return -1;
+    for (size_t i = 0; i < c->nodes->n; i++) {
+        const struct ownership_node *v = &c->nodes->v[i];
+        const cJSON *taints = taints_of(v->node);
+        if (!v->owned && !taintpatch_has_any(taints, c->t))
+            continue;
+        const struct taintstate_record *rec = taintstate_find(c->state, v->name);
+        const struct psi_node_sample *ns = sampling_of(c->sampling, v->name);
+        bool behind = taintstate_cache_behind(rec, v->node, c->now_ms);
+        s->in[s->n] = (struct taintfsm_input){
+            .name = v->name,
+            .selected = v->owned,
+            .has_prev = rec != NULL,
+            .state = rec ? rec->state : API_NODE_UNKNOWN,
+            .since_ms = rec ? rec->since_ms : c->now_ms,
+            .tainted = behind ? rec->tainted : taintpatch_has(taints, c->t),
+            .pressure = sampling_reading(ns, c->spec->pressure.resource),
+            .utilization = sampling_utilization(ns),
+        };
+        for (int res = 0; res < API_RESOURCES; res++)
+            s->readings[s->n].pressure[res] = sampling_reading(ns, (enum api_resource)res);
+        s->readings[s->n].utilization = s->in[s->n].utilization;
+        s->node[s->n++] = v->node;
+    }
+    return 0;
+}
+
+/* Make the state machine's writes. Returns the failures. */
+static int step_writes(const struct tainter *tw, const struct tainter_cycle *c, struct step *s)
+{
+    int failures = 0;
+    for (size_t a = 0; a < s->res.nactions; a++) {
+        const struct taintfsm_action *act = &s->res.actions[a];
+        struct kube_err err;
+        bool add = act->op == TAINTFSM_ADD;
+        int wrote = tainter_write(tw, s->node[act->input], c->t, add ? TAINTPATCH_ADD : TAINTPATCH_REMOVE,
+                                  s->written[act->input], sizeof(s->written[act->input]), &err);
+        if (wrote < 0) {
+            log_error(add ? "taint not added" : "taint not removed", "node", act->node, "psirebalance", c->t->owner,
+                      "error", err.msg);
+            tw->counters->taint_write_failures++;
+            failures++;
+            continue;
+        }
+        if (wrote == 0)
+            continue; /* the node already was so (the cache had not shown it yet) */
+        s->done[act->input] = true;
+        if (add)
+            tw->counters->taints_added++;
+        else
+            tw->counters->taints_removed++;
+    }
+    return failures;
+}
+
+/* The Events after all taint writes of the cycle: they share the write budget, and the
+ * taints are what the scheduler waits for. */
+static void step_events(const struct tainter *tw, const struct tainter_cycle *c, const struct step *s)
+{
+    const struct api_spec *spec = c->spec;
+    for (size_t a = 0; a < s->res.nactions; a++) {
+        const struct taintfsm_action *act = &s->res.actions[a];
+        if (!s->done[act->input])
+            continue;
+        bool add = act->op == TAINTFSM_ADD;
+        char pressure[32] = "unknown";
+        double p = sampling_reading(sampling_of(c->sampling, act->node), spec->pressure.resource);
+        if (!isnan(p))
+            snprintf(pressure, sizeof(pressure), "%.1f%%", p);
+        log_info(add ? "taint added" : "taint removed", "node", act->node, "psirebalance", c->t->owner, "why",
+                 taintfsm_why_name(act->why), "pressure", pressure);
+        char note[512];
+        snprintf(note, sizeof(note), "%s %s taint %s:%s (%s, %s pressure %s)", add ? "added" : "removed",
+                 api_taint_effect_name(spec->taint.effect), c->t->key, c->t->owner, taintfsm_why_name(act->why),
+                 api_resource_name(spec->pressure.resource), pressure);
+        struct kube_event_ref ref = {"v1", "Node", NULL, act->node, NULL};
+        notify_event(tw->events, &ref, "Normal", add ? "Tainted" : "Untainted", add ? "Taint" : "Untaint", note,
+                     c->now_ms);
+    }
+}
+
+int tainter_step(const struct tainter *tw, const struct tainter_cycle *c, struct api_status *next)
+{
+    struct step s = {0};
+    struct taintfsm_params p;
+    taintfsm_params_from_spec(c->spec, &p);
+    if (step_inputs(c, &s) < 0 || taintfsm_step(&p, s.in, s.n, c->now_ms, &s.res) < 0) {
+        step_free(&s);
+        return -1;
+    }
+    int failures = step_writes(tw, c, &s);
+    step_events(tw, c, &s);
+    if (taintstate_update(c->state, &s.res, (const char(*)[32])s.written, c->now_ms) < 0)
+        failures = -1;
+    if (nodestatus_build(next, &s.res, s.readings, NULL) < 0)
+        failures = -1;
+    step_free(&s);
+    return failures;
+}

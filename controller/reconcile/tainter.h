@@ -1,0 +1,52 @@
+/* tainter: the taint writes of one PsiRebalance and what goes with them. One cycle runs the
+ * state machine (taintfsm.h) over the owned nodes and those that still carry our taint, makes
+ * its writes (JSON patches from taintpatch.h that test the taints they were built from; on a
+ * conflict the node is read again and the patch rebuilt once), records an Event per taint
+ * change after all writes, keeps the result (taintstate.h) and fills the status's per-node
+ * entries (nodestatus.h). Deletion takes our taint off every node. Not thread-safe. */
+#ifndef PSI_RECONCILE_TAINTER_H
+#define PSI_RECONCILE_TAINTER_H
+
+#include <stdint.h>
+
+#include "events.h"
+#include "informer.h"
+#include "ownership.h"
+#include "reconciler.h"
+#include "rest.h"
+#include "sampling.h"
+#include "status.h"
+#include "taintpatch.h"
+#include "taintstate.h"
+
+/* What the writes work with; all borrowed. */
+struct tainter {
+    struct kube_client *client;
+    struct kube_events *events;           /* may be NULL */
+    struct reconciler_counters *counters; /* taints added, removed, failed writes */
+};
+
+/* One cycle's input. */
+struct tainter_cycle {
+    const struct api_spec *spec;
+    const struct ownership_nodes *nodes;
+    const struct taintpatch_taint *t;
+    const struct sampling *sampling; /* this cycle's readings */
+    struct taintstate *state;        /* updated */
+    int64_t now_ms;
+};
+
+/* Add or remove taint t on the node cached shows, keeping every other taint. Returns 1 when it
+ * was written (rv, rvlen bytes, gets the node's resourceVersion after the write), 0 when the
+ * node already was as asked, -1 with err on failure. */
+int tainter_write(const struct tainter *tw, const cJSON *cached, const struct taintpatch_taint *t,
+                  enum taintpatch_op op, char *rv, size_t rvlen, struct kube_err *err);
+
+/* Take taint t off every node of the informer that carries it. Returns the failures. */
+int tainter_remove_all(const struct tainter *tw, const struct kube_informer *nodes, const struct taintpatch_taint *t,
+                       int64_t now_ms);
+
+/* One cycle (see above) into next. Returns the number of failed writes, or -1 on no memory. */
+int tainter_step(const struct tainter *tw, const struct tainter_cycle *c, struct api_status *next);
+
+#endif

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# OLM installs the operator from its catalog, as README's "Installing" tells users to, and
+# upgrades and removes it.
+#
+# Real: OLM v0's olm-operator and catalog-operator (hack/cluster/olm) on the bed's API server,
+# the committed catalog/ served by `opm serve` and reached by a CatalogSource's spec.address,
+# the Namespace, OperatorGroup and Subscription of README, kwok playing the kubelet of the
+# Deployment's pods. Simulated, because the bed runs no container runtime: the bundle-unpack
+# pod (hack/sim/olm-unpack runs its extract container's `opm alpha bundle extract` against the
+# bundle directory its image is built from, with the pod's ServiceAccount token), and the
+# operator's pod, whose container is the operator binary run here with a token of the
+# ServiceAccount OLM created and the command line of the CSV OLM installed.
+#
+# - Subscription -> InstallPlan Complete -> CSV Succeeded; OLM made the CRD, the
+#   ServiceAccount, the ClusterRoles and bindings from the bundle; the Deployment's pods are
+#   Ready on kwok nodes;
+# - the operator reconciles the first of alm-examples (its metrics pointed at the bed's
+#   Prometheus) to Ready, and its log has no "forbidden" or 403;
+# - a second version, built by hack/bundle.sh into a temporary directory and served as the
+#   next catalog, is offered on the channel: OLM upgrades to it by its skipRange;
+# - deleting the Subscription and the CSV as README says leaves no cluster-scoped RBAC of the
+#   CSV's behind and nothing bound to the install namespace's ServiceAccounts; what OLM keeps
+#   is what README says it keeps: the CRD (its custom resources would go with it), and the
+#   ClusterRoles shipped as bundle manifests (labelled with the CSV's name only, OLM's clean-up
+#   does not find them), bound to nothing.
+#
+#   olm_install.sh    (run by ctest)
+source "$(dirname "$0")/../lib/testlib.sh"
+source "$(dirname "$0")/../lib/operator.sh"
+
+src=${PSI_SOURCE_DIR:?}
+ns=psi-rebalancer-olm # not README's namespace: other tests on this bed install into that one
+market=openshift-marketplace
+crd=psirebalances.rebalance.psi.dev
+sample=$(python3 -c 'import json, sys, yaml
+print(json.loads(yaml.safe_load(open(sys.argv[1]))["metadata"]["annotations"]["alm-examples"])[0]["metadata"]["name"])' \
+  "$src/bundle/manifests/psi-rebalancer.clusterserviceversion.yaml")
+crd_before=$(kubectl get crd "$crd" -o name 2>/dev/null || true)
+
+cleanup() {
+  kubectl delete psirebalance "$sample" --ignore-not-found --timeout=30s >/dev/null 2>&1 || true
+  [ -z "${unpack_pid:-}" ] || kill -- "-$unpack_pid" 2>/dev/null || true # its process group: the watch with it
+  rm -f "$PSI_PROMETHEUS_TARGETS/exporter-$$.json"
+  if ((failures)); then
+    for l in olm-operator catalog-operator; do echo "---- $l log (last 20 lines) ----"; tail -20 "$PSI_TESTBED/logs/$l.log"; done
+    echo "---- olm-unpack log ----"; cat "$work/unpack.log"
+  fi
+  operator_cleanup
+  kubectl delete namespace "$ns" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  kubectl delete catalogsource psi-rebalancer -n "$market" --ignore-not-found >/dev/null 2>&1 || true
+  "$src/hack/cluster/olm" down
+  [ -z "${bundle_rbac:-}" ] || kubectl delete $bundle_rbac --ignore-not-found >/dev/null 2>&1 || true
+  [ -n "$crd_before" ] || kubectl delete crd "$crd" --ignore-not-found >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+"$src/hack/cluster/olm" up
+# The next release, as a release builds it; its catalog, like every release's, carries it alone.
+"$src/hack/bundle.sh" --out "$work/next" 0.2.0 registry.invalid/psi-rebalancer/psi-rebalancer:0.2.0 2>/dev/null
+bundle_image() { python3 -c 'import sys, yaml
+print(next(d["image"] for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("schema") == "olm.bundle"))' "$1/psi-rebalancer/catalog.yaml"; }
+setsid "$src/hack/sim/olm-unpack" "$market" "$(bundle_image "$src/catalog")=$src/bundle" \
+  "$(bundle_image "$work/next/catalog")=$work/next/bundle" 2>"$work/unpack.log" &
+unpack_pid=$!
+"$src/hack/cluster/olm" serve psi-rebalancer "$src/catalog"
+
+# --- the install, as README has it ---------------------------------------------------------------
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $ns
+  labels: {openshift.io/cluster-monitoring: "true"}
+---
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata: {name: psi-rebalancer, namespace: $ns}
+spec: {}
+---
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata: {name: psi-rebalancer, namespace: $ns}
+spec:
+  channel: stable
+  name: psi-rebalancer
+  source: psi-rebalancer
+  sourceNamespace: $market
+  installPlanApproval: Automatic
+YAML
+
+csv_phase() { [ "$(kubectl get csv "$1" -n "$ns" -o jsonpath='{.status.phase}' 2>/dev/null)" = "$2" ]; }
+plan_complete() {
+  local ip
+  ip=$(kubectl get subscription psi-rebalancer -n "$ns" -o jsonpath='{.status.installPlanRef.name}')
+  [ -n "$ip" ] && [ "$(kubectl get installplan "$ip" -n "$ns" -o jsonpath='{.status.phase}')" = Complete ]
+}
+eventually 240 "the Subscription's InstallPlan completes (resolved from the catalog, bundle unpacked)" plan_complete
+eventually 120 "the CSV psi-rebalancer.v0.1.0 reaches Succeeded" csv_phase psi-rebalancer.v0.1.0 Succeeded
+((failures == 0)) || finish # nothing below can pass without the install
+check "OLM created the CRD $crd" kubectl wait --for=condition=Established "crd/$crd" --timeout=30s
+owned_by_csv() { # KIND NAME: owned by the CSV (ownerReference)
+  kubectl get "$1" "$2" -n "$ns" -o json | jq -e '.metadata.ownerReferences[]? | select(.kind == "ClusterServiceVersion")' >/dev/null
+}
+check "OLM created the ServiceAccount psi-rebalancer, owned by the CSV" owned_by_csv serviceaccount psi-rebalancer
+# The bundle's own cluster-scoped RBAC (besides the CSV's clusterPermissions), by name.
+bundle_rbac=$(python3 -c 'import glob, sys, yaml
+for f in sorted(glob.glob(sys.argv[1] + "/*.yaml")):
+    d = yaml.safe_load(open(f))
+    if d["kind"] in ("ClusterRole", "ClusterRoleBinding"):
+        print(d["kind"].lower() + ".rbac.authorization.k8s.io/" + d["metadata"]["name"])' "$src/bundle/manifests")
+rbac_of_ns() { # the cluster-scoped RBAC OLM made for a CSV of $ns, or bound to its ServiceAccounts
+  { kubectl get clusterroles,clusterrolebindings -l "olm.owner.namespace=$ns,olm.owner.kind=ClusterServiceVersion" -o name
+    kubectl get clusterrolebindings -o json | jq -r --arg ns "$ns" \
+      '.items[] | select(any(.subjects[]?; .kind == "ServiceAccount" and .namespace == $ns)) | "clusterrolebinding.rbac.authorization.k8s.io/\(.metadata.name)"'
+  } | sort -u
+}
+binds_operator() {
+  kubectl get clusterrolebindings -l "olm.owner=psi-rebalancer.v0.1.0" -o json | jq -e --arg ns "$ns" \
+    '[.items[] | select(any(.subjects[]; .kind == "ServiceAccount" and .name == "psi-rebalancer" and .namespace == $ns))] | length > 0' >/dev/null
+}
+check "OLM created ClusterRoles and ClusterRoleBindings of the CSV for the ServiceAccount" binds_operator
+made_by_olm() { # the bundle's own ClusterRoles, made (or taken over) by OLM for the CSV
+  local r
+  for r in $bundle_rbac; do
+    [ "$(kubectl get "$r" -o jsonpath='{.metadata.labels.olm\.owner}')" = psi-rebalancer.v0.1.0 ] || return 1
+  done
+}
+check "OLM created the bundle's own ClusterRoles ($(echo $bundle_rbac | wc -w))" made_by_olm
+deployment_ready() {
+  kubectl get deployment psi-rebalancer -n "$ns" -o json | jq -e '.status.readyReplicas == .spec.replicas and .spec.replicas > 0' >/dev/null
+}
+eventually 60 "the Deployment's pods are Ready" deployment_ready
+on_kwok() {
+  local n nodes
+  nodes=$(kubectl get pods -n "$ns" -l app.kubernetes.io/name=psi-rebalancer -o jsonpath='{.items[*].spec.nodeName}')
+  [ -n "$nodes" ] || return 1
+  for n in $nodes; do
+    [ "$(kubectl get node "$n" -o jsonpath='{.metadata.labels.type}')" = kwok ] || return 1
+  done
+}
+check "the pods run on kwok nodes" on_kwok
+
+# --- the operator as OLM made it -----------------------------------------------------------------
+kubectl get csv psi-rebalancer.v0.1.0 -n "$ns" -o json > "$work/csv.json"
+# The serving certificate the kubelet would mount from the Secret of OpenShift's service CA:
+# a pair from the bed's CA in a directory of the test.
+mkdir -p "$work/metrics-cert"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=psi-rebalancer-metrics \
+  -CA "$PSI_TESTBED/pki/ca.crt" -CAkey "$PSI_TESTBED/pki/ca.key" -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$work/metrics-cert/tls.key" -out "$work/metrics-cert/tls.crt" 2>/dev/null
+mapfile -t cmdline < <(jq -r --arg ns "$ns" --arg cert "$work/metrics-cert" '.spec.install.spec.deployments[0].spec.template.spec.containers[0] |
+  (.command // []) + (.args // []) | .[] | gsub("\\$\\(POD_NAMESPACE\\)"; $ns) | sub("^--metrics-cert-dir=.*"; "--metrics-cert-dir=" + $cert)' "$work/csv.json")
+token=$(kubectl create token psi-rebalancer -n "$ns" --duration=1h)
+server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+cat > "$work/sa.kubeconfig" <<YAML
+apiVersion: v1
+kind: Config
+clusters: [{name: bed, cluster: {server: "$server", certificate-authority: "$PSI_TESTBED/pki/ca.crt"}}]
+users: [{name: psi-rebalancer, user: {token: "$token"}}]
+contexts: [{name: bed, context: {cluster: bed, user: psi-rebalancer, namespace: $ns}}]
+current-context: bed
+YAML
+mapfile -t nodes < <(kubectl get nodes -l type=kwok -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')
+start_exporter "${nodes[@]}"
+"$operator_bin" "${cmdline[@]:1}" --kubeconfig "$work/sa.kubeconfig" \
+  --metrics-bind-address=127.0.0.1:0 --health-probe-bind-address=127.0.0.1:0 >>"$work/operator.log" 2>&1 &
+operator_pid=$!
+python3 - "$src/bundle/manifests/psi-rebalancer.clusterserviceversion.yaml" "$PSI_PROMETHEUS_URL" > "$work/sample.json" <<'PY'
+import json, sys, yaml
+sample = json.loads(yaml.safe_load(open(sys.argv[1]))["metadata"]["annotations"]["alm-examples"])[0]
+# The example reads the OpenShift Thanos querier; the bed's Prometheus stands in for it.
+sample["spec"]["metrics"] = {"source": "Prometheus", "prometheus": {"url": sys.argv[2], "bearerTokenFile": ""},
+                             "interval": "5s", "window": "15s"}
+json.dump(sample, sys.stdout)
+PY
+kubectl apply -f "$work/sample.json" >/dev/null
+ready() { [ "$(condition "$sample" Ready)" = True ]; }
+eventually 90 "the operator reconciles the alm-examples PsiRebalance $sample to Ready" ready
+kubectl delete psirebalance "$sample" --timeout=60s >/dev/null
+check "deleted, its finalizer removed by the operator" bash -c "! kubectl get psirebalance $sample 2>/dev/null"
+stop_operator
+if grep -Eiq 'forbidden|\b403\b' "$work/operator.log"; then
+  fail "the operator's log reports a permission denied:"; grep -Ei 'forbidden|\b403\b' "$work/operator.log" | head -10
+else
+  pass "no permission denied in the operator's log ($(wc -l < "$work/operator.log") lines)"
+fi
+
+# --- upgrade: the next release's catalog ---------------------------------------------------------
+"$src/hack/cluster/olm" serve psi-rebalancer "$work/next/catalog"
+eventually 240 "OLM upgrades to psi-rebalancer.v0.2.0 (Succeeded)" csv_phase psi-rebalancer.v0.2.0 Succeeded
+check "the new CSV replaces psi-rebalancer.v0.1.0" bash -c \
+  "[ \"\$(kubectl get csv psi-rebalancer.v0.2.0 -n $ns -o jsonpath='{.spec.replaces}')\" = psi-rebalancer.v0.1.0 ]"
+eventually 60 "the old CSV is gone" bash -c "! kubectl get csv psi-rebalancer.v0.1.0 -n $ns 2>/dev/null"
+new_image() {
+  [ "$(kubectl get deployment psi-rebalancer -n "$ns" -o jsonpath='{.spec.template.spec.containers[0].image}')" = \
+    registry.invalid/psi-rebalancer/psi-rebalancer:0.2.0 ]
+}
+check "the Deployment runs the new image" new_image
+eventually 60 "the upgraded Deployment's pods are Ready" deployment_ready
+
+# --- removal ---------------------------------------------------------------------------------------
+check "OLM's cluster-scoped RBAC for the CSV is found by its owner labels" test -n "$(rbac_of_ns)"
+kubectl delete subscription psi-rebalancer -n "$ns" >/dev/null
+check "README's selector deletes the CSV" bash -c \
+  "kubectl delete csv -n $ns -l operators.coreos.com/psi-rebalancer.$ns -o name | grep -qx clusterserviceversion.operators.coreos.com/psi-rebalancer.v0.2.0"
+no_rbac_left() { [ -z "$(rbac_of_ns)" ]; }
+eventually 60 "no ClusterRole or ClusterRoleBinding of the CSV is left, none binds the namespace's ServiceAccounts" no_rbac_left
+((failures == 0)) || rbac_of_ns
+kept_unbound() { # the bundle's ClusterRoles are kept, and no binding refers to them
+  local r
+  for r in $bundle_rbac; do
+    kubectl get "$r" >/dev/null || return 1
+    ! kubectl get clusterrolebindings -o json | jq -e --arg n "${r##*/}" 'any(.items[]; .roleRef.name == $n)' >/dev/null || return 1
+  done
+}
+check "the bundle's own ClusterRoles are kept, bound to nothing (README: delete them by hand)" kept_unbound
+eventually 60 "the Deployment is gone" bash -c "! kubectl get deployment psi-rebalancer -n $ns 2>/dev/null"
+check "the CRD stays (OLM never deletes a CRD)" kubectl get crd "$crd"
+finish

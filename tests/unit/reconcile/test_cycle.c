@@ -1,0 +1,245 @@
+/* Unit tests of controller/reconcile/cycle: the decisions around the plan: the gate, the
+ * sustain tracker, the settling rules, DryRun's overlay, which destinations are listed, what a
+ * round of moves changes, and which condition reason wins. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cycle.h"
+
+static struct rebalance_node node(const char *name, double cpus, double demand, double pressure)
+{
+    return (struct rebalance_node){
+        .name = name,
+        .selected = true,
+        .pressure = pressure,
+        .cpus = cpus,
+        .demand = demand,
+        .alloc_cpu = cpus,
+        .alloc_memory = 64.0 * 1073741824,
+        .alloc_pods = 110,
+        .req_cpu = NAN,
+        .req_memory = NAN,
+        .req_pods = NAN,
+    };
+}
+
+static struct rebalance_params params(void)
+{
+    return (struct rebalance_params){.evict_above = 30, .taint_above = 25, .untaint_below = 16, .max_per_node = 1,
+                                     .max_per_namespace = 1, .max_total = 2, .max_in_flight = 2};
+}
+
+static void test_gate(void **state)
+{
+    (void)state;
+    struct api_spec spec = {0};
+    assert_int_equal(api_spec_defaults(&spec), 0);
+    struct cycle_verdict v;
+    spec.eviction.mode = API_MODE_AUTOMATIC;
+    spec.pressure.resource = API_RESOURCE_CPU;
+    assert_false(cycle_gate(&spec, true, &v));
+    assert_true(cycle_gate(&spec, false, &v));
+    assert_string_equal(v.reason, "MetricsUnavailable");
+    spec.pressure.resource = API_RESOURCE_MEMORY;
+    assert_true(cycle_gate(&spec, true, &v));
+    assert_string_equal(v.reason, "ResourceNotSupported");
+    assert_non_null(strstr(v.message, "memory pressure is tainted"));
+    spec.eviction.mode = API_MODE_DISABLED; /* Disabled says it first */
+    assert_true(cycle_gate(&spec, false, &v));
+    assert_string_equal(v.reason, "Disabled");
+    assert_int_equal(v.status, API_CONDITION_FALSE);
+    api_spec_free(&spec);
+}
+
+static void test_sustain(void **state)
+{
+    (void)state;
+    int64_t since = 0;
+    assert_false(cycle_sustain(&since, 50, 30, 60000, 1000000)); /* above from now */
+    assert_int_equal(since, 1000000);
+    assert_false(cycle_sustain(&since, 50, 30, 60000, 1059999));
+    assert_true(cycle_sustain(&since, 50, 30, 60000, 1060000)); /* a whole window above */
+    assert_false(cycle_sustain(&since, 30, 30, 60000, 1070000)); /* at the level is not above */
+    assert_int_equal(since, 0);
+    assert_true(cycle_sustain(&since, 50, 30, 0, 1080000)); /* no sustain window: at once */
+    assert_int_equal(since, 1080000);
+    assert_false(cycle_sustain(&since, NAN, 30, 0, 1090000)); /* unknown: not above, forgotten */
+    assert_int_equal(since, 0);
+}
+
+static void test_settling(void **state)
+{
+    (void)state;
+    const char *names[5] = {"a", "b", "c", "d", "e"};
+    int64_t until[5] = {0, 0, 0, 0, 0};
+    int64_t now = 1000000000, settle = 120000;
+    struct moves_migration migs[4] = {
+        {.name = "running", .phase = "Running", .source = "a", .target = "b"},
+        {.name = "done-recently", .phase = "Succeeded", .source = "c", .end = (now - 60000) / 1000},
+        {.name = "done-long-ago", .phase = "Failed", .source = "d", .end = (now - 600000) / 1000},
+        {.name = "finished-no-end", .phase = "Succeeded", .source = "e"},
+    };
+    bool settling[5] = {false};
+    struct cycle_settle_facts f = {migs, 4, NULL, 0, now, settle};
+    cycle_settling(&f, names, until, 5, settling);
+    assert_true(settling[0]);
+    assert_true(settling[1]);  /* target of a running migration */
+    assert_true(settling[2]);  /* finished less than the settle time ago */
+    assert_false(settling[3]); /* long ago */
+    assert_false(settling[4]); /* finished, no end time known */
+    migs[3].phase = "Pending"; /* any phase before the end, even before KubeVirt's first */
+    cycle_settling(&f, names, until, 5, settling);
+    assert_true(settling[4]);
+
+    /* the history's settle times and our moves under way */
+    bool s2[5] = {false};
+    until[3] = now + 1;
+    struct api_move moves[2] = {
+        {.source_node = "e", .destination_node = "c", .phase = API_MOVE_MIGRATING},
+        {.source_node = "a", .destination_node = "b", .phase = API_MOVE_SUCCEEDED},
+    };
+    struct cycle_settle_facts g = {NULL, 0, moves, 2, now, settle};
+    cycle_settling(&g, names, until, 5, s2);
+    assert_false(s2[0]);
+    assert_false(s2[1]);
+    assert_true(s2[2]);
+    assert_true(s2[3]);
+    assert_true(s2[4]);
+}
+
+static void test_overlay(void **state)
+{
+    (void)state;
+    /* a 4-CPU source at demand 6 (load 1.5, pressure 33%), a cool destination */
+    struct rebalance_node nodes[3] = {node("hot", 4, 6, 40), node("cool", 4, 1, 5), node("other", 4, 2, 10)};
+    nodes[0].sustained = true;
+    char key[] = "Pod ns/p", src[] = "hot", dst[] = "cool";
+    struct history_virtual v = {key, src, dst, 2, 0.5, 1024};
+    bool dropped[3] = {false};
+    cycle_overlay_load(&v, 1, nodes, 3, 30, dropped);
+    assert_float_equal(nodes[0].demand, 4, 1e-9);
+    assert_float_equal(nodes[1].demand, 3, 1e-9);
+    assert_float_equal(nodes[2].demand, 2, 1e-9);
+    /* each node's pressure moves by the change of its predicted pressure: the source's from
+     * load 1.5 to 1 (below evictAbovePercent now), the destination's from 0.25 to 0.75 */
+    double want_src = 40 + rebalance_predicted_pressure(1.0) - rebalance_predicted_pressure(1.5);
+    double want_dst = 5 + rebalance_predicted_pressure(0.75) - rebalance_predicted_pressure(0.25);
+    assert_true(want_src < 30);
+    assert_float_equal(nodes[0].pressure, want_src, 1e-6);
+    assert_true(dropped[0]);
+    assert_false(nodes[0].sustained);
+    assert_float_equal(nodes[1].pressure, want_dst, 1e-6);
+    assert_true(dropped[1]); /* adjusted and not above: its tracker starts anew (it was not running) */
+    assert_float_equal(nodes[2].pressure, 10, 1e-9);
+
+    /* requests go to the destination, where they are known */
+    cycle_overlay_requests(&v, 1, nodes, 3);
+    assert_true(isnan(nodes[1].req_cpu));
+    nodes[1].req_cpu = 1, nodes[1].req_memory = 0, nodes[1].req_pods = 3;
+    cycle_overlay_requests(&v, 1, nodes, 3);
+    assert_float_equal(nodes[1].req_cpu, 1.5, 1e-9);
+    assert_float_equal(nodes[1].req_memory, 1024, 1e-9);
+    assert_float_equal(nodes[1].req_pods, 4, 1e-9);
+}
+
+static void test_listing(void **state)
+{
+    (void)state;
+    struct rebalance_params p = params();
+    struct rebalance_node nodes[5] = {node("hot", 4, 6, 40), node("warm", 4, 2, 12), node("cool", 4, 1, 2),
+                                      node("tainted", 4, 1, 1), node("busy", 4, 3, 20)};
+    nodes[0].sustained = true;
+    nodes[3].tainted = true;
+    struct rebalance_candidate c[1] = {{.ns = "a", .name = "p", .node = 0, .demand = 1}};
+    size_t order[5];
+    assert_int_equal(cycle_listing(&p, nodes, 5, c, 1, order), 2);
+    assert_int_equal(order[0], 2); /* below half untaintBelowPercent first */
+    assert_int_equal(order[1], 1);
+    c[0].blocked = "cooling down"; /* nothing may move: nothing to list for */
+    assert_int_equal(cycle_listing(&p, nodes, 5, c, 1, order), 0);
+    c[0].blocked = NULL, c[0].demand = NAN;
+    assert_int_equal(cycle_listing(&p, nodes, 5, c, 1, order), 0);
+}
+
+static void test_apply(void **state)
+{
+    (void)state;
+    struct rebalance_params p = params();
+    struct rebalance_node nodes[2] = {node("hot", 4, 6, 40), node("cool", 4, 1, 2)};
+    nodes[1].req_cpu = 1, nodes[1].req_memory = 0, nodes[1].req_pods = 2;
+    struct rebalance_candidate c[2] = {{.name = "vm", .node = 0, .demand = 2, .req_cpu = 0.5, .req_memory = 8, .vm = true},
+                                       {.name = "refused", .node = 0, .demand = 1, .blocked = "eviction refused"}};
+    struct rebalance_move moves[2] = {{.candidate = 0, .source = 0, .destination = 1, .demand = 2},
+                                      {.candidate = 1, .source = 0, .destination = 1, .demand = 1}};
+    struct rebalance_plan plan = {.moves = moves, .nmoves = 2};
+    cycle_apply(&plan, nodes, c, &p);
+    assert_string_equal(c[0].blocked, "moved");
+    assert_string_equal(c[1].blocked, "eviction refused");
+    assert_float_equal(nodes[0].demand, 4, 1e-9);
+    assert_float_equal(nodes[1].demand, 3, 1e-9);
+    assert_float_equal(nodes[1].req_cpu, 1.5, 1e-9);
+    assert_float_equal(nodes[1].req_pods, 3, 1e-9);
+    assert_true(nodes[0].settling && nodes[1].settling);
+    assert_int_equal(p.in_flight, 1);
+    assert_int_equal(p.running, 1);
+    assert_int_equal(nodes[0].outbound, 1);
+}
+
+static void test_reasons(void **state)
+{
+    (void)state;
+    struct cycle_verdict v;
+    struct rebalance_plan plan = {.reason = REBALANCE_NO_DESTINATION};
+    snprintf(plan.message, sizeof(plan.message), "no node can take it");
+    cycle_outcome(&v, false, 0, "", &plan);
+    assert_string_equal(v.reason, REBALANCE_NO_DESTINATION);
+    assert_string_equal(v.message, "no node can take it");
+    assert_true(cycle_blocked(v.reason));
+    cycle_outcome(&v, true, 1, "Pod a/b x -> y", &plan);
+    assert_string_equal(v.reason, "DryRun");
+    assert_int_equal(v.status, API_CONDITION_FALSE);
+    assert_false(cycle_blocked(v.reason));
+    cycle_outcome(&v, false, 1, "Pod a/b x -> y", &plan);
+    assert_string_equal(v.reason, "Moving");
+    assert_string_equal(v.message, "moving: Pod a/b x -> y");
+    assert_int_equal(v.status, API_CONDITION_TRUE);
+    plan.reason = REBALANCE_MOVING; /* moves planned, none made: they were refused */
+    cycle_outcome(&v, false, 0, "", &plan);
+    assert_string_equal(v.reason, "EvictionRefused");
+
+    /* the final word */
+    cycle_verdict_set(&v, API_CONDITION_FALSE, REBALANCE_NO_PRESSURE, "calm");
+    cycle_finish(&v, 0, true, NULL);
+    assert_string_equal(v.message, "calm");
+    cycle_finish(&v, 0, true, "no addedNodeSelector");
+    assert_string_equal(v.message,
+                        "calm; eviction.method Migrate falls back to eviction (MigrateUnsupported): no addedNodeSelector");
+    cycle_verdict_set(&v, API_CONDITION_FALSE, REBALANCE_NO_PRESSURE, "calm");
+    cycle_finish(&v, 2, false, NULL); /* DryRun: moves under way do not make it True */
+    assert_string_equal(v.reason, REBALANCE_NO_PRESSURE);
+    cycle_finish(&v, 2, true, NULL);
+    assert_string_equal(v.reason, "MigrationsInFlight");
+    assert_int_equal(v.status, API_CONDITION_TRUE);
+    assert_string_equal(v.message, "2 moves under way; calm");
+    assert_true(cycle_blocked("UsageUnavailable"));
+    assert_true(cycle_blocked(REBALANCE_LIMITED));
+    assert_false(cycle_blocked(REBALANCE_SETTLING));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gate),     cmocka_unit_test(test_sustain), cmocka_unit_test(test_settling),
+        cmocka_unit_test(test_overlay),  cmocka_unit_test(test_listing), cmocka_unit_test(test_apply),
+        cmocka_unit_test(test_reasons),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,212 @@
+/* Unit tests of controller/reconcile/evictor: may this pod go? Eligibility and protections
+ * of the pod, the workload it belongs to, what is being done with its workload (busy VMI,
+ * move under way, cooldown, refusal), and room under the limits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "evictor.h"
+#include "testutil.h"
+
+/* ---- the pod itself ---- */
+
+#define LAUNCHER_META                                                                                                  \
+    "\"metadata\":{\"name\":\"virt-launcher-vm-abcde\",\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":"           \
+    "\"virt-launcher\"},\"annotations\":{\"kubevirt.io/domain\":\"vm\"%s},\"ownerReferences\":[{\"kind\":"            \
+    "\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]%s}"
+
+static const char *check(const char *extra_ann, const char *extra_meta, const char *spec, const char *phase,
+                         const struct evictor_filter *f)
+{
+    char meta[2048], text[4096];
+    snprintf(meta, sizeof(meta), LAUNCHER_META, extra_ann, extra_meta);
+    snprintf(text, sizeof(text), "{%s,\"spec\":{\"nodeName\":\"worker-0\"%s},\"status\":{\"phase\":\"%s\"}}", meta,
+             spec, phase);
+    cJSON *pod = parse(text);
+    const char *why = evictor_pod_check(pod, f);
+    cJSON_Delete(pod);
+    return why;
+}
+
+static void test_pod_check(void **state)
+{
+    (void)state;
+    struct api_selector sel = {0};
+    assert_int_equal(api_selector_add_label(&sel, "kubevirt.io", "virt-launcher"), 0);
+    char *excluded[] = {"kube-*", "openshift-*"};
+    struct evictor_filter f = {&sel, excluded, 2};
+    assert_null(check("", "", "", "Running", &f));
+    assert_string_equal(check("", "", "", "Pending", &f), "not running");
+    assert_string_equal(check("", ",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"", "", "Running", &f),
+                        "being deleted");
+    assert_string_equal(check(",\"kubernetes.io/config.mirror\":\"x\"", "", "", "Running", &f), "mirror pod");
+    assert_string_equal(check(",\"kubernetes.io/config.source\":\"file\"", "", "", "Running", &f), "static pod");
+    assert_null(check(",\"kubernetes.io/config.source\":\"api\"", "", "", "Running", &f));
+    assert_string_equal(check("", "", ",\"priorityClassName\":\"system-node-critical\"", "Running", &f),
+                        "system-critical");
+    assert_string_equal(check("", "", ",\"priority\":2000001000", "Running", &f), "system-critical");
+    assert_null(check("", "", ",\"priority\":1000", "Running", &f));
+    assert_string_equal(check(",\"descheduler.alpha.kubernetes.io/prefer-no-eviction\":\"\"", "", "", "Running", &f),
+                        "prefer-no-eviction");
+    assert_string_equal(
+        check(",\"descheduler.alpha.kubernetes.io/eviction-in-progress\":\"true\"", "", "", "Running", &f),
+        "eviction in progress");
+
+    /* a DaemonSet pod, a pod without a controller, an excluded namespace, not selected, a target pod */
+    cJSON *ds = parse("{\"metadata\":{\"namespace\":\"x\",\"labels\":{\"kubevirt.io\":\"virt-launcher\"},"
+                      "\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"d\",\"controller\":true}]},"
+                      "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(evictor_pod_check(ds, &f), "DaemonSet pod");
+    cJSON *naked = parse("{\"metadata\":{\"namespace\":\"x\",\"labels\":{\"kubevirt.io\":\"virt-launcher\"},"
+                         "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\"}]},"
+                         "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(evictor_pod_check(naked, &f), "no controller");
+    cJSON *sys = parse("{\"metadata\":{\"namespace\":\"kube-system\",\"labels\":{\"kubevirt.io\":\"virt-launcher\"},"
+                       "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\",\"controller\":true}]},"
+                       "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(evictor_pod_check(sys, &f), "excluded namespace");
+    cJSON *other = parse("{\"metadata\":{\"namespace\":\"apps\",\"labels\":{\"app\":\"web\"},"
+                         "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\",\"controller\":true}]},"
+                         "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(evictor_pod_check(other, &f), "not selected");
+    struct evictor_filter all = {NULL, NULL, 0};
+    assert_null(evictor_pod_check(other, &all));
+    cJSON *target = parse("{\"metadata\":{\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":\"virt-launcher\","
+                          "\"kubevirt.io/migrationJobUID\":\"u\"},"
+                          "\"ownerReferences\":[{\"kind\":\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]},"
+                          "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    assert_string_equal(evictor_pod_check(target, &f), "migration target");
+    cJSON_Delete(ds);
+    cJSON_Delete(naked);
+    cJSON_Delete(sys);
+    cJSON_Delete(other);
+    cJSON_Delete(target);
+    api_selector_free(&sel);
+}
+
+static void test_workload(void **state)
+{
+    (void)state;
+    const char *kind, *name;
+    cJSON *vm = parse("{\"metadata\":{\"ownerReferences\":[{\"kind\":\"VirtualMachineInstance\",\"name\":\"vm-1\","
+                      "\"controller\":true}]}}");
+    evictor_pod_workload(vm, &kind, &name);
+    assert_string_equal(kind, "VirtualMachineInstance");
+    assert_string_equal(name, "vm-1");
+    cJSON *rs = parse("{\"metadata\":{\"ownerReferences\":[{\"kind\":\"Foo\",\"name\":\"x\"},{\"kind\":"
+                      "\"ReplicaSet\",\"name\":\"web-5d\",\"controller\":true}]}}");
+    evictor_pod_workload(rs, &kind, &name);
+    assert_string_equal(kind, "ReplicaSet");
+    assert_string_equal(name, "web-5d");
+    cJSON *none = parse("{\"metadata\":{}}");
+    evictor_pod_workload(none, &kind, &name);
+    assert_null(kind);
+    assert_null(name);
+    cJSON_Delete(vm);
+    cJSON_Delete(rs);
+    cJSON_Delete(none);
+}
+
+/* ---- what is being done with the workload ---- */
+
+static void test_vmi_busy(void **state)
+{
+    (void)state;
+    cJSON *evac = parse("{\"status\":{\"nodeName\":\"w0\",\"evacuationNodeName\":\"w0\"}}");
+    cJSON *calm = parse("{\"status\":{\"nodeName\":\"w0\",\"evacuationNodeName\":\"\"}}");
+    struct moves_migration migs[2] = {
+        {.ns = "vms", .name = "m1", .vmi = "vm", .phase = "Succeeded"},
+        {.ns = "other", .name = "m2", .vmi = "vm", .phase = "Running"},
+    };
+    assert_string_equal(evictor_vmi_busy(evac, NULL, 0, "vms", "vm"), "in evacuation");
+    assert_null(evictor_vmi_busy(calm, NULL, 0, "vms", "vm"));          /* "" is no evacuation */
+    assert_null(evictor_vmi_busy(calm, migs, 2, "vms", "vm"));          /* finished, or another namespace */
+    assert_null(evictor_vmi_busy(NULL, migs, 2, "vms", "vm"));          /* no VMI known */
+    migs[0].phase = "Scheduling";
+    assert_string_equal(evictor_vmi_busy(calm, migs, 2, "vms", "vm"), "migrating");
+    assert_null(evictor_vmi_busy(calm, migs, 2, "vms", "vm-2"));
+    cJSON_Delete(evac);
+    cJSON_Delete(calm);
+}
+
+static void test_check_order(void **state)
+{
+    (void)state;
+    cJSON *pod = parse("{\"metadata\":{\"namespace\":\"apps\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\","
+                       "\"name\":\"r\",\"controller\":true}]},\"spec\":{\"nodeName\":\"n\"},"
+                       "\"status\":{\"phase\":\"Running\"}}");
+    cJSON *pending = parse("{\"metadata\":{\"namespace\":\"apps\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\","
+                           "\"name\":\"r\",\"controller\":true}]},\"spec\":{\"nodeName\":\"n\"},"
+                           "\"status\":{\"phase\":\"Pending\"}}");
+    struct evictor_facts x = {.pod = pod, .controller = true};
+    assert_null(evictor_check(&x, NULL));
+    x.refused = true;
+    assert_string_equal(evictor_check(&x, NULL), "eviction refused recently");
+    x.cooling = true;
+    assert_string_equal(evictor_check(&x, NULL), "cooling down");
+    x.move_running = true;
+    assert_string_equal(evictor_check(&x, NULL), "move in progress");
+    x.vmi_busy = "migrating";
+    assert_string_equal(evictor_check(&x, NULL), "migrating");
+    x.controller = false; /* the workload could not be named */
+    assert_string_equal(evictor_check(&x, NULL), "no controller");
+    x.pod = pending; /* the pod's own state comes first */
+    assert_string_equal(evictor_check(&x, NULL), "not running");
+    char *excluded[] = {"app*"};
+    struct evictor_filter f = {NULL, excluded, 1};
+    x = (struct evictor_facts){.pod = pod, .controller = true};
+    assert_string_equal(evictor_check(&x, &f), "excluded namespace");
+    cJSON_Delete(pod);
+    cJSON_Delete(pending);
+}
+
+/* ---- limits ---- */
+
+static void test_room(void **state)
+{
+    (void)state;
+    struct evictor_limits l = {.max_total = 4, .max_per_node = 2, .max_per_namespace = 2, .max_in_flight = 3,
+                               .in_flight = 1, .running = 1, .per_cluster = 5, .per_node = 2};
+    struct evictor_tally t = {.total = 3, .node = "w0", .from_node = 1, .ns = "apps", .in_namespace = 1};
+    char why[256];
+    assert_null(evictor_room(&l, &t, false, why, sizeof(why)));
+    assert_null(evictor_room(&l, &t, true, why, sizeof(why)));
+    t.total = 4;
+    assert_string_equal(evictor_room(&l, &t, false, why, sizeof(why)), "maxTotal (4) reached");
+    t.total = 3, t.from_node = 2;
+    assert_string_equal(evictor_room(&l, &t, false, why, sizeof(why)), "maxPerNode (2) reached for w0");
+    t.from_node = 1;
+    t.in_namespace = 2;
+    assert_string_equal(evictor_room(&l, &t, false, why, sizeof(why)), "maxPerNamespace (2) reached for namespace apps");
+    t.in_namespace = 0;
+    t.vm_moves = 2; /* 1 in flight + 2 planned reach maxInFlightMigrations 3 */
+    assert_null(evictor_room(&l, &t, false, why, sizeof(why))); /* a pod eviction is no migration */
+    assert_string_equal(evictor_room(&l, &t, true, why, sizeof(why)),
+                        "3 live migrations in flight, maxInFlightMigrations is 3");
+    l.max_in_flight = 10, l.running = 3; /* 3 running + 2 planned reach KubeVirt's 5 */
+    assert_string_equal(evictor_room(&l, &t, true, why, sizeof(why)),
+                        "5 live migrations running, KubeVirt runs at most 5 in the cluster");
+    l.running = 0, t.outbound = 2;
+    assert_string_equal(evictor_room(&l, &t, true, why, sizeof(why)),
+                        "2 live migrations running from w0, KubeVirt runs at most 2 per node");
+    t.outbound = 1;
+    assert_null(evictor_room(&l, &t, true, why, sizeof(why)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pod_check),
+        cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_vmi_busy),
+        cmocka_unit_test(test_check_order),
+        cmocka_unit_test(test_room),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
