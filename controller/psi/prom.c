@@ -17,6 +17,7 @@
  * about 8 MB (10 pods a node, ~120 bytes a series): twice the larger, rounded up. Read
  * without a JSON tree (promreply.h), a reply at the cap costs about twice its size. */
 #define MAX_REPLY (32L * 1024 * 1024)
+#define REPLY_KEEP ((size_t)1 << 20) /* reply buffer kept between queries, at most */
 
 struct psi_prom {
     char *base;     /* without trailing slash */
@@ -337,18 +338,33 @@ static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st
     }
 }
 
+/* After a query: a reply buffer grown past REPLY_KEEP (by a large or hostile reply) is
+ * given back instead of being held until the next query. */
+static void reply_trim(struct psi_prom *p)
+{
+    if (p->reply.cap > REPLY_KEEP) {
+        free(p->reply.data);
+        p->reply.data = NULL;
+        p->reply.cap = p->reply.len = 0;
+    }
+}
+
 int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out,
                           struct psi_status *st)
 {
     memset(out, 0, sizeof(*out));
     psi_status_ok(st);
-    if (rc != CURLE_OK)
-        return transport_fail(p, rc, st);
-    long code = 0;
-    curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
-    int failed = psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
-    if (failed && (code == 401 || code == 403))
-        auth_hint(p, code, st);
+    int failed;
+    if (rc != CURLE_OK) {
+        failed = transport_fail(p, rc, st);
+    } else {
+        long code = 0;
+        curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
+        failed = psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
+        if (failed && (code == 401 || code == 403))
+            auth_hint(p, code, st);
+    }
+    reply_trim(p);
     return failed;
 }
 
