@@ -309,11 +309,6 @@ void kubeletd_set_pods(struct kubeletd *k, const char *node, const struct summar
     free_pods(copy, np);
 }
 
-size_t kubeletd_count(const struct kubeletd *k)
-{
-    return k ? k->n : 0;
-}
-
 /* ---- the CONNECT tunnels ---- */
 
 /* The node served at host:port, or NULL. */

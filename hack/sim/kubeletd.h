@@ -52,7 +52,4 @@ void kubeletd_update(struct kubeletd *k, const char *node, const struct kubeletd
 /* Replace node's pods (copied). */
 void kubeletd_set_pods(struct kubeletd *k, const char *node, const struct summary_pod *pods, size_t n);
 
-/* Nodes served. */
-size_t kubeletd_count(const struct kubeletd *k);
-
 #endif

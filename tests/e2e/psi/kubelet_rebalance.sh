@@ -55,6 +55,7 @@ check "two node errors, the first naming the node and why" \
   grep -qE '^NODE_ERRORS 2 node worker-(3: PSIUnavailable|4: Timeout)' <<<"$out"
 
 before=$(vmis)
+operator_kubelet_rbac=1 # the optional ClusterRole of config/kubelet-source (nodes/proxy)
 start_operator
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
