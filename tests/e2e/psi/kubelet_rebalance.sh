@@ -72,7 +72,7 @@ YAML
 
 metrics_msg() { psir_field "$name" '.status.conditions[]? | select(.type=="MetricsAvailable") | "\(.status) \(.message)"'; }
 eventually 60 "MetricsAvailable names the unread nodes and why" bash -c "$(declare -f metrics_msg psir_field)
-  name=$name; m=\$(metrics_msg); [[ \$m == True* && \$m == *'worker-3 (PSIUnavailable)'* && \$m == *'worker-4 (Timeout)'* ]]"
+  name=$name; m=\$(metrics_msg); [[ \$m == False* && \$m == *'3 of 5 nodes measured'* && \$m == *'worker-3 (PSIUnavailable)'* && \$m == *'worker-4 (Timeout)'* ]]"
 check "status lists worker-3 and worker-4 as Unknown" test \
   "$(psir_field "$name" '[.status.nodes[] | select(.state=="Unknown") | .name] | sort | join(" ")')" = "worker-3 worker-4"
 
