@@ -308,7 +308,7 @@ static void sample_and_taint(struct visit *v)
     if (!v->sampled)
         return;
     struct tainter tw = {r->deps.client, r->deps.events, &r->counters};
-    struct tainter_cycle c = {&v->pr.spec, &v->nodes, &v->t, &cs->sampling, &cs->taints, v->now_ms};
+    struct tainter_cycle c = {&v->pr.spec, &v->nodes, &v->t, &ref, &cs->sampling, &cs->taints, v->now_ms};
     int failures = tainter_step(&tw, &c, &v->next);
     if (failures != 0)
         fail(v, "TaintWriteFailed", "%d taint writes failed (see the operator log and Events)",
