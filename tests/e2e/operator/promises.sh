@@ -6,7 +6,10 @@
 #   MetricsAvailable and Ready are False with NoNodeMeasured;
 # - a MachineConfig that cannot be written (an admission policy refuses it) does not stop
 #   sampling and tainting: the cycle reports MachineConfigWriteFailed and the pressured node
-#   is tainted all the same.
+#   is tainted all the same;
+# - every taint key written is recorded in status.taintKeys: after spec.taint.key changes the
+#   taint under the old key comes off (an Untainted Event says why), the new one goes on, and
+#   deleting the PsiRebalance leaves neither.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
@@ -87,7 +90,22 @@ eventually 60 "worker-0 is tainted all the same" node_tainted worker-0 "$name"
 check "the MachineConfig was not written" bash -c "! kubectl get machineconfig 99-worker-psi-rebalancer >/dev/null 2>&1"
 check "MetricsAvailable=True meanwhile" bash -c \
   "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of MetricsAvailable) == 'True SampleSucceeded '* ]]"
+
+# --- taints under a key that changed ---------------------------------------------------------
+taint_with() { # taint_with NODE KEY: the node carries KEY with our name as value
+  kubectl get node "$1" -o json | jq -e --arg k "$2" --arg o "$name" '[.spec.taints[]? | select(.key == $k and .value == $o)] | length == 1' >/dev/null
+}
+check "status.taintKeys records the key written" test "$(psir_field "$name" '.status.taintKeys | join(",")')" = rebalance.psi.dev/pressure
+kubectl patch psirebalance "$name" --type=merge -p '{"spec":{"taint":{"key":"rebalance.psi.dev/hot","effect":"NoSchedule"}}}' >/dev/null
+eventually 60 "after the key changed, the taint under the old key is gone from worker-0" bash -c \
+  "$(declare -f taint_with); name=$name; ! taint_with worker-0 rebalance.psi.dev/pressure"
+eventually 60 "worker-0 is tainted under the new key" taint_with worker-0 rebalance.psi.dev/hot
+eventually 30 "status.taintKeys holds only the new key" bash -c \
+  "[ \"\$($(declare -f psir_field); psir_field $name '.status.taintKeys | join(\",\")')\" = rebalance.psi.dev/hot ]"
+check "an Untainted Event names the key change" bash -c \
+  "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"Untainted\" and .regarding.name==\"worker-0\" and (.note | contains(\"old key\")))] | length >= 1' >/dev/null"
 kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
-check "deleting the PsiRebalance removed the taint" bash -c "$(declare -f node_tainted); ! node_tainted worker-0 $name"
+check "deleting the PsiRebalance removed the taint" bash -c \
+  "$(declare -f taint_with); name=$name; ! taint_with worker-0 rebalance.psi.dev/hot && ! taint_with worker-0 rebalance.psi.dev/pressure"
 
 finish
