@@ -82,6 +82,7 @@ check "two node errors, the first naming the node and why" \
   grep -qE '^NODE_ERRORS 2 node worker-(3: PSIUnavailable|4: Timeout)' <<<"$out"
 
 before=$(vmis)
+operator_kubelet_rbac=1 # the optional ClusterRole of config/kubelet-source (nodes/proxy)
 start_operator
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
@@ -98,7 +99,7 @@ YAML
 
 metrics_msg() { psir_field "$name" '.status.conditions[]? | select(.type=="MetricsAvailable") | "\(.status) \(.message)"'; }
 eventually 60 "MetricsAvailable names the unread nodes and why" bash -c "$(declare -f metrics_msg psir_field)
-  name=$name; m=\$(metrics_msg); [[ \$m == True* && \$m == *'worker-3 (PSIUnavailable)'* && \$m == *'worker-4 (Timeout)'* ]]"
+  name=$name; m=\$(metrics_msg); [[ \$m == False* && \$m == *'3 of 5 nodes measured'* && \$m == *'worker-3 (PSIUnavailable)'* && \$m == *'worker-4 (Timeout)'* ]]"
 check "status lists worker-3 and worker-4 as Unknown" test \
   "$(psir_field "$name" '[.status.nodes[] | select(.state=="Unknown") | .name] | sort | join(" ")')" = "worker-3 worker-4"
 
