@@ -296,6 +296,12 @@ static void machine_configs(struct visit *v)
     struct mcsync_in in = {v->obj, &v->pr.spec, v->pr.generation, v->now_ms};
     if (mcsync_ensure(&m, &in, &v->next) < 0 || mcsync_retire(&m, &in) < 0)
         fail(v, "MachineConfigWriteFailed", "a MachineConfig could not be written or deleted (see the operator log)");
+    /* Not managing PSI here: what the nodes report says whether it is on. */
+    const struct sampling *sm = &v->cs->sampling;
+    if (!v->pr.spec.machine_config.enabled && sm->metrics == 1 && !sm->partial && sm->measured > 0)
+        conditions_set(&v->next, API_CONDITION_PSI_ENABLED, API_CONDITION_TRUE, "PressureReported",
+                       "spec.machineConfig.enabled is false, and every selected node reports PSI", v->pr.generation,
+                       now_s(v->now_ms));
 }
 
 /* Record spec.taint.key in status.taintKeys, and take this PsiRebalance's taints under every

@@ -9,7 +9,10 @@
 #   is tainted all the same;
 # - every taint key written is recorded in status.taintKeys: after spec.taint.key changes the
 #   taint under the old key comes off (an Untainted Event says why), the new one goes on, and
-#   deleting the PsiRebalance leaves neither.
+#   deleting the PsiRebalance leaves neither;
+# - PSIEnabled: with machineConfig disabled it is True (PressureReported) once every selected
+#   node reports PSI; a MachineConfig of the operator's name that someone else made is left
+#   alone and makes it False (MachineConfigNotOwned), though the pool says it is rolled out.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
@@ -20,6 +23,7 @@ restore() {
   kubectl delete validatingadmissionpolicybinding "$vap" --ignore-not-found >/dev/null 2>&1
   kubectl delete validatingadmissionpolicy "$vap" --ignore-not-found >/dev/null 2>&1
   kubectl delete machineconfig 99-worker-psi-rebalancer --ignore-not-found >/dev/null 2>&1
+  kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1
   rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
   operator_cleanup
 }
@@ -61,6 +65,39 @@ eventually 60 "no selected node measured: MetricsAvailable=False, NoNodeMeasured
 check "Ready=False, NoNodeMeasured" bash -c \
   "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of Ready) == 'False NoNodeMeasured '* ]]"
 
+# --- PSIEnabled --------------------------------------------------------------------------------
+both='{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [worker-0, worker-1]}]}'
+psir "$both"
+eventually 60 "machineConfig disabled, every selected node reports PSI: PSIEnabled=True, PressureReported" bash -c \
+  "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of PSIEnabled) == 'True PressureReported '* ]]"
+# a MachineConfig of the operator's name made by someone else, rendered into an updated pool
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfig
+metadata: {name: 99-worker-psi-rebalancer, labels: {machineconfiguration.openshift.io/role: worker}}
+spec: {kernelArguments: [psi=1]}
+---
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata: {name: worker}
+spec:
+  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
+  configuration: {name: rendered-worker-1, source: [{kind: MachineConfig, name: 99-worker-psi-rebalancer}]}
+YAML
+kubectl patch machineconfigpool worker --subresource=status --type=merge -p '{"status": {
+  "configuration": {"name": "rendered-worker-1", "source": [{"kind": "MachineConfig", "name": "99-worker-psi-rebalancer"}]},
+  "machineCount": 3, "updatedMachineCount": 3, "readyMachineCount": 3, "degradedMachineCount": 0,
+  "conditions": [{"type": "Updated", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "", "message": ""},
+                 {"type": "Degraded", "status": "False", "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "", "message": ""}]}}' >/dev/null
+psir "$both" '{enabled: true, roles: [worker]}'
+eventually 60 "a same-named MachineConfig someone else made: PSIEnabled=False, MachineConfigNotOwned" bash -c \
+  "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of PSIEnabled) == 'False MachineConfigNotOwned '*'not made by psi-rebalancer'* ]]"
+check "that MachineConfig was left alone" test \
+  "$(kubectl get machineconfig 99-worker-psi-rebalancer -o json | jq -c '[.metadata.labels["app.kubernetes.io/managed-by"], .spec.kernelArguments]')" = '[null,["psi=1"]]'
+psir "$both"
+kubectl delete machineconfig 99-worker-psi-rebalancer >/dev/null
+kubectl delete machineconfigpool worker >/dev/null
+
 # --- a MachineConfig that cannot be written ----------------------------------------------
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: admissionregistration.k8s.io/v1
@@ -83,7 +120,7 @@ YAML
 eventually 30 "the admission policy refuses MachineConfig writes" bash -c \
   "! printf '%s' '{\"apiVersion\":\"machineconfiguration.openshift.io/v1\",\"kind\":\"MachineConfig\",\"metadata\":{\"name\":\"psi-e2e-probe-$$\"},\"spec\":{}}' | kubectl create --dry-run=server -f - >/dev/null 2>&1"
 set_pressure worker-0 cpu 60
-psir '{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [worker-0, worker-1]}]}' '{enabled: true, roles: [worker]}'
+psir "$both" '{enabled: true, roles: [worker]}'
 eventually 60 "Ready=False, MachineConfigWriteFailed" bash -c \
   "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of Ready) == 'False MachineConfigWriteFailed '* ]]"
 eventually 60 "worker-0 is tainted all the same" node_tainted worker-0 "$name"
