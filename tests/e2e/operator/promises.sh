@@ -12,7 +12,9 @@
 #   deleting the PsiRebalance leaves neither;
 # - PSIEnabled: with machineConfig disabled it is True (PressureReported) once every selected
 #   node reports PSI; a MachineConfig of the operator's name that someone else made is left
-#   alone and makes it False (MachineConfigNotOwned), though the pool says it is rolled out.
+#   alone and makes it False (MachineConfigNotOwned), though the pool says it is rolled out;
+# - MachineConfigs: a changed spec updates ours in place (MachineConfigUpdated Event), and
+#   enabled: false with deletionPolicy Delete deletes it (MachineConfigDeleted Event).
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
@@ -97,6 +99,23 @@ check "that MachineConfig was left alone" test \
 psir "$both"
 kubectl delete machineconfig 99-worker-psi-rebalancer >/dev/null
 kubectl delete machineconfigpool worker >/dev/null
+
+# --- MachineConfig Events; deletionPolicy Delete triggered by enabled: false -------------------
+event_count() { # event_count REASON: Events of that reason about the PsiRebalance
+  kubectl get events.events.k8s.io -n default -o json |
+    jq --arg r "$1" --arg n "$name" '[.items[] | select(.reason == $r and .regarding.name == $n)] | length'
+}
+psir "$both" '{enabled: true, roles: [worker], deletionPolicy: Delete}'
+eventually 60 "our MachineConfig created (psi=1 only)" bash -c \
+  "kubectl get machineconfig 99-worker-psi-rebalancer -o json | jq -e '.spec.kernelArguments == [\"psi=1\"]' >/dev/null"
+psir "$both" '{enabled: true, roles: [worker], schedstats: true, deletionPolicy: Delete}'
+eventually 60 "schedstats asked for: the MachineConfig updated in place" bash -c \
+  "kubectl get machineconfig 99-worker-psi-rebalancer -o json | jq -e '.spec.kernelArguments == [\"psi=1\",\"schedstats=enable\"]' >/dev/null"
+eventually 30 "a MachineConfigUpdated Event was recorded" bash -c "$(declare -f event_count); name=$name; [ \$(event_count MachineConfigUpdated) -ge 1 ]"
+psir "$both" '{enabled: false, roles: [worker], schedstats: true, deletionPolicy: Delete}'
+eventually 60 "enabled: false with deletionPolicy Delete deletes the MachineConfig" bash -c \
+  "! kubectl get machineconfig 99-worker-psi-rebalancer >/dev/null 2>&1"
+eventually 30 "a MachineConfigDeleted Event was recorded" bash -c "$(declare -f event_count); name=$name; [ \$(event_count MachineConfigDeleted) -ge 1 ]"
 
 # --- a MachineConfig that cannot be written ----------------------------------------------
 kubectl apply -f - >/dev/null <<YAML
