@@ -12,11 +12,11 @@ source "$(dirname "$0")/../lib/operator.sh"
 name=vap-$$
 mc=99-worker-psi-rebalancer
 restore() {
-  kubectl delete psirebalance "$name" --ignore-not-found --wait=false >/dev/null 2>&1
-  kubectl delete machineconfig "$mc" 99-worker-psi-rebalancer-evil 50-other 99-infra-psi-rebalancer --ignore-not-found >/dev/null 2>&1
-  kubectl taint node worker-1 other-team/keep- >/dev/null 2>&1
-  kubectl taint node worker-1 rebalance.psi.dev/test- >/dev/null 2>&1
-  kubectl delete -k "$PSI_SOURCE_DIR/config/admission" --ignore-not-found >/dev/null 2>&1
+  kubectl delete psirebalance "$name" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete machineconfig "$mc" 99-worker-psi-rebalancer-evil 50-other 99-infra-psi-rebalancer --ignore-not-found >/dev/null 2>&1 || true
+  kubectl taint node worker-1 other-team/keep- >/dev/null 2>&1 || true
+  kubectl taint node worker-1 rebalance.psi.dev/test- >/dev/null 2>&1 || true
+  kubectl delete -k "$PSI_SOURCE_DIR/config/admission" --ignore-not-found >/dev/null 2>&1 || true
   rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
   operator_cleanup
 }
