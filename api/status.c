@@ -11,6 +11,8 @@
 
 static const char *const condition_status_names[] = {"True", "False", "Unknown"};
 static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted", "Cooling", "Unknown"};
+/* The keys of summary.nodeStates, by enum api_node_state. */
+static const char *const node_state_keys[] = {"normal", "pressured", "tainted", "cooling", "unknown", NULL};
 static const char *const move_phase_names[API_MOVE_PHASES] = {"WouldMove", "Evicted", "MigrationRequested",
                                                              "Migrating", "Succeeded", "Failed"};
 
@@ -99,6 +101,8 @@ int api_status_copy(struct api_status *dst, const struct api_status *src)
     dst->machine_configs = copy_array(src->machine_configs, src->nmachine_configs, sizeof(*src->machine_configs));
     dst->nodes = copy_array(src->nodes, src->nnodes, sizeof(*src->nodes));
     dst->moves = copy_array(src->moves, src->nmoves, sizeof(*src->moves));
+    dst->taint_keys = NULL;
+    dst->ntaint_keys = 0;
     /* Until every string is its own, counts say how many elements own theirs. */
     size_t nc = src->nconditions, nm = src->nmachine_configs, nn = src->nnodes, nv = src->nmoves;
     dst->nconditions = dst->nmachine_configs = dst->nnodes = dst->nmoves = 0;
@@ -126,6 +130,9 @@ int api_status_copy(struct api_status *dst, const struct api_status *src)
     for (; dst->nmoves < nv; dst->nmoves++)
         if (api_move_copy(&dst->moves[dst->nmoves], &src->moves[dst->nmoves]) < 0)
             goto oom;
+    if (src->ntaint_keys && api_json_strv_dup(src->taint_keys, src->ntaint_keys, &dst->taint_keys) < 0)
+        goto oom;
+    dst->ntaint_keys = src->ntaint_keys;
     return 0;
 oom:
     api_status_free(dst);
@@ -148,6 +155,7 @@ void api_status_free(struct api_status *st)
     for (size_t i = 0; i < st->nmoves; i++)
         api_move_free(&st->moves[i]);
     free(st->moves);
+    api_json_strv_free(st->taint_keys, st->ntaint_keys);
     memset(st, 0, sizeof(*st));
 }
 
@@ -176,6 +184,35 @@ struct api_node_status *api_status_add_node(struct api_status *st, const char *n
     node->utilization = NAN;
     node->state = API_NODE_UNKNOWN;
     return node;
+}
+
+int api_status_add_taint_key(struct api_status *st, const char *key)
+{
+    for (size_t i = 0; i < st->ntaint_keys; i++)
+        if (strcmp(st->taint_keys[i], key) == 0)
+            return 0;
+    char *dup = strdup(key);
+    char **grown = dup ? realloc(st->taint_keys, (st->ntaint_keys + 1) * sizeof(*grown)) : NULL;
+    if (!grown) {
+        free(dup);
+        return -1;
+    }
+    st->taint_keys = grown;
+    st->taint_keys[st->ntaint_keys++] = dup;
+    return 1;
+}
+
+int api_status_remove_taint_key(struct api_status *st, const char *key)
+{
+    for (size_t i = 0; i < st->ntaint_keys; i++) {
+        if (strcmp(st->taint_keys[i], key) != 0)
+            continue;
+        free(st->taint_keys[i]);
+        memmove(&st->taint_keys[i], &st->taint_keys[i + 1], (st->ntaint_keys - i - 1) * sizeof(*st->taint_keys));
+        st->ntaint_keys--;
+        return 1;
+    }
+    return 0;
 }
 
 struct api_move *api_status_add_move(struct api_status *st)
@@ -473,9 +510,9 @@ static void drop_untyped_conditions(struct api_status *st)
 int api_status_decode(const cJSON *json, struct api_status *st, struct api_errors *errs, struct api_errors *warns)
 {
     static const char *const known[] = {"observedGeneration", "conditions", "lastSuccessfulCycleTime", "summary",
-                                        "machineConfigs", "nodes", "moves", NULL};
+                                        "machineConfigs", "nodes", "moves", "taintKeys", NULL};
     static const char *const summary_known[] = {"nodes", "pressured", "tainted", "evictions", "migrationsSucceeded",
-                                                "migrationsFailed", "migrationsInFlight", NULL};
+                                                "migrationsFailed", "migrationsInFlight", "nodeStates", NULL};
     const char *path = "status";
     size_t before = errs ? errs->n : 0;
     api_status_free(st);
@@ -501,12 +538,19 @@ int api_status_decode(const cJSON *json, struct api_status *st, struct api_error
         api_json_int(sum, sp, "migrationsSucceeded", &s->migrations_succeeded, errs);
         api_json_int(sum, sp, "migrationsFailed", &s->migrations_failed, errs);
         api_json_int(sum, sp, "migrationsInFlight", &s->migrations_in_flight, errs);
+        const cJSON *by;
+        if (api_json_object(sum, sp, "nodeStates", &by, errs) == 0 && by) {
+            api_json_unknown(by, "status.summary.nodeStates", node_state_keys, warns);
+            for (int k = 0; k < API_NODE_STATES; k++)
+                api_json_int(by, "status.summary.nodeStates", node_state_keys[k], &s->node_states[k], errs);
+        }
     }
     decode_list(json, path, "machineConfigs", sizeof(struct api_machine_config_status), dec_mc,
                 (void **)&st->machine_configs, &st->nmachine_configs, errs, warns);
     decode_list(json, path, "nodes", sizeof(struct api_node_status), dec_node, (void **)&st->nodes, &st->nnodes, errs,
                 warns);
     decode_list(json, path, "moves", sizeof(struct api_move), dec_move, (void **)&st->moves, &st->nmoves, errs, warns);
+    api_json_strv(json, path, "taintKeys", &st->taint_keys, &st->ntaint_keys, errs);
     return errs && errs->n > before ? -1 : 0;
 }
 
@@ -629,6 +673,13 @@ cJSON *api_status_encode(const struct api_status *st)
          add_int(s, "migrationsSucceeded", st->summary.migrations_succeeded) &&
          add_int(s, "migrationsFailed", st->summary.migrations_failed) &&
          add_int(s, "migrationsInFlight", st->summary.migrations_in_flight);
+    bool by_state = false;
+    for (int k = 0; k < API_NODE_STATES; k++)
+        by_state = by_state || st->summary.node_states[k] != 0;
+    cJSON *by = ok && by_state ? cJSON_AddObjectToObject(s, "nodeStates") : NULL;
+    ok = ok && (!by_state || by);
+    for (int k = 0; ok && by && k < API_NODE_STATES; k++)
+        ok = add_int(by, node_state_keys[k], st->summary.node_states[k]);
     if (ok && st->nmachine_configs) {
         cJSON *arr = cJSON_AddArrayToObject(o, "machineConfigs");
         ok = arr != NULL;
@@ -658,6 +709,16 @@ cJSON *api_status_encode(const struct api_status *st)
         ok = arr != NULL;
         for (size_t i = 0; ok && i < st->nmoves; i++)
             ok = encode_move(arr, &st->moves[i]);
+    }
+    if (ok && st->ntaint_keys) {
+        cJSON *arr = cJSON_AddArrayToObject(o, "taintKeys");
+        ok = arr != NULL;
+        for (size_t i = 0; ok && i < st->ntaint_keys; i++) {
+            cJSON *k = cJSON_CreateString(st->taint_keys[i]);
+            ok = k && cJSON_AddItemToArray(arr, k);
+            if (!ok)
+                cJSON_Delete(k);
+        }
     }
     if (!ok) {
         cJSON_Delete(o);
@@ -780,6 +841,11 @@ bool api_status_changed(const struct api_status *cur, const struct api_status *n
         if (!m || !mc_equal(m, &next->machine_configs[i]))
             return true;
     }
+    if (cur->ntaint_keys != next->ntaint_keys)
+        return true;
+    for (size_t i = 0; i < next->ntaint_keys; i++)
+        if (strcmp(cur->taint_keys[i], next->taint_keys[i]) != 0)
+            return true;
     if (cur->nmoves != next->nmoves)
         return true;
     for (size_t i = 0; i < next->nmoves; i++) /* in order: the list is a history */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "promreply.h"
+#include "proxy.h"
 #include "rest.h"
 
 /* 5,000 nodes (the supported size) answer the pressure query with about 6 MB (4 series a
@@ -288,6 +289,13 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     if (p->https)
         psi_promauth_apply(p->auth, e);
+    /* an in-cluster host, or one NO_PROXY names (CIDR entries too), is reached directly;
+     * otherwise the environment's proxy applies */
+    struct kube_err perr = {0};
+    if (kube_proxy_apply(e, p->url, &perr) < 0) {
+        psi_status_fail(st, PSI_REASON_CONFIG, "%s", perr.msg);
+        return NULL;
+    }
     return e;
 }
 

@@ -25,7 +25,8 @@ static void build(struct api_status *st)
                              "PSI is on for role worker", 3, T0 - 600);
     api_status_set_condition(st, API_CONDITION_DEGRADED, API_CONDITION_FALSE, "AsExpected", "", 3, T0 - 900);
     st->summary = (struct api_summary){.nodes = 3, .pressured = 1, .tainted = 1, .evictions = 2,
-                                       .migrations_succeeded = 2, .migrations_failed = 0, .migrations_in_flight = 0};
+                                       .migrations_succeeded = 2, .migrations_failed = 0, .migrations_in_flight = 0,
+                                       .node_states = {1, 1, 1, 0, 0}};
     struct api_machine_config_status *mc = api_status_add_machine_config(st, "worker");
     mc->name = strdup("99-worker-psi-rebalancer");
     mc->pool = strdup("worker");
@@ -75,6 +76,10 @@ static void test_encode_shape(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "status")), "True");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "lastTransitionTime")), "2024-05-01T10:00:00Z");
     assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "migrationsSucceeded")->valueint, 2);
+    cJSON *by = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "nodeStates");
+    assert_int_equal(cJSON_GetObjectItem(by, "normal")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(by, "tainted")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(by, "cooling")->valueint, 0);
     free(text);
     cJSON_Delete(j);
 
@@ -107,12 +112,45 @@ static void test_round_trip(void **state)
     assert_int_equal(back.nodes[0].since, T0 - 120);
     assert_int_equal(back.conditions[1].last_transition_time, T0 - 600);
     assert_string_equal(back.machine_configs[0].name, "99-worker-psi-rebalancer");
+    assert_int_equal(back.summary.node_states[API_NODE_PRESSURED], 1);
+    back.summary.node_states[API_NODE_COOLING] = 1; /* a count by state is a change */
+    assert_true(api_status_changed(&st, &back, NULL));
+    back.summary.node_states[API_NODE_COOLING] = 0;
     cJSON *j2 = api_status_encode(&back);
     assert_true(cJSON_Compare(j, j2, 1));
     cJSON_Delete(j);
     cJSON_Delete(j2);
     api_status_free(&st);
     api_status_free(&back);
+}
+
+/* taintKeys: the record of the keys written, kept through encode, decode and copy; a change of
+ * it is a change of the status. */
+static void test_taint_keys(void **state)
+{
+    (void)state;
+    struct api_status st = {0}, back = {0}, copy = {0};
+    struct api_errors errs = {0};
+    assert_int_equal(api_status_add_taint_key(&st, "rebalance.psi.dev/pressure"), 1);
+    assert_int_equal(api_status_add_taint_key(&st, "rebalance.psi.dev/pressure"), 0);
+    assert_int_equal(api_status_add_taint_key(&st, "example.com/hot"), 1);
+    cJSON *j = api_status_encode(&st);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "taintKeys")), 2);
+    assert_int_equal(api_status_decode(j, &back, &errs, NULL), 0);
+    assert_int_equal(back.ntaint_keys, 2);
+    assert_string_equal(back.taint_keys[1], "example.com/hot");
+    assert_false(api_status_changed(&st, &back, NULL));
+    assert_int_equal(api_status_copy(&copy, &back), 0);
+    assert_int_equal(api_status_remove_taint_key(&copy, "rebalance.psi.dev/pressure"), 1);
+    assert_int_equal(api_status_remove_taint_key(&copy, "rebalance.psi.dev/pressure"), 0);
+    assert_int_equal(copy.ntaint_keys, 1);
+    assert_string_equal(copy.taint_keys[0], "example.com/hot");
+    assert_true(api_status_changed(&back, &copy, NULL));
+    assert_int_equal(back.ntaint_keys, 2); /* the copy is its own */
+    cJSON_Delete(j);
+    api_status_free(&st);
+    api_status_free(&back);
+    api_status_free(&copy);
 }
 
 static void test_copy(void **state)
@@ -440,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_move_prediction),
+        cmocka_unit_test(test_taint_keys),
         cmocka_unit_test(test_decode_errors_and_unknown_fields),
         cmocka_unit_test(test_decode_bad_input_table),
         cmocka_unit_test(test_untyped_condition_is_dropped),
