@@ -330,6 +330,15 @@ static void test_psi_enabled_over_roles(void **state)
     machineconfig_psi_enabled(ev, 0, true, true, &status, &reason, msg, sizeof(msg));
     assert_int_equal(status, API_CONDITION_UNKNOWN);
     assert_string_equal(reason, "NoRoles");
+    /* A MachineConfig of our name that is someone else's: False, however updated its pool is. */
+    machineconfig_pool_eval(updated, "worker", "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_not_owned("worker", "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_psi_enabled(ev, 1, true, true, &status, &reason, msg, sizeof(msg));
+    assert_int_equal(status, API_CONDITION_FALSE);
+    assert_string_equal(reason, "MachineConfigNotOwned");
+    assert_non_null(strstr(msg, "99-worker-psi-rebalancer exists but was not made by psi-rebalancer"));
+    machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, msg, sizeof(msg));
+    assert_string_equal(reason, "MachineConfigNotOwned"); /* before a missing pool */
     /* A tiny buffer is never overrun and stays terminated. */
     char tiny[8];
     machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, tiny, sizeof(tiny));
