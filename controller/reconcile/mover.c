@@ -109,6 +109,15 @@ static void see_node(struct decision *dc, size_t i, const struct history_node *h
     n->scale[REBALANCE_CPU] = hn ? hn->scale_cpu : 0;
 }
 
+/* kube_informer_foreach: keep the first object seen (ud: const cJSON **). */
+static int first_object(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    *(const cJSON **)ud = obj;
+    return 1;
+}
+
 /* The nodes as the plan sees them, with settling and the sustain tracker; the params; which
  * nodes are sources. Returns whether any is, or -1 on no memory. */
 static int look_at_nodes(struct mover *mv, struct decision *dc)
@@ -154,6 +163,11 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
                        &dc->nrecent) < 0)
         goto out;
     dc->p.recent = dc->recent, dc->p.nrecent = dc->nrecent;
+    /* KubeVirt's parallel limits as its CR sets them (the first one: a cluster has one) */
+    const cJSON *kv = NULL;
+    if (dc->d->kubevirts)
+        kube_informer_foreach(dc->d->kubevirts, first_object, &kv);
+    moves_kubevirt_limits(kv, &dc->p.kubevirt_per_cluster, &dc->p.kubevirt_per_node);
     rc = 0;
     for (size_t i = 0; i < nn; i++) {
         struct history_node *hn = history_node(mv->h, in->nodes[i].name);

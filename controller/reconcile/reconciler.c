@@ -410,7 +410,8 @@ static void rebalance(struct visit *v)
     const struct api_spec *spec = &v->pr.spec;
     struct psi_prom_config cfg;
     const struct psi_prom_config *prom = prom_config(r, spec, &cfg);
-    struct mover_deps d = {r->deps.client, r->deps.events, r->deps.vmis, r->deps.vmims, r->deps.pods, r->deps.pods_ud};
+    struct mover_deps d = {r->deps.client, r->deps.events, r->deps.vmis,    r->deps.vmims,
+                           r->deps.pods,   r->deps.pods_ud, r->deps.kubevirts};
     struct mover_input in = {v->obj, &v->pr, mn, n, v->sampled, v->cs->sampling.metrics == 1,
                              spec->metrics.source == API_SOURCE_PROMETHEUS ? prom : NULL, v->now_ms};
     struct mover_stats before = *mover_stats(v->cs->mover);
