@@ -409,7 +409,7 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
 {
     static const char *const known[] = {"kind", "namespace", "name", "pod", "sourceNode", "destinationNode",
                                         "targetNode", "time", "endTime", "phase", "migration", "failures",
-                                        "cooldownUntil", "prediction", NULL};
+                                        "vmRestart", "cooldownUntil", "prediction", NULL};
     static const char *const prediction_known[] = {"source", "destination", "observedSource",
                                                    "observedDestination", NULL};
     if (!cJSON_IsObject(j))
@@ -429,6 +429,7 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
     m->phase = (enum api_move_phase)phase;
     rc |= api_json_string(j, path, "migration", &m->migration, errs);
     rc |= api_json_int(j, path, "failures", &m->failures, errs);
+    rc |= api_json_bool(j, path, "vmRestart", &m->vm_restart, errs);
     rc |= api_json_time(j, path, "cooldownUntil", &m->cooldown_until, errs);
     const cJSON *pr = NULL;
     rc |= api_json_object(j, path, "prediction", &pr, errs);
@@ -640,6 +641,7 @@ static bool encode_move(cJSON *arr, const struct api_move *m)
            add_time(o, "time", m->time) && add_time(o, "endTime", m->end_time) &&
            cJSON_AddStringToObject(o, "phase", move_phase_names[m->phase]) &&
            add_opt_str(o, "migration", m->migration) && (!m->failures || add_int(o, "failures", m->failures)) &&
+           (!m->vm_restart || cJSON_AddTrueToObject(o, "vmRestart")) &&
            add_time(o, "cooldownUntil", m->cooldown_until) && encode_prediction(o, m);
 }
 
@@ -805,7 +807,7 @@ static bool move_equal(const struct api_move *a, const struct api_move *b)
            str_eq(a->source_node, b->source_node) && str_eq(a->destination_node, b->destination_node) &&
            str_eq(a->target_node, b->target_node) && a->time == b->time && a->end_time == b->end_time &&
            a->phase == b->phase && str_eq(a->migration, b->migration) && a->failures == b->failures &&
-           a->cooldown_until == b->cooldown_until && a->predicted == b->predicted && a->observed == b->observed &&
+           a->vm_restart == b->vm_restart && a->cooldown_until == b->cooldown_until && a->predicted == b->predicted && a->observed == b->observed &&
            (!a->predicted || (reading_eq(a->predicted_source, b->predicted_source) &&
                               reading_eq(a->predicted_destination, b->predicted_destination))) &&
            (!a->observed || (reading_eq(a->observed_source, b->observed_source) &&

@@ -81,6 +81,7 @@ struct api_move {
     int64_t end_time;        /* finished; 0 while it runs */
     enum api_move_phase phase;
     char *migration;         /* the VirtualMachineInstanceMigration carrying it */
+    bool vm_restart;         /* a VM moved by eviction that KubeVirt restarts (allowVMRestart) */
     int64_t failures;        /* failed live migrations of it since it was requested */
     int64_t cooldown_until;  /* not moved again before this */
     /* The pressure (percent) predicted after the move for source and destination, and observed

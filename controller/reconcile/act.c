@@ -237,6 +237,8 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
         rec->predicted_source = mv->src_pressure_after;
         rec->predicted_destination = mv->dst_pressure_after;
     }
+    if (rec)
+        rec->vm_restart = w->restarts != NULL;
     if (!rec)
         log_warn("move not recorded: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);
     else if (mig_name) { /* followed by its name from now on */

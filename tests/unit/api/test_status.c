@@ -211,11 +211,14 @@ static void test_move_prediction(void **state)
     assert_null(cJSON_GetObjectItem(pr, "observedSource")); /* not settled yet */
     cJSON_Delete(j);
     m->observed = true, m->observed_source = 14.0, m->observed_destination = 3.1;
+    m->vm_restart = true;
     j = api_status_encode(&st);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "vmRestart")));
     assert_int_equal(api_status_decode(j, &back, &errs, &warns), 0);
     assert_int_equal(warns.n, 0);
     assert_true(back.moves[0].predicted && back.moves[0].observed);
     assert_true(fabs(back.moves[0].observed_destination - 3.1) < 1e-9);
+    assert_true(back.moves[0].vm_restart);
     assert_false(api_status_changed(&st, &back, NULL));
     back.moves[0].observed_source = 20;
     assert_true(api_status_changed(&st, &back, NULL));
@@ -227,8 +230,10 @@ static void test_move_prediction(void **state)
     q->source_node = strdup("worker-1");
     j = api_status_encode(&plain);
     assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "prediction"));
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "vmRestart"));
     assert_int_equal(api_status_decode(j, &plain_back, &errs, &warns), 0);
     assert_false(plain_back.moves[0].predicted);
+    assert_false(plain_back.moves[0].vm_restart);
     cJSON_Delete(j);
     /* a bad reading is named */
     cJSON *bad = parse("{\"moves\":[{\"name\":\"vm\",\"sourceNode\":\"a\",\"phase\":\"Succeeded\","
@@ -311,6 +316,7 @@ static void test_decode_bad_input_table(void **state)
         {"{\"moves\":[{\"name\":\"vm\",\"phase\":\"Teleported\"}]}", "status.moves[0].phase"},
         {"{\"moves\":[{\"name\":\"vm\",\"time\":\"\"}]}", "status.moves[0].time"},
         {"{\"moves\":[{\"name\":\"vm\",\"failures\":1e19}]}", "status.moves[0].failures"},
+        {"{\"moves\":[{\"name\":\"vm\",\"vmRestart\":\"yes\"}]}", "status.moves[0].vmRestart"},
         {"{\"machineConfigs\":[{\"role\":\"worker\",\"updated\":\"yes\"}]}", "status.machineConfigs[0].updated"},
     };
     struct api_status ref;
