@@ -1,4 +1,4 @@
-#include "prom.h"
+#include "psi/prom.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "promreply.h"
-#include "rest.h"
+#include "base/util.h"
+#include "kube/rest.h"
+#include "psi/promreply.h"
 
 /* 5,000 nodes (the supported size) answer the pressure query with about 6 MB (4 series a
  * node, ~300 bytes each with OpenShift's node-exporter labels) and the usage query with
@@ -634,4 +635,9 @@ struct psi_source *psi_prom_source_new(const struct psi_prom_config *cfg, struct
     if (!src)
         psi_prom_free(p);
     return src;
+}
+
+struct psi_prom *psi_prom_source_client(struct psi_source *src)
+{
+    return src && src->sample == prom_sample ? src->impl : NULL;
 }

@@ -37,8 +37,8 @@
 
 #include <curl/curl.h>
 
-#include "promauth.h"
-#include "source.h"
+#include "psi/promauth.h"
+#include "psi/source.h"
 
 /* Client settings; strings are copied by psi_prom_new (see promauth.h for the credential
  * and trust fields). */
@@ -138,5 +138,9 @@ int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_reque
 /* A Prometheus source over a new client for cfg (see source.h); NULL with st failed.
  * Free with psi_source_free. */
 struct psi_source *psi_prom_source_new(const struct psi_prom_config *cfg, struct psi_status *st);
+
+/* The client of a source made by psi_prom_source_new (owned by it, for other queries to the
+ * same Prometheus), or NULL for another source (or NULL). */
+struct psi_prom *psi_prom_source_client(struct psi_source *src);
 
 #endif

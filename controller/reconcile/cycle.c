@@ -1,12 +1,13 @@
 /* cycle: the decisions around the plan (see cycle.h). */
-#include "cycle.h"
+#include "reconcile/cycle.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+#include "api/reasons.h"
+#include "base/util.h"
 
 void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt,
                        ...)
@@ -22,18 +23,18 @@ void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, co
 bool cycle_gate(const struct api_spec *spec, bool metrics_ok, struct cycle_verdict *v)
 {
     if (spec->eviction.mode == API_MODE_DISABLED) {
-        cycle_verdict_set(v, API_CONDITION_FALSE, "Disabled", "eviction.mode is Disabled: nothing is moved");
+        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_DISABLED, "eviction.mode is Disabled: nothing is moved");
         return true;
     }
     if (spec->pressure.resource != API_RESOURCE_CPU) {
-        cycle_verdict_set(v, API_CONDITION_FALSE, "ResourceNotSupported",
+        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_RESOURCE_NOT_SUPPORTED,
                           "moves are predicted from CPU usage, so only pressure.resource cpu is rebalanced; %s "
                           "pressure is tainted but nothing is moved",
                           api_resource_name(spec->pressure.resource));
         return true;
     }
     if (!metrics_ok) {
-        cycle_verdict_set(v, API_CONDITION_FALSE, "MetricsUnavailable", "pressure is not readable: nothing is moved");
+        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_METRICS_UNAVAILABLE, "pressure is not readable: nothing is moved");
         return true;
     }
     return false;
@@ -63,7 +64,7 @@ static bool migration_unsettles(const struct moves_migration *g, int64_t now_ms,
 static void mark(const char *const *names, size_t n, const char *a, const char *b, bool *settling)
 {
     for (size_t i = 0; i < n; i++)
-        if (eq(names[i], a) || eq(names[i], b))
+        if (base_same(names[i], a) || base_same(names[i], b))
             settling[i] = true;
 }
 
@@ -87,7 +88,7 @@ void cycle_overlay_load(const struct history_virtual *v, size_t nv, struct rebal
     for (size_t i = 0; i < n; i++) {
         double adj = 0;
         for (size_t k = 0; k < nv; k++) {
-            bool src = eq(nodes[i].name, v[k].source), dst = eq(nodes[i].name, v[k].destination);
+            bool src = base_same(nodes[i].name, v[k].source), dst = base_same(nodes[i].name, v[k].destination);
             if ((!src && !dst) || isnan(nodes[i].demand) || !(nodes[i].cpus > 0))
                 continue;
             double before = rebalance_predicted_pressure(nodes[i].demand / nodes[i].cpus);
@@ -111,7 +112,7 @@ void cycle_overlay_requests(const struct history_virtual *v, size_t nv, struct r
 {
     for (size_t k = 0; k < nv; k++)
         for (size_t i = 0; i < n; i++)
-            if (eq(nodes[i].name, v[k].destination) && !isnan(nodes[i].req_cpu)) {
+            if (base_same(nodes[i].name, v[k].destination) && !isnan(nodes[i].req_cpu)) {
                 nodes[i].req_cpu += v[k].req_cpu;
                 nodes[i].req_memory += v[k].req_memory;
                 nodes[i].req_pods += 1;
@@ -163,13 +164,13 @@ void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *m
                    const struct rebalance_plan *plan)
 {
     if (done && dry)
-        cycle_verdict_set(v, API_CONDITION_FALSE, "DryRun", "DryRun, nothing was done; would move: %s", made);
+        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_DRY_RUN, "DryRun, nothing was done; would move: %s", made);
     else if (done)
-        cycle_verdict_set(v, API_CONDITION_TRUE, "Moving", "moving: %s", made);
+        cycle_verdict_set(v, API_CONDITION_TRUE, API_REASON_MOVING, "moving: %s", made);
     else if (plan->reason && strcmp(plan->reason, REBALANCE_MOVING) != 0)
         cycle_verdict_set(v, API_CONDITION_FALSE, plan->reason, "%s", plan->message);
     else
-        cycle_verdict_set(v, API_CONDITION_FALSE, "EvictionRefused",
+        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_EVICTION_REFUSED,
                           "the evictions asked for were refused (PodDisruptionBudgets or KubeVirt): see the Events");
 }
 
@@ -184,12 +185,12 @@ void cycle_finish(struct cycle_verdict *v, size_t running, bool automatic, const
     if (running && v->status != API_CONDITION_TRUE && automatic) {
         char msg[sizeof(v->message)];
         snprintf(msg, sizeof(msg), "%zu move%s under way; %s", running, running == 1 ? "" : "s", v->message);
-        cycle_verdict_set(v, API_CONDITION_TRUE, "MigrationsInFlight", "%s", msg);
+        cycle_verdict_set(v, API_CONDITION_TRUE, API_REASON_MIGRATIONS_IN_FLIGHT, "%s", msg);
     }
 }
 
 bool cycle_blocked(const char *reason)
 {
-    return eq(reason, REBALANCE_NO_DESTINATION) || eq(reason, REBALANCE_NO_IMPROVEMENT) ||
-           eq(reason, REBALANCE_LIMITED) || eq(reason, "UsageUnavailable");
+    return base_same(reason, REBALANCE_NO_DESTINATION) || base_same(reason, REBALANCE_NO_IMPROVEMENT) ||
+           base_same(reason, REBALANCE_LIMITED) || base_same(reason, API_REASON_USAGE_UNAVAILABLE);
 }

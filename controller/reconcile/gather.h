@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "migrate.h"
-#include "mover.h"
-#include "moves.h"
-#include "rebalance.h"
+#include "reconcile/migrate.h"
+#include "reconcile/mover.h"
+#include "reconcile/moves.h"
+#include "reconcile/rebalance.h"
 
 /* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL) ---- */
 
@@ -69,7 +69,7 @@ struct gather_workload {
 struct gather_candidates {
     struct rebalance_candidate *c;
     struct gather_workload *w;
-    size_t n, cap;
+    size_t n, cap, wcap;
 };
 
 /* Collect the pods of informer pods that run on a node nodes[i] with is_source[i] (n nodes)
@@ -82,17 +82,11 @@ void gather_candidates_free(struct gather_candidates *g);
 
 /* ---- usage ---- */
 
-/* Where usage is read from, kept per PsiRebalance: the Prometheus client is made anew only
- * when its settings change. */
-struct gather {
-    struct psi_prom *prom;
-    char *prom_key;
-};
-
 /* What a usage read needs. */
 struct gather_usage_in {
-    struct kube_client *client;         /* for the kubelet summaries */
-    const struct psi_prom_config *prom; /* NULL: the kubelet summaries */
+    struct kube_client *client; /* for the kubelet summaries */
+    bool prometheus;            /* from Prometheus through prom, else the kubelet summaries */
+    struct psi_prom *prom;      /* the PsiRebalance's client (one per PsiRebalance) */
     long window_s;                      /* spec.metrics.window */
     const struct mover_node *nodes;
     size_t nnodes;
@@ -100,11 +94,8 @@ struct gather_usage_in {
 
 /* Read the CPU usage of the nodes (node_usage[i], cores, NAN unknown) and of the candidates
  * (their usage field). Returns 0, or -1 with why (len bytes) when nothing could be read. */
-int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gather_candidates *cands,
-                 double *node_usage, char *why, size_t len);
-
-/* Release the Prometheus client (g itself is the caller's). */
-void gather_release(struct gather *g);
+int gather_usage(const struct gather_usage_in *in, struct gather_candidates *cands, double *node_usage, char *why,
+                 size_t len);
 
 /* The requests of the pods placed on a node. */
 struct gather_requests {

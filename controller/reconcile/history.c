@@ -1,15 +1,15 @@
 /* history: what rebalancing remembers between cycles (see history.h). */
-#include "history.h"
+#include "reconcile/history.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "moves.h"
+#include "base/grow.h"
+#include "base/util.h"
+#include "reconcile/moves.h"
 
 static int64_t clock_now(void *ud) { return ((struct history *)ud)->clock_ms; }
-
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 struct history *history_new(void)
 {
@@ -37,7 +37,7 @@ static void virt_clear(struct history *h)
     }
     free(h->virt);
     h->virt = NULL;
-    h->nvirt = 0;
+    h->nvirt = h->virt_cap = 0;
 }
 
 void history_free(struct history *h)
@@ -78,15 +78,12 @@ struct history_node *history_node(struct history *h, const char *name)
         else
             hi = mid;
     }
-    struct history_node *v = realloc(h->nodes, (h->nnodes + 1) * sizeof(*v));
     char *n = strdup(name);
-    if (!v || !n) {
+    if (!n || BASE_GROW(h->nodes, h->nnodes + 1, h->nodes_cap) < 0) {
         free(n);
-        if (v)
-            h->nodes = v;
         return NULL;
     }
-    h->nodes = v;
+    struct history_node *v = h->nodes;
     memmove(&v[lo + 1], &v[lo], (h->nnodes - lo) * sizeof(*v));
     memset(&v[lo], 0, sizeof(*v));
     v[lo].name = n;
@@ -275,10 +272,8 @@ void history_failed(struct history *h, struct api_move *m)
 int history_add_virtual(struct history *h, const char *key, const char *source, const char *destination,
                         double demand, const double requests[2])
 {
-    struct history_virtual *nv = realloc(h->virt, (h->nvirt + 1) * sizeof(*nv));
-    if (!nv)
+    if (BASE_GROW(h->virt, h->nvirt + 1, h->virt_cap) < 0)
         return -1;
-    h->virt = nv;
     struct history_virtual c = {strdup(key), strdup(source), strdup(destination), demand, requests[0], requests[1]};
     if (!c.key || !c.source || !c.destination) {
         free(c.key);
@@ -341,7 +336,7 @@ void history_fill_status(struct history *h, int64_t now_ms, int64_t history_ms, 
         n->migrations.in_flight = 0;
         for (size_t k = 0; k < h->status.nmoves; k++) {
             const struct api_move *m = &h->status.moves[k];
-            if (history_under_way(m, now_ms) && eq(m->source_node, n->name))
+            if (history_under_way(m, now_ms) && base_same(m->source_node, n->name))
                 n->migrations.in_flight++;
         }
     }

@@ -1,23 +1,23 @@
 /* mover: rebalancing's edge for one PsiRebalance (see mover.h). */
-#include "mover.h"
+#include "reconcile/mover.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "act.h"
-#include "conditions.h"
-#include "cycle.h"
-#include "evictor.h"
-#include "gather.h"
-#include "history.h"
+#include "api/reasons.h"
 #include "logging.h"
-#include "migrate.h"
+#include "reconcile/act.h"
+#include "reconcile/conditions.h"
+#include "reconcile/cycle.h"
+#include "reconcile/evictor.h"
+#include "reconcile/gather.h"
+#include "reconcile/history.h"
+#include "reconcile/migrate.h"
 
 struct mover {
     struct history *h;
-    struct gather g;               /* the Prometheus client for usage */
     struct gather_support support; /* eviction.method Migrate: whether KubeVirt takes addedNodeSelector */
     bool have_mode;
     enum api_eviction_mode mode;
@@ -66,7 +66,6 @@ void mover_free(struct mover *mv)
     if (!mv)
         return;
     history_free(mv->h);
-    gather_release(&mv->g);
     free(mv);
 }
 
@@ -146,17 +145,17 @@ static int find_candidates(struct decision *dc)
     struct kube_informer *pods = sel && dc->d->pods ? dc->d->pods(dc->d->pods_ud, sel) : NULL;
     free(sel);
     if (!pods) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "PodsUnavailable",
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_PODS_UNAVAILABLE,
                           "the pods of spec.eviction.podSelector cannot be watched");
         return -1;
     }
     if (!kube_informer_synced(pods)) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "WaitingForPods",
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_WAITING_FOR_PODS,
                           "the pods of spec.eviction.podSelector are being listed");
         return -1;
     }
     if (gather_candidates(pods, dc->in->nodes, dc->nn, dc->is_source, &dc->cands) < 0) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory collecting pods");
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory collecting pods");
         return -1;
     }
     return 0;
@@ -166,13 +165,13 @@ static int find_candidates(struct decision *dc)
 static int read_demand(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
-    struct gather_usage_in u = {dc->d->client, in->prom, (long)(in->pr->spec.metrics.window_ms / 1000), in->nodes,
-                                dc->nn};
+    struct gather_usage_in u = {dc->d->client, in->prometheus, in->prom, (long)(in->pr->spec.metrics.window_ms / 1000),
+                                in->nodes, dc->nn};
     char why[1024];
     mv->stats.usage_queries++;
-    if (gather_usage(&mv->g, &u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
+    if (gather_usage(&u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
         mv->stats.usage_failures++;
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "UsageUnavailable",
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_USAGE_UNAVAILABLE,
                           "no move without CPU usage to predict it: %s", why);
         log_warn("usage not readable: no move", "psirebalance", in->pr->name, "error", why);
         return -1;
@@ -280,7 +279,7 @@ static int plan_and_move(struct mover *mv, struct decision *dc, char *fail_msg, 
         if (dc->p.max_total <= 0)
             break;
         if (rebalance_plan(&dc->p, dc->nodes, dc->nn, dc->cands.c, dc->cands.n, &dc->plan) < 0) {
-            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
+            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while planning");
             return 0;
         }
         if (!dc->plan.nmoves)
@@ -324,14 +323,14 @@ static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t 
     dc->usage = calloc(n1, sizeof(double));
     int any = dc->nodes && dc->is_source && dc->usage ? look_at_nodes(mv, dc) : -1;
     if (any < 0) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while deciding");
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while deciding");
         return 0;
     }
     if (dc->dry) /* DryRun: the moves it would have made change the picture once demands are known */
         history_prune_virtual(mv->h);
     if (!any) { /* nothing to do, or only settling sources: the plan says which, without reading more */
         if (rebalance_plan(&dc->p, dc->nodes, dc->nn, NULL, 0, &dc->plan) < 0)
-            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
+            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while planning");
         else
             cycle_verdict_set(&dc->v, API_CONDITION_FALSE, dc->plan.reason, "%s", dc->plan.message);
         return 0;
@@ -374,7 +373,7 @@ static const char *method(struct mover *mv, const struct act *a)
     if (!mv->support.warned) {
         char note[700];
         snprintf(note, sizeof(note), "eviction.method Migrate falls back to eviction: %s", mv->support.why);
-        act_event(a, "Warning", "MigrateUnsupported", "Decide", note);
+        act_event(a, "Warning", API_EVENT_MIGRATE_UNSUPPORTED, "Decide", note);
         mv->support.warned = true;
     }
     return mv->support.why;
@@ -392,7 +391,7 @@ static void conclude(struct mover *mv, const struct act *a, struct cycle_verdict
     if (strcmp(mv->last_reason, v->reason) == 0)
         return;
     if (cycle_blocked(v->reason))
-        act_event(a, "Warning", "RebalanceBlocked", "Decide", v->message);
+        act_event(a, "Warning", API_EVENT_REBALANCE_BLOCKED, "Decide", v->message);
     log_info("rebalancing", "psirebalance", in->pr->name, "reason", v->reason, "message", v->message);
     snprintf(mv->last_reason, sizeof(mv->last_reason), "%s", v->reason);
 }
@@ -432,7 +431,7 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
         /* nothing is decided: the gate says why */
     } else if (in->sampled) {
         if (decide(mv, &dc, fail_msg, fail_len) < 0) {
-            *fail_reason = "EvictionFailed";
+            *fail_reason = API_REASON_EVICTION_FAILED;
             rc = -1;
         }
         set = !dc.keep;
@@ -442,7 +441,7 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
     if (set)
         conclude(mv, &a, &dc.v, fallback, next);
     else if (!api_status_condition(next, API_CONDITION_REBALANCING))
-        conditions_set(next, API_CONDITION_REBALANCING, API_CONDITION_UNKNOWN, "Pending",
+        conditions_set(next, API_CONDITION_REBALANCING, API_CONDITION_UNKNOWN, API_REASON_PENDING,
                        "waiting for the first pressure sample", in->pr->generation, in->now_ms / 1000);
     history_fill_status(mv->h, in->now_ms, in->pr->spec.eviction.cooldown.history_ms, next);
     decision_free(&dc);

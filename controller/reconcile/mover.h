@@ -44,11 +44,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "events.h"
-#include "informer.h"
-#include "prom.h"
-#include "psirebalance.h"
-#include "rest.h"
+#include "api/psirebalance.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+#include "kube/rest.h"
+#include "psi/prom.h"
 
 /* Most destination nodes whose pods are listed in one cycle (the coolest ones). */
 #define MOVER_MAX_LISTED 16
@@ -86,7 +86,8 @@ struct mover_input {
     size_t nnodes;
     bool sampled;                      /* a new pressure sample was taken: decide */
     bool metrics_ok;                   /* the last sample succeeded */
-    const struct psi_prom_config *prom; /* the Prometheus for usage; NULL with the Kubelet source */
+    bool prometheus;                   /* usage from Prometheus (else the kubelet summaries) */
+    struct psi_prom *prom;             /* the PsiRebalance's Prometheus client (sampling_prom); NULL: none */
     int64_t now_ms;                    /* wall clock, ms since the epoch */
 };
 

@@ -9,11 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "events.h"
-#include "ownership.h"
-#include "psirebalance.h"
-#include "rest.h"
-#include "source.h"
+#include "api/psirebalance.h"
+#include "kube/events.h"
+#include "kube/rest.h"
+#include "psi/source.h"
+#include "reconcile/ownership.h"
 
 /* Owned; zero it, then sampling_init. */
 struct sampling {
@@ -47,6 +47,10 @@ void sampling_free(struct sampling *s);
 /* Sample the owned nodes; updates the metrics state and, on success, the sample. Returns 0 on
  * a good sample, -1 when the source failed (the message says why; taints are held). */
 int sampling_take(struct sampling *s, const struct sampling_in *in);
+
+/* The Prometheus client of the current source (owned by s; for the usage query, so that one
+ * PsiRebalance has one client), or NULL when the source is not Prometheus or not made. */
+struct psi_prom *sampling_prom(const struct sampling *s);
 
 /* The last sample of node, or NULL. */
 const struct psi_node_sample *sampling_of(const struct sampling *s, const char *node);
