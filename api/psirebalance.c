@@ -300,7 +300,8 @@ static int check_set(const char *field, char *const *v, size_t n, size_t max, co
     return rc;
 }
 
-/* The CRD's URL pattern ^https?://[^\s/?#]+([/?#]\S*)?$ and length. */
+/* The CRD's URL pattern ^https?://[^\s/?#]+(/[^\s?#]*)?$ and length: the operator appends
+ * /api/v1/query to the URL, so a query (?) or fragment (#) would end up before that path. */
 static const char *check_url(const char *u)
 {
     if (strlen(u) > 2048)
@@ -317,6 +318,8 @@ static const char *check_url(const char *u)
         return "must name a host after the scheme";
     if (p[strcspn(p, " \t\r\n\f\v")] != '\0')
         return "must not contain white space";
+    if (strpbrk(p, "?#"))
+        return "must not carry a query (?) or fragment (#): /api/v1/query is appended to it";
     return NULL;
 }
 

@@ -11,6 +11,8 @@
 
 static const char *const condition_status_names[] = {"True", "False", "Unknown"};
 static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted", "Cooling", "Unknown"};
+/* The keys of summary.nodeStates, by enum api_node_state. */
+static const char *const node_state_keys[] = {"normal", "pressured", "tainted", "cooling", "unknown", NULL};
 static const char *const move_phase_names[API_MOVE_PHASES] = {"WouldMove", "Evicted", "MigrationRequested",
                                                              "Migrating", "Succeeded", "Failed"};
 
@@ -459,7 +461,7 @@ int api_status_decode(const cJSON *json, struct api_status *st, struct api_error
     static const char *const known[] = {"observedGeneration", "conditions", "lastSuccessfulCycleTime", "summary",
                                         "machineConfigs", "nodes", "moves", NULL};
     static const char *const summary_known[] = {"nodes", "pressured", "tainted", "evictions", "migrationsSucceeded",
-                                                "migrationsFailed", "migrationsInFlight", NULL};
+                                                "migrationsFailed", "migrationsInFlight", "nodeStates", NULL};
     const char *path = "status";
     size_t before = errs ? errs->n : 0;
     api_status_free(st);
@@ -485,6 +487,12 @@ int api_status_decode(const cJSON *json, struct api_status *st, struct api_error
         api_json_int(sum, sp, "migrationsSucceeded", &s->migrations_succeeded, errs);
         api_json_int(sum, sp, "migrationsFailed", &s->migrations_failed, errs);
         api_json_int(sum, sp, "migrationsInFlight", &s->migrations_in_flight, errs);
+        const cJSON *by;
+        if (api_json_object(sum, sp, "nodeStates", &by, errs) == 0 && by) {
+            api_json_unknown(by, "status.summary.nodeStates", node_state_keys, warns);
+            for (int k = 0; k < API_NODE_STATES; k++)
+                api_json_int(by, "status.summary.nodeStates", node_state_keys[k], &s->node_states[k], errs);
+        }
     }
     decode_list(json, path, "machineConfigs", sizeof(struct api_machine_config_status), dec_mc,
                 (void **)&st->machine_configs, &st->nmachine_configs, errs, warns);
@@ -601,6 +609,13 @@ cJSON *api_status_encode(const struct api_status *st)
          add_int(s, "migrationsSucceeded", st->summary.migrations_succeeded) &&
          add_int(s, "migrationsFailed", st->summary.migrations_failed) &&
          add_int(s, "migrationsInFlight", st->summary.migrations_in_flight);
+    bool by_state = false;
+    for (int k = 0; k < API_NODE_STATES; k++)
+        by_state = by_state || st->summary.node_states[k] != 0;
+    cJSON *by = ok && by_state ? cJSON_AddObjectToObject(s, "nodeStates") : NULL;
+    ok = ok && (!by_state || by);
+    for (int k = 0; ok && by && k < API_NODE_STATES; k++)
+        ok = add_int(by, node_state_keys[k], st->summary.node_states[k]);
     if (ok && st->nmachine_configs) {
         cJSON *arr = cJSON_AddArrayToObject(o, "machineConfigs");
         ok = arr != NULL;

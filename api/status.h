@@ -32,9 +32,13 @@ struct api_condition {
     char *message;
 };
 
+enum api_node_state { API_NODE_NORMAL, API_NODE_PRESSURED, API_NODE_TAINTED, API_NODE_COOLING, API_NODE_UNKNOWN };
+#define API_NODE_STATES 5
+
 struct api_summary {
     int64_t nodes, pressured, tainted, evictions;
     int64_t migrations_succeeded, migrations_failed, migrations_in_flight;
+    int64_t node_states[API_NODE_STATES]; /* selected nodes by state (summary.nodeStates) */
 };
 
 struct api_machine_config_status {
@@ -42,8 +46,6 @@ struct api_machine_config_status {
     bool updated;
     int64_t updated_machines, machines;
 };
-
-enum api_node_state { API_NODE_NORMAL, API_NODE_PRESSURED, API_NODE_TAINTED, API_NODE_COOLING, API_NODE_UNKNOWN };
 
 struct api_node_status {
     char *name;

@@ -221,6 +221,7 @@ def scale(a):
             "target_s": a.interval + 1,
         }
         out["storm_end"] = load(f"{d}/storm-end.json")
+    out["status_size"] = {w: load(f"{d}/status-{w}.json") for w in ("steady", "storm")}
     try:
         with open(f"{d}/exporter-deaths") as f:
             out["exporter_deaths"] = sum(1 for _ in f)
@@ -335,6 +336,12 @@ def table(doc):
                                      two("reconcile_ms_p99"), two("sample_ms_p50"), f"{verbs(st)} / {verbs(sm)}",
                                      fmt(s.get("list_calls_after_startup")), two("status_writes_per_cycle"),
                                      two("promql_queries_per_cycle")]))
+        lines.append("")
+        lines.append("Status size after the window (bytes of .status, entries in status.nodes): steady / storm")
+        for s in sc:
+            z = s.get("status_size") or {}
+            cell = lambda w: f'{fmt((z.get(w) or {}).get("bytes"))} B, {fmt((z.get(w) or {}).get("node_entries"))}'
+            lines.append(f'{s["nodes"]} nodes: {cell("steady")} / {cell("storm")}')
         lines.append("")
         lines.append("Reaction (taint time - crossing in Prometheus - sustain), seconds")
         for s in sc:

@@ -18,6 +18,7 @@
 #   prom_queries_per_cycle  Prometheus's /api/v1/query requests per cycle
 #   *_cpu_s_per_min      CPU of the API server, Prometheus, the operator, psi-sim
 #   operator_rss_kib     the operator's RSS at the end
+#   operator_apiserver_connections  its TCP connections to the API server, mid-window
 # Writes JSON (default bench/results/<date>-kubelet.json) and prints it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,11 +48,13 @@ res=$(mktemp -d /tmp/bench-kubelet.XXXXXX)
 sim_pid=
 cleanup() {
   set +e
+  [ -n "${operator_pid:-}" ] && stop_operator
   [ -n "$sim_pid" ] && kill -TERM "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null
   "$repo/hack/cluster/down" --dir "$bed" --purge >/dev/null 2>&1
   rm -rf "$res"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 log "bringing up $bed"
 "$repo/hack/cluster/up" --dir "$bed" --nodes 3 >/dev/null
@@ -113,13 +116,17 @@ YAML
   done
   sleep 20
   snapshot "$res/a.json"
-  sleep "$window"
+  # the operator's connections to the API server, half-way through (HTTP/2: one)
+  sleep $((window / 2))
+  local conns
+  conns=$(ss -Htnp state established "( dport = :${PSI_APISERVER_URL##*:} )" | grep -c "pid=$operator_pid," || true)
+  sleep $((window - window / 2))
   snapshot "$res/b.json"
   local msg rss
   msg=$(kubectl get psirebalance bench-kubelet -o jsonpath='{.status.conditions[?(@.type=="MetricsAvailable")].message}')
   rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$operator_pid/status")
   jq -n --slurpfile a "$res/a.json" --slurpfile b "$res/b.json" --argjson hz "$(getconf CLK_TCK)" \
-    --argjson n "$n" --arg src "$src" --arg msg "$msg" --argjson rss "$rss" '
+    --argjson n "$n" --arg src "$src" --arg msg "$msg" --argjson rss "$rss" --argjson conns "$conns" '
     $a[0] as $a | $b[0] as $b | ($b.t - $a.t) as $dt | ($b.cycles - $a.cycles) as $c
     | {nodes: $n, source: $src, window_s: $dt, cycles: $c,
        sample_ms: (if $c > 0 then ($b.sample_s - $a.sample_s) / $c * 1000 else null end),
@@ -130,7 +137,7 @@ YAML
        prometheus_cpu_s_per_min: (($b.prom - $a.prom) / $hz / $dt * 60),
        operator_cpu_s_per_min: (($b.op - $a.op) / $hz / $dt * 60),
        sim_cpu_s_per_min: (($b.sim - $a.sim) / $hz / $dt * 60),
-       operator_rss_kib: $rss, metrics_available: $msg}' > "$res/$n-$src.json"
+       operator_rss_kib: $rss, operator_apiserver_connections: $conns, metrics_available: $msg}' > "$res/$n-$src.json"
   cat "$res/$n-$src.json" >&2
   kubectl delete psirebalance bench-kubelet --timeout=60s >/dev/null || true
   stop_operator
@@ -138,7 +145,13 @@ YAML
 
 for n in ${sizes//,/ }; do
   log "$n nodes"
-  "$repo/hack/cluster/up" --dir "$bed" --nodes "$n" >/dev/null 2>&1
+  # up waits 60 s + 0.1 s a node for them to be Ready; a loaded machine may need longer
+  "$repo/hack/cluster/up" --dir "$bed" --nodes "$n" >/dev/null 2>&1 || log "$n nodes: not all Ready yet"
+  t=$((SECONDS + 900))
+  until (($(kubectl get nodes -l type=kwok --no-headers | awk '$2 == "Ready"' | wc -l) >= n)); do
+    ((SECONDS < t)) || { log "$n nodes: not all Ready after 900 s"; exit 1; }
+    sleep 5
+  done
   cat > "$res/scenario.yaml" <<YAML
 name: kubelet-bench
 namespace: psi-sim-kubelet-bench

@@ -4,7 +4,7 @@
 #   bench/run.sh [--sizes 100,1000,5000] [--pods-per-node 10] [--window 60]
 #                [--scenarios seed,load-shift] [--minutes seed=5,load-shift=14]
 #                [--desched-interval 30s] [--build-dir DIR] [--out FILE] [--keep]
-#                [--raw DIR] [--scale-bed DIR] [--no-scale] [--no-sides]
+#                [--raw DIR] [--scale-bed DIR] [--no-scale] [--no-sides] [--no-desched]
 #
 # Scale (per size, on one test bed grown from size to size, audit log on):
 #   kwok nodes with ~10 pods each and a PSI series per node (psi-pressure-exporter), the
@@ -12,10 +12,11 @@
 #   15s, sustain 10s, taint 25 %, eviction Disabled); then a steady window and a storm
 #   window (a fifth of the nodes stepped to 60 % at once): RSS, CPU s/min, reconcile p50/p99
 #   (from the operator's histogram), API requests by verb (audit log, operator's user),
-#   LIST calls after start-up, status writes and PromQL queries per cycle, and the reaction
+#   LIST calls after start-up, status writes and PromQL queries per cycle, the status's size
+#   (bytes, entries in status.nodes) after each window, and the reaction
 #   (taint PATCH in the audit log minus the crossing in Prometheus, minus the sustain).
 #   At 1,000 nodes the descheduler (LowNodeUtilization on requests) runs for the same window
-#   for its RSS and CPU.
+#   for its RSS and CPU (--no-desched: not; with --no-sides it is then not built either).
 # Side by side (seed and load-shift scenarios of hack/sim, three test beds in parallel, one
 #   per contender): psi-rebalancer (Automatic), descheduler LowNodeUtilization on requests,
 #   descheduler LowNodeUtilization on Prometheus rate(node_pressure_cpu_waiting_seconds_total[1m]):
@@ -36,7 +37,7 @@ minutes=seed=5,load-shift=14
 desched_interval=30s
 build_dir=$repo/build
 out=$here/results/$(date -u +%Y-%m-%d).json
-keep=0 do_scale=1 do_sides=1 raw= scale_bed=/tmp/bed-b-scale
+keep=0 do_scale=1 do_sides=1 do_desched=1 raw= scale_bed=/tmp/bed-b-scale
 while (($#)); do
   case $1 in
     --sizes) sizes=$2; shift 2 ;;
@@ -52,7 +53,8 @@ while (($#)); do
     --scale-bed) scale_bed=$2; shift 2 ;;
     --no-scale) do_scale=0; shift ;;
     --no-sides) do_sides=0; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --no-desched) do_desched=0; shift ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
@@ -62,8 +64,10 @@ for b in controller/psi-rebalancer hack/sim/psi-sim hack/sim/psi-pressure-export
   [ -x "$build_dir/$b" ] || { echo "run.sh: $build_dir/$b missing: build the project first (--build-dir)" >&2; exit 2; }
 done
 command -v jq >/dev/null && command -v python3 >/dev/null || { echo "run.sh: needs jq and python3" >&2; exit 2; }
-eval "$("$repo/hack/tools/build.sh" descheduler)"
-desched=$PSI_DESCHEDULER_BIN/descheduler
+if ((do_desched || do_sides)); then
+  eval "$("$repo/hack/tools/build.sh" descheduler)"
+  desched=$PSI_DESCHEDULER_BIN/descheduler
+fi
 
 # raw figures of this run, kept with --keep; --raw DIR adds to DIR, so that runs of parts
 # (--no-sides, --no-scale, other --sizes) make one report
@@ -208,6 +212,13 @@ bench_exporter_stop() {
   rm -f "$PSI_PROMETHEUS_TARGETS/bench-exporter.json"
 }
 
+# status_size NAME: the size of the PsiRebalance's status as stored (bytes of its JSON) and
+# its entries in status.nodes, into $sdir/status-NAME.json.
+status_size() {
+  kubectl get psirebalance bench -o json |
+    jq -c '{bytes: (.status | tojson | length), node_entries: (.status.nodes // [] | length)}' > "$sdir/status-$1.json" ||
+    log "status size not read"
+}
 tainted_count() { kubectl get nodes -o json | jq '[.items[] | select(any(.spec.taints[]?; .key == "rebalance.psi.dev/pressure"))] | length'; }
 
 # apply_bench_psir EVICTION: the PsiRebalance "bench" on the bed's Prometheus (interval 5 s,
@@ -250,6 +261,7 @@ scale_size() {
   log "$n nodes: Ready; settling 20 s, then steady state for ${window} s"
   sleep 20
   snap steady0; sample_proc "$operator_pid" "$window" "$sdir/steady.proc"; snap steady1
+  status_size steady
   local storm=(); for ((i = 0; i < n; i += 5)); do storm+=("worker-$i"); done
   log "$n nodes: storm, ${#storm[@]} nodes to 60 %"
   snap storm0; set_many 60 "${storm[@]}"
@@ -257,13 +269,14 @@ scale_size() {
   sample_proc "$operator_pid" "$window" "$sdir/storm.proc"; snap storm1
   t=$((SECONDS + 120)); while (($(tainted_count) < ${#storm[@]})) && ((SECONDS < t)); do sleep 2; done
   jq -n --argjson t "$(now)" --argjson k "$(tainted_count)" '{t: $t, tainted: $k}' > "$sdir/storm-end.json"
+  status_size storm
   # the crossing of each stormed node in Prometheus, as the operator's query sees it (window 15 s)
   curl -sfG "$PSI_PROMETHEUS_URL/api/v1/query_range" \
     --data-urlencode 'query=rate(node_pressure_cpu_waiting_seconds_total[15s]) * 100 > 25' \
     --data-urlencode "start=$(jq .t "$sdir/storm.json")" --data-urlencode "end=$(jq '.t + 90' "$sdir/storm.json")" \
     --data-urlencode step=0.5 > "$sdir/crossings.json" || log "crossing query failed"
   set_many 0 "${storm[@]}"
-  if ((n == 1000)); then desched_footprint; fi
+  if ((n == 1000 && do_desched)); then desched_footprint; fi
   kubectl delete psirebalance bench --timeout=120s >/dev/null || true
   stop_operator; bench_exporter_stop
   cp "$work/operator.log" "$sdir/operator.log"; : > "$work/operator.log"

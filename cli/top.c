@@ -113,8 +113,14 @@ static void render_footer(FILE *f, const struct cli_psir *p)
             (long long)m->nodes, (long long)m->pressured, (long long)m->tainted, (long long)m->evictions,
             (long long)m->migrations_succeeded, (long long)m->migrations_failed, (long long)m->migrations_in_flight);
     if ((int64_t)s->nnodes < m->nodes)
-        fprintf(f, "%lld selected nodes are not listed in status (it holds the hottest first)\n",
+        fprintf(f, "%lld selected nodes are not listed in status (it lists the nodes with something to say and the "
+                   "10 hottest; the others are Normal)\n",
                 (long long)(m->nodes - (int64_t)s->nnodes));
+    const int64_t *by = m->node_states;
+    if (by[API_NODE_NORMAL] + by[API_NODE_PRESSURED] + by[API_NODE_TAINTED] + by[API_NODE_COOLING] + by[API_NODE_UNKNOWN])
+        fprintf(f, "by state: %lld Normal, %lld Pressured, %lld Tainted, %lld Cooling, %lld Unknown\n",
+                (long long)by[API_NODE_NORMAL], (long long)by[API_NODE_PRESSURED], (long long)by[API_NODE_TAINTED],
+                (long long)by[API_NODE_COOLING], (long long)by[API_NODE_UNKNOWN]);
     static const char *const shown[] = {API_CONDITION_READY, API_CONDITION_METRICS_AVAILABLE,
                                         API_CONDITION_REBALANCING};
     for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
@@ -153,7 +159,8 @@ void cli_top_render(FILE *f, const struct cli_psir *ps, size_t n, const char *no
             shown++;
         }
         if (!shown)
-            fprintf(f, node ? "(node %s is not in its status)\n" : "(no node in its status)\n", node);
+            fprintf(f, node ? "(node %s is not in its status: Normal, or not selected)\n" : "(no node in its status)\n",
+                    node);
         render_footer(f, p);
     }
 }
@@ -213,6 +220,9 @@ static cJSON *psir_json(const struct cli_psir *p, const char *node, const struct
     cJSON_AddNumberToObject(sum, "migrationsSucceeded", (double)st->summary.migrations_succeeded);
     cJSON_AddNumberToObject(sum, "migrationsFailed", (double)st->summary.migrations_failed);
     cJSON_AddNumberToObject(sum, "migrationsInFlight", (double)st->summary.migrations_in_flight);
+    cJSON *by = cJSON_AddObjectToObject(sum, "nodeStates");
+    for (int k = 0; by && k < API_NODE_STATES; k++)
+        cJSON_AddNumberToObject(by, api_node_state_name((enum api_node_state)k), (double)st->summary.node_states[k]);
     cJSON *conds = cJSON_AddArrayToObject(o, "conditions");
     for (size_t i = 0; conds && i < st->nconditions; i++) {
         const struct api_condition *c = &st->conditions[i];

@@ -198,7 +198,9 @@ const char *cli_verdict_name(enum cli_verdict v)
     case CLI_VERDICT_RELIEVING: return "being relieved";
     case CLI_VERDICT_NOTHING: return "not being relieved: nothing to relieve";
     case CLI_VERDICT_BLOCKED: return "not being relieved now";
-    case CLI_VERDICT_NOT_LISTED: return "not listed by any PsiRebalance";
+    case CLI_VERDICT_NOT_LISTED:
+        return "not listed by any PsiRebalance: Normal or not selected (a status lists the Tainted, Cooling, "
+               "Pressured, Unknown and recently moved nodes and the 10 hottest)";
     }
     return "";
 }

@@ -264,10 +264,11 @@ static void gc_pod_informers(struct manager *m)
 
 /* ---- metrics ---- */
 
-static void publish_pressure(const char *psir, const char *node, const char *resource, double percent, void *ud)
+static void publish_pressure(const char *psir, const char *node, const char *stall, const char *resource,
+                             double percent, void *ud)
 {
     struct manager *m = ud;
-    const char *v[] = {psir, node, resource};
+    const char *v[] = {psir, node, stall, resource};
     psi_metric_set(m->m.pressure, v, percent);
 }
 
@@ -405,13 +406,15 @@ static int register_metrics(struct manager *m)
 {
     if (!m->metrics)
         return 0;
-    static const char *const pressure[] = {"psirebalance", "node", "resource", NULL};
+    static const char *const pressure[] = {"psirebalance", "node", "stall", "resource", NULL};
     static const char *const result[] = {"result", NULL};
     static const char *const op[] = {"op", NULL};
     static const char *const resource[] = {"resource", NULL};
     static const double buckets[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
     m->m.pressure = psi_metrics_gauge(m->metrics, "psi_rebalancer_node_pressure_percent",
-                                      "Last sampled PSI \"some\" pressure of a node, percent over the window.", pressure);
+                                      "Last sampled PSI pressure of a node, percent over the window, of the line (stall: some or "
+                                      "full) spec.pressure.stall names for spec.pressure.resource, some for the others.",
+                                      pressure);
     m->m.reconciles = psi_metrics_counter(m->metrics, "psi_rebalancer_reconciles_total",
                                           "Reconcile cycles of PsiRebalances, by result.", result);
     m->m.reconcile_seconds = psi_metrics_histogram(m->metrics, "psi_rebalancer_reconcile_duration_seconds",

@@ -854,8 +854,9 @@ int kube_config_prepare(struct kube_config *cfg, CURL *easy, struct curl_slist *
     }
     if (cfg->connect_to)
         SETOPT(CURLOPT_CONNECT_TO, cfg->connect_to);
-    if (cfg->proxy_url)
-        SETOPT(CURLOPT_PROXY, cfg->proxy_url);
+    /* the API server is never reached through a proxy from the environment (proxy.h): only
+     * through the kubeconfig's proxy-url, when it names one */
+    SETOPT(CURLOPT_PROXY, cfg->proxy_url ? cfg->proxy_url : "");
     SETOPT(CURLOPT_USERAGENT, cfg->user_agent ? cfg->user_agent : "psi-rebalancer/" PSI_VERSION);
     const char *token = kube_config_token(cfg, err);
     if (!token && cfg->token_file)

@@ -87,8 +87,8 @@ const char *kube_config_serviceaccount_dir(void);
 /* Free a config (NULL is fine). */
 void kube_config_free(struct kube_config *cfg);
 
-/* Set on easy everything that does not depend on the request: TLS material, the
- * Authorization header (token file re-read when its mtime/size/inode changed), User-Agent
+/* Set on easy everything that does not depend on the request: TLS material, the proxy
+ * (proxy_url, or none: never one from the environment, see proxy.h), the Authorization header (token file re-read when its mtime/size/inode changed), User-Agent
  * (user_agent, or psi-rebalancer/<PSI_VERSION>) and Accept: application/json, appended to
  * *headers (the caller sets CURLOPT_HTTPHEADER after adding its own and frees with
  * curl_slist_free_all). */

@@ -119,26 +119,54 @@ static void xfer_finish(struct kube_client *c, struct xfer *x, CURLcode result, 
     cJSON_Delete(obj);
 }
 
+/* One call of kube_multiget. */
+struct run {
+    struct kube_client *c;
+    CURLM *m;
+    struct xfer *slots; /* o.max_in_flight of them; a free one has no easy handle */
+    size_t running, next;
+    const char *const *paths;
+    size_t n;
+    struct kube_multiget_opts o;
+    kube_multiget_fn fn;
+    void *ud;
+};
+
 /* Start requests until max_in_flight run or none is left; a request that cannot start is
  * reported to fn at once. */
-static void fill(struct kube_client *c, CURLM *m, struct xfer *slots, size_t *running, size_t *next,
-                 const char *const *paths, size_t n, const struct kube_multiget_opts *o, kube_multiget_fn fn,
-                 void *ud)
+static void fill(struct run *r)
 {
-    for (size_t s = 0; s < o->max_in_flight && *next < n;) {
-        if (slots[s].easy) {
+    for (size_t s = 0; s < r->o.max_in_flight && r->next < r->n;) {
+        if (r->slots[s].easy) {
             s++;
             continue;
         }
         struct kube_err err;
-        size_t i = (*next)++;
-        slots[s].idx = i;
-        if (xfer_start(c, m, &slots[s], paths[i], o, &err) < 0) {
-            fn(i, NULL, &err, ud); /* the slot stays free for the next path */
+        size_t i = r->next++;
+        r->slots[s].idx = i;
+        if (xfer_start(r->c, r->m, &r->slots[s], r->paths[i], &r->o, &err) < 0) {
+            r->fn(i, NULL, &err, r->ud); /* the slot stays free for the next path */
         } else {
-            (*running)++;
+            r->running++;
             s++;
         }
+    }
+}
+
+/* Hand every finished transfer to fn and free its slot. */
+static void reap(struct run *r)
+{
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(r->m, &left)) != NULL) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        struct xfer *x = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        CURLcode result = msg->data.result;
+        xfer_finish(r->c, x, result, &r->o, r->fn, r->ud);
+        xfer_clear(r->m, x);
+        r->running--;
     }
 }
 
@@ -146,48 +174,41 @@ int kube_multiget(struct kube_client *c, const char *const *paths, size_t n, con
                   kube_multiget_fn fn, void *ud, struct kube_err *err)
 {
     kube_err_clear(err);
-    struct kube_multiget_opts o = opts ? *opts : (struct kube_multiget_opts){0};
-    if (!o.max_in_flight)
-        o.max_in_flight = KUBE_MULTIGET_IN_FLIGHT;
-    if (o.timeout_ms <= 0)
-        o.timeout_ms = KUBE_MULTIGET_TIMEOUT_MS;
-    if (o.max_reply <= 0)
-        o.max_reply = KUBE_MULTIGET_MAX_REPLY;
-    if (o.max_in_flight > n)
-        o.max_in_flight = n ? n : 1;
-    CURLM *m = kube_client_multi(c);
-    struct xfer *slots = m ? calloc(o.max_in_flight, sizeof(*slots)) : NULL;
-    if (!slots)
-        return kube_err_set(err, 0, "Transport", "out of memory for %zu concurrent requests", o.max_in_flight);
-    size_t running = 0, next = 0;
+    struct run r = {.c = c, .paths = paths, .n = n, .fn = fn, .ud = ud};
+    if (opts)
+        r.o = *opts;
+    if (!r.o.max_in_flight)
+        r.o.max_in_flight = KUBE_MULTIGET_IN_FLIGHT;
+    if (r.o.timeout_ms <= 0)
+        r.o.timeout_ms = KUBE_MULTIGET_TIMEOUT_MS;
+    if (r.o.max_reply <= 0)
+        r.o.max_reply = KUBE_MULTIGET_MAX_REPLY;
+    if (r.o.max_in_flight > n)
+        r.o.max_in_flight = n ? n : 1;
+    r.m = kube_client_multi(c);
+    r.slots = r.m ? calloc(r.o.max_in_flight, sizeof(*r.slots)) : NULL;
+    if (!r.slots)
+        return kube_err_set(err, 0, "Transport", "out of memory for %zu concurrent requests", r.o.max_in_flight);
     int rc = 0;
-    fill(c, m, slots, &running, &next, paths, n, &o, fn, ud);
-    while (running > 0) {
+    fill(&r);
+    while (r.running > 0) {
+        /* run what can run, take what finished, start more; wait only while some still run */
         int still = 0;
-        CURLMcode mrc = curl_multi_perform(m, &still);
-        if (mrc == CURLM_OK)
-            mrc = curl_multi_poll(m, NULL, 0, 1000, NULL);
+        CURLMcode mrc = curl_multi_perform(r.m, &still);
+        if (mrc == CURLM_OK) {
+            reap(&r);
+            fill(&r);
+            if (r.running > 0)
+                mrc = curl_multi_poll(r.m, NULL, 0, 1000, NULL);
+        }
         if (mrc != CURLM_OK) {
             rc = kube_err_set(err, 0, "Transport", "concurrent requests: %s", curl_multi_strerror(mrc));
             break;
         }
-        CURLMsg *msg;
-        int left;
-        while ((msg = curl_multi_info_read(m, &left)) != NULL) {
-            if (msg->msg != CURLMSG_DONE)
-                continue;
-            struct xfer *x = NULL;
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-            CURLcode result = msg->data.result;
-            xfer_finish(c, x, result, &o, fn, ud);
-            xfer_clear(m, x);
-            running--;
-        }
-        fill(c, m, slots, &running, &next, paths, n, &o, fn, ud);
     }
-    for (size_t s = 0; s < o.max_in_flight; s++)
-        if (slots[s].easy)
-            xfer_clear(m, &slots[s]);
-    free(slots);
+    for (size_t s = 0; s < r.o.max_in_flight; s++)
+        if (r.slots[s].easy)
+            xfer_clear(r.m, &r.slots[s]);
+    free(r.slots);
     return rc;
 }

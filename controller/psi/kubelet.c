@@ -102,7 +102,8 @@ char *psi_kubelet_summary_path(const char *node)
 
 /* The condition reason for a kube error of a node's request. The API server answers a
  * node proxy request it cannot forward (no route to the kubelet, DNS, dial timeout) with
- * 400, 500 or 503, so those mean the kubelet is unreachable. */
+ * 400, 500 or 503 and a metav1.Status, so those mean the kubelet is unreachable; an error
+ * reply that is no Status is the kubelet's own answer. */
 static const char *reason_of(const struct kube_err *e)
 {
     if (e->status == 401)
@@ -111,8 +112,8 @@ static const char *reason_of(const struct kube_err *e)
         return PSI_REASON_FORBIDDEN;
     if (e->status == 404)
         return PSI_REASON_NOT_FOUND;
-    if (strcmp(e->reason, "Decode") == 0)
-        return PSI_REASON_MALFORMED;
+    if (strcmp(e->reason, "Decode") == 0) /* an error not in a metav1.Status: the kubelet's own */
+        return e->status >= 200 && e->status < 300 ? PSI_REASON_MALFORMED : PSI_REASON_BAD_STATUS;
     if (e->status == 0 && strcmp(e->reason, "Timeout") == 0)
         return PSI_REASON_TIMEOUT;
     if (e->status == 0 || e->status == 400 || e->status == 500 || e->status == 502 ||

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "kube/proxy.h"
 #include "kube/rest.h"
 #include "psi/promreply.h"
 
@@ -18,6 +19,7 @@
  * about 8 MB (10 pods a node, ~120 bytes a series): twice the larger, rounded up. Read
  * without a JSON tree (promreply.h), a reply at the cap costs about twice its size. */
 #define MAX_REPLY (32L * 1024 * 1024)
+#define REPLY_KEEP ((size_t)1 << 20) /* reply buffer kept between queries, at most */
 
 struct psi_prom {
     char *base;     /* without trailing slash */
@@ -288,6 +290,13 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     if (p->https)
         psi_promauth_apply(p->auth, e);
+    /* an in-cluster host, or one NO_PROXY names (CIDR entries too), is reached directly;
+     * otherwise the environment's proxy applies */
+    struct kube_err perr = {0};
+    if (kube_proxy_apply(e, p->url, &perr) < 0) {
+        psi_status_fail(st, PSI_REASON_CONFIG, "%s", perr.msg);
+        return NULL;
+    }
     return e;
 }
 
@@ -338,18 +347,33 @@ static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st
     }
 }
 
+/* After a query: a reply buffer grown past REPLY_KEEP (by a large or hostile reply) is
+ * given back instead of being held until the next query. */
+static void reply_trim(struct psi_prom *p)
+{
+    if (p->reply.cap > REPLY_KEEP) {
+        free(p->reply.data);
+        p->reply.data = NULL;
+        p->reply.cap = p->reply.len = 0;
+    }
+}
+
 int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out,
                           struct psi_status *st)
 {
     memset(out, 0, sizeof(*out));
     psi_status_ok(st);
-    if (rc != CURLE_OK)
-        return transport_fail(p, rc, st);
-    long code = 0;
-    curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
-    int failed = psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
-    if (failed && (code == 401 || code == 403))
-        auth_hint(p, code, st);
+    int failed;
+    if (rc != CURLE_OK) {
+        failed = transport_fail(p, rc, st);
+    } else {
+        long code = 0;
+        curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
+        failed = psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
+        if (failed && (code == 401 || code == 403))
+            auth_hint(p, code, st);
+    }
+    reply_trim(p);
     return failed;
 }
 

@@ -80,6 +80,8 @@ void psi_sample_free(struct psi_sample *s)
     s->n_nodes = 0;
 }
 
+static void node_error(struct psi_sample *s, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
 static void node_error(struct psi_sample *s, const char *fmt, va_list ap)
 {
     if (s->n_node_errors++ == 0)

@@ -7,6 +7,7 @@
 
 #include "api/reasons.h"
 #include "base/strbuf.h"
+#include "reconcile/coverage.h"
 
 static bool is_alpha(char c)
 {
@@ -101,6 +102,7 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
     const struct api_condition *conflict = api_status_condition(st, CONDITIONS_NODE_CONFLICT);
     bool failed = cycle && !cycle->ok;
     bool metrics_false = metrics && metrics->status == API_CONDITION_FALSE;
+    bool partial = metrics_false && metrics->reason && strcmp(metrics->reason, COVERAGE_REASON_PARTIAL) == 0;
     bool pool_degraded = psi && psi->status == API_CONDITION_FALSE && psi->reason &&
                          strcmp(psi->reason, CONDITIONS_REASON_POOL_DEGRADED) == 0;
     bool conflicting = conflict && conflict->status == API_CONDITION_TRUE;
@@ -115,7 +117,8 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
     }
     if (metrics_false) {
         first = first ? first : reason_of(metrics, API_REASON_METRICS_UNAVAILABLE);
-        msg_add(&m, "pressure metrics unavailable, taints held", metrics->message);
+        msg_add(&m, partial ? "some nodes not measured, their taints held" : "pressure metrics unavailable, taints held",
+                metrics->message);
     }
     if (pool_degraded) {
         first = first ? first : CONDITIONS_REASON_POOL_DEGRADED;
@@ -137,6 +140,10 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
         ready = API_CONDITION_FALSE;
         ready_reason = strdup(first_copy ? first_copy : "");
         ready_msg = strdup(cycle->message ? cycle->message : "");
+    } else if (partial) {
+        ready = API_CONDITION_TRUE;
+        ready_reason = strdup(COVERAGE_REASON_PARTIAL);
+        ready_msg = strdup(metrics->message ? metrics->message : "");
     } else if (metrics_false) {
         ready = API_CONDITION_FALSE;
         ready_reason = strdup(reason_of(metrics, API_REASON_METRICS_UNAVAILABLE));

@@ -6,7 +6,8 @@
  *
  *   A problem is any of, in this order:
  *     1. the last cycle failed (cycle->ok false): its reason and message;
- *     2. MetricsAvailable is False (pressure unreadable; every taint held as it is);
+ *     2. MetricsAvailable is False (pressure unreadable, or some nodes not measured: reason
+ *        PartiallyMeasured or NoNodeMeasured, coverage.h; the unmeasured nodes' taints held);
  *     3. PSIEnabled is False with reason PoolDegraded (a MachineConfigPool degraded);
  *     4. NodeConflict is True (another PsiRebalance owns some of the selected nodes).
  *   PSIEnabled False while machines update (reason Progressing) is no problem: it is a rollout.
@@ -15,9 +16,12 @@
  *   Degraded = True when there is any problem: reason of the first one, message all of them
  *              joined by "; ". Otherwise False, reason AsExpected.
  *   Ready    = True when the last cycle succeeded and MetricsAvailable is True (the operator
- *              measured every node and acted on it): reason CycleSucceeded.
- *              False when the cycle failed (its reason) or MetricsAvailable is False (its
- *              reason). Unknown, reason Pending, while MetricsAvailable is not set yet or
+ *              measured every node and acted on it): reason CycleSucceeded; True with reason
+ *              PartiallyMeasured (and MetricsAvailable's message, naming the unmeasured
+ *              nodes) when MetricsAvailable is False for that reason: the measured nodes are
+ *              acted on. False when the cycle failed (its reason) or MetricsAvailable is False
+ *              for any other reason (its reason: NoNodeMeasured when the source answered for
+ *              no node). Unknown, reason Pending, while MetricsAvailable is not set yet or
  *              Unknown (before the first reading).
  *   So a degraded pool or a node conflict makes the object Degraded but still Ready: the
  *   operator does its work on the nodes it can.

@@ -304,7 +304,7 @@ static void sample_and_taint(struct visit *v)
     if (!v->sampled)
         return;
     struct tainter tw = {r->deps.client, r->deps.events, &r->counters};
-    struct tainter_cycle c = {&v->pr.spec, &v->nodes, &v->t, &cs->sampling, &cs->taints, v->now_ms};
+    struct tainter_cycle c = {&v->pr.spec, &v->nodes, &v->t, &ref, &cs->sampling, &cs->taints, v->now_ms};
     int failures = tainter_step(&tw, &c, &v->next);
     if (failures != 0)
         fail(v, API_REASON_TAINT_WRITE_FAILED, "%d taint writes failed (see the operator log and Events)",
@@ -435,11 +435,12 @@ static int live_cycle(struct visit *v, int64_t *requeue_ms)
     }
     clear_machine_configs(&v->next);
     own_nodes(v);
+    sample_and_taint(v); /* before the MachineConfigs: a failed write there holds no sample or taint back */
     machine_configs(v);
-    sample_and_taint(v);
     struct sampling *sm = &v->cs->sampling;
     if (sm->metrics >= 0)
-        conditions_set(&v->next, API_CONDITION_METRICS_AVAILABLE, sm->metrics ? API_CONDITION_TRUE : API_CONDITION_FALSE,
+        conditions_set(&v->next, API_CONDITION_METRICS_AVAILABLE,
+                       sm->metrics && !sm->partial ? API_CONDITION_TRUE : API_CONDITION_FALSE,
                        sm->reason, sm->message, v->pr.generation, now_s(v->now_ms));
     rebalance(v);
     int rc = conclude(v) < 0 || v->fail_reason ? -1 : 0;
@@ -509,8 +510,8 @@ void reconciler_free(struct reconciler *r)
 const struct reconciler_counters *reconciler_counters(const struct reconciler *r) { return &r->counters; }
 
 void reconciler_foreach_pressure(const struct reconciler *r,
-                                 void (*fn)(const char *psirebalance, const char *node, const char *resource,
-                                            double percent, void *ud),
+                                 void (*fn)(const char *psirebalance, const char *node, const char *stall,
+                                            const char *resource, double percent, void *ud),
                                  void *ud)
 {
     for (const struct cr_state *cs = r->states; cs; cs = cs->next) {
@@ -518,7 +519,7 @@ void reconciler_foreach_pressure(const struct reconciler *r,
         for (size_t i = 0; s->have_sample && i < s->sample.n_nodes; i++)
             for (int res = 0; res < PSI_NRESOURCES; res++)
                 if (s->sample.nodes[i].value[res].known)
-                    fn(cs->name, s->sample.nodes[i].name, psi_resource_name((enum psi_resource)res),
-                       s->sample.nodes[i].value[res].percent, ud);
+                    fn(cs->name, s->sample.nodes[i].name, s->full & PSI_RES_BIT(res) ? "full" : "some",
+                       psi_resource_name((enum psi_resource)res), s->sample.nodes[i].value[res].percent, ud);
     }
 }

@@ -78,10 +78,11 @@ int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms,
 const struct reconciler_counters *reconciler_counters(const struct reconciler *r);
 
 /* The latest sample of every node of every PsiRebalance, for the metrics endpoint: fn is
- * called with the PsiRebalance, node, resource name and percent of each known value. */
+ * called with the PsiRebalance, node, PSI line ("some" or "full"), resource name and percent of
+ * each known value. */
 void reconciler_foreach_pressure(const struct reconciler *r,
-                                 void (*fn)(const char *psirebalance, const char *node, const char *resource,
-                                            double percent, void *ud),
+                                 void (*fn)(const char *psirebalance, const char *node, const char *stall,
+                                            const char *resource, double percent, void *ud),
                                  void *ud);
 
 #endif

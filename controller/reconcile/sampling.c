@@ -13,6 +13,7 @@
 #include "logging.h"
 #include "psi/kubelet.h"
 #include "psi/prom.h"
+#include "reconcile/coverage.h"
 #include "reconcile/notify.h"
 #include "reconcile/resources.h"
 
@@ -134,6 +135,7 @@ static int follow_metrics(struct sampling *s, const struct sampling_in *in, cons
     int was = s->metrics;
     if (st->failed) {
         s->metrics = 0;
+        s->partial = false;
         snprintf(s->reason, sizeof(s->reason), "%s", st->reason);
         snprintf(s->message, sizeof(s->message), "%s; every taint is held as it is", st->message);
         log_warn("pressure not readable: taints held", "psirebalance", in->ref->name, "reason", st->reason, "error",
@@ -142,11 +144,26 @@ static int follow_metrics(struct sampling *s, const struct sampling_in *in, cons
             notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message, in->now_ms);
         return -1;
     }
-    s->metrics = 1;
-    snprintf(s->reason, sizeof(s->reason), "%s", API_REASON_SAMPLE_SUCCEEDED);
     char unread[600];
-    psi_sample_unread_text(&s->sample, unread, sizeof(unread));
-    snprintf(s->message, sizeof(s->message), "%s: %zu nodes sampled%s%s", src, n, unread[0] ? "; " : "", unread);
+    struct coverage cov = coverage_of(&s->sample, psi_resource_of(in->spec->pressure.resource), unread, sizeof(unread));
+    snprintf(s->reason, sizeof(s->reason), "%s", coverage_reason(&cov));
+    s->partial = cov.measured && cov.measured < cov.asked;
+    if (cov.measured == cov.asked) {
+        psi_sample_unread_text(&s->sample, unread, sizeof(unread));
+        snprintf(s->message, sizeof(s->message), "%s: %zu nodes sampled%s%s", src, n, unread[0] ? "; " : "", unread);
+    } else {
+        snprintf(s->message, sizeof(s->message), "%s: %zu of %zu nodes measured (%s pressure); not measured: %s; %s",
+                 src, cov.measured, cov.asked, api_resource_name(in->spec->pressure.resource), unread,
+                 cov.measured ? "their taints are held as they are" : "every taint is held as it is");
+    }
+    if (!cov.measured && cov.asked) {
+        s->metrics = 0;
+        log_warn("no node measured: taints held", "psirebalance", in->ref->name, "error", s->message);
+        if (was != 0)
+            notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message, in->now_ms);
+        return -1;
+    }
+    s->metrics = 1;
     if (was == 0)
         notify_event(in->events, in->ref, "Normal", API_EVENT_METRICS_AVAILABLE, "Sample", "pressure readings are back",
                      in->now_ms);
@@ -187,6 +204,7 @@ int sampling_take(struct sampling *s, const struct sampling_in *in)
     psi_sample_free(&s->sample);
     s->sample = sample;
     s->have_sample = true;
+    s->full = spec->pressure.stall == API_STALL_FULL ? PSI_RES_BIT(psi_resource_of(spec->pressure.resource)) : 0;
     if (s->sample.n_nodes)
         qsort(s->sample.nodes, s->sample.n_nodes, sizeof(*s->sample.nodes), node_sample_cmp);
     return follow_metrics(s, in, &st, src ? src->name : "", d.n);

@@ -21,7 +21,9 @@ struct sampling {
     char *source_key;         /* the spec fields the source was made from */
     struct psi_sample sample; /* the last successful sample, nodes sorted by name */
     bool have_sample;
-    int metrics;              /* -1 not read yet, 0 failed, 1 ok */
+    unsigned full;            /* PSI_RES_BIT set of the resources the sample read as "full" */
+    int metrics;              /* -1 not read yet, 0 failed or no node measured, 1 ok */
+    bool partial;             /* ok, but some nodes not measured (coverage.h) */
     char reason[48];          /* MetricsAvailable's */
     char message[1024];
     double last_seconds;      /* how long the last sample took */
@@ -45,7 +47,8 @@ void sampling_init(struct sampling *s);
 void sampling_free(struct sampling *s);
 
 /* Sample the owned nodes; updates the metrics state and, on success, the sample. Returns 0 on
- * a good sample, -1 when the source failed (the message says why; taints are held). */
+ * a good sample (partial when some nodes were not measured), -1 when the source failed or
+ * measured no node (the message says why; taints are held). */
 int sampling_take(struct sampling *s, const struct sampling_in *in);
 
 /* The Prometheus client of the current source (owned by s; for the usage query, so that one

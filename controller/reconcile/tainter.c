@@ -11,6 +11,7 @@
 #include "logging.h"
 #include "reconcile/nodestatus.h"
 #include "reconcile/notify.h"
+#include "reconcile/taintevents.h"
 #include "reconcile/taintfsm.h"
 
 static const cJSON *taints_of(const cJSON *node) { return jx_get(node, "spec.taints"); }
@@ -190,11 +191,39 @@ static int step_writes(const struct tainter *tw, const struct tainter_cycle *c, 
     return failures;
 }
 
+/* One Event about the PsiRebalance for the changes of a storm (taintevents.h). */
+static void summary_event(const struct tainter *tw, const struct tainter_cycle *c, const struct step *s)
+{
+    const char **names = malloc((s->res.nactions ? s->res.nactions : 1) * sizeof(*names));
+    if (!names) {
+        log_warn("event not recorded", "reason", "TaintsChanged", "error", "out of memory");
+        return;
+    }
+    size_t nadded = 0, nremoved = 0;
+    for (size_t a = 0; a < s->res.nactions; a++) /* added from the front, removed from the back */
+        if (s->done[s->res.actions[a].input] && s->res.actions[a].op == TAINTFSM_ADD)
+            names[nadded++] = s->res.actions[a].node;
+    for (size_t a = 0; a < s->res.nactions; a++)
+        if (s->done[s->res.actions[a].input] && s->res.actions[a].op != TAINTFSM_ADD)
+            names[s->res.nactions - 1 - nremoved++] = s->res.actions[a].node;
+    char taint[384], note[TAINTEVENTS_NOTE_MAX];
+    snprintf(taint, sizeof(taint), "%s taint %s:%s", api_taint_effect_name(c->spec->taint.effect), c->t->key,
+             c->t->owner);
+    taintevents_summary(note, sizeof(note), taint, names, nadded, names + s->res.nactions - nremoved, nremoved);
+    notify_event(tw->events, c->owner, "Normal", "TaintsChanged", "Taint", note, c->now_ms);
+    free(names);
+}
+
 /* The Events after all taint writes of the cycle: they share the write budget, and the
- * taints are what the scheduler waits for. */
+ * taints are what the scheduler waits for. Past TAINTEVENTS_PER_NODE_MAX changes, one
+ * summary Event instead of one per node; the log has a line per change either way. */
 static void step_events(const struct tainter *tw, const struct tainter_cycle *c, const struct step *s)
 {
     const struct api_spec *spec = c->spec;
+    size_t changes = 0;
+    for (size_t a = 0; a < s->res.nactions; a++)
+        changes += s->done[s->res.actions[a].input];
+    bool per_node = taintevents_per_node(changes) || !c->owner;
     for (size_t a = 0; a < s->res.nactions; a++) {
         const struct taintfsm_action *act = &s->res.actions[a];
         if (!s->done[act->input])
@@ -206,6 +235,8 @@ static void step_events(const struct tainter *tw, const struct tainter_cycle *c,
             snprintf(pressure, sizeof(pressure), "%.1f%%", p);
         log_info(add ? "taint added" : "taint removed", "node", act->node, "psirebalance", c->t->owner, "why",
                  taintfsm_why_name(act->why), "pressure", pressure);
+        if (!per_node)
+            continue;
         char note[512];
         snprintf(note, sizeof(note), "%s %s taint %s:%s (%s, %s pressure %s)", add ? "added" : "removed",
                  api_taint_effect_name(spec->taint.effect), c->t->key, c->t->owner, taintfsm_why_name(act->why),
@@ -214,6 +245,8 @@ static void step_events(const struct tainter *tw, const struct tainter_cycle *c,
         notify_event(tw->events, &ref, "Normal", add ? API_EVENT_TAINTED : API_EVENT_UNTAINTED, add ? "Taint" : "Untaint", note,
                      c->now_ms);
     }
+    if (!per_node)
+        summary_event(tw, c, s);
 }
 
 int tainter_step(const struct tainter *tw, const struct tainter_cycle *c, struct api_status *next)

@@ -105,8 +105,8 @@ running() {
   [ -f "$f" ] || return 1
   pid=$(cat "$f")
   [ -r "/proc/$pid/cmdline" ] || return 1
-  { tr '\0' ' ' < "/proc/$pid/cmdline"; tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep '^KUBECONFIG='; } |
-    grep -qF "$dir"
+  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF "$dir" && return 0
+  tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qxF "KUBECONFIG=$dir/admin.kubeconfig"
 }
 
 # spawn COMPONENT CMD...: start detached, all output to logs/COMPONENT.log, PID to pids/.

@@ -89,6 +89,58 @@ void admission_decide(const cJSON *pod, const cJSON *vmi, const char *vmi_error,
     snprintf(out->message, sizeof(out->message), "%s", evict);
 }
 
+static void refuse(struct admission_migration_decision *out, int code, const char *msg)
+{
+    out->allowed = false;
+    out->code = code;
+    snprintf(out->message, sizeof(out->message), "%s", msg);
+}
+
+void admission_decide_migration(const char *ns, const char *vmi_name, const cJSON *vmi, const char *vmi_error,
+                                const cJSON *migrations, struct admission_migration_decision *out)
+{
+    char msg[512];
+    memset(out, 0, sizeof(*out));
+    out->allowed = true;
+    if (!vmi_name || !*vmi_name) {
+        refuse(out, 422, "vmiName is missing");
+        return;
+    }
+    if (!vmi) {
+        if (vmi_error)
+            refuse(out, 400, vmi_error);
+        else {
+            snprintf(msg, sizeof(msg), "the VMI \"%s/%s\" does not exist", ns ? ns : "", vmi_name);
+            refuse(out, 400, msg);
+        }
+        return;
+    }
+    const char *phase = jx_str(vmi, "status.phase");
+    if (jx_eq(phase, "Succeeded") || jx_eq(phase, "Failed")) {
+        refuse(out, 400, "Cannot migrate VMI in finalized state.");
+        return;
+    }
+    const cJSON *lm = jx_condition(vmi, "LiveMigratable");
+    if (lm && jx_eq(jx_str(lm, "status"), "False")) {
+        snprintf(msg, sizeof(msg), "Cannot migrate VMI, Reason: %s, Message: %s", jx_str0(lm, "reason"),
+                 jx_str0(lm, "message"));
+        refuse(out, 400, msg);
+        return;
+    }
+    const cJSON *m;
+    cJSON_ArrayForEach(m, migrations)
+    {
+        const char *mp = jx_str(m, "status.phase");
+        if (!jx_eq(jx_str(m, "spec.vmiName"), vmi_name) || jx_eq(mp, "Succeeded") || jx_eq(mp, "Failed"))
+            continue;
+        snprintf(msg, sizeof(msg),
+                 "in-flight migration detected. Active migration job (%s) is currently already in progress for VMI %s.",
+                 jx_str0(m, "metadata.uid"), vmi_name);
+        refuse(out, 400, msg);
+        return;
+    }
+}
+
 int admission_parse_request(const cJSON *review, struct admission_request *req, char *err, size_t errlen)
 {
     memset(req, 0, sizeof(*req));
@@ -100,12 +152,18 @@ int admission_parse_request(const cJSON *review, struct admission_request *req, 
     req->uid = jx_str(r, "uid");
     req->ns = jx_str(r, "namespace");
     req->pod = jx_str(r, "name");
-    if (!req->uid || !req->pod) {
+    req->resource = jx_str(r, "resource.resource");
+    const cJSON *obj = jx_get(r, "object");
+    bool migration = jx_eq(req->resource, "virtualmachineinstancemigrations");
+    if (migration) {
+        req->pod = NULL;
+        req->vmi_name = jx_str(obj, "spec.vmiName");
+    }
+    if (!req->uid || (!migration && !req->pod)) {
         snprintf(err, errlen, "AdmissionReview request without uid or name");
         return -1;
     }
     req->dry_run = jx_bool(r, "dryRun", false);
-    const cJSON *obj = jx_get(r, "object");
     const cJSON *dr = jx_get(obj, "deleteOptions.dryRun");
     const cJSON *first = cJSON_IsArray(dr) ? cJSON_GetArrayItem(dr, 0) : NULL;
     if (cJSON_IsString(first) && strcmp(first->valuestring, "All") == 0)

@@ -17,7 +17,21 @@
  *   - else: mark the VMI (status.evacuationNodeName = the pod's node) and deny with
  *     "Eviction triggered evacuation of VMI \"<ns>/<name>\"".
  * Every denial carries HTTP code 429, which the API server passes to the client as
- * "admission webhook \"<webhook>\" denied the request: <message>". */
+ * "admission webhook \"<webhook>\" denied the request: <message>".
+ *
+ * For the creation of a VirtualMachineInstanceMigration (the rules of KubeVirt's migration
+ * create admitter, webhook migration-create-validator.kubevirt.io):
+ *   - no spec.vmiName: denied with 422, "vmiName is missing";
+ *   - the VMI does not exist: 400, "the VMI \"<ns>/<name>\" does not exist" (another error
+ *     reading it: 400 with that error);
+ *   - the VMI is final (phase Succeeded or Failed): 400, "Cannot migrate VMI in finalized
+ *     state.";
+ *   - its LiveMigratable condition is False: 400, "Cannot migrate VMI, Reason: <reason>,
+ *     Message: <message>";
+ *   - another migration of the VMI is neither Succeeded nor Failed: 400, "in-flight
+ *     migration detected. Active migration job (<uid>) is currently already in progress
+ *     for VMI <name>.";
+ *   - else allowed. */
 #ifndef PSI_SIM_ADMISSION_H
 #define PSI_SIM_ADMISSION_H
 
@@ -30,6 +44,8 @@
 
 /* The webhook's name, as KubeVirt registers it. */
 #define ADMISSION_WEBHOOK_NAME "virt-launcher-eviction-interceptor.kubevirt.io"
+/* The migration create admitter's name, as KubeVirt registers it. */
+#define ADMISSION_MIGRATION_WEBHOOK_NAME "migration-create-validator.kubevirt.io"
 /* The messages. */
 #define ADMISSION_EVICTION_FMT "Eviction triggered evacuation of VMI \"%s/%s\""
 #define ADMISSION_IN_PROGRESS_PREFIX "Evacuation in progress: "
@@ -47,14 +63,30 @@ struct admission_decision {
     char message[512];     /* DENY and MARK */
 };
 
-/* What an AdmissionReview for pods/eviction asks. Strings point into the request. */
+/* What an AdmissionReview for pods/eviction (or a migration's creation) asks. Strings
+ * point into the request. */
 struct admission_request {
     const char *uid;
     const char *ns;
-    const char *pod;
+    const char *pod;          /* the request's name: the pod; NULL for a migration (generateName) */
+    const char *resource;     /* request.resource.resource: "pods" or "virtualmachineinstancemigrations" */
+    const char *vmi_name;     /* a migration's spec.vmiName, or NULL */
     bool dry_run;          /* request.dryRun, or the Eviction's deleteOptions.dryRun [All] */
     const char *requested_by; /* the Eviction's annotation requested-by, or NULL */
 };
+
+/* A verdict on the creation of a migration. */
+struct admission_migration_decision {
+    bool allowed;
+    int code;          /* when denied: 400, or 422 for a spec without vmiName */
+    char message[512]; /* when denied */
+};
+
+/* Decide for the creation of a migration of vmi_name (NULL or "": none given) in ns. vmi
+ * is that VMI (NULL when it could not be read: vmi_error says why, NULL meaning not
+ * found); migrations is the array of the namespace's migrations (NULL: none). */
+void admission_decide_migration(const char *ns, const char *vmi_name, const cJSON *vmi, const char *vmi_error,
+                                const cJSON *migrations, struct admission_migration_decision *out);
 
 /* Decide for the eviction of pod (NULL: could not be read). vmi is the pod's VMI (NULL
  * when it could not be read: vmi_error says why). cluster is the cluster-wide strategy. */

@@ -207,7 +207,9 @@ void evacuation_sync(struct evacuation *e)
 {
     struct sim *s = e->s;
     struct scan sc = {.s = s};
-    miglimits_init(&sc.lim, s->sc->parallel_per_cluster, s->sc->parallel_outbound_per_node);
+    int per_cluster, per_node;
+    sim_migration_limits(s, &per_cluster, &per_node);
+    miglimits_init(&sc.lim, per_cluster, per_node);
     kube_informer_foreach(s->vmims, scan_migrations, &sc);
     struct vmi_pass p = {.e = e, .sc = &sc};
     kube_informer_foreach(s->vmis, vmi_cb, &p);

@@ -222,6 +222,14 @@ static void serve(struct kubeletd *k, const char *name, const char *ip, int port
         n->ctx = httpsd_ctx_new(cb.cert_pem, cb.key_pem, err, sizeof(err));
         cert_bundle_clear(&cb);
     }
+    /* the API server must present a client certificate the bed's CA signed */
+    if (n->ctx && SSL_CTX_load_verify_locations(n->ctx, k->ca_cert, NULL) != 1) {
+        snprintf(err, sizeof(err), "loading the client CA %s failed", k->ca_cert);
+        SSL_CTX_free(n->ctx);
+        n->ctx = NULL;
+    }
+    if (n->ctx)
+        SSL_CTX_set_verify(n->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
     pthread_mutex_lock(&k->mu);
     struct kl_node **grown = n->ctx ? realloc(k->nodes, (k->n + 1) * sizeof(*grown)) : NULL;
     if (grown) {
@@ -307,11 +315,6 @@ void kubeletd_set_pods(struct kubeletd *k, const char *node, const struct summar
     }
     pthread_mutex_unlock(&k->mu);
     free_pods(copy, np);
-}
-
-size_t kubeletd_count(const struct kubeletd *k)
-{
-    return k ? k->n : 0;
 }
 
 /* ---- the CONNECT tunnels ---- */

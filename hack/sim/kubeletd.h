@@ -11,9 +11,10 @@
  * so that the real API server's node proxy (/api/v1/nodes/<node>/proxy/stats/summary)
  * reaches it. A CONNECT to any other address gets 502. The numbers come from telemetry's
  * tick (kubeletd_update, kubeletd_set_pods); a node named in the scenario's kubelet.noPsi
- * answers without psi, one in kubelet.slow answers after kubelet.slowDelay. The client
- * certificate the API server presents is not checked (a real kubelet authenticates and
- * authorises it). Thread-safe: one thread accepts, each tunnel has a thread; the state is
+ * answers without psi, one in kubelet.slow answers after kubelet.slowDelay. The TLS
+ * handshake requires a client certificate signed by the bed's CA (the API server's
+ * --kubelet-client-certificate); a real kubelet would also authorise its user with a
+ * SubjectAccessReview, which this one does not. Thread-safe: one thread accepts, each tunnel has a thread; the state is
  * guarded by a mutex. */
 #ifndef PSI_SIM_KUBELETD_H
 #define PSI_SIM_KUBELETD_H
@@ -51,8 +52,5 @@ void kubeletd_update(struct kubeletd *k, const char *node, const struct kubeletd
 
 /* Replace node's pods (copied). */
 void kubeletd_set_pods(struct kubeletd *k, const char *node, const struct summary_pod *pods, size_t n);
-
-/* Nodes served. */
-size_t kubeletd_count(const struct kubeletd *k);
 
 #endif

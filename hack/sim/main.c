@@ -79,6 +79,7 @@ struct app {
     bool began;
     bool waiting_logged;
     bool pass_queued;
+    int limits[2]; /* the migration limits last recorded (cluster, node) */
 };
 
 static struct kube_loop *g_loop;
@@ -139,6 +140,22 @@ static void inf_log(enum kube_watch_level level, const char *msg, void *ud)
                            : level == KUBE_WATCH_WARN ? LOGGING_WARN
                                                       : LOGGING_ERROR;
     log_at(l, msg, (char *)0);
+}
+
+/* Record the migration limits when they change (the KubeVirt CR was edited). */
+static void note_limits(struct app *a)
+{
+    int c, n;
+    sim_migration_limits(&a->s, &c, &n);
+    if (c == a->limits[0] && n == a->limits[1])
+        return;
+    a->limits[0] = c;
+    a->limits[1] = n;
+    char cs[16], ns[16];
+    snprintf(cs, sizeof(cs), "%d", c);
+    snprintf(ns, sizeof(ns), "%d", n);
+    log_info("migration limits", "parallelMigrationsPerCluster", cs, "parallelOutboundMigrationsPerNode", ns);
+    record_add(a->s.rec, "limits", "perCluster", cs, "perNode", ns, NULL);
 }
 
 static void pass(struct kube_loop *loop, void *ud);
@@ -226,6 +243,7 @@ static void pass(struct kube_loop *loop, void *ud)
         return;
     }
     sim_index_pods(&a->s);
+    note_limits(a);
     if (a->mco)
         mco_sync(a->mco);
     workload_sync(a->workload);
@@ -438,7 +456,7 @@ int main(int argc, char **argv)
         log_error("opening the record failed", "error", err);
         goto out;
     }
-    if (ensure_namespace(&a, err, sizeof(err)) < 0) {
+    if (ensure_namespace(&a, err, sizeof(err)) < 0 || sim_publish_kubevirt(&a.s, err, sizeof(err)) < 0) {
         log_error("preparing the namespace failed", "error", err);
         goto out;
     }
@@ -446,6 +464,7 @@ int main(int argc, char **argv)
     char *p_vms = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "virtualmachines", NULL, NULL);
     char *p_vmis = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "virtualmachineinstances", NULL, NULL);
     char *p_vmims = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "virtualmachineinstancemigrations", NULL, NULL);
+    char *p_kvs = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "kubevirts", NULL, NULL);
     a.s.nodes = informer(&a, "/api/v1/nodes", a.sc->node_selector, &kerr);
     if (a.s.nodes)
         a.s.pods = informer(&a, p_pods, "kubevirt.io=virt-launcher", &kerr);
@@ -455,7 +474,9 @@ int main(int argc, char **argv)
         a.s.vmis = informer(&a, p_vmis, NULL, &kerr);
     if (a.s.vmis)
         a.s.vmims = informer(&a, p_vmims, NULL, &kerr);
-    if (a.s.vmims && a.sc->mco_enabled) {
+    if (a.s.vmims)
+        a.s.kubevirts = informer(&a, p_kvs, NULL, &kerr);
+    if (a.s.kubevirts && a.sc->mco_enabled) {
         a.s.mcs = informer(&a, "/apis/" SIM_MC_GV "/machineconfigs", NULL, &kerr);
         if (a.s.mcs)
             a.s.mcps = informer(&a, "/apis/" SIM_MC_GV "/machineconfigpools", NULL, &kerr);
@@ -464,7 +485,8 @@ int main(int argc, char **argv)
     free(p_vms);
     free(p_vmis);
     free(p_vmims);
-    if (!a.s.vmims || (a.sc->mco_enabled && !a.s.mcps)) {
+    free(p_kvs);
+    if (!a.s.kubevirts || (a.sc->mco_enabled && !a.s.mcps)) {
         log_error("starting the watches failed", "error", kerr.msg);
         goto out;
     }
@@ -539,6 +561,7 @@ out:
         cleanup_namespace(&a);
     kube_informer_free(a.s.mcps);
     kube_informer_free(a.s.mcs);
+    kube_informer_free(a.s.kubevirts);
     kube_informer_free(a.s.vmims);
     kube_informer_free(a.s.vmis);
     kube_informer_free(a.s.vms);

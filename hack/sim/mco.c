@@ -23,6 +23,7 @@ struct update {
 struct mco {
     struct sim *s;
     bool pools_ensured;
+    bool compact_labelled; /* mco.compact: the role labels are on the simulated nodes */
     struct update *updates;
     size_t n_updates, updates_cap;
 };
@@ -35,10 +36,52 @@ struct mco *mco_new(struct sim *s)
     return m;
 }
 
+struct relabel {
+    struct sim *s;
+    bool on;
+    int rc;
+};
+
+static int relabel_cb(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    struct relabel *r = ud;
+    const char *name = jx_str0(obj, "metadata.name");
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *labels = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "labels");
+    const char *keys[] = {"node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"};
+    for (size_t k = 0; k < 2; k++) {
+        if (r->on)
+            cJSON_AddStringToObject(labels, keys[k], "");
+        else
+            cJSON_AddNullToObject(labels, keys[k]);
+    }
+    char *path = kube_path("v1", NULL, "nodes", name, NULL);
+    if (sim_merge_patch(r->s, path, patch, name) < 0)
+        r->rc = -1;
+    free(path);
+    cJSON_Delete(patch);
+    return 0;
+}
+
+/* The compact-cluster role labels on or off every simulated node. Returns 0, -1 when a
+ * patch failed. */
+static int label_masters(struct mco *m, bool on)
+{
+    struct relabel r = {.s = m->s, .on = on};
+    kube_informer_foreach(m->s->nodes, relabel_cb, &r);
+    if (on && r.rc == 0)
+        log_info("mco: compact cluster: the simulated nodes carry the master role");
+    return r.rc;
+}
+
 void mco_free(struct mco *m)
 {
     if (!m)
         return;
+    if (m->compact_labelled)
+        label_masters(m, false);
     for (size_t i = 0; i < m->n_updates; i++) {
         if (m->updates[i].drain)
             log_warn("mco: stopping with a machine update in progress", "node", m->updates[i].node);
@@ -122,7 +165,10 @@ static void ensure_pools(struct mco *m)
         cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "nodeSelector"), "matchLabels"),
                                 role, "");
         cJSON_AddNumberToObject(spec, "maxUnavailable", 1);
-        cJSON_AddFalseToObject(spec, "paused");
+        bool paused = false;
+        for (size_t k = 0; k < s->sc->n_mco_paused; k++)
+            paused = paused || strcmp(s->sc->mco_paused[k], pool) == 0;
+        cJSON_AddBoolToObject(spec, "paused", paused);
         char *path = mc_path("machineconfigpools", NULL, 0);
         if (sim_create_once(s, path, o, NULL, pool) == 0)
             log_info("machineconfigpool created", "pool", pool);
@@ -140,7 +186,9 @@ struct gather {
     const cJSON *pool;
     const cJSON **items;
     size_t n, cap;
-    bool nodes; /* gather nodes (else MachineConfigs) */
+    bool nodes;                /* gather nodes (else MachineConfigs) */
+    const cJSON *const *pools; /* nodes: every pool, to find a node's primary one */
+    size_t n_pools;
 };
 
 static int gather_cb(const char *key, const char *rv, const void *obj, void *ud)
@@ -149,7 +197,8 @@ static int gather_cb(const char *key, const char *rv, const void *obj, void *ud)
     (void)rv;
     struct gather *g = ud;
     const cJSON *o = obj;
-    if (g->nodes ? !mcopool_has_node(g->pool, o) : !mcopool_selects(g->pool, o))
+    if (g->nodes ? !jx_eq(mcopool_primary(g->pools, g->n_pools, o), jx_str(g->pool, "metadata.name"))
+                 : !mcopool_selects(g->pool, o))
         return 0;
     if (g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 8;
@@ -254,7 +303,24 @@ static bool step_update(struct mco *m, size_t idx)
     return false;
 }
 
-static void sync_pool(struct mco *m, const cJSON *pool)
+static int gather_pool(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    struct gather *g = ud;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 4;
+        const cJSON **grown = realloc(g->items, cap * sizeof(*grown));
+        if (!grown)
+            return 1;
+        g->items = grown;
+        g->cap = cap;
+    }
+    g->items[g->n++] = obj;
+    return 0;
+}
+
+static void sync_pool(struct mco *m, const cJSON *pool, const struct gather *pools)
 {
     struct sim *s = m->s;
     const char *pool_name = jx_str0(pool, "metadata.name");
@@ -289,7 +355,7 @@ static void sync_pool(struct mco *m, const cJSON *pool)
     }
 
     /* machines */
-    struct gather nodes = {.pool = pool, .nodes = true};
+    struct gather nodes = {.pool = pool, .nodes = true, .pools = pools->items, .n_pools = pools->n};
     kube_informer_foreach(s->nodes, gather_cb, &nodes);
     if (nodes.n)
         qsort(nodes.items, nodes.n, sizeof(*nodes.items), by_name);
@@ -345,16 +411,21 @@ static void sync_pool(struct mco *m, const cJSON *pool)
 
 void mco_sync(struct mco *m)
 {
+    if (m->s->sc->mco_compact && !m->compact_labelled)
+        m->compact_labelled = label_masters(m, true) == 0;
     if (!m->pools_ensured)
         ensure_pools(m);
     for (size_t i = 0; i < m->n_updates;)
         if (!step_update(m, i))
             i++;
+    struct gather pools = {0};
+    kube_informer_foreach(m->s->mcps, gather_pool, &pools);
     for (size_t i = 0; i < m->s->sc->n_mco_pools; i++) {
         const cJSON *pool = kube_informer_get(m->s->mcps, NULL, m->s->sc->mco_pools[i]);
         if (pool)
-            sync_pool(m, pool);
+            sync_pool(m, pool, &pools);
     }
+    free(pools.items);
 }
 
 bool mco_node_psi(const char *node, void *ud)

@@ -171,6 +171,28 @@ static void condition(cJSON *conds, const cJSON *old, const char *type, bool sta
     cJSON_AddItemToArray(conds, c);
 }
 
+const char *mcopool_primary(const cJSON *const *pools, size_t n, const cJSON *node)
+{
+    const char *worker = NULL, *custom = NULL;
+    size_t n_custom = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!mcopool_has_node(pools[i], node))
+            continue;
+        const char *name = jx_str0(pools[i], "metadata.name");
+        if (strcmp(name, "master") == 0)
+            return name;
+        if (strcmp(name, "worker") == 0) {
+            worker = name;
+        } else {
+            custom = name;
+            n_custom++;
+        }
+    }
+    if (n_custom > 1)
+        return NULL;
+    return custom ? custom : worker;
+}
+
 cJSON *mcopool_status(const cJSON *pool, const char *target, const cJSON *source, const struct mcopool_counts *c,
                       const char *now)
 {
@@ -197,8 +219,12 @@ cJSON *mcopool_status(const cJSON *pool, const char *target, const cJSON *source
     char msg[512];
     snprintf(msg, sizeof(msg), "All nodes are updated with MachineConfig %s", target ? target : "");
     condition(conds, old_conds, "Updated", all, "", all ? msg : "", now);
-    snprintf(msg, sizeof(msg), "All nodes are updating to MachineConfig %s", target ? target : "");
-    condition(conds, old_conds, "Updating", !all, "", !all ? msg : "", now);
+    bool paused = jx_bool(pool, "spec.paused", false);
+    if (paused)
+        snprintf(msg, sizeof(msg), "Pool is paused; will not update to %s", target ? target : "");
+    else
+        snprintf(msg, sizeof(msg), "All nodes are updating to MachineConfig %s", target ? target : "");
+    condition(conds, old_conds, "Updating", !all && !paused, "", !all ? msg : "", now);
     bool degraded = c->degraded > 0;
     snprintf(msg, sizeof(msg), "%d nodes are reporting degraded status on sync", c->degraded);
     condition(conds, old_conds, "NodeDegraded", degraded, degraded ? msg : "", degraded ? c->degraded_reason : "", now);

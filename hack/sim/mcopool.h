@@ -10,7 +10,9 @@
  * machine runs the target, machineCount, updatedMachineCount (current = desired = target,
  * state Done), readyMachineCount (updated and schedulable), unavailableMachineCount
  * (updating, degraded or cordoned), degradedMachineCount, observedGeneration, and the
- * conditions Updated, Updating, NodeDegraded, RenderDegraded, Degraded. */
+ * conditions Updated, Updating, NodeDegraded, RenderDegraded, Degraded. A paused pool
+ * (spec.paused) with machines behind its target is Updated=False and Updating=False,
+ * "Pool is paused; will not update to <target>". */
 #ifndef PSI_SIM_MCOPOOL_H
 #define PSI_SIM_MCOPOOL_H
 
@@ -31,6 +33,13 @@ bool mcopool_selects(const cJSON *pool, const cJSON *mc);
 
 /* Whether node matches pool's spec.nodeSelector (matchLabels). */
 bool mcopool_has_node(const cJSON *pool, const cJSON *node);
+
+/* The pool node belongs to among pools (n of them), as the MachineConfig operator decides
+ * it: master when its selector matches (a compact cluster's masters carry the worker role
+ * too, and stay the master pool's), else the one custom pool that matches (it wins over
+ * worker), else worker. NULL when none matches or several custom pools do (the operator
+ * refuses to pick). The name points into the pool. */
+const char *mcopool_primary(const cJSON *const *pools, size_t n, const cJSON *node);
 
 /* The rendered configuration of pool from the selected MachineConfigs mcs (n of them, any
  * order): they are taken in name order, kernel arguments concatenated without duplicates.

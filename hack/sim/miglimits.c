@@ -6,6 +6,23 @@
 
 #include "base/grow.h"
 
+static int setting(const cJSON *migrations, const char *key, int fallback)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(migrations, key);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e6 || v->valuedouble != (double)(int)v->valuedouble)
+        return fallback;
+    return (int)v->valuedouble;
+}
+
+void miglimits_from_kubevirt(const cJSON *kubevirt, int *per_cluster, int *per_node)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(kubevirt, "spec");
+    const cJSON *conf = cJSON_GetObjectItemCaseSensitive(spec, "configuration");
+    const cJSON *mig = cJSON_GetObjectItemCaseSensitive(conf, "migrations");
+    *per_cluster = setting(mig, "parallelMigrationsPerCluster", MIGLIMITS_DEFAULT_PER_CLUSTER);
+    *per_node = setting(mig, "parallelOutboundMigrationsPerNode", MIGLIMITS_DEFAULT_PER_NODE);
+}
+
 bool miglimits_phase_final(const char *phase)
 {
     return phase && (strcmp(phase, MIGLIMITS_SUCCEEDED) == 0 || strcmp(phase, MIGLIMITS_FAILED) == 0);

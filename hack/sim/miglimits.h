@@ -8,6 +8,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
+/* KubeVirt's defaults, used for a setting the KubeVirt CR leaves unset. */
+#define MIGLIMITS_DEFAULT_PER_CLUSTER 5
+#define MIGLIMITS_DEFAULT_PER_NODE 2
+
 /* Migration phases, as KubeVirt spells them. */
 #define MIGLIMITS_PENDING "Pending"
 #define MIGLIMITS_SCHEDULING "Scheduling"
@@ -17,6 +23,11 @@
 #define MIGLIMITS_RUNNING "Running"
 #define MIGLIMITS_SUCCEEDED "Succeeded"
 #define MIGLIMITS_FAILED "Failed"
+
+/* The limits a KubeVirt CR sets: spec.configuration.migrations.parallelMigrationsPerCluster
+ * and .parallelOutboundMigrationsPerNode, each KubeVirt's default when unset or not a
+ * positive integer. */
+void miglimits_from_kubevirt(const cJSON *kubevirt, int *per_cluster, int *per_node);
 
 /* Whether a migration in phase counts against the limits (not unset, Pending or final). */
 bool miglimits_phase_running(const char *phase);

@@ -414,8 +414,10 @@ static cJSON *handoff_state(const struct sim *s, const char *uid, const cJSON *v
     cJSON_AddFalseToObject(ms, "completed");
     cJSON_AddFalseToObject(ms, "failed");
     cJSON *cfg = cJSON_AddObjectToObject(ms, "migrationConfiguration");
-    cJSON_AddNumberToObject(cfg, "parallelMigrationsPerCluster", s->sc->parallel_per_cluster);
-    cJSON_AddNumberToObject(cfg, "parallelOutboundMigrationsPerNode", s->sc->parallel_outbound_per_node);
+    int per_cluster, per_node;
+    sim_migration_limits(s, &per_cluster, &per_node);
+    cJSON_AddNumberToObject(cfg, "parallelMigrationsPerCluster", per_cluster);
+    cJSON_AddNumberToObject(cfg, "parallelOutboundMigrationsPerNode", per_node);
     cJSON_AddStringToObject(cfg, "bandwidthPerMigration", "0Mi");
     cJSON_AddNumberToObject(cfg, "completionTimeoutPerGiB", 150);
     cJSON_AddNumberToObject(cfg, "progressTimeout", 150);
@@ -610,7 +612,9 @@ void migration_sync(struct migration *m)
     }
     /* running migrations count against the limits, by the phase we know */
     struct miglimits lim;
-    miglimits_init(&lim, s->sc->parallel_per_cluster, s->sc->parallel_outbound_per_node);
+    int per_cluster, per_node;
+    sim_migration_limits(s, &per_cluster, &per_node);
+    miglimits_init(&lim, per_cluster, per_node);
     for (size_t i = 0; i < c.n; i++) {
         const cJSON *mig = c.items[i];
         struct run *r = run_find(m, jx_str0(mig, "metadata.uid"));

@@ -587,10 +587,12 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
 
     /* mco first: its `enabled` decides the default of nodes.psi */
     const cJSON *mco = cJSON_GetObjectItemCaseSensitive(root, "mco");
-    static const char *const mkeys[] = {"enabled", "pools", "rebootDelay", "drainTimeout", NULL};
+    static const char *const mkeys[] = {"enabled", "pools", "paused", "compact", "rebootDelay", "drainTimeout", NULL};
     if (want_object(c, mco, "mco") < 0 || check_keys(c, mco, "mco", mkeys) < 0 ||
         get_bool(c, mco, "enabled", "mco", &s->mco_enabled) < 0 ||
         get_string_list(c, mco, "pools", "mco", &s->mco_pools, &s->n_mco_pools) < 0 ||
+        get_string_list(c, mco, "paused", "mco", &s->mco_paused, &s->n_mco_paused) < 0 ||
+        get_bool(c, mco, "compact", "mco", &s->mco_compact) < 0 ||
         get_duration(c, mco, "rebootDelay", "mco", &s->mco_reboot_delay_ms) < 0 ||
         get_duration(c, mco, "drainTimeout", "mco", &s->mco_drain_timeout_ms) < 0)
         return -1;
@@ -602,6 +604,13 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     for (size_t i = 0; i < s->n_mco_pools; i++)
         if (!dns_label(s->mco_pools[i]))
             return fail(c, "mco.pools[%zu]: \"%s\" is not a valid pool name", i, s->mco_pools[i]);
+    for (size_t i = 0; i < s->n_mco_paused; i++) {
+        bool known = false;
+        for (size_t j = 0; j < s->n_mco_pools; j++)
+            known = known || strcmp(s->mco_paused[i], s->mco_pools[j]) == 0;
+        if (!known)
+            return fail(c, "mco.paused[%zu]: \"%s\" is not one of mco.pools", i, s->mco_paused[i]);
+    }
     s->psi_without_pool = !s->mco_enabled;
 
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
@@ -788,6 +797,7 @@ void scenario_free(struct scenario *s)
     free(s->vms);
     free(s->start_node);
     free_list(s->mco_pools, s->n_mco_pools);
+    free_list(s->mco_paused, s->n_mco_paused);
     for (size_t i = 0; i < s->n_events; i++) {
         struct scenario_event *ev = &s->events[i];
         free_list(ev->vms, ev->n_vms);

@@ -67,6 +67,11 @@
  *   mco:
  *     enabled: false                  # run the MachineConfig operator stand-in
  *     pools: [worker]                 # pools to create when absent (role = pool name)
+ *     paused: [worker]                # pools created paused (spec.paused: no rollout)
+ *     compact: false                  # a compact cluster: the simulated nodes also get the
+ *                                     # master and control-plane role labels (removed on
+ *                                     # exit), so with pools [master, worker] they are the
+ *                                     # master pool's and the worker pool is empty
  *     rebootDelay: 10s
  *     drainTimeout: 10m               # a drain that takes longer degrades the pool
  *   events:                           # the timeline; `at` counts from the end of the start
@@ -192,6 +197,9 @@ struct scenario {
     bool mco_enabled;
     char **mco_pools;
     size_t n_mco_pools;
+    char **mco_paused;       /* pools created with spec.paused */
+    size_t n_mco_paused;
+    bool mco_compact;        /* the simulated nodes are masters in the worker role too */
     int64_t mco_reboot_delay_ms;
     int64_t mco_drain_timeout_ms;
 

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/jx.h"
+#include "hack/sim/miglimits.h"
 #include "logging.h"
 
 double sim_random(struct sim *s)
@@ -66,7 +67,7 @@ void sim_suffix(const char *seed, char out[6])
 
 bool sim_synced(const struct sim *s)
 {
-    struct kube_informer *all[] = {s->nodes, s->pods, s->vms, s->vmis, s->vmims, s->mcs, s->mcps};
+    struct kube_informer *all[] = {s->nodes, s->pods, s->vms, s->vmis, s->vmims, s->kubevirts, s->mcs, s->mcps};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         if (all[i] && !kube_informer_synced(all[i]))
             return false;
@@ -227,4 +228,53 @@ int sim_delete(struct sim *s, const char *path, const char *what)
 char *sim_path(const struct sim *s, const char *gv, const char *resource, const char *name, int status)
 {
     return kube_path(gv, s->sc->namespace, resource, name, status ? "status" : NULL);
+}
+
+int sim_publish_kubevirt(struct sim *s, char *err, size_t errlen)
+{
+    cJSON *kv = cJSON_CreateObject();
+    cJSON_AddStringToObject(kv, "apiVersion", SIM_KUBEVIRT_GV);
+    cJSON_AddStringToObject(kv, "kind", "KubeVirt");
+    cJSON *md = cJSON_AddObjectToObject(kv, "metadata");
+    cJSON_AddStringToObject(md, "name", SIM_KUBEVIRT_NAME);
+    cJSON_AddStringToObject(md, "namespace", s->sc->namespace);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "labels"), SIM_MANAGED_LABEL, s->sc->name);
+    cJSON *conf = cJSON_AddObjectToObject(cJSON_AddObjectToObject(kv, "spec"), "configuration");
+    if (s->sc->cluster_strategy != SCENARIO_STRATEGY_UNSET)
+        cJSON_AddStringToObject(conf, "evictionStrategy", scenario_strategy_name(s->sc->cluster_strategy));
+    cJSON *mig = cJSON_AddObjectToObject(conf, "migrations");
+    cJSON_AddNumberToObject(mig, "parallelMigrationsPerCluster", s->sc->parallel_per_cluster);
+    cJSON_AddNumberToObject(mig, "parallelOutboundMigrationsPerNode", s->sc->parallel_outbound_per_node);
+    char *path = kube_path(SIM_KUBEVIRT_GV, s->sc->namespace, "kubevirts", NULL, NULL);
+    struct kube_err kerr = {0};
+    cJSON *created = kube_rest_create(s->client, path, kv, NULL, &kerr);
+    free(path);
+    cJSON_Delete(kv);
+    if (!created && kerr.status != 409) {
+        snprintf(err, errlen, "creating the KubeVirt CR %s failed: %s", SIM_KUBEVIRT_NAME, kerr.msg);
+        return -1;
+    }
+    cJSON_Delete(created);
+    return 0;
+}
+
+static int first_kubevirt(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    *(const cJSON **)ud = obj;
+    return 1;
+}
+
+void sim_migration_limits(const struct sim *s, int *per_cluster, int *per_node)
+{
+    const cJSON *kv = NULL;
+    if (s->kubevirts)
+        kube_informer_foreach(s->kubevirts, first_kubevirt, &kv);
+    if (kv) {
+        miglimits_from_kubevirt(kv, per_cluster, per_node);
+        return;
+    }
+    *per_cluster = s->sc->parallel_per_cluster;
+    *per_node = s->sc->parallel_outbound_per_node;
 }

@@ -46,6 +46,7 @@ struct sim {
     struct kube_informer *nodes;  /* the simulated nodes (scenario selector) */
     struct kube_informer *pods;   /* virt-launcher pods of the namespace */
     struct kube_informer *vms, *vmis, *vmims;
+    struct kube_informer *kubevirts; /* the namespace's KubeVirt CRs (sim_publish_kubevirt) */
     struct kube_informer *mcs, *mcps; /* MachineConfigs and pools; NULL without the MCO */
     struct record *rec;
     uint64_t rng;                 /* xorshift64* state, from the scenario's seed */
@@ -60,6 +61,18 @@ struct sim_pod_ref {
     const char *vmi_uid; /* points into the pod */
     const cJSON *pod;
 };
+
+/* The KubeVirt CR the simulator publishes in its namespace, named as HyperConverged names it. */
+#define SIM_KUBEVIRT_NAME "kubevirt-kubevirt-hyperconverged"
+
+/* Create the namespace's KubeVirt CR when absent, with the scenario's eviction strategy and
+ * migration limits in spec.configuration (as HyperConverged writes them); one already
+ * there is left as it is. Returns 0, or -1 with why in err. */
+int sim_publish_kubevirt(struct sim *s, char *err, size_t errlen);
+
+/* The migration limits in force: the cached KubeVirt CR's (miglimits.h), or the
+ * scenario's when there is none. */
+void sim_migration_limits(const struct sim *s, int *per_cluster, int *per_node);
 
 /* Index the cached launcher pods by VMI UID. Call at the start of a pass: the index holds
  * cache pointers, which the informer may replace when the loop runs again. */

@@ -16,6 +16,7 @@
 #include "logging.h"
 
 #define WEBHOOK_PATH "/virt-launcher-eviction"
+#define WEBHOOK_MIGRATION_PATH "/migration-validate-create"
 
 struct webhook {
     struct kube_client *client;
@@ -74,6 +75,14 @@ static int mark(struct webhook *w, const char *ns, const char *vmi, const char *
     return 0;
 }
 
+static void reply_text(struct httpsd_reply *reply, int status, const char *text)
+{
+    reply->status = status;
+    snprintf(reply->content_type, sizeof(reply->content_type), "text/plain");
+    reply->body = strdup(text);
+    reply->len = reply->body ? strlen(text) : 0;
+}
+
 static void admit(struct webhook *w, const char *body, struct httpsd_reply *reply)
 {
     char why[512];
@@ -83,10 +92,7 @@ static void admit(struct webhook *w, const char *body, struct httpsd_reply *repl
     if (!review || admission_parse_request(review, &req, why, sizeof(why)) < 0) {
         if (!review)
             snprintf(why, sizeof(why), "the body is not JSON");
-        reply->status = 400;
-        snprintf(reply->content_type, sizeof(reply->content_type), "text/plain");
-        reply->body = strdup(why);
-        reply->len = strlen(why);
+        reply_text(reply, 400, why);
         cJSON_Delete(review);
         return;
     }
@@ -131,12 +137,60 @@ static void admit(struct webhook *w, const char *body, struct httpsd_reply *repl
     cJSON_Delete(review);
 }
 
+/* A migration's creation: the VMI and the namespace's migrations, then admission.h's rules. */
+static void admit_migration(struct webhook *w, const char *body, struct httpsd_reply *reply)
+{
+    char why[512];
+    cJSON *review = cJSON_Parse(body);
+    struct admission_request req;
+    if (!review || admission_parse_request(review, &req, why, sizeof(why)) < 0) {
+        reply_text(reply, 400, review ? why : "the body is not JSON");
+        cJSON_Delete(review);
+        return;
+    }
+    const char *ns = req.ns ? req.ns : w->sc->namespace;
+    struct kube_err err = {0};
+    cJSON *vmi = NULL;
+    char vmi_error[300] = "";
+    if (req.vmi_name && *req.vmi_name) {
+        char *path = kube_path("kubevirt.io/v1", ns, "virtualmachineinstances", req.vmi_name, NULL);
+        vmi = kube_rest_get(w->client, path, &err);
+        free(path);
+        if (!vmi && err.status != 404)
+            snprintf(vmi_error, sizeof(vmi_error), "%s", err.msg);
+    }
+    char *path = kube_path("kubevirt.io/v1", ns, "virtualmachineinstancemigrations", NULL, NULL);
+    cJSON *list = kube_rest_get(w->client, path, &err);
+    free(path);
+    struct admission_migration_decision d;
+    if (!list) {
+        d.allowed = false;
+        d.code = 400;
+        snprintf(d.message, sizeof(d.message), "%s", err.msg);
+    } else {
+        admission_decide_migration(ns, req.vmi_name, vmi, *vmi_error ? vmi_error : NULL, jx_get(list, "items"), &d);
+    }
+    log_info("migration admission", "vmi", req.vmi_name ? req.vmi_name : "", "namespace", ns, "verdict",
+             d.allowed ? "allowed" : "denied", "message", d.allowed ? "" : d.message);
+    record_add(w->rec, "migration-admission", "vmi", req.vmi_name ? req.vmi_name : "", "namespace", ns, "verdict",
+               d.allowed ? "allowed" : "denied", "dryRun", req.dry_run ? "true" : "false", "message",
+               d.allowed ? "" : d.message, NULL);
+    reply->body = admission_response(req.uid, d.allowed, d.code, d.message);
+    reply->len = reply->body ? strlen(reply->body) : 0;
+    if (!reply->body)
+        reply->status = 500;
+    cJSON_Delete(list);
+    cJSON_Delete(vmi);
+    cJSON_Delete(review);
+}
+
 static void handle(const char *method, const char *path, const char *body, size_t len, struct httpsd_reply *reply,
                    void *ud)
 {
     (void)len;
     struct webhook *w = ud;
-    if (strcmp(path, WEBHOOK_PATH) != 0) {
+    bool eviction = strcmp(path, WEBHOOK_PATH) == 0;
+    if (!eviction && strcmp(path, WEBHOOK_MIGRATION_PATH) != 0) {
         reply->status = 404;
         return;
     }
@@ -145,30 +199,28 @@ static void handle(const char *method, const char *path, const char *body, size_
         return;
     }
     pthread_mutex_lock(&w->mu);
-    admit(w, body, reply);
+    if (eviction)
+        admit(w, body, reply);
+    else
+        admit_migration(w, body, reply);
     pthread_mutex_unlock(&w->mu);
 }
 
-static cJSON *configuration(const struct webhook *w, const char *url, const char *ca_b64)
+/* One webhook of the configuration: CREATE of group/version resource in the scenario's
+ * namespace, sent to url. */
+static cJSON *hook(const struct webhook *w, const char *name, const char *url, const char *ca_b64, const char *group,
+                   const char *resource)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "apiVersion", "admissionregistration.k8s.io/v1");
-    cJSON_AddStringToObject(o, "kind", "ValidatingWebhookConfiguration");
-    cJSON *md = cJSON_AddObjectToObject(o, "metadata");
-    cJSON_AddStringToObject(md, "name", w->name);
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "labels"), "sim.psi.dev/scenario", w->sc->name);
-    cJSON *hooks = cJSON_AddArrayToObject(o, "webhooks");
     cJSON *h = cJSON_CreateObject();
-    cJSON_AddItemToArray(hooks, h);
-    cJSON_AddStringToObject(h, "name", ADMISSION_WEBHOOK_NAME);
+    cJSON_AddStringToObject(h, "name", name);
     cJSON *cc = cJSON_AddObjectToObject(h, "clientConfig");
     cJSON_AddStringToObject(cc, "url", url);
     cJSON_AddStringToObject(cc, "caBundle", ca_b64);
     cJSON *rule = cJSON_CreateObject();
     cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "operations"), cJSON_CreateString("CREATE"));
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "apiGroups"), cJSON_CreateString(""));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "apiGroups"), cJSON_CreateString(group));
     cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "apiVersions"), cJSON_CreateString("v1"));
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "resources"), cJSON_CreateString("pods/eviction"));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(rule, "resources"), cJSON_CreateString(resource));
     cJSON_AddStringToObject(rule, "scope", "Namespaced");
     cJSON_AddItemToArray(cJSON_AddArrayToObject(h, "rules"), rule);
     cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(h, "namespaceSelector"), "matchLabels"),
@@ -178,6 +230,26 @@ static cJSON *configuration(const struct webhook *w, const char *url, const char
     cJSON_AddStringToObject(h, "sideEffects", "NoneOnDryRun");
     cJSON_AddNumberToObject(h, "timeoutSeconds", 10);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(h, "admissionReviewVersions"), cJSON_CreateString("v1"));
+    return h;
+}
+
+/* The configuration: the eviction interceptor and the migration create admitter, served at
+ * base + their paths. */
+static cJSON *configuration(const struct webhook *w, const char *base, const char *ca_b64)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "apiVersion", "admissionregistration.k8s.io/v1");
+    cJSON_AddStringToObject(o, "kind", "ValidatingWebhookConfiguration");
+    cJSON *md = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(md, "name", w->name);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "labels"), "sim.psi.dev/scenario", w->sc->name);
+    cJSON *hooks = cJSON_AddArrayToObject(o, "webhooks");
+    char url[300];
+    snprintf(url, sizeof(url), "%s%s", base, WEBHOOK_PATH);
+    cJSON_AddItemToArray(hooks, hook(w, ADMISSION_WEBHOOK_NAME, url, ca_b64, "", "pods/eviction"));
+    snprintf(url, sizeof(url), "%s%s", base, WEBHOOK_MIGRATION_PATH);
+    cJSON_AddItemToArray(hooks, hook(w, ADMISSION_MIGRATION_WEBHOOK_NAME, url, ca_b64, "kubevirt.io",
+                                     "virtualmachineinstancemigrations"));
     return o;
 }
 
@@ -185,8 +257,7 @@ static int register_config(struct webhook *w, const char *host, const char *ca_p
 {
     char url[256];
     bool v6 = strchr(host, ':') != NULL;
-    snprintf(url, sizeof(url), "https://%s%s%s:%d%s", v6 ? "[" : "", host, v6 ? "]" : "", httpsd_port(w->srv),
-             WEBHOOK_PATH);
+    snprintf(url, sizeof(url), "https://%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", httpsd_port(w->srv));
     char *ca_b64 = base64(ca_pem);
     cJSON *body = configuration(w, url, ca_b64 ? ca_b64 : "");
     free(ca_b64);

@@ -1,9 +1,13 @@
-/* webhook: the eviction interceptor served over HTTPS and registered with the API server.
+/* webhook: KubeVirt's eviction interceptor and migration create admitter, served over
+ * HTTPS and registered with the API server.
  *
  * It listens on a loopback address with a certificate issued by the test bed's CA (see
- * cert.h), and registers a ValidatingWebhookConfiguration psi-sim.<namespace> whose one
- * webhook, virt-launcher-eviction-interceptor.kubevirt.io, receives CREATE of
- * pods/eviction in the scenario's namespace (caBundle: that CA). For each AdmissionReview
+ * cert.h), and registers a ValidatingWebhookConfiguration psi-sim.<namespace> with two
+ * webhooks for the scenario's namespace (caBundle: that CA):
+ * virt-launcher-eviction-interceptor.kubevirt.io receives CREATE of pods/eviction, and
+ * migration-create-validator.kubevirt.io CREATE of virtualmachineinstancemigrations (it
+ * reads the VMI and the namespace's migrations and answers as admission.h says: 400 for a
+ * VMI that cannot migrate, is final or has a migration in flight). For each AdmissionReview
  * it reads the pod and its VMI from the API server (with a client of its own: it runs in
  * the server's threads, one request at a time), decides as admission.h says, marks the
  * VMI (a JSON patch of status.evacuationNodeName; with dry run, a dry-run patch; the

@@ -5,8 +5,8 @@
 
 #include "api/names.h"
 #include "api/selector.h"
-#include "fuzz.h"
 #include "api/wildcard.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -11,7 +11,8 @@ work=$(mktemp -d)
 # windows (a YAML flow mapping: "  metrics: $bed_metrics").
 bed_metrics="{source: Prometheus, prometheus: {url: \"$PSI_PROMETHEUS_URL\", bearerTokenFile: \"\"}, interval: 5s, window: 15s}"
 
-# install_operator_rbac: the CRD, the namespace, the ServiceAccount and its roles.
+# install_operator_rbac: the CRD, the namespace, the ServiceAccount and its roles (with
+# operator_kubelet_rbac=1 also config/kubelet-source, what the Kubelet source needs).
 install_operator_rbac() {
   kubectl apply --server-side -f "$PSI_SOURCE_DIR/crds/" >/dev/null
   # a CRD just created has no status.conditions yet, which `kubectl wait` takes for an error
@@ -23,6 +24,11 @@ install_operator_rbac() {
   kubectl wait --for=condition=Established crd/psirebalances.rebalance.psi.dev --timeout=60s >/dev/null
   kubectl create namespace psi-rebalancer --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl apply -k "$PSI_SOURCE_DIR/config/rbac" >/dev/null
+  if [ "${operator_kubelet_rbac:-0}" = 1 ]; then
+    kubectl apply -k "$PSI_SOURCE_DIR/config/kubelet-source" >/dev/null
+  else
+    kubectl delete -k "$PSI_SOURCE_DIR/config/kubelet-source" --ignore-not-found >/dev/null
+  fi
 }
 
 # operator_kubeconfig FILE: a kubeconfig for the operator's ServiceAccount.

@@ -75,4 +75,5 @@ check "the operator's peak RSS (${hwm_kib} KiB) stayed below $((hwm_limit_kib / 
 psir good
 eventually 60 "MetricsAvailable=True again on good replies" bash -c "$(declare -f psir_field condition); [ \"\$(condition $name MetricsAvailable)\" = True ]"
 check "${nodes[0]} is still tainted, no other node" test "$(taints)" = "$before"
+echo "operator VmRSS on good replies again: $(($(awk '/^VmRSS:/ {print $2}' "/proc/$operator_pid/status") / 1024)) MiB"
 finish

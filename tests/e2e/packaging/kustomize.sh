@@ -2,7 +2,7 @@
 # The kustomize install of config/ against the test bed's real API server:
 # - config/default, config/prometheus and config/openshift render (kubectl's kustomize);
 # - config/default applies: the CRD, the namespace (Pod Security "restricted" enforced), RBAC,
-#   the Deployment, the metrics Service and the NetworkPolicy;
+#   the admission policies, the Deployment, the metrics Service and the NetworkPolicy;
 # - the Deployment's two pods are admitted under the restricted profile and run (on kwok
 #   nodes), one per node, and the metrics Service selects both;
 # - config/openshift, every object but the ServiceMonitor and the PrometheusRule (their CRDs
@@ -75,8 +75,17 @@ dry_openshift() { kubectl apply --server-side --force-conflicts --field-manager=
 check "config/openshift (without the ServiceMonitor and PrometheusRule) passes a server-side dry run" dry_openshift
 check "config/openshift binds the operator to cluster-monitoring-view" bash -c \
   "grep -q 'name: cluster-monitoring-view' '$work/openshift.yaml'"
-check "config/openshift's NetworkPolicy admits openshift-monitoring" bash -c \
-  "grep -q 'kubernetes.io/metadata.name: openshift-monitoring' '$work/openshift.yaml'"
+np_sources() { # the namespaces config/openshift's NetworkPolicy admits scrapes from
+  python3 -c 'import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "NetworkPolicy":
+        for e in d["spec"]["ingress"][0]["from"][0]["namespaceSelector"]["matchExpressions"]:
+            print(" ".join(e["values"]))' "$work/openshift.yaml"
+}
+check "config/openshift's NetworkPolicy admits openshift-monitoring and user-workload monitoring" bash -c \
+  "$(declare -f np_sources); work=$work; [ \"\$(np_sources)\" = 'openshift-monitoring openshift-user-workload-monitoring' ]"
+check "config/default carries the admission policies that confine the operator" bash -c \
+  "[ \$(grep -c '^kind: ValidatingAdmissionPolicy\$' '$work/default.yaml') = 2 ] && [ \$(grep -c '^kind: ValidatingAdmissionPolicyBinding\$' '$work/default.yaml') = 2 ]"
 jqe() { jq -e "$@" >/dev/null; }
 check "the ServiceMonitor selects the metrics Service and scrapes its metrics port on /metrics" \
   jqe --slurpfile svc "$work/svc.json" '

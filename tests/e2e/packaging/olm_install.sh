@@ -56,7 +56,8 @@ trap cleanup EXIT
 
 "$src/hack/cluster/olm" up
 # The next release, as a release builds it; its catalog, like every release's, carries it alone.
-"$src/hack/bundle.sh" --out "$work/next" 0.2.0 registry.invalid/psi-rebalancer/psi-rebalancer:0.2.0 2>/dev/null
+"$src/hack/bundle.sh" --out "$work/next" 0.2.0 registry.invalid/psi-rebalancer/psi-rebalancer:0.2.0 2>"$work/bundle.log" ||
+  { fail "hack/bundle.sh builds version 0.2.0:"; cat "$work/bundle.log"; finish; }
 bundle_image() { python3 -c 'import sys, yaml
 print(next(d["image"] for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("schema") == "olm.bundle"))' "$1/psi-rebalancer/catalog.yaml"; }
 setsid "$src/hack/sim/olm-unpack" "$market" "$(bundle_image "$src/catalog")=$src/bundle" \

@@ -40,6 +40,33 @@ start_sim "$scenarios/kubelet-seed.yaml"
 check "the simulator serves a kubelet for each of the five nodes" \
   test "$(grep -c 'kubelet serving' "$work/sim.log")" -eq 5
 
+# The kubelet socket as the API server meets it: CONNECT to a node's address and port, then
+# TLS with a client certificate of the bed's CA; without one, or to no node, it refuses.
+tunnel() { # ADDRESS:PORT: what a client without a certificate gets
+  python3 - "$PSI_KUBELET_SOCKET" "$PSI_TESTBED/pki/ca.crt" "$1" <<'PY'
+import socket, ssl, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"CONNECT %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % sys.argv[3].encode())
+head = s.recv(200).decode()
+print(head.split("\r\n")[0])
+if " 200 " in head:
+    ctx = ssl.create_default_context(cafile=sys.argv[2])
+    ctx.check_hostname = False
+    try:
+        t = ctx.wrap_socket(s)
+        t.sendall(b"GET /stats/summary HTTP/1.1\r\nHost: x\r\n\r\n")
+        print("served:", t.recv(40))
+    except (ssl.SSLError, OSError) as e:
+        print("refused:", e)
+PY
+}
+out=$(tunnel "$(kubectl get node worker-0 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}'):10250")
+echo "$out" | sed 's/^/# /'
+check "a CONNECT to worker-0's kubelet is accepted" grep -q '^HTTP/1.1 200' <<<"$out"
+check "its kubelet refuses a client without a certificate of the bed's CA" grep -q '^refused:' <<<"$out"
+check "a CONNECT to an address no node has gets 502" bash -c "$(declare -f tunnel); tunnel 198.19.255.254:10250 | grep -q '^HTTP/1.1 502'"
+
 # The source on its own: good nodes read, the others Unknown with their reasons.
 probe_all() { "$probe" worker-0 worker-1 worker-2 worker-3 worker-4; }
 worker0_pressured() { probe_all | awk '$1=="NODE" && $2=="worker-0" && $3 > 5 && $3 <= 60 {ok=1} END {exit !ok}'; }
@@ -55,6 +82,7 @@ check "two node errors, the first naming the node and why" \
   grep -qE '^NODE_ERRORS 2 node worker-(3: PSIUnavailable|4: Timeout)' <<<"$out"
 
 before=$(vmis)
+operator_kubelet_rbac=1 # the optional ClusterRole of config/kubelet-source (nodes/proxy)
 start_operator
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
@@ -71,7 +99,7 @@ YAML
 
 metrics_msg() { psir_field "$name" '.status.conditions[]? | select(.type=="MetricsAvailable") | "\(.status) \(.message)"'; }
 eventually 60 "MetricsAvailable names the unread nodes and why" bash -c "$(declare -f metrics_msg psir_field)
-  name=$name; m=\$(metrics_msg); [[ \$m == True* && \$m == *'worker-3 (PSIUnavailable)'* && \$m == *'worker-4 (Timeout)'* ]]"
+  name=$name; m=\$(metrics_msg); [[ \$m == False* && \$m == *'3 of 5 nodes measured'* && \$m == *'worker-3 (PSIUnavailable)'* && \$m == *'worker-4 (Timeout)'* ]]"
 check "status lists worker-3 and worker-4 as Unknown" test \
   "$(psir_field "$name" '[.status.nodes[] | select(.state=="Unknown") | .name] | sort | join(" ")')" = "worker-3 worker-4"
 

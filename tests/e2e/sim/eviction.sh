@@ -3,9 +3,11 @@
 # server: evicting a LiveMigrate VM's launcher pod answers 429 "Eviction triggered
 # evacuation" and starts a live migration (kubevirt-evacuation-*) that ends with the VMI
 # on another node under the same UID; a repeat while it runs answers "Evacuation in
-# progress"; a VM with strategy None is evicted and restarts on another node; a VM that
-# cannot migrate is refused; an injected failure leaves the VM where it was and the
-# evacuation is retried.
+# progress"; a VM with strategy None, or LiveMigrateIfPossible that cannot migrate, is
+# evicted and restarts on another node; a LiveMigrate VM that cannot migrate is refused;
+# KubeVirt's migration create admitter answers 400 for a VMI that cannot migrate and for a
+# second migration while one is in flight; an injected failure leaves the VM where it was
+# and the evacuation is retried.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/simlib.sh"
 trap sim_cleanup EXIT
@@ -69,6 +71,23 @@ check "evicting a LiveMigrate VM that cannot migrate answers 429 (got: $res)" ba
   "[ '${res%% *}' = 429 ] && [[ '${res#* }' == *'VMI pinned is configured with an eviction strategy but is not live-migratable' ]]"
 check "and its pod stays" kubectl get pod "$pod" -n "$ns"
 
+# --- LiveMigrateIfPossible, not migratable: the eviction goes through, the VM restarts ---
+uid=$(vmi_field maybe .metadata.uid)
+res=$(evict "$ns" "$(launcher maybe)")
+check "evicting a LiveMigrateIfPossible VM that cannot migrate is allowed (got: $res)" test "${res%% *}" = 201
+eventually 60 "the VM restarts: a new VMI (new UID) runs" bash -c \
+  "$(declare -f vmi_field); sim_ns=$ns; u=\$(vmi_field maybe .metadata.uid); [ -n \"\$u\" ] && [ \"\$u\" != $uid ] &&
+   [ \"\$(vmi_field maybe .status.phase)\" = Running ]"
+check "no migration was made for it" bash -c "$(declare -f mig); ns=$ns; mig maybe | jq -e 'length == 0' >/dev/null"
+
+# --- the migration create admitter ---
+res=$(create_vmim "$ns" pin-move pinned)
+check "a migration of a VMI that cannot migrate is refused with 400 (got: $res)" bash -c \
+  "[ '${res%% *}' = 400 ] && [[ '${res#* }' == 'admission webhook \"migration-create-validator.kubevirt.io\" denied the request: Cannot migrate VMI, Reason: DisksNotLiveMigratable, Message: '* ]]"
+res=$(create_vmim "$ns" ghost-move no-such-vmi)
+check "a migration of a VMI that does not exist is refused with 400 (got: $res)" bash -c \
+  "[ '${res%% *}' = 400 ] && [[ '${res#* }' == *'the VMI \"$ns/no-such-vmi\" does not exist' ]]"
+
 # --- dry run ---
 pod=$(launcher live-1)
 res=$(evict "$ns" "$pod" ',"deleteOptions":{"dryRun":["All"]}')
@@ -92,6 +111,9 @@ YAML
 }
 uid=$(vmi_field live-1 .metadata.uid)
 vmim to-chosen live-1 "$want"
+res=$(create_vmim "$ns" second live-1)
+check "a second migration while one is in flight is refused with 400 (got: $res)" bash -c \
+  "[ '${res%% *}' = 400 ] && [[ '${res#* }' == *'in-flight migration detected. Active migration job ('*') is currently already in progress for VMI live-1.' ]]"
 eventually 120 "a migration with addedNodeSelector succeeds" bash -c \
   "[ \"\$(kubectl get vmim to-chosen -n $ns -o jsonpath='{.status.phase}')\" = Succeeded ]"
 check "and puts the VMI on the node it names ($want), same UID" bash -c \

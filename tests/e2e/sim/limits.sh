@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# KubeVirt's default migration limits hold in the simulator: evicting twelve VMs spread
+# Usage: limits.sh [PER_CLUSTER PER_NODE]: with arguments, the KubeVirt CR's
+# spec.configuration.migrations is set to them first, and they are the limits checked.
+# KubeVirt's default migration limits (or the CR's) hold in the simulator: evicting twelve VMs spread
 # over three nodes at once makes twelve evacuations, of which at most 5 run at a time in
 # the cluster and at most 2 from one node (counted from the record, where a migration
 # runs from Scheduling, when its target pod exists, to Succeeded or Failed). Reaching
@@ -9,18 +11,28 @@ source "$(dirname "$0")/simlib.sh"
 trap sim_cleanup EXIT
 
 ns=sim-limits-$$
+per_cluster=${1:-5} per_node=${2:-2}
 sim_start "$PSI_SOURCE_DIR/tests/testdata/sim/e2e-limits.yaml" "$ns" || { finish; exit 1; }
+check "the simulator published a KubeVirt CR with KubeVirt's default limits" bash -c \
+  "kubectl get kubevirt kubevirt-kubevirt-hyperconverged -n $ns -o json |
+   jq -e '.spec.configuration.migrations == {parallelMigrationsPerCluster: 5, parallelOutboundMigrationsPerNode: 2}' >/dev/null"
+if [ $# -gt 0 ]; then
+  kubectl patch kubevirt kubevirt-kubevirt-hyperconverged -n "$ns" --type merge -p \
+    "{\"spec\":{\"configuration\":{\"migrations\":{\"parallelMigrationsPerCluster\":$per_cluster,\"parallelOutboundMigrationsPerNode\":$per_node}}}}" >/dev/null
+  eventually 30 "the simulator's migration controller took the CR's limits ($per_cluster, $per_node)" bash -c \
+    "jq -s -e '[.[] | select(.type == \"limits\")] | last | .perCluster == \"$per_cluster\" and .perNode == \"$per_node\"' $sim_record >/dev/null"
+fi
 
 declare -A uid before
 for i in $(seq 0 11); do
   uid[vm-$i]=$(vmi_field "vm-$i" .metadata.uid)
   before[vm-$i]=$(vmi_field "vm-$i" .status.nodeName)
 done
-# What the limits let run at once, given where the scheduler put the VMs: 2 per node, 5 in all.
-reachable=$(kubectl get vmi -n "$ns" -o json |
-  jq -r '[.items[].status.nodeName] | group_by(.) | map([length, 2] | min) | add as $n | [$n, 5] | min')
+# What the limits let run at once, given where the scheduler put the VMs: per_node per node, per_cluster in all.
+reachable=$(kubectl get vmi -n "$ns" -o json | jq -r --argjson c "$per_cluster" --argjson p "$per_node" \
+  '[.items[].status.nodeName] | group_by(.) | map([length, $p] | min) | add as $n | [$n, $c] | min')
 most=$(kubectl get vmi -n "$ns" -o json | jq -r '[.items[].status.nodeName] | group_by(.) | map(length) | max')
-check "the scheduler spread the VMs so that the limits can be reached (up to $reachable at once)" test "$reachable" -ge 4
+check "the scheduler spread the VMs so that the limits can be reached (up to $reachable at once)" test "$reachable" -ge $((per_cluster < 4 ? per_cluster : 4))
 
 answers=0
 for i in $(seq 0 11); do
@@ -41,9 +53,9 @@ read -r max_total max_node < <(jq -s -r '
       .tot += $e.d | .max = ([.max, .tot] | max)
       | .per[$e.s] = ((.per[$e.s] // 0) + $e.d) | .pmax = ([.pmax, .per[$e.s]] | max))
   | "\(.max) \(.pmax)"' "$sim_record")
-check "at most 5 migrations ran at once in the cluster, and as many as the placement allows did ($max_total of $reachable)" \
+check "at most $per_cluster migrations ran at once in the cluster, and as many as the placement allows did ($max_total of $reachable)" \
   test "$max_total" = "$reachable"
-check "at most 2 ran at once from one node, and 2 did ($max_node; $most VMs on the busiest node)" test "$max_node" = 2
+check "at most $per_node ran at once from one node, and $per_node did ($max_node; $most VMs on the busiest node)" test "$max_node" = "$per_node"
 late=$(jq -s -r '[.[] | select(.type == "migration")] as $m
   | ([$m[] | select(.phase == "Succeeded" or .phase == "Failed") | .t] | min) as $first_end
   | [$m[] | select(.phase == "Scheduling" and .t >= $first_end)] | length' "$sim_record")

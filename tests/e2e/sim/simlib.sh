@@ -12,6 +12,7 @@ sim_record=$sim_work/record.jsonl
 sim_start() {
   local scenario=$1 ns=$2; shift 2
   sim_ns=$ns
+  rm -f "$sim_work/ready.json"
   kubectl delete namespace "$ns" --ignore-not-found --wait=true --timeout=60s >/dev/null 2>&1 || true
   "$sim_bin" --scenario "$scenario" --namespace "$ns" --record "$sim_record" --ready-file "$sim_work/ready.json" \
     --cleanup --log-level debug "$@" >>"$sim_work/sim.log" 2>&1 &
@@ -53,6 +54,17 @@ evict() {
     --key "$PSI_TESTBED/pki/admin.key" -H 'Content-Type: application/json' -X POST \
     "$PSI_APISERVER_URL/api/v1/namespaces/$1/pods/$2/eviction" \
     -d "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"$2\",\"namespace\":\"$1\"}${3:-}}" \
+    -w '\n%{http_code}')
+  printf '%s %s\n' "$(tail -1 <<<"$body")" "$(head -n -1 <<<"$body" | jq -r '.message // ""')"
+}
+
+# create_vmim NS NAME VMI: POST a VirtualMachineInstanceMigration; prints "<http code> <message>".
+create_vmim() {
+  local body
+  body=$(curl -sS --max-time 30 --cacert "$PSI_TESTBED/pki/ca.crt" --cert "$PSI_TESTBED/pki/admin.crt" \
+    --key "$PSI_TESTBED/pki/admin.key" -H 'Content-Type: application/json' -X POST \
+    "$PSI_APISERVER_URL/apis/kubevirt.io/v1/namespaces/$1/virtualmachineinstancemigrations" \
+    -d "{\"apiVersion\":\"kubevirt.io/v1\",\"kind\":\"VirtualMachineInstanceMigration\",\"metadata\":{\"name\":\"$2\"},\"spec\":{\"vmiName\":\"$3\"}}" \
     -w '\n%{http_code}')
   printf '%s %s\n' "$(tail -1 <<<"$body")" "$(head -n -1 <<<"$body" | jq -r '.message // ""')"
 }

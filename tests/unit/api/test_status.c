@@ -25,7 +25,8 @@ static void build(struct api_status *st)
                              "PSI is on for role worker", 3, T0 - 600);
     api_status_set_condition(st, API_CONDITION_DEGRADED, API_CONDITION_FALSE, "AsExpected", "", 3, T0 - 900);
     st->summary = (struct api_summary){.nodes = 3, .pressured = 1, .tainted = 1, .evictions = 2,
-                                       .migrations_succeeded = 2, .migrations_failed = 0, .migrations_in_flight = 0};
+                                       .migrations_succeeded = 2, .migrations_failed = 0, .migrations_in_flight = 0,
+                                       .node_states = {1, 1, 1, 0, 0}};
     struct api_machine_config_status *mc = api_status_add_machine_config(st, "worker");
     mc->name = strdup("99-worker-psi-rebalancer");
     mc->pool = strdup("worker");
@@ -75,6 +76,10 @@ static void test_encode_shape(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "status")), "True");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "lastTransitionTime")), "2024-05-01T10:00:00Z");
     assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "migrationsSucceeded")->valueint, 2);
+    cJSON *by = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "nodeStates");
+    assert_int_equal(cJSON_GetObjectItem(by, "normal")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(by, "tainted")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(by, "cooling")->valueint, 0);
     free(text);
     cJSON_Delete(j);
 
@@ -107,6 +112,10 @@ static void test_round_trip(void **state)
     assert_int_equal(back.nodes[0].since, T0 - 120);
     assert_int_equal(back.conditions[1].last_transition_time, T0 - 600);
     assert_string_equal(back.machine_configs[0].name, "99-worker-psi-rebalancer");
+    assert_int_equal(back.summary.node_states[API_NODE_PRESSURED], 1);
+    back.summary.node_states[API_NODE_COOLING] = 1; /* a count by state is a change */
+    assert_true(api_status_changed(&st, &back, NULL));
+    back.summary.node_states[API_NODE_COOLING] = 0;
     cJSON *j2 = api_status_encode(&back);
     assert_true(cJSON_Compare(j, j2, 1));
     cJSON_Delete(j);

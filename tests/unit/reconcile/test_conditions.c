@@ -135,6 +135,32 @@ static void test_derive_metrics_lost(void **state)
     api_status_free(&st);
 }
 
+/* Some nodes not measured: Ready stays True and says so, Degraded names them; none measured:
+ * Ready False. */
+static void test_derive_partially_and_not_measured(void **state)
+{
+    (void)state;
+    struct api_status st = {0};
+    conditions_set(&st, API_CONDITION_METRICS_AVAILABLE, API_CONDITION_FALSE, "PartiallyMeasured",
+                   "Prometheus: 2 of 3 nodes measured (cpu pressure); not measured: w3 (NoSeries)", 1, 10);
+    assert_int_equal(conditions_derive(&st, &ok, 1, 10), 1);
+    const struct api_condition *ready = cond(&st, "Ready");
+    assert_int_equal(ready->status, API_CONDITION_TRUE);
+    assert_string_equal(ready->reason, "PartiallyMeasured");
+    assert_non_null(strstr(ready->message, "w3 (NoSeries)"));
+    const struct api_condition *degraded = cond(&st, "Degraded");
+    assert_int_equal(degraded->status, API_CONDITION_TRUE);
+    assert_string_equal(degraded->reason, "PartiallyMeasured");
+    assert_non_null(strstr(degraded->message, "some nodes not measured"));
+    conditions_set(&st, API_CONDITION_METRICS_AVAILABLE, API_CONDITION_FALSE, "NoNodeMeasured",
+                   "Prometheus: 0 of 3 nodes measured", 1, 20);
+    assert_int_equal(conditions_derive(&st, &ok, 1, 20), 1);
+    assert_int_equal(cond(&st, "Ready")->status, API_CONDITION_FALSE);
+    assert_string_equal(cond(&st, "Ready")->reason, "NoNodeMeasured");
+    assert_string_equal(cond(&st, "Degraded")->reason, "NoNodeMeasured");
+    api_status_free(&st);
+}
+
 static void test_derive_several_problems(void **state)
 {
     (void)state;
@@ -181,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_find_and_remove),
         cmocka_unit_test(test_derive_pending_then_ready),
         cmocka_unit_test(test_derive_metrics_lost),
+        cmocka_unit_test(test_derive_partially_and_not_measured),
         cmocka_unit_test(test_derive_several_problems),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
-/* Unit tests of controller/reconcile/nodestatus: summary, per-node entries, the size bound. */
+/* Unit tests of controller/reconcile/nodestatus: summary, per-node entries, which nodes are
+ * listed, and the bound on entries and bytes at any cluster size. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,6 +72,11 @@ static void test_entries_and_summary(void **state)
     assert_int_equal(st.summary.tainted, (int64_t)r.tainted);
     assert_int_equal(st.summary.evictions, 7);
     assert_int_equal(st.summary.migrations_succeeded, 5);
+    assert_int_equal(st.summary.node_states[API_NODE_NORMAL], 1);
+    assert_int_equal(st.summary.node_states[API_NODE_TAINTED], 1);
+    assert_int_equal(st.summary.node_states[API_NODE_PRESSURED], 1);
+    assert_int_equal(st.summary.node_states[API_NODE_UNKNOWN], 1);
+    assert_int_equal(st.summary.node_states[API_NODE_COOLING], 0);
 
     /* As written: one decimal, absent readings left out; the size estimate is exact. */
     cJSON *j = api_status_encode(&st);
@@ -107,8 +113,10 @@ static void test_without_readings(void **state)
     api_status_free(&st);
 }
 
-/* A result of n nodes "n-00000".., with states by i. */
-static struct taintfsm_result big_result(size_t n, size_t namelen, char **names_out)
+/* A result of n nodes "n-00000".. (names padded with x to namelen), Normal, pressure
+ * i % 100 / 10 (cold); every tainted_every-th Tainted at 40, pressured_every-th (offset 1)
+ * Pressured at 30, unknown_every-th (offset 2) Unknown; 0: none. */
+static struct taintfsm_result big_result(size_t n, size_t namelen, size_t every, char **names_out)
 {
     struct taintfsm_result r = {0};
     r.nodes = calloc(n, sizeof(*r.nodes));
@@ -123,109 +131,205 @@ static struct taintfsm_result big_result(size_t n, size_t namelen, char **names_
         memcpy(nm, num, strlen(num));
         r.nodes[i].name = nm;
         r.nodes[i].input = i;
-        r.nodes[i].pressure = (double)(i % 100);
+        r.nodes[i].pressure = (double)(i % 100) / 10.0;
         r.nodes[i].since_ms = 1000;
-        /* Scattered: every 97th tainted, every 89th pressured, every 83rd unknown. */
-        r.nodes[i].state = i % 97 == 5    ? API_NODE_TAINTED
-                           : i % 89 == 7  ? API_NODE_PRESSURED
-                           : i % 83 == 11 ? API_NODE_UNKNOWN
-                                          : API_NODE_NORMAL;
-        if (r.nodes[i].state == API_NODE_UNKNOWN)
+        r.nodes[i].state = API_NODE_NORMAL;
+        if (every && i % every == 0) {
+            r.nodes[i].state = API_NODE_TAINTED;
+            r.nodes[i].pressure = 40;
+        } else if (every && i % every == 1) {
+            r.nodes[i].state = API_NODE_PRESSURED;
+            r.nodes[i].pressure = 30;
+        } else if (every && i % every == 2) {
+            r.nodes[i].state = API_NODE_UNKNOWN;
             r.nodes[i].pressure = NAN;
+        }
     }
     r.nnodes = n;
     *names_out = names;
     return r;
 }
 
-static void test_bounded_at_5000(void **state)
+static size_t encoded_nodes_bytes(const struct api_status *st)
+{
+    cJSON *j = api_status_encode(st);
+    assert_non_null(j);
+    const cJSON *nodes = cJSON_GetObjectItem(j, "nodes");
+    char *text = nodes ? cJSON_PrintUnformatted(nodes) : NULL;
+    size_t len = text ? strlen(text) : 0;
+    free(text);
+    cJSON_Delete(j);
+    return len;
+}
+
+/* At 1,000 to 50,000 nodes with a few to say something: those, the 10 hottest, nothing else;
+ * the summary counts them all. */
+static void test_small_at_any_size(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1000, 5000, 50000};
+    for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+        char *names;
+        size_t n = sizes[z];
+        struct taintfsm_result r = big_result(n, 12, 1000, &names);
+        size_t says = 0;
+        for (size_t i = 0; i < n; i++)
+            says += r.nodes[i].state != API_NODE_NORMAL;
+        struct api_status st = {0};
+        struct nodestatus_info info;
+        assert_int_equal(nodestatus_build(&st, &r, NULL, &info), 0);
+        assert_int_equal(info.listed, says + NODESTATUS_HOTTEST);
+        assert_int_equal(info.omitted, 0);
+        assert_int_equal(st.summary.nodes, (int64_t)n);
+        int64_t counted = 0;
+        for (int k = 0; k < API_NODE_STATES; k++)
+            counted += st.summary.node_states[k];
+        assert_int_equal(counted, (int64_t)n);
+        assert_int_equal(st.summary.node_states[API_NODE_NORMAL], (int64_t)(n - says));
+        /* The Normal nodes listed are the hottest (pressure 9.9: i % 100 == 99). */
+        size_t normal = 0;
+        for (size_t i = 0; i < st.nnodes; i++) {
+            if (i)
+                assert_true(strcmp(st.nodes[i - 1].name, st.nodes[i].name) < 0);
+            if (st.nodes[i].state != API_NODE_NORMAL)
+                continue;
+            normal++;
+            assert_int_equal(strtoul(st.nodes[i].name + 2, NULL, 10) % 100, 99);
+        }
+        assert_int_equal(normal, NODESTATUS_HOTTEST);
+        assert_true(encoded_nodes_bytes(&st) <= NODESTATUS_MAX_BYTES);
+        /* The same input again: the same list, nothing for a status write. */
+        struct api_status again = {0};
+        assert_int_equal(api_status_copy(&again, &st), 0);
+        assert_int_equal(nodestatus_build(&again, &r, NULL, NULL), 0);
+        assert_false(api_status_changed(&st, &again, NULL));
+        api_status_free(&again);
+        api_status_free(&st);
+        free(names);
+        free(r.nodes);
+    }
+}
+
+/* A storm: every node has something to say. The entries stop at the bound, tainted first,
+ * then pressured, then unknown. */
+static void test_storm_bounded_by_entries(void **state)
 {
     (void)state;
     char *names;
-    size_t n = 6000;
-    struct taintfsm_result r = big_result(n, 12, &names);
-    size_t non_normal = 0;
+    size_t n = 5000;
+    struct taintfsm_result r = big_result(n, 12, 3, &names);
     for (size_t i = 0; i < n; i++)
-        non_normal += r.nodes[i].state != API_NODE_NORMAL;
+        if (r.nodes[i].state == API_NODE_PRESSURED)
+            r.nodes[i].pressure = 25 + (double)(i % 50) / 10.0;
     struct api_status st = {0};
     struct nodestatus_info info;
     assert_int_equal(nodestatus_build(&st, &r, NULL, &info), 0);
     assert_int_equal(info.listed, NODESTATUS_MAX_NODES);
-    assert_int_equal(info.omitted, 1000);
     assert_int_equal(st.nnodes, NODESTATUS_MAX_NODES);
-    assert_int_equal(st.summary.nodes, 6000);
-    /* Every non-Normal node is listed; the Normal ones listed are the first by name. */
-    size_t listed_non_normal = 0;
-    char last_normal[32] = "";
-    for (size_t i = 0; i < st.nnodes; i++) {
-        if (i)
-            assert_true(strcmp(st.nodes[i - 1].name, st.nodes[i].name) < 0);
-        if (st.nodes[i].state != API_NODE_NORMAL)
-            listed_non_normal++;
-        else
-            snprintf(last_normal, sizeof(last_normal), "%s", st.nodes[i].name);
-    }
-    assert_int_equal(listed_non_normal, non_normal);
+    assert_int_equal(info.omitted, n - NODESTATUS_MAX_NODES);
+    for (size_t i = 0; i < st.nnodes; i++) /* 1,667 tainted fill it */
+        assert_int_equal(st.nodes[i].state, API_NODE_TAINTED);
+    assert_int_equal(st.summary.node_states[API_NODE_PRESSURED], 1667);
+    /* Fewer tainted: the rest are the hottest pressured. */
     for (size_t i = 0; i < n; i++)
-        if (r.nodes[i].state == API_NODE_NORMAL && strcmp(r.nodes[i].name, last_normal) < 0)
-            assert_non_null(entry(&st, r.nodes[i].name));
-    /* The same input gives the same list (no churn of Normal nodes). */
-    struct api_status again = {0};
-    assert_int_equal(nodestatus_build(&again, &r, NULL, NULL), 0);
-    assert_false(api_status_changed(&st, &again, NULL));
-    api_status_free(&again);
-    /* Exactly at the limit: everything listed. */
-    r.nnodes = NODESTATUS_MAX_NODES;
+        if (r.nodes[i].state == API_NODE_TAINTED && i >= 300)
+            r.nodes[i].state = API_NODE_NORMAL;
     assert_int_equal(nodestatus_build(&st, &r, NULL, &info), 0);
-    assert_int_equal(info.omitted, 0);
+    assert_int_equal(st.nnodes, NODESTATUS_MAX_NODES);
+    size_t tainted = 0;
+    double coolest = 1e9;
+    for (size_t i = 0; i < st.nnodes; i++) {
+        tainted += st.nodes[i].state == API_NODE_TAINTED;
+        if (st.nodes[i].state == API_NODE_PRESSURED) {
+            double p = r.nodes[strtoul(st.nodes[i].name + 2, NULL, 10)].pressure;
+            coolest = p < coolest ? p : coolest;
+        }
+        assert_int_not_equal(st.nodes[i].state, API_NODE_UNKNOWN);
+        assert_int_not_equal(st.nodes[i].state, API_NODE_NORMAL);
+    }
+    assert_int_equal(tainted, 100);
+    for (size_t i = 0; i < n; i++)
+        if (r.nodes[i].state == API_NODE_PRESSURED && r.nodes[i].pressure > coolest)
+            assert_non_null(entry(&st, r.nodes[i].name));
     api_status_free(&st);
     free(names);
     free(r.nodes);
 }
 
-static void test_bounded_by_bytes(void **state)
+/* Names of 253 characters (the longest a node may have): the bytes bound stops it first. */
+static void test_storm_bounded_by_bytes(void **state)
 {
     (void)state;
     char *names;
-    size_t n = 4000, namelen = 250;
-    struct taintfsm_result r = big_result(n, namelen, &names);
+    size_t n = 5000;
+    struct taintfsm_result r = big_result(n, 253, 1, &names);
+    struct nodestatus_reading *rd = calloc(n, sizeof(*rd));
+    assert_non_null(rd);
+    for (size_t i = 0; i < n; i++)
+        rd[i] = (struct nodestatus_reading){{100, 100, 100}, 100};
     struct api_status st = {0};
     struct nodestatus_info info;
-    assert_int_equal(nodestatus_build(&st, &r, NULL, &info), 0);
-    assert_true(info.listed < n && info.listed > 1000);
+    assert_int_equal(nodestatus_build(&st, &r, rd, &info), 0);
+    assert_true(info.listed > 0 && info.listed < NODESTATUS_MAX_NODES);
     assert_int_equal(info.omitted, n - info.listed);
-    /* The encoded node list stays within the budget, and one more entry would not have. */
-    cJSON *j = api_status_encode(&st);
-    char *text = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "nodes"));
-    assert_true(strlen(text) <= NODESTATUS_MAX_BYTES);
-    assert_true(strlen(text) + nodestatus_entry_size(&st.nodes[0]) > NODESTATUS_MAX_BYTES);
-    free(text);
-    cJSON_Delete(j);
-    /* Priority when even non-Normal nodes do not all fit: tainted, then pressured, then unknown. */
-    for (size_t i = 0; i < n; i++)
-        r.nodes[i].state = i < 500 ? API_NODE_UNKNOWN : i < 1000 ? API_NODE_TAINTED : API_NODE_PRESSURED;
-    assert_int_equal(nodestatus_build(&st, &r, NULL, &info), 0);
-    assert_true(info.listed > 1000 && info.listed < n);
-    size_t tainted = 0, pressured = 0, unknown = 0;
-    for (size_t i = 0; i < st.nnodes; i++) {
-        tainted += st.nodes[i].state == API_NODE_TAINTED;
-        pressured += st.nodes[i].state == API_NODE_PRESSURED;
-        unknown += st.nodes[i].state == API_NODE_UNKNOWN;
-    }
-    assert_int_equal(tainted, 500);
-    assert_int_equal(pressured, info.listed - 500);
-    assert_int_equal(unknown, 0);
-    /* Among the pressured, the hottest made it. */
-    double coolest_listed = 1e9;
-    for (size_t i = 0; i < st.nnodes; i++)
-        if (st.nodes[i].state == API_NODE_PRESSURED) {
-            size_t idx = (size_t)strtoul(st.nodes[i].name + 2, NULL, 10);
-            if (r.nodes[idx].pressure < coolest_listed)
-                coolest_listed = r.nodes[idx].pressure;
-        }
-    for (size_t i = 1000; i < 3000; i++)
-        if (r.nodes[i].pressure > coolest_listed)
-            assert_non_null(entry(&st, r.nodes[i].name));
+    size_t bytes = encoded_nodes_bytes(&st);
+    assert_true(bytes <= NODESTATUS_MAX_BYTES);
+    assert_true(bytes + nodestatus_entry_size(&st.nodes[0]) > NODESTATUS_MAX_BYTES);
+    api_status_free(&st);
+    free(rd);
+    free(names);
+    free(r.nodes);
+}
+
+/* Nodes a move names are listed while the move is in status.moves, Normal and cold. */
+static void test_moved_nodes_listed(void **state)
+{
+    (void)state;
+    char *names;
+    struct taintfsm_result r = big_result(1000, 7, 0, &names);
+    struct api_status st = {0};
+    struct api_move *m = api_status_add_move(&st);
+    assert_non_null(m);
+    m->source_node = strdup("n-00010");
+    m->destination_node = strdup("n-00020");
+    m->target_node = strdup("n-00030");
+    assert_int_equal(nodestatus_build(&st, &r, NULL, NULL), 0);
+    assert_int_equal(st.nnodes, 3 + NODESTATUS_HOTTEST);
+    assert_non_null(entry(&st, "n-00010"));
+    assert_non_null(entry(&st, "n-00020"));
+    assert_non_null(entry(&st, "n-00030"));
+    assert_int_equal(entry(&st, "n-00020")->state, API_NODE_NORMAL);
+    api_status_free(&st);
+    free(names);
+    free(r.nodes);
+}
+
+/* A Normal node among the hottest stays listed while it is among the 20 hottest. */
+static void test_hottest_hold(void **state)
+{
+    (void)state;
+    char *names;
+    struct taintfsm_result r = big_result(100, 7, 0, &names);
+    for (size_t i = 0; i < 100; i++)
+        r.nodes[i].pressure = (double)i / 10.0; /* n-00099 hottest */
+    struct api_status st = {0};
+    assert_int_equal(nodestatus_build(&st, &r, NULL, NULL), 0);
+    assert_int_equal(st.nnodes, NODESTATUS_HOTTEST);
+    assert_non_null(entry(&st, "n-00090"));
+    assert_null(entry(&st, "n-00089"));
+    r.nodes[90].pressure = 8.15; /* 15th hottest now: held */
+    assert_int_equal(nodestatus_build(&st, &r, NULL, NULL), 0);
+    assert_int_equal(st.nnodes, NODESTATUS_HOTTEST + 1);
+    assert_non_null(entry(&st, "n-00090"));
+    assert_non_null(entry(&st, "n-00089"));
+    r.nodes[90].pressure = 0.05; /* far down: dropped */
+    assert_int_equal(nodestatus_build(&st, &r, NULL, NULL), 0);
+    assert_int_equal(st.nnodes, NODESTATUS_HOTTEST);
+    assert_null(entry(&st, "n-00090"));
+    /* A node never listed does not come in on the hold. */
+    r.nodes[90].pressure = 8.15;
+    assert_int_equal(nodestatus_build(&st, &r, NULL, NULL), 0);
+    assert_null(entry(&st, "n-00090"));
     api_status_free(&st);
     free(names);
     free(r.nodes);
@@ -236,8 +340,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_entries_and_summary),
         cmocka_unit_test(test_without_readings),
-        cmocka_unit_test(test_bounded_at_5000),
-        cmocka_unit_test(test_bounded_by_bytes),
+        cmocka_unit_test(test_small_at_any_size),
+        cmocka_unit_test(test_storm_bounded_by_entries),
+        cmocka_unit_test(test_storm_bounded_by_bytes),
+        cmocka_unit_test(test_moved_nodes_listed),
+        cmocka_unit_test(test_hottest_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

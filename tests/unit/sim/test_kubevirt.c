@@ -130,6 +130,68 @@ static void test_target_pod_and_others(void **state)
     cJSON_Delete(pod);
 }
 
+static void test_migration_admission(void **state)
+{
+    (void)state;
+    struct admission_migration_decision d;
+    cJSON *ok = json("{\"metadata\":{\"name\":\"vm\"},\"status\":{\"phase\":\"Running\",\"conditions\":"
+                     "[{\"type\":\"LiveMigratable\",\"status\":\"True\"}]}}");
+    cJSON *pinned = json("{\"metadata\":{\"name\":\"vm\"},\"status\":{\"phase\":\"Running\",\"conditions\":"
+                         "[{\"type\":\"LiveMigratable\",\"status\":\"False\",\"reason\":\"DisksNotLiveMigratable\","
+                         "\"message\":\"cannot migrate VMI: PVC rootdisk is not shared\"}]}}");
+    cJSON *done = json("{\"metadata\":{\"name\":\"vm\"},\"status\":{\"phase\":\"Succeeded\"}}");
+    cJSON *migs = json("[{\"metadata\":{\"uid\":\"u-old\"},\"spec\":{\"vmiName\":\"vm\"},\"status\":{\"phase\":\"Failed\"}},"
+                       "{\"metadata\":{\"uid\":\"u-other\"},\"spec\":{\"vmiName\":\"other\"}}]");
+    admission_decide_migration("ns", "vm", ok, NULL, migs, &d);
+    assert_true(d.allowed);
+    admission_decide_migration("ns", "vm", pinned, NULL, migs, &d);
+    assert_false(d.allowed);
+    assert_int_equal(d.code, 400);
+    assert_string_equal(d.message, "Cannot migrate VMI, Reason: DisksNotLiveMigratable, Message: cannot migrate VMI: "
+                                   "PVC rootdisk is not shared");
+    admission_decide_migration("ns", "vm", done, NULL, NULL, &d);
+    assert_int_equal(d.code, 400);
+    assert_string_equal(d.message, "Cannot migrate VMI in finalized state.");
+    admission_decide_migration("ns", "vm", NULL, NULL, NULL, &d);
+    assert_int_equal(d.code, 400);
+    assert_string_equal(d.message, "the VMI \"ns/vm\" does not exist");
+    admission_decide_migration("ns", "", NULL, NULL, NULL, &d);
+    assert_int_equal(d.code, 422);
+    /* one in flight (no phase yet) for the same VMI */
+    cJSON *busy = json("[{\"metadata\":{\"uid\":\"u-1\"},\"spec\":{\"vmiName\":\"vm\"},\"status\":{\"phase\":\"Running\"}}]");
+    admission_decide_migration("ns", "vm", ok, NULL, busy, &d);
+    assert_int_equal(d.code, 400);
+    assert_string_equal(d.message, "in-flight migration detected. Active migration job (u-1) is currently already in "
+                                   "progress for VMI vm.");
+    cJSON_Delete(ok);
+    cJSON_Delete(pinned);
+    cJSON_Delete(done);
+    cJSON_Delete(migs);
+    cJSON_Delete(busy);
+}
+
+static void test_limits_from_kubevirt(void **state)
+{
+    (void)state;
+    int c = 0, n = 0;
+    cJSON *kv = json("{\"spec\":{\"configuration\":{\"migrations\":{\"parallelMigrationsPerCluster\":3,"
+                     "\"parallelOutboundMigrationsPerNode\":1}}}}");
+    miglimits_from_kubevirt(kv, &c, &n);
+    assert_int_equal(c, 3);
+    assert_int_equal(n, 1);
+    cJSON_Delete(kv);
+    /* unset, zero or fractional: KubeVirt's defaults */
+    kv = json("{\"spec\":{\"configuration\":{\"migrations\":{\"parallelMigrationsPerCluster\":0,"
+              "\"parallelOutboundMigrationsPerNode\":1.5}}}}");
+    miglimits_from_kubevirt(kv, &c, &n);
+    assert_int_equal(c, 5);
+    assert_int_equal(n, 2);
+    cJSON_Delete(kv);
+    miglimits_from_kubevirt(NULL, &c, &n);
+    assert_int_equal(c, 5);
+    assert_int_equal(n, 2);
+}
+
 static void test_review_round_trip(void **state)
 {
     (void)state;
@@ -274,6 +336,8 @@ int main(void)
         cmocka_unit_test(test_repeat_is_in_progress),
         cmocka_unit_test(test_none_and_not_migratable),
         cmocka_unit_test(test_target_pod_and_others),
+        cmocka_unit_test(test_migration_admission),
+        cmocka_unit_test(test_limits_from_kubevirt),
         cmocka_unit_test(test_review_round_trip),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_objects),

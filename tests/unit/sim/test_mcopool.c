@@ -181,11 +181,58 @@ static void test_rollout_status(void **state)
         cJSON_Delete(all[i]);
 }
 
+static cJSON *role_pool(const char *name)
+{
+    char text[256];
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"nodeSelector\":{\"matchLabels\":"
+             "{\"node-role.kubernetes.io/%s\":\"\"}}}}",
+             name, name);
+    return json(text);
+}
+
+static void test_primary_pool_and_paused(void **state)
+{
+    (void)state;
+    cJSON *master = role_pool("master"), *worker = role_pool("worker"), *cnf = role_pool("worker-cnf");
+    cJSON *rt = role_pool("worker-rt");
+    const cJSON *pools[] = {worker, cnf, master, rt};
+    /* a compact cluster's node: master and worker roles: the master pool's */
+    cJSON *both = json("{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/master\":\"\","
+                       "\"node-role.kubernetes.io/worker\":\"\"}}}");
+    assert_string_equal(mcopool_primary(pools, 4, both), "master");
+    /* a custom pool wins over worker */
+    cJSON *cnf_node = json("{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/worker-cnf\":\"\","
+                           "\"node-role.kubernetes.io/worker\":\"\"}}}");
+    assert_string_equal(mcopool_primary(pools, 4, cnf_node), "worker-cnf");
+    cJSON *plain = json("{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/worker\":\"\"}}}");
+    assert_string_equal(mcopool_primary(pools, 4, plain), "worker");
+    /* two custom pools: the operator refuses to choose */
+    cJSON *two = json("{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/worker-cnf\":\"\","
+                      "\"node-role.kubernetes.io/worker-rt\":\"\"}}}");
+    assert_null(mcopool_primary(pools, 4, two));
+    cJSON *none = json("{\"metadata\":{\"labels\":{\"app\":\"x\"}}}");
+    assert_null(mcopool_primary(pools, 4, none));
+
+    /* paused, behind its target: neither Updated nor Updating, and says why */
+    cJSON *paused = json("{\"metadata\":{\"name\":\"worker\"},\"spec\":{\"paused\":true}}");
+    struct mcopool_counts c = {.machines = 2, .updated = 0, .ready = 2};
+    cJSON *w = cJSON_CreateObject();
+    cJSON_AddItemToObject(w, "status", mcopool_status(paused, "rendered-worker-new", NULL, &c, "2026-01-01T00:00:00Z"));
+    assert_false(jx_condition_true(w, "Updated"));
+    assert_false(jx_condition_true(w, "Updating"));
+    assert_string_equal(jx_str(jx_condition(w, "Updating"), "message"), "Pool is paused; will not update to rendered-worker-new");
+    cJSON *all[] = {master, worker, cnf, rt, both, cnf_node, plain, two, none, paused, w};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        cJSON_Delete(all[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_select_and_render),
         cmocka_unit_test(test_rollout_status),
+        cmocka_unit_test(test_primary_pool_and_paused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
