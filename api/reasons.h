@@ -44,6 +44,8 @@
 #define API_REASON_MACHINE_CONFIG_API_UNAVAILABLE "MachineConfigAPIUnavailable"
 #define API_REASON_MACHINE_CONFIG_DISABLED "MachineConfigDisabled"
 #define API_REASON_NO_ROLES "NoRoles"
+#define API_REASON_MACHINE_CONFIG_NOT_OWNED "MachineConfigNotOwned" /* our name, someone else's object */
+#define API_REASON_PRESSURE_REPORTED "PressureReported" /* machineConfig off, and every node reports PSI */
 
 /* ---- NodeConflict ---- */
 #define API_REASON_NODE_CONFLICT "NodeConflict" /* also Degraded True */

@@ -101,6 +101,8 @@ int api_status_copy(struct api_status *dst, const struct api_status *src)
     dst->machine_configs = copy_array(src->machine_configs, src->nmachine_configs, sizeof(*src->machine_configs));
     dst->nodes = copy_array(src->nodes, src->nnodes, sizeof(*src->nodes));
     dst->moves = copy_array(src->moves, src->nmoves, sizeof(*src->moves));
+    dst->taint_keys = NULL;
+    dst->ntaint_keys = 0;
     /* Until every string is its own, counts say how many elements own theirs. */
     size_t nc = src->nconditions, nm = src->nmachine_configs, nn = src->nnodes, nv = src->nmoves;
     dst->nconditions = dst->nmachine_configs = dst->nnodes = dst->nmoves = 0;
@@ -128,6 +130,9 @@ int api_status_copy(struct api_status *dst, const struct api_status *src)
     for (; dst->nmoves < nv; dst->nmoves++)
         if (api_move_copy(&dst->moves[dst->nmoves], &src->moves[dst->nmoves]) < 0)
             goto oom;
+    if (src->ntaint_keys && api_json_strv_dup(src->taint_keys, src->ntaint_keys, &dst->taint_keys) < 0)
+        goto oom;
+    dst->ntaint_keys = src->ntaint_keys;
     return 0;
 oom:
     api_status_free(dst);
@@ -150,6 +155,7 @@ void api_status_free(struct api_status *st)
     for (size_t i = 0; i < st->nmoves; i++)
         api_move_free(&st->moves[i]);
     free(st->moves);
+    api_json_strv_free(st->taint_keys, st->ntaint_keys);
     memset(st, 0, sizeof(*st));
 }
 
@@ -178,6 +184,35 @@ struct api_node_status *api_status_add_node(struct api_status *st, const char *n
     node->utilization = NAN;
     node->state = API_NODE_UNKNOWN;
     return node;
+}
+
+int api_status_add_taint_key(struct api_status *st, const char *key)
+{
+    for (size_t i = 0; i < st->ntaint_keys; i++)
+        if (strcmp(st->taint_keys[i], key) == 0)
+            return 0;
+    char *dup = strdup(key);
+    char **grown = dup ? realloc(st->taint_keys, (st->ntaint_keys + 1) * sizeof(*grown)) : NULL;
+    if (!grown) {
+        free(dup);
+        return -1;
+    }
+    st->taint_keys = grown;
+    st->taint_keys[st->ntaint_keys++] = dup;
+    return 1;
+}
+
+int api_status_remove_taint_key(struct api_status *st, const char *key)
+{
+    for (size_t i = 0; i < st->ntaint_keys; i++) {
+        if (strcmp(st->taint_keys[i], key) != 0)
+            continue;
+        free(st->taint_keys[i]);
+        memmove(&st->taint_keys[i], &st->taint_keys[i + 1], (st->ntaint_keys - i - 1) * sizeof(*st->taint_keys));
+        st->ntaint_keys--;
+        return 1;
+    }
+    return 0;
 }
 
 struct api_move *api_status_add_move(struct api_status *st)
@@ -459,7 +494,7 @@ static void drop_untyped_conditions(struct api_status *st)
 int api_status_decode(const cJSON *json, struct api_status *st, struct api_errors *errs, struct api_errors *warns)
 {
     static const char *const known[] = {"observedGeneration", "conditions", "lastSuccessfulCycleTime", "summary",
-                                        "machineConfigs", "nodes", "moves", NULL};
+                                        "machineConfigs", "nodes", "moves", "taintKeys", NULL};
     static const char *const summary_known[] = {"nodes", "pressured", "tainted", "evictions", "migrationsSucceeded",
                                                 "migrationsFailed", "migrationsInFlight", "nodeStates", NULL};
     const char *path = "status";
@@ -499,6 +534,7 @@ int api_status_decode(const cJSON *json, struct api_status *st, struct api_error
     decode_list(json, path, "nodes", sizeof(struct api_node_status), dec_node, (void **)&st->nodes, &st->nnodes, errs,
                 warns);
     decode_list(json, path, "moves", sizeof(struct api_move), dec_move, (void **)&st->moves, &st->nmoves, errs, warns);
+    api_json_strv(json, path, "taintKeys", &st->taint_keys, &st->ntaint_keys, errs);
     return errs && errs->n > before ? -1 : 0;
 }
 
@@ -646,6 +682,16 @@ cJSON *api_status_encode(const struct api_status *st)
         for (size_t i = 0; ok && i < st->nmoves; i++)
             ok = encode_move(arr, &st->moves[i]);
     }
+    if (ok && st->ntaint_keys) {
+        cJSON *arr = cJSON_AddArrayToObject(o, "taintKeys");
+        ok = arr != NULL;
+        for (size_t i = 0; ok && i < st->ntaint_keys; i++) {
+            cJSON *k = cJSON_CreateString(st->taint_keys[i]);
+            ok = k && cJSON_AddItemToArray(arr, k);
+            if (!ok)
+                cJSON_Delete(k);
+        }
+    }
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -755,6 +801,11 @@ bool api_status_changed(const struct api_status *cur, const struct api_status *n
         if (!m || !mc_equal(m, &next->machine_configs[i]))
             return true;
     }
+    if (cur->ntaint_keys != next->ntaint_keys)
+        return true;
+    for (size_t i = 0; i < next->ntaint_keys; i++)
+        if (strcmp(cur->taint_keys[i], next->taint_keys[i]) != 0)
+            return true;
     if (cur->nmoves != next->nmoves)
         return true;
     for (size_t i = 0; i < next->nmoves; i++) /* in order: the list is a history */

@@ -102,6 +102,8 @@ struct api_status {
     size_t nnodes;
     struct api_move *moves; /* oldest first */
     size_t nmoves;
+    char **taint_keys; /* the taint keys written to nodes and maybe still there (taintKeys) */
+    size_t ntaint_keys;
 };
 
 /* How api_status_changed tells a real change from noise. */
@@ -145,6 +147,13 @@ int api_status_set_condition(struct api_status *st, const char *type, enum api_c
 
 /* Append a node named name (readings NAN, state Unknown) and return it; NULL on no memory. */
 struct api_node_status *api_status_add_node(struct api_status *st, const char *name);
+
+/* Add key to st's taintKeys unless it is there. Returns 1 when added, 0 when there, -1 on no
+ * memory. */
+int api_status_add_taint_key(struct api_status *st, const char *key);
+
+/* Remove key from st's taintKeys; returns 1 when it was there, 0 when not. */
+int api_status_remove_taint_key(struct api_status *st, const char *key);
 
 /* Append an empty move (phase WouldMove) and return it; NULL on no memory. */
 struct api_move *api_status_add_move(struct api_status *st);

@@ -39,6 +39,7 @@ struct manager {
     struct psi_metrics *metrics;
     struct kube_informer *psirebalances, *nodes, *machineconfigs, *pools;
     struct kube_informer *vmis, *vmims; /* NULL without KubeVirt */
+    struct kube_informer *kubevirts;    /* the KubeVirt CRs (migration limits); NULL without them */
     struct pod_informer *pods;
     size_t npods, pods_cap;
     struct reconciler *reconciler;
@@ -535,6 +536,25 @@ static int api_exists(struct kube_client *c, const char *gv, bool *exists, struc
     return kube_err_wrap(err, "discovering %s", gv);
 }
 
+/* Whether the group-version gv serves resource (its discovery document lists it). */
+static int api_has_resource(struct kube_client *c, const char *gv, const char *resource, bool *has, struct kube_err *err)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "/apis/%s", gv);
+    cJSON *reply = kube_rest_get(c, path, err);
+    if (!reply)
+        return kube_err_wrap(err, "discovering %s", gv);
+    *has = false;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(reply, "resources"))
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(r, "name");
+        *has = *has || (cJSON_IsString(name) && strcmp(name->valuestring, resource) == 0);
+    }
+    cJSON_Delete(reply);
+    return 0;
+}
+
 int manager_start(struct manager *m, struct kube_err *err)
 {
     bool mc_api = false, kv_api = false;
@@ -563,14 +583,21 @@ int manager_start(struct manager *m, struct kube_err *err)
                            : NULL;
         if (!m->vmims)
             return -1;
+        bool kv_cr = false;
+        if (api_has_resource(m->client, MOVER_KUBEVIRT_GV, "kubevirts", &kv_cr, err) < 0)
+            return -1;
+        if (kv_cr && !(m->kubevirts = informer(m, "/apis/" MOVER_KUBEVIRT_GV "/kubevirts", NULL, false, err)))
+            return -1;
     }
     struct reconciler_deps deps = {m->client, m->events, m->psirebalances, m->nodes, m->machineconfigs, m->pools,
-                                   m->vmis,   m->vmims,  pods_for,         m};
+                                   m->vmis,   m->vmims,  pods_for,         m,
+                                   m->kubevirts};
     m->reconciler = reconciler_new(&deps);
     if (!m->reconciler)
         return kube_err_set(err, 0, "NoMemory", "out of memory");
-    struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools, m->vmis, m->vmims};
-    for (size_t i = 0; i < 6; i++)
+    struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools,
+                                    m->vmis,          m->vmims, m->kubevirts};
+    for (size_t i = 0; i < 7; i++)
         if (infs[i] && kube_informer_start(infs[i], m->loop, m->client, err) < 0)
             return -1;
     if (m->events)
@@ -583,7 +610,7 @@ bool manager_synced(const struct manager *m)
     return m->psirebalances && kube_informer_synced(m->psirebalances) && kube_informer_synced(m->nodes) &&
            (!m->machineconfigs || kube_informer_synced(m->machineconfigs)) &&
            (!m->pools || kube_informer_synced(m->pools)) && (!m->vmis || kube_informer_synced(m->vmis)) &&
-           (!m->vmims || kube_informer_synced(m->vmims));
+           (!m->vmims || kube_informer_synced(m->vmims)) && (!m->kubevirts || kube_informer_synced(m->kubevirts));
 }
 
 void manager_free(struct manager *m)
@@ -598,6 +625,7 @@ void manager_free(struct manager *m)
     kube_informer_free(m->pools);
     kube_informer_free(m->vmis);
     kube_informer_free(m->vmims);
+    kube_informer_free(m->kubevirts);
     for (size_t i = 0; i < m->npods; i++) {
         kube_informer_free(m->pods[i].inf);
         free(m->pods[i].selector);

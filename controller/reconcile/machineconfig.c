@@ -299,6 +299,17 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
     }
 }
 
+void machineconfig_not_owned(const char *role, const char *mc_name, struct machineconfig_pool_eval *out)
+{
+    out->status = API_CONDITION_FALSE;
+    out->reason = MACHINECONFIG_REASON_NOT_OWNED;
+    out->updated = false;
+    snprintf(out->message, sizeof(out->message),
+             "role %s: MachineConfig %s exists but was not made by psi-rebalancer (no %s=%s label): it is left "
+             "alone and says nothing about PSI; delete or rename it",
+             role, mc_name, MACHINECONFIG_MANAGED_BY_LABEL, MACHINECONFIG_MANAGED_BY);
+}
+
 int machineconfig_status_entry(struct api_status *st, const char *role, const char *mc_name,
                                const struct machineconfig_pool_eval *ev)
 {
@@ -340,8 +351,8 @@ void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t 
         snprintf(msg, msglen, "spec.machineConfig.roles names no role");
         return;
     }
-    static const char *const order[] = {MACHINECONFIG_REASON_POOL_DEGRADED, MACHINECONFIG_REASON_POOL_NOT_FOUND,
-                                        MACHINECONFIG_REASON_PROGRESSING};
+    static const char *const order[] = {MACHINECONFIG_REASON_NOT_OWNED, MACHINECONFIG_REASON_POOL_DEGRADED,
+                                        MACHINECONFIG_REASON_POOL_NOT_FOUND, MACHINECONFIG_REASON_PROGRESSING};
     *status = API_CONDITION_TRUE;
     *reason = MACHINECONFIG_REASON_ENABLED;
     for (size_t k = 0; k < sizeof(order) / sizeof(order[0]) && *status == API_CONDITION_TRUE; k++)

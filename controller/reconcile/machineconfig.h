@@ -35,7 +35,11 @@
  *                                  current source, else "not rendered yet".
  *   (The MCO moves status.configuration to the new rendered config only when every machine
  *   runs it; during a rollout only spec.configuration names it.)
- * Over several roles (machineconfig_psi_enabled): PoolDegraded if any pool is degraded, else
+ * A MachineConfig of our name that is not ours (machineconfig_diff: MACHINECONFIG_FOREIGN) is
+ * left alone and says nothing about PSI: that role is False, MachineConfigNotOwned, however
+ * its pool looks (the edge sets it, machineconfig_not_owned).
+ * Over several roles (machineconfig_psi_enabled): MachineConfigNotOwned if any role has it, else
+ * PoolDegraded if any pool is degraded, else
  * PoolNotFound if any is missing, else Progressing if any is, else True. Where the
  * MachineConfig API does not exist: Unknown, MachineConfigAPIUnavailable; with
  * spec.machineConfig.enabled false: Unknown, MachineConfigDisabled (PSI is the admin's job);
@@ -71,6 +75,7 @@
 #define MACHINECONFIG_REASON_API_UNAVAILABLE API_REASON_MACHINE_CONFIG_API_UNAVAILABLE
 #define MACHINECONFIG_REASON_DISABLED API_REASON_MACHINE_CONFIG_DISABLED
 #define MACHINECONFIG_REASON_NO_ROLES API_REASON_NO_ROLES
+#define MACHINECONFIG_REASON_NOT_OWNED API_REASON_MACHINE_CONFIG_NOT_OWNED /* our name, someone else's object */
 
 /* What we want for one role. Strings are borrowed. */
 struct machineconfig_want {
@@ -123,6 +128,9 @@ const cJSON *machineconfig_pool_for_role(const cJSON *const *pools, size_t n, co
 /* Evaluate pool (NULL: not found) for our MachineConfig mc_name (rule above) into *out. */
 void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc_name,
                              struct machineconfig_pool_eval *out);
+
+/* Make *out say that MachineConfig mc_name of role exists but is not ours (rule above). */
+void machineconfig_not_owned(const char *role, const char *mc_name, struct machineconfig_pool_eval *out);
 
 /* Fill a status.machineConfigs entry for role from *ev (appended to st). Returns 0, -1 on no memory. */
 int machineconfig_status_entry(struct api_status *st, const char *role, const char *mc_name,

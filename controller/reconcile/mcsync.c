@@ -42,7 +42,8 @@ static int collect_pool(const char *key, const char *rv, const void *obj, void *
     return 0;
 }
 
-/* Create or update the MachineConfig name for want. Returns 0, or -1 when a write failed. */
+/* Create or update the MachineConfig name for want. Returns 0, 1 when a MachineConfig of that
+ * name is someone else's (left alone), or -1 when a write failed. */
 static int ensure_one(const struct mcsync *m, const struct mcsync_in *in, const struct machineconfig_want *want,
                       const char *name)
 {
@@ -57,9 +58,11 @@ static int ensure_one(const struct mcsync *m, const struct mcsync_in *in, const 
         path = kube_path(MC_GV, NULL, "machineconfigs", NULL, NULL);
     } else {
         enum machineconfig_diff d = machineconfig_diff(existing, want);
-        if (d == MACHINECONFIG_FOREIGN)
+        if (d == MACHINECONFIG_FOREIGN) {
             log_warn("machineconfig exists and is not ours: left alone", "machineconfig", name, "psirebalance",
                      want->owner);
+            return 1;
+        }
         if (d != MACHINECONFIG_NEEDS_UPDATE)
             return 0;
         mc = machineconfig_apply(existing, want);
@@ -110,10 +113,13 @@ int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api
             rc = -1;
             continue;
         }
-        if (ensure_one(m, in, &want, name) < 0)
+        int ensured = ensure_one(m, in, &want, name);
+        if (ensured < 0)
             rc = -1;
         const cJSON *pool = machineconfig_pool_for_role(pools.v, pools.n, role);
         machineconfig_pool_eval(pool, role, name, &evs[i]);
+        if (ensured == 1)
+            machineconfig_not_owned(role, name, &evs[i]);
         machineconfig_status_entry(next, role, name, &evs[i]);
         free(name);
     }

@@ -75,6 +75,15 @@ const struct mover_stats *mover_stats(const struct mover *mv) { return &mv->stat
 
 /* The nodes as the plan sees them, with settling and the sustain tracker; the params; which
  * nodes are sources. Returns whether any is, or -1 on no memory. */
+/* kube_informer_foreach: keep the first object seen (ud: const cJSON **). */
+static int first_object(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    *(const cJSON **)ud = obj;
+    return 1;
+}
+
 static int look_at_nodes(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
@@ -111,6 +120,11 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
         .running = counts.running,
         .targeted = mv->targeted,
     };
+    /* KubeVirt's parallel limits as its CR sets them (the first one: a cluster has one) */
+    const cJSON *kv = NULL;
+    if (dc->d->kubevirts)
+        kube_informer_foreach(dc->d->kubevirts, first_object, &kv);
+    moves_kubevirt_limits(kv, &dc->p.kubevirt_per_cluster, &dc->p.kubevirt_per_node);
     rc = 0;
     for (size_t i = 0; i < nn; i++) {
         const cJSON *node = in->nodes[i].node;

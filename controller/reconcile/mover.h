@@ -68,6 +68,7 @@ struct mover_deps {
      * is asked for); NULL when it cannot be made. */
     struct kube_informer *(*pods)(void *ud, const char *label_selector);
     void *pods_ud;
+    struct kube_informer *kubevirts;    /* KubeVirt CRs (their migration limits); NULL: none */
 };
 
 /* A selected node this cycle. */

@@ -200,3 +200,20 @@ void moves_prune(struct api_status *st, int64_t now_s, int64_t history_s)
         st->nmoves = API_STATUS_MAX_MOVES;
     }
 }
+
+static int kubevirt_setting(const cJSON *migrations, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(migrations, key);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e6 || v->valuedouble != (double)(int)v->valuedouble)
+        return 0;
+    return (int)v->valuedouble;
+}
+
+void moves_kubevirt_limits(const cJSON *kubevirt, int *per_cluster, int *per_node)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(kubevirt, "spec");
+    const cJSON *conf = cJSON_GetObjectItemCaseSensitive(spec, "configuration");
+    const cJSON *mig = cJSON_GetObjectItemCaseSensitive(conf, "migrations");
+    *per_cluster = kubevirt_setting(mig, "parallelMigrationsPerCluster");
+    *per_node = kubevirt_setting(mig, "parallelOutboundMigrationsPerNode");
+}

@@ -75,6 +75,12 @@ struct moves_counts {
 void moves_count(const struct moves_migration *migs, size_t nm, const char *const *nodes, size_t nnodes,
                  struct moves_counts *c, int *outbound);
 
+/* The parallel limits a KubeVirt CR sets (spec.configuration.migrations, which HyperConverged
+ * writes from its liveMigrationConfig): parallelMigrationsPerCluster into *per_cluster and
+ * parallelOutboundMigrationsPerNode into *per_node, each 0 (KubeVirt's default) when kubevirt
+ * is NULL or the setting is unset or not a positive integer. */
+void moves_kubevirt_limits(const cJSON *kubevirt, int *per_cluster, int *per_node);
+
 /* What moves_follow found. */
 enum moves_event_kind { MOVES_STARTED, MOVES_SUCCEEDED, MOVES_FAILED };
 

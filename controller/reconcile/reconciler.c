@@ -232,8 +232,18 @@ static int finalize(struct reconciler *r, const cJSON *obj, const struct api_psi
     struct taintpatch_taint t;
     char why[256];
     struct tainter tw = {r->deps.client, r->deps.events, &r->counters};
-    if (taintpatch_taint_from_spec(&pr->spec, pr->name, &t, why, sizeof(why)) == 0 &&
-        tainter_remove_all(&tw, r->deps.nodes, &t, now_ms) > 0)
+    if (taintpatch_taint_from_spec(&pr->spec, pr->name, &t, why, sizeof(why)) < 0)
+        t = (struct taintpatch_taint){NULL, NULL, pr->name};
+    int failures = 0;
+    static const char deleted[] = "PsiRebalance deleted: pressure taint removed";
+    if (t.key)
+        failures += tainter_remove_all(&tw, r->deps.nodes, &t, deleted, now_ms);
+    for (size_t i = 0; i < pr->status.ntaint_keys; i++) { /* and every key it wrote before */
+        struct taintpatch_taint old = {pr->status.taint_keys[i], t.effect, pr->name};
+        if (!t.key || strcmp(old.key, t.key) != 0)
+            failures += tainter_remove_all(&tw, r->deps.nodes, &old, deleted, now_ms);
+    }
+    if (failures > 0)
         return -1; /* the finalizer stays until every taint is off */
     struct mcsync m = {r->deps.client, r->deps.events, r->deps.machineconfigs, r->deps.pools, r->deps.psirebalances};
     struct mcsync_in in = {obj, &pr->spec, pr->generation, now_ms};
@@ -282,6 +292,35 @@ static void machine_configs(struct visit *v)
     struct mcsync_in in = {v->obj, &v->pr.spec, v->pr.generation, v->now_ms};
     if (mcsync_ensure(&m, &in, &v->next) < 0 || mcsync_retire(&m, &in) < 0)
         fail(v, API_REASON_MACHINE_CONFIG_WRITE_FAILED, "a MachineConfig could not be written or deleted (see the operator log)");
+    /* Not managing PSI here: what the nodes report says whether it is on. */
+    const struct sampling *sm = &v->cs->sampling;
+    if (!v->pr.spec.machine_config.enabled && sm->metrics == 1 && !sm->partial && sm->measured > 0)
+        conditions_set(&v->next, API_CONDITION_PSI_ENABLED, API_CONDITION_TRUE, API_REASON_PRESSURE_REPORTED,
+                       "spec.machineConfig.enabled is false, and every selected node reports PSI", v->pr.generation,
+                       now_s(v->now_ms));
+}
+
+/* Record spec.taint.key in status.taintKeys, and take this PsiRebalance's taints under every
+ * other recorded key off every node (the key changed): a key is forgotten once none is left. */
+static void retire_taint_keys(struct visit *v)
+{
+    if (api_status_add_taint_key(&v->next, v->t.key) < 0) {
+        fail(v, API_REASON_OUT_OF_MEMORY, "out of memory recording the taint key");
+        return;
+    }
+    struct tainter tw = {v->r->deps.client, v->r->deps.events, &v->r->counters};
+    for (size_t i = 0; i < v->next.ntaint_keys;) {
+        struct taintpatch_taint old = {v->next.taint_keys[i], v->t.effect, v->t.owner};
+        if (strcmp(old.key, v->t.key) == 0) {
+            i++;
+        } else if (tainter_remove_all(&tw, v->r->deps.nodes, &old, "taint key changed: the taint under the old key removed",
+                                      v->now_ms) == 0) {
+            api_status_remove_taint_key(&v->next, old.key);
+        } else {
+            fail(v, API_REASON_TAINT_WRITE_FAILED, "taints under the old key %s could not all be removed", old.key);
+            i++;
+        }
+    }
 }
 
 /* When the interval has passed (and nothing failed yet): sample, then step the taints. */
@@ -360,7 +399,8 @@ static void rebalance(struct visit *v)
         fail(v, API_REASON_OUT_OF_MEMORY, "out of memory");
         return;
     }
-    struct mover_deps d = {r->deps.client, r->deps.events, r->deps.vmis, r->deps.vmims, r->deps.pods, r->deps.pods_ud};
+    struct mover_deps d = {r->deps.client, r->deps.events, r->deps.vmis,    r->deps.vmims,
+                           r->deps.pods,   r->deps.pods_ud, r->deps.kubevirts};
     struct mover_input in = {v->obj,
                              &v->pr,
                              mn,
@@ -436,6 +476,7 @@ static int live_cycle(struct visit *v, int64_t *requeue_ms)
     clear_machine_configs(&v->next);
     own_nodes(v);
     sample_and_taint(v); /* before the MachineConfigs: a failed write there holds no sample or taint back */
+    retire_taint_keys(v);
     machine_configs(v);
     struct sampling *sm = &v->cs->sampling;
     if (sm->metrics >= 0)

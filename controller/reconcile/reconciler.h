@@ -46,6 +46,7 @@ struct reconciler_deps {
     /* The pod informer for a labelSelector, made on demand (see mover_deps); NULL: none. */
     struct kube_informer *(*pods)(void *ud, const char *label_selector);
     void *pods_ud;
+    struct kube_informer *kubevirts;      /* KubeVirt CRs; NULL: none (KubeVirt's default limits) */
 };
 
 /* Counters a metrics endpoint reads; zero-initialised by reconciler_new. */

@@ -148,6 +148,7 @@ static int follow_metrics(struct sampling *s, const struct sampling_in *in, cons
     struct coverage cov = coverage_of(&s->sample, psi_resource_of(in->spec->pressure.resource), unread, sizeof(unread));
     snprintf(s->reason, sizeof(s->reason), "%s", coverage_reason(&cov));
     s->partial = cov.measured && cov.measured < cov.asked;
+    s->measured = cov.measured;
     if (cov.measured == cov.asked) {
         psi_sample_unread_text(&s->sample, unread, sizeof(unread));
         snprintf(s->message, sizeof(s->message), "%s: %zu nodes sampled%s%s", src, n, unread[0] ? "; " : "", unread);

@@ -24,6 +24,7 @@ struct sampling {
     unsigned full;            /* PSI_RES_BIT set of the resources the sample read as "full" */
     int metrics;              /* -1 not read yet, 0 failed or no node measured, 1 ok */
     bool partial;             /* ok, but some nodes not measured (coverage.h) */
+    size_t measured;          /* nodes the last answered sample measured (of the resource acted on) */
     char reason[48];          /* MetricsAvailable's */
     char message[1024];
     double last_seconds;      /* how long the last sample took */

@@ -73,7 +73,7 @@ static int collect_node(const char *key, const char *rv, const void *obj, void *
 }
 
 int tainter_remove_all(const struct tainter *tw, const struct kube_informer *nodes, const struct taintpatch_taint *t,
-                       int64_t now_ms)
+                       const char *why, int64_t now_ms)
 {
     struct ownership_nodes all = {0};
     int failures = 0;
@@ -94,10 +94,9 @@ int tainter_remove_all(const struct tainter *tw, const struct kube_informer *nod
         if (wrote == 0)
             continue; /* gone already */
         tw->counters->taints_removed++;
-        log_info("taint removed", "node", all.v[i].name, "psirebalance", t->owner, "why", "PsiRebalanceDeleted");
+        log_info("taint removed", "node", all.v[i].name, "psirebalance", t->owner, "key", t->key, "why", why);
         struct kube_event_ref ref = {"v1", "Node", NULL, all.v[i].name, NULL};
-        notify_event(tw->events, &ref, "Normal", API_EVENT_UNTAINTED, "Untaint", "PsiRebalance deleted: pressure taint removed",
-                     now_ms);
+        notify_event(tw->events, &ref, "Normal", API_EVENT_UNTAINTED, "Untaint", why, now_ms);
     }
     free(all.v);
     return failures;

@@ -43,9 +43,10 @@ struct tainter_cycle {
 int tainter_write(const struct tainter *tw, const cJSON *cached, const struct taintpatch_taint *t,
                   enum taintpatch_op op, char *rv, size_t rvlen, struct kube_err *err);
 
-/* Take taint t off every node of the informer that carries it. Returns the failures. */
+/* Take taint t (its key and owner, any effect) off every node of the informer that carries it;
+ * why (a sentence) is the note of each node's Untainted Event. Returns the failures. */
 int tainter_remove_all(const struct tainter *tw, const struct kube_informer *nodes, const struct taintpatch_taint *t,
-                       int64_t now_ms);
+                       const char *why, int64_t now_ms);
 
 /* One cycle (see above) into next. Returns the number of failed writes, or -1 on no memory. */
 int tainter_step(const struct tainter *tw, const struct tainter_cycle *c, struct api_status *next);

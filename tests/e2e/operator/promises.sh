@@ -6,7 +6,15 @@
 #   MetricsAvailable and Ready are False with NoNodeMeasured;
 # - a MachineConfig that cannot be written (an admission policy refuses it) does not stop
 #   sampling and tainting: the cycle reports MachineConfigWriteFailed and the pressured node
-#   is tainted all the same.
+#   is tainted all the same;
+# - every taint key written is recorded in status.taintKeys: after spec.taint.key changes the
+#   taint under the old key comes off (an Untainted Event says why), the new one goes on, and
+#   deleting the PsiRebalance leaves neither;
+# - PSIEnabled: with machineConfig disabled it is True (PressureReported) once every selected
+#   node reports PSI; a MachineConfig of the operator's name that someone else made is left
+#   alone and makes it False (MachineConfigNotOwned), though the pool says it is rolled out;
+# - MachineConfigs: a changed spec updates ours in place (MachineConfigUpdated Event), and
+#   enabled: false with deletionPolicy Delete deletes it (MachineConfigDeleted Event).
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
@@ -17,6 +25,7 @@ restore() {
   kubectl delete validatingadmissionpolicybinding "$vap" --ignore-not-found >/dev/null 2>&1
   kubectl delete validatingadmissionpolicy "$vap" --ignore-not-found >/dev/null 2>&1
   kubectl delete machineconfig 99-worker-psi-rebalancer --ignore-not-found >/dev/null 2>&1
+  kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1
   rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
   operator_cleanup
 }
@@ -58,6 +67,56 @@ eventually 60 "no selected node measured: MetricsAvailable=False, NoNodeMeasured
 check "Ready=False, NoNodeMeasured" bash -c \
   "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of Ready) == 'False NoNodeMeasured '* ]]"
 
+# --- PSIEnabled --------------------------------------------------------------------------------
+both='{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [worker-0, worker-1]}]}'
+psir "$both"
+eventually 60 "machineConfig disabled, every selected node reports PSI: PSIEnabled=True, PressureReported" bash -c \
+  "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of PSIEnabled) == 'True PressureReported '* ]]"
+# a MachineConfig of the operator's name made by someone else, rendered into an updated pool
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfig
+metadata: {name: 99-worker-psi-rebalancer, labels: {machineconfiguration.openshift.io/role: worker}}
+spec: {kernelArguments: [psi=1]}
+---
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata: {name: worker}
+spec:
+  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
+  configuration: {name: rendered-worker-1, source: [{kind: MachineConfig, name: 99-worker-psi-rebalancer}]}
+YAML
+kubectl patch machineconfigpool worker --subresource=status --type=merge -p '{"status": {
+  "configuration": {"name": "rendered-worker-1", "source": [{"kind": "MachineConfig", "name": "99-worker-psi-rebalancer"}]},
+  "machineCount": 3, "updatedMachineCount": 3, "readyMachineCount": 3, "degradedMachineCount": 0,
+  "conditions": [{"type": "Updated", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "", "message": ""},
+                 {"type": "Degraded", "status": "False", "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "", "message": ""}]}}' >/dev/null
+psir "$both" '{enabled: true, roles: [worker]}'
+eventually 60 "a same-named MachineConfig someone else made: PSIEnabled=False, MachineConfigNotOwned" bash -c \
+  "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of PSIEnabled) == 'False MachineConfigNotOwned '*'not made by psi-rebalancer'* ]]"
+check "that MachineConfig was left alone" test \
+  "$(kubectl get machineconfig 99-worker-psi-rebalancer -o json | jq -c '[.metadata.labels["app.kubernetes.io/managed-by"], .spec.kernelArguments]')" = '[null,["psi=1"]]'
+psir "$both"
+kubectl delete machineconfig 99-worker-psi-rebalancer >/dev/null
+kubectl delete machineconfigpool worker >/dev/null
+
+# --- MachineConfig Events; deletionPolicy Delete triggered by enabled: false -------------------
+event_count() { # event_count REASON: Events of that reason about the PsiRebalance
+  kubectl get events.events.k8s.io -n default -o json |
+    jq --arg r "$1" --arg n "$name" '[.items[] | select(.reason == $r and .regarding.name == $n)] | length'
+}
+psir "$both" '{enabled: true, roles: [worker], deletionPolicy: Delete}'
+eventually 60 "our MachineConfig created (psi=1 only)" bash -c \
+  "kubectl get machineconfig 99-worker-psi-rebalancer -o json | jq -e '.spec.kernelArguments == [\"psi=1\"]' >/dev/null"
+psir "$both" '{enabled: true, roles: [worker], schedstats: true, deletionPolicy: Delete}'
+eventually 60 "schedstats asked for: the MachineConfig updated in place" bash -c \
+  "kubectl get machineconfig 99-worker-psi-rebalancer -o json | jq -e '.spec.kernelArguments == [\"psi=1\",\"schedstats=enable\"]' >/dev/null"
+eventually 30 "a MachineConfigUpdated Event was recorded" bash -c "$(declare -f event_count); name=$name; [ \$(event_count MachineConfigUpdated) -ge 1 ]"
+psir "$both" '{enabled: false, roles: [worker], schedstats: true, deletionPolicy: Delete}'
+eventually 60 "enabled: false with deletionPolicy Delete deletes the MachineConfig" bash -c \
+  "! kubectl get machineconfig 99-worker-psi-rebalancer >/dev/null 2>&1"
+eventually 30 "a MachineConfigDeleted Event was recorded" bash -c "$(declare -f event_count); name=$name; [ \$(event_count MachineConfigDeleted) -ge 1 ]"
+
 # --- a MachineConfig that cannot be written ----------------------------------------------
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: admissionregistration.k8s.io/v1
@@ -80,14 +139,29 @@ YAML
 eventually 30 "the admission policy refuses MachineConfig writes" bash -c \
   "! printf '%s' '{\"apiVersion\":\"machineconfiguration.openshift.io/v1\",\"kind\":\"MachineConfig\",\"metadata\":{\"name\":\"psi-e2e-probe-$$\"},\"spec\":{}}' | kubectl create --dry-run=server -f - >/dev/null 2>&1"
 set_pressure worker-0 cpu 60
-psir '{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [worker-0, worker-1]}]}' '{enabled: true, roles: [worker]}'
+psir "$both" '{enabled: true, roles: [worker]}'
 eventually 60 "Ready=False, MachineConfigWriteFailed" bash -c \
   "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of Ready) == 'False MachineConfigWriteFailed '* ]]"
 eventually 60 "worker-0 is tainted all the same" node_tainted worker-0 "$name"
 check "the MachineConfig was not written" bash -c "! kubectl get machineconfig 99-worker-psi-rebalancer >/dev/null 2>&1"
 check "MetricsAvailable=True meanwhile" bash -c \
   "$(declare -f psir_field cond_of); name=$name; [[ \$(cond_of MetricsAvailable) == 'True SampleSucceeded '* ]]"
+
+# --- taints under a key that changed ---------------------------------------------------------
+taint_with() { # taint_with NODE KEY: the node carries KEY with our name as value
+  kubectl get node "$1" -o json | jq -e --arg k "$2" --arg o "$name" '[.spec.taints[]? | select(.key == $k and .value == $o)] | length == 1' >/dev/null
+}
+check "status.taintKeys records the key written" test "$(psir_field "$name" '.status.taintKeys | join(",")')" = rebalance.psi.dev/pressure
+kubectl patch psirebalance "$name" --type=merge -p '{"spec":{"taint":{"key":"rebalance.psi.dev/hot","effect":"NoSchedule"}}}' >/dev/null
+eventually 60 "after the key changed, the taint under the old key is gone from worker-0" bash -c \
+  "$(declare -f taint_with); name=$name; ! taint_with worker-0 rebalance.psi.dev/pressure"
+eventually 60 "worker-0 is tainted under the new key" taint_with worker-0 rebalance.psi.dev/hot
+eventually 30 "status.taintKeys holds only the new key" bash -c \
+  "[ \"\$($(declare -f psir_field); psir_field $name '.status.taintKeys | join(\",\")')\" = rebalance.psi.dev/hot ]"
+check "an Untainted Event names the key change" bash -c \
+  "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"Untainted\" and .regarding.name==\"worker-0\" and (.note | contains(\"old key\")))] | length >= 1' >/dev/null"
 kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
-check "deleting the PsiRebalance removed the taint" bash -c "$(declare -f node_tainted); ! node_tainted worker-0 $name"
+check "deleting the PsiRebalance removed the taint" bash -c \
+  "$(declare -f taint_with); name=$name; ! taint_with worker-0 rebalance.psi.dev/hot && ! taint_with worker-0 rebalance.psi.dev/pressure"
 
 finish

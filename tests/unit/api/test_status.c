@@ -124,6 +124,35 @@ static void test_round_trip(void **state)
     api_status_free(&back);
 }
 
+/* taintKeys: the record of the keys written, kept through encode, decode and copy; a change of
+ * it is a change of the status. */
+static void test_taint_keys(void **state)
+{
+    (void)state;
+    struct api_status st = {0}, back = {0}, copy = {0};
+    struct api_errors errs = {0};
+    assert_int_equal(api_status_add_taint_key(&st, "rebalance.psi.dev/pressure"), 1);
+    assert_int_equal(api_status_add_taint_key(&st, "rebalance.psi.dev/pressure"), 0);
+    assert_int_equal(api_status_add_taint_key(&st, "example.com/hot"), 1);
+    cJSON *j = api_status_encode(&st);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "taintKeys")), 2);
+    assert_int_equal(api_status_decode(j, &back, &errs, NULL), 0);
+    assert_int_equal(back.ntaint_keys, 2);
+    assert_string_equal(back.taint_keys[1], "example.com/hot");
+    assert_false(api_status_changed(&st, &back, NULL));
+    assert_int_equal(api_status_copy(&copy, &back), 0);
+    assert_int_equal(api_status_remove_taint_key(&copy, "rebalance.psi.dev/pressure"), 1);
+    assert_int_equal(api_status_remove_taint_key(&copy, "rebalance.psi.dev/pressure"), 0);
+    assert_int_equal(copy.ntaint_keys, 1);
+    assert_string_equal(copy.taint_keys[0], "example.com/hot");
+    assert_true(api_status_changed(&back, &copy, NULL));
+    assert_int_equal(back.ntaint_keys, 2); /* the copy is its own */
+    cJSON_Delete(j);
+    api_status_free(&st);
+    api_status_free(&back);
+    api_status_free(&copy);
+}
+
 static void test_copy(void **state)
 {
     (void)state;
@@ -395,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_encode_shape),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_taint_keys),
         cmocka_unit_test(test_decode_errors_and_unknown_fields),
         cmocka_unit_test(test_decode_bad_input_table),
         cmocka_unit_test(test_untyped_condition_is_dropped),

@@ -329,6 +329,15 @@ static void test_psi_enabled_over_roles(void **state)
     machineconfig_psi_enabled(ev, 0, true, true, &out);
     assert_int_equal(out.status, API_CONDITION_UNKNOWN);
     assert_string_equal(out.reason, "NoRoles");
+    /* A MachineConfig of our name that is someone else's: False, however updated its pool is. */
+    machineconfig_pool_eval(updated, "worker", "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_not_owned("worker", "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_psi_enabled(ev, 1, true, true, &out);
+    assert_int_equal(out.status, API_CONDITION_FALSE);
+    assert_string_equal(out.reason, "MachineConfigNotOwned");
+    assert_non_null(strstr(msg, "99-worker-psi-rebalancer exists but was not made by psi-rebalancer"));
+    machineconfig_psi_enabled(ev, 3, true, true, &out);
+    assert_string_equal(out.reason, "MachineConfigNotOwned"); /* before a missing pool */
     /* A tiny buffer is never overrun and stays terminated. */
     char tiny[8];
     struct machineconfig_psi small = {.msg = tiny, .msglen = sizeof(tiny)};

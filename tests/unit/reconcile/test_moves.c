@@ -274,6 +274,28 @@ static void test_status_codec(void **state)
     api_errors_free(&warns);
 }
 
+static void test_kubevirt_limits(void **state)
+{
+    (void)state;
+    int c = -1, n = -1;
+    cJSON *kv = cJSON_Parse("{\"spec\":{\"configuration\":{\"migrations\":{\"parallelMigrationsPerCluster\":3,"
+                            "\"parallelOutboundMigrationsPerNode\":1}}}}");
+    moves_kubevirt_limits(kv, &c, &n);
+    assert_int_equal(c, 3);
+    assert_int_equal(n, 1);
+    cJSON_Delete(kv);
+    /* unset, zero, fractional, a string: 0, the planner's KubeVirt default */
+    kv = cJSON_Parse("{\"spec\":{\"configuration\":{\"migrations\":{\"parallelMigrationsPerCluster\":0.5,"
+                     "\"parallelOutboundMigrationsPerNode\":\"2\"}}}}");
+    moves_kubevirt_limits(kv, &c, &n);
+    assert_int_equal(c, 0);
+    assert_int_equal(n, 0);
+    cJSON_Delete(kv);
+    moves_kubevirt_limits(NULL, &c, &n);
+    assert_int_equal(c, 0);
+    assert_int_equal(n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_follow_failures_and_retries),
         cmocka_unit_test(test_prune),
         cmocka_unit_test(test_status_codec),
+        cmocka_unit_test(test_kubevirt_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
