@@ -41,6 +41,8 @@
 #define API_REASON_PROGRESSING "Progressing"
 #define API_REASON_POOL_DEGRADED "PoolDegraded" /* also Degraded True */
 #define API_REASON_POOL_NOT_FOUND "PoolNotFound"
+#define API_REASON_POOL_EMPTY "PoolEmpty"   /* the pool has no machine */
+#define API_REASON_POOL_PAUSED "PoolPaused" /* the pool's rollout is paused */
 #define API_REASON_MACHINE_CONFIG_API_UNAVAILABLE "MachineConfigAPIUnavailable"
 #define API_REASON_MACHINE_CONFIG_DISABLED "MachineConfigDisabled"
 #define API_REASON_NO_ROLES "NoRoles"

@@ -278,6 +278,14 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
                  m ? m : "");
         return;
     }
+    if (out->machines == 0 && get(status, "machineCount")) {
+        out->reason = MACHINECONFIG_REASON_POOL_EMPTY;
+        snprintf(out->message, sizeof(out->message),
+                 "pool %s has no machines: the nodes of role %s are in other pools (on compact and single-node "
+                 "clusters the masters carry the worker role but stay in the master pool: add role master)",
+                 out->pool, role);
+        return;
+    }
     bool pool_updated = condition_true(pool_condition(status, "Updated")) &&
                         out->updated_machines == out->machines && !pending;
     if (out->rendered && pool_updated) {
@@ -286,6 +294,16 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
         out->reason = MACHINECONFIG_REASON_ENABLED;
         snprintf(out->message, sizeof(out->message), "pool %s: all %lld machines run %s", out->pool,
                  (long long)out->machines, mc_name);
+        return;
+    }
+    if (cJSON_IsTrue(get(get(pool, "spec"), "paused"))) {
+        out->reason = MACHINECONFIG_REASON_POOL_PAUSED;
+        snprintf(out->message, sizeof(out->message),
+                 "pool %s is paused: its machines do not update to a configuration with %s until it is unpaused "
+                 "(%lld of %lld updated)",
+                 out->pool, mc_name, (long long)(targeted ? out->updated_machines : 0), (long long)out->machines);
+        if (!targeted)
+            out->updated_machines = 0;
         return;
     }
     out->reason = MACHINECONFIG_REASON_PROGRESSING;
@@ -352,7 +370,8 @@ void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t 
         return;
     }
     static const char *const order[] = {MACHINECONFIG_REASON_NOT_OWNED, MACHINECONFIG_REASON_POOL_DEGRADED,
-                                        MACHINECONFIG_REASON_POOL_NOT_FOUND, MACHINECONFIG_REASON_PROGRESSING};
+                                        MACHINECONFIG_REASON_POOL_NOT_FOUND, MACHINECONFIG_REASON_POOL_EMPTY,
+                                        MACHINECONFIG_REASON_POOL_PAUSED,    MACHINECONFIG_REASON_PROGRESSING};
     *status = API_CONDITION_TRUE;
     *reason = MACHINECONFIG_REASON_ENABLED;
     for (size_t k = 0; k < sizeof(order) / sizeof(order[0]) && *status == API_CONDITION_TRUE; k++)

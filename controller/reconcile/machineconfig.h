@@ -27,9 +27,13 @@
  * PSIEnabled from a pool (machineconfig_pool_eval), for our MachineConfig name:
  *   no pool for the role           False  PoolNotFound
  *   pool Degraded condition True   False  PoolDegraded  (its message, degraded machine count)
+ *   pool with no machine           False  PoolEmpty: the role's nodes are in other pools
+ *                                  (compact and single-node clusters: the masters carry the
+ *                                  worker role but stay in the master pool)
  *   our name in status.configuration.source[], the Updated condition True,
  *   updatedMachineCount == machineCount, and spec.configuration (the rendered config the
  *   pool targets) not ahead of status.configuration            True   Enabled
+ *   otherwise, the pool paused     False  PoolPaused: it will not update until unpaused
  *   otherwise                      False  Progressing: "k of n machines updated" once our
  *                                  MachineConfig is in the target's (spec.configuration) or
  *                                  current source, else "not rendered yet".
@@ -40,7 +44,8 @@
  * its pool looks (the edge sets it, machineconfig_not_owned).
  * Over several roles (machineconfig_psi_enabled): MachineConfigNotOwned if any role has it, else
  * PoolDegraded if any pool is degraded, else
- * PoolNotFound if any is missing, else Progressing if any is, else True. Where the
+ * PoolNotFound if any is missing, else PoolEmpty, else PoolPaused, else Progressing if any
+ * is, else True. Where the
  * MachineConfig API does not exist: Unknown, MachineConfigAPIUnavailable; with
  * spec.machineConfig.enabled false: Unknown, MachineConfigDisabled (PSI is the admin's job);
  * no role at all: Unknown, NoRoles.
@@ -72,6 +77,8 @@
 #define MACHINECONFIG_REASON_PROGRESSING API_REASON_PROGRESSING
 #define MACHINECONFIG_REASON_POOL_DEGRADED API_REASON_POOL_DEGRADED
 #define MACHINECONFIG_REASON_POOL_NOT_FOUND API_REASON_POOL_NOT_FOUND
+#define MACHINECONFIG_REASON_POOL_EMPTY API_REASON_POOL_EMPTY
+#define MACHINECONFIG_REASON_POOL_PAUSED API_REASON_POOL_PAUSED
 #define MACHINECONFIG_REASON_API_UNAVAILABLE API_REASON_MACHINE_CONFIG_API_UNAVAILABLE
 #define MACHINECONFIG_REASON_DISABLED API_REASON_MACHINE_CONFIG_DISABLED
 #define MACHINECONFIG_REASON_NO_ROLES API_REASON_NO_ROLES

@@ -247,6 +247,42 @@ static void test_pool_updating(void **state)
     cJSON_Delete(pool);
 }
 
+static void test_pool_paused_and_empty(void **state)
+{
+    (void)state;
+    /* a paused pool in the middle of our rollout: PoolPaused, not Progressing for ever */
+    cJSON *pool = fixture("mcp-worker-updating.json");
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pool, "spec");
+    cJSON_AddTrueToObject(spec, "paused");
+    struct machineconfig_pool_eval ev;
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(ev.status, API_CONDITION_FALSE);
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_PAUSED);
+    assert_non_null(strstr(ev.message, "pool worker is paused"));
+    assert_non_null(strstr(ev.message, "(1 of 3 updated)"));
+    /* over two roles, a paused pool outranks one that progresses */
+    struct machineconfig_pool_eval both[2];
+    both[0] = ev;
+    cJSON_ReplaceItemInObject(spec, "paused", cJSON_CreateFalse());
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &both[1]);
+    assert_string_equal(both[1].reason, MACHINECONFIG_REASON_PROGRESSING);
+    char msg[512];
+    struct machineconfig_psi out = {.msg = msg, .msglen = sizeof(msg)};
+    machineconfig_psi_enabled(both, 2, true, true, &out);
+    assert_string_equal(out.reason, MACHINECONFIG_REASON_POOL_PAUSED);
+    /* the worker pool of a compact cluster: Updated, 0 machines: PoolEmpty, never Enabled */
+    cJSON *status = cJSON_GetObjectItemCaseSensitive(pool, "status");
+    cJSON_ReplaceItemInObject(status, "machineCount", cJSON_CreateNumber(0));
+    cJSON_ReplaceItemInObject(status, "updatedMachineCount", cJSON_CreateNumber(0));
+    cJSON_ReplaceItemInObject(status, "configuration", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(spec, "configuration"), true));
+    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    assert_int_equal(ev.status, API_CONDITION_FALSE);
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_EMPTY);
+    assert_non_null(strstr(ev.message, "pool worker has no machines"));
+    assert_non_null(strstr(ev.message, "add role master"));
+    cJSON_Delete(pool);
+}
+
 static void test_pool_not_rendered(void **state)
 {
     (void)state;
@@ -359,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_pool_for_role),
         cmocka_unit_test(test_pool_updated),
         cmocka_unit_test(test_pool_updating),
+        cmocka_unit_test(test_pool_paused_and_empty),
         cmocka_unit_test(test_pool_not_rendered),
         cmocka_unit_test(test_pool_degraded),
         cmocka_unit_test(test_pool_missing),
