@@ -14,7 +14,7 @@ static const char *const source_names[] = {"Prometheus", "Kubelet"};
 static const char *const resource_names[] = {"cpu", "memory", "io"};
 static const char *const effect_names[] = {"PreferNoSchedule", "NoSchedule"};
 static const char *const mode_names[] = {"Disabled", "DryRun", "Automatic"};
-static const char *const method_names[] = {"Evict", "Migrate"};
+static const char *const method_names[] = {"Evict", "Migrate", "Auto"};
 static const char *const stall_names[] = {"some", "full"};
 static const char *const deletion_names[] = {"Retain", "Delete"};
 
@@ -94,8 +94,10 @@ int api_spec_defaults(struct api_spec *s)
     s->taint.effect = API_EFFECT_PREFER_NO_SCHEDULE;
 
     s->eviction.mode = API_MODE_DRY_RUN;
-    s->eviction.method = API_METHOD_EVICT;
+    s->eviction.method = API_METHOD_AUTO;
     s->eviction.evict_above_percent = 40;
+    s->eviction.has_relief_target = false;
+    s->eviction.relief_target_percent = 0;
     ok = ok && api_selector_add_label(&s->eviction.pod_selector, "kubevirt.io", "virt-launcher") == 0;
     ok = ok && api_json_strv_dup((char *const *)excluded, 2, &s->eviction.excluded_namespaces) == 0;
     s->eviction.nexcluded_namespaces = ok ? 2 : 0;
@@ -121,6 +123,7 @@ void api_spec_free(struct api_spec *s)
     free(s->taint.key);
     api_selector_free(&s->eviction.pod_selector);
     api_json_strv_free(s->eviction.excluded_namespaces, s->eviction.nexcluded_namespaces);
+    api_json_strv_free(s->eviction.resources, s->eviction.nresources);
     memset(s, 0, sizeof(*s));
 }
 
@@ -180,7 +183,8 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
     static const char *const pressure_known[] = {"resource", "stall", "taintAbovePercent", "untaintBelowPercent", "sustain",
                                                  "maxTaintedPercent", "utilizationFloorPercent", NULL};
     static const char *const taint_known[] = {"key", "effect", NULL};
-    static const char *const eviction_known[] = {"mode", "method", "evictAbovePercent", "podSelector",
+    static const char *const eviction_known[] = {"mode", "method", "evictAbovePercent", "reliefTargetPercent",
+                                                 "resources", "podSelector",
                                                  "excludedNamespaces", "maxPerNode", "maxPerNamespace", "maxTotal",
                                                  "maxInFlightMigrations", "cooldown", NULL};
     static const char *const cooldown_known[] = {"initial", "max", "history", NULL};
@@ -240,6 +244,10 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
         DECODE_ENUM(o, p, "mode", mode_names, s->eviction.mode, errs);
         DECODE_ENUM(o, p, "method", method_names, s->eviction.method, errs);
         api_json_int(o, p, "evictAbovePercent", &s->eviction.evict_above_percent, errs);
+        if (api_json_get(o, "reliefTargetPercent") &&
+            api_json_int(o, p, "reliefTargetPercent", &s->eviction.relief_target_percent, errs) == 0)
+            s->eviction.has_relief_target = true;
+        api_json_strv(o, p, "resources", &s->eviction.resources, &s->eviction.nresources, errs);
         decode_selector(o, p, "podSelector", &s->eviction.pod_selector, errs, warns);
         api_json_strv(o, p, "excludedNamespaces", &s->eviction.excluded_namespaces, &s->eviction.nexcluded_namespaces,
                       errs);
@@ -298,6 +306,14 @@ static int check_set(const char *field, char *const *v, size_t n, size_t max, co
         }
     }
     return rc;
+}
+
+/* cpu or memory: the resources with a per-workload demand (io has none). */
+static const char *check_balanced(const char *r)
+{
+    if (strcmp(r, "cpu") == 0 || strcmp(r, "memory") == 0)
+        return NULL;
+    return "supported values: \"cpu\", \"memory\"";
 }
 
 /* The CRD's URL pattern ^https?://[^\s/?#]+(/[^\s?#]*)?$ and length: the operator appends
@@ -432,6 +448,16 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
         api_errors_add(errs, "spec.eviction.evictAbovePercent",
                        "must be greater than or equal to spec.pressure.taintAbovePercent (%lld)",
                        (long long)s->pressure.taint_above_percent);
+    if (s->eviction.has_relief_target) {
+        check_range("spec.eviction.reliefTargetPercent", s->eviction.relief_target_percent, 0, 99, errs);
+        if (fields_ok(errs, FIELDS("spec.eviction.reliefTargetPercent", "spec.pressure.taintAbovePercent")) &&
+            s->eviction.relief_target_percent >= s->pressure.taint_above_percent)
+            api_errors_add(errs, "spec.eviction.reliefTargetPercent",
+                           "must be less than spec.pressure.taintAbovePercent (%lld)",
+                           (long long)s->pressure.taint_above_percent);
+    }
+    check_set("spec.eviction.resources", s->eviction.resources, s->eviction.nresources, 2, check_balanced,
+              "a resource moves can balance", errs);
     api_selector_validate(&s->eviction.pod_selector, "spec.eviction.podSelector", errs);
     check_set("spec.eviction.excludedNamespaces", s->eviction.excluded_namespaces, s->eviction.nexcluded_namespaces, 64,
               api_wildcard_check, "a namespace name or pattern", errs);
@@ -539,6 +565,8 @@ cJSON *api_spec_encode(const struct api_spec *s)
     ok = e && cJSON_AddStringToObject(e, "mode", mode_names[s->eviction.mode]) &&
          cJSON_AddStringToObject(e, "method", method_names[s->eviction.method]) &&
          add_int(e, "evictAbovePercent", s->eviction.evict_above_percent) &&
+         (!s->eviction.has_relief_target || add_int(e, "reliefTargetPercent", s->eviction.relief_target_percent)) &&
+         (!s->eviction.nresources || add_strv(e, "resources", s->eviction.resources, s->eviction.nresources)) &&
          add_selector(e, "podSelector", &s->eviction.pod_selector) &&
          add_strv(e, "excludedNamespaces", s->eviction.excluded_namespaces, s->eviction.nexcluded_namespaces) &&
          add_int(e, "maxPerNode", s->eviction.max_per_node) &&
@@ -597,6 +625,10 @@ bool api_spec_equal(const struct api_spec *a, const struct api_spec *b)
            str_eq(a->taint.key, b->taint.key) && a->taint.effect == b->taint.effect &&
            a->eviction.mode == b->eviction.mode && a->eviction.method == b->eviction.method &&
            a->eviction.evict_above_percent == b->eviction.evict_above_percent &&
+           a->eviction.has_relief_target == b->eviction.has_relief_target &&
+           (!a->eviction.has_relief_target ||
+            a->eviction.relief_target_percent == b->eviction.relief_target_percent) &&
+           strv_eq(a->eviction.resources, a->eviction.nresources, b->eviction.resources, b->eviction.nresources) &&
            api_selector_equal(&a->eviction.pod_selector, &b->eviction.pod_selector) &&
            strv_eq(a->eviction.excluded_namespaces, a->eviction.nexcluded_namespaces, b->eviction.excluded_namespaces,
                    b->eviction.nexcluded_namespaces) &&

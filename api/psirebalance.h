@@ -28,7 +28,7 @@
 enum api_source { API_SOURCE_PROMETHEUS, API_SOURCE_KUBELET };
 enum api_taint_effect { API_EFFECT_PREFER_NO_SCHEDULE, API_EFFECT_NO_SCHEDULE };
 enum api_eviction_mode { API_MODE_DISABLED, API_MODE_DRY_RUN, API_MODE_AUTOMATIC };
-enum api_eviction_method { API_METHOD_EVICT, API_METHOD_MIGRATE };
+enum api_eviction_method { API_METHOD_EVICT, API_METHOD_MIGRATE, API_METHOD_AUTO };
 enum api_stall { API_STALL_SOME, API_STALL_FULL };
 enum api_deletion_policy { API_DELETION_RETAIN, API_DELETION_DELETE };
 
@@ -70,6 +70,10 @@ struct api_spec {
         enum api_eviction_mode mode;
         enum api_eviction_method method;
         int64_t evict_above_percent;
+        bool has_relief_target;        /* reliefTargetPercent given (else untaintBelowPercent) */
+        int64_t relief_target_percent;
+        char **resources;              /* "cpu", "memory": what moves balance; none given: pressure.resource */
+        size_t nresources;
         struct api_selector pod_selector;
         char **excluded_namespaces;
         size_t nexcluded_namespaces;

@@ -409,7 +409,9 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
 {
     static const char *const known[] = {"kind", "namespace", "name", "pod", "sourceNode", "destinationNode",
                                         "targetNode", "time", "endTime", "phase", "migration", "failures",
-                                        "cooldownUntil", NULL};
+                                        "cooldownUntil", "prediction", NULL};
+    static const char *const prediction_known[] = {"source", "destination", "observedSource",
+                                                   "observedDestination", NULL};
     if (!cJSON_IsObject(j))
         return api_errors_add(errs, path, "must be of type object");
     api_json_unknown(j, path, known, warns);
@@ -428,6 +430,20 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
     rc |= api_json_string(j, path, "migration", &m->migration, errs);
     rc |= api_json_int(j, path, "failures", &m->failures, errs);
     rc |= api_json_time(j, path, "cooldownUntil", &m->cooldown_until, errs);
+    const cJSON *pr = NULL;
+    rc |= api_json_object(j, path, "prediction", &pr, errs);
+    if (pr) {
+        char p[API_JSON_PATH_MAX];
+        api_json_path(p, path, "prediction");
+        api_json_unknown(pr, p, prediction_known, warns);
+        m->predicted_source = m->predicted_destination = m->observed_source = m->observed_destination = NAN;
+        rc |= decode_reading(pr, p, "source", &m->predicted_source, errs);
+        rc |= decode_reading(pr, p, "destination", &m->predicted_destination, errs);
+        rc |= decode_reading(pr, p, "observedSource", &m->observed_source, errs);
+        rc |= decode_reading(pr, p, "observedDestination", &m->observed_destination, errs);
+        m->predicted = !isnan(m->predicted_source) || !isnan(m->predicted_destination);
+        m->observed = !isnan(m->observed_source) || !isnan(m->observed_destination);
+    }
     return rc ? -1 : 0;
 }
 
@@ -598,6 +614,18 @@ static bool add_opt_str(cJSON *obj, const char *key, const char *v)
     return !v || cJSON_AddStringToObject(obj, key, v) != NULL;
 }
 
+static bool encode_prediction(cJSON *o, const struct api_move *m)
+{
+    if (!m->predicted && !m->observed)
+        return true;
+    cJSON *p = cJSON_AddObjectToObject(o, "prediction");
+    return p &&
+           (!m->predicted ||
+            (add_reading(p, "source", m->predicted_source) && add_reading(p, "destination", m->predicted_destination))) &&
+           (!m->observed || (add_reading(p, "observedSource", m->observed_source) &&
+                             add_reading(p, "observedDestination", m->observed_destination)));
+}
+
 static bool encode_move(cJSON *arr, const struct api_move *m)
 {
     cJSON *o = cJSON_CreateObject();
@@ -612,7 +640,7 @@ static bool encode_move(cJSON *arr, const struct api_move *m)
            add_time(o, "time", m->time) && add_time(o, "endTime", m->end_time) &&
            cJSON_AddStringToObject(o, "phase", move_phase_names[m->phase]) &&
            add_opt_str(o, "migration", m->migration) && (!m->failures || add_int(o, "failures", m->failures)) &&
-           add_time(o, "cooldownUntil", m->cooldown_until);
+           add_time(o, "cooldownUntil", m->cooldown_until) && encode_prediction(o, m);
 }
 
 cJSON *api_status_encode(const struct api_status *st)
@@ -763,13 +791,25 @@ static bool nodes_equal(const struct api_status *a, const struct api_status *b, 
     return eq; /* on no memory: "changed", the safe answer */
 }
 
+/* Two readings as status writes them (to 0.1), NAN equal to NAN. */
+static bool reading_eq(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return fabs(a - b) < 0.05;
+}
+
 static bool move_equal(const struct api_move *a, const struct api_move *b)
 {
     return str_eq(a->kind, b->kind) && str_eq(a->ns, b->ns) && str_eq(a->name, b->name) && str_eq(a->pod, b->pod) &&
            str_eq(a->source_node, b->source_node) && str_eq(a->destination_node, b->destination_node) &&
            str_eq(a->target_node, b->target_node) && a->time == b->time && a->end_time == b->end_time &&
            a->phase == b->phase && str_eq(a->migration, b->migration) && a->failures == b->failures &&
-           a->cooldown_until == b->cooldown_until;
+           a->cooldown_until == b->cooldown_until && a->predicted == b->predicted && a->observed == b->observed &&
+           (!a->predicted || (reading_eq(a->predicted_source, b->predicted_source) &&
+                              reading_eq(a->predicted_destination, b->predicted_destination))) &&
+           (!a->observed || (reading_eq(a->observed_source, b->observed_source) &&
+                             reading_eq(a->observed_destination, b->observed_destination)));
 }
 
 bool api_status_changed(const struct api_status *cur, const struct api_status *next,

@@ -83,6 +83,12 @@ struct api_move {
     char *migration;         /* the VirtualMachineInstanceMigration carrying it */
     int64_t failures;        /* failed live migrations of it since it was requested */
     int64_t cooldown_until;  /* not moved again before this */
+    /* The pressure (percent) predicted after the move for source and destination, and observed
+     * once it settled: how good the decision was. */
+    bool predicted;
+    double predicted_source, predicted_destination;
+    bool observed;
+    double observed_source, observed_destination;
 };
 
 /* Most entries in status.moves (the CRD's maxItems). */

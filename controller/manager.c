@@ -49,7 +49,7 @@ struct manager {
     uint64_t events_timer;
     struct {
         struct psi_metric *pressure, *reconcile_seconds, *sample_seconds, *reconciles, *taint_transitions, *watch_restarts,
-            *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations;
+            *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations, *prediction_error, *predictions;
         /* per PsiRebalance, from the objects (status_metrics), for alerts and dashboards */
         struct psi_metric *ready, *selected, *tainted, *taint_cap, *held, *unknown, *rebalancing, *interval,
             *taint_above, *untaint_below, *tainted_since, *last_success;
@@ -342,6 +342,10 @@ static void publish(struct manager *m, double seconds, int rc)
     const char *ok[] = {"succeeded"}, *bad[] = {"failed"};
     psi_metric_inc(m->m.migrations, ok, (double)(c->migrations_succeeded - m->last.migrations_succeeded));
     psi_metric_inc(m->m.migrations, bad, (double)(c->migrations_failed - m->last.migrations_failed));
+    const char *src[] = {"source"}, *dst[] = {"destination"};
+    psi_metric_inc(m->m.prediction_error, src, c->prediction_error_source - m->last.prediction_error_source);
+    psi_metric_inc(m->m.prediction_error, dst, c->prediction_error_destination - m->last.prediction_error_destination);
+    psi_metric_inc(m->m.predictions, NULL, (double)(c->predictions_checked - m->last.predictions_checked));
     m->last = *c;
     psi_metric_clear(m->m.pressure);
     reconciler_foreach_pressure(m->reconciler, publish_pressure, m);
@@ -442,9 +446,18 @@ static int register_metrics(struct manager *m)
                                          result);
     m->m.migrations = psi_metrics_counter(m->metrics, "psi_rebalancer_migrations_total",
                                           "Live migrations of moved VMs that ended, by result.", result);
+    static const char *const role[] = {"role", NULL};
+    m->m.prediction_error = psi_metrics_counter(
+        m->metrics, "psi_rebalancer_prediction_error_percent_total",
+        "Sum of |observed - predicted| pressure (percentage points) of the moves' sources and destinations, checked "
+        "once each move settled; divide by psi_rebalancer_predictions_checked_total for the mean error.",
+        role);
+    m->m.predictions = psi_metrics_counter(m->metrics, "psi_rebalancer_predictions_checked_total",
+                                           "Moves whose predicted pressure was checked against the observed one.",
+                                           NULL);
     return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.sample_seconds && m->m.taint_transitions &&
                    m->m.watch_restarts && m->m.source_errors && m->m.status_writes && m->m.evictions &&
-                   m->m.migrations && register_health_metrics(m) == 0
+                   m->m.migrations && m->m.prediction_error && m->m.predictions && register_health_metrics(m) == 0
                ? 0
                : -1;
 }

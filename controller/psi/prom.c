@@ -660,8 +660,3 @@ struct psi_source *psi_prom_source_new(const struct psi_prom_config *cfg, struct
         psi_prom_free(p);
     return src;
 }
-
-struct psi_prom *psi_prom_source_client(struct psi_source *src)
-{
-    return src && src->sample == prom_sample ? src->impl : NULL;
-}

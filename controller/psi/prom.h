@@ -139,8 +139,4 @@ int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_reque
  * Free with psi_source_free. */
 struct psi_source *psi_prom_source_new(const struct psi_prom_config *cfg, struct psi_status *st);
 
-/* The client of a source made by psi_prom_source_new (owned by it, for other queries to the
- * same Prometheus), or NULL for another source (or NULL). */
-struct psi_prom *psi_prom_source_client(struct psi_source *src);
-
 #endif

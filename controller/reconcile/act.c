@@ -225,6 +225,11 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
                                     : (out == REBALANCE_EVICTED ? API_MOVE_EVICTED : API_MOVE_REQUESTED);
     struct history_entry e = {w->key, w->kind, c->ns, w->name, c->name, src, dst, ph};
     struct api_move *rec = history_record(a->h, &e, a->in->now_ms);
+    if (rec && !r->dry) { /* checked against what the nodes show once it settled (cycle_observe) */
+        rec->predicted = true;
+        rec->predicted_source = mv->src_pressure_after;
+        rec->predicted_destination = mv->dst_pressure_after;
+    }
     if (!rec)
         log_warn("move not recorded: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);
     else if (mig_name) { /* followed by its name from now on */
@@ -327,7 +332,8 @@ size_t act_moves(const struct act *a, struct act_round *r)
         struct kube_err err;
         char *mig_name;
         enum rebalance_evict_outcome out = ask(a, r, k, targeted, &mig_name, &err);
-        if (r->dry && out == REBALANCE_ERROR && err.status == 400 && strstr(err.msg, "dry run")) {
+        if (r->dry && out != REBALANCE_EVICTED && out != REBALANCE_MIGRATING && err.status == 400 &&
+            strstr(err.msg, "dry run")) {
             /* a webhook that cannot do dry runs: the move is still what would be done */
             log_warn("dry-run eviction not supported by the cluster: move reported unchecked", "pod", c->name,
                      "namespace", c->ns, "error", err.msg);

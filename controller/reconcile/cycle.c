@@ -6,8 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/reasons.h"
-#include "base/util.h"
+static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt,
                        ...)
@@ -23,21 +22,38 @@ void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, co
 bool cycle_gate(const struct api_spec *spec, bool metrics_ok, struct cycle_verdict *v)
 {
     if (spec->eviction.mode == API_MODE_DISABLED) {
-        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_DISABLED, "eviction.mode is Disabled: nothing is moved");
+        cycle_verdict_set(v, API_CONDITION_FALSE, "Disabled", "eviction.mode is Disabled: nothing is moved");
         return true;
     }
-    if (spec->pressure.resource != API_RESOURCE_CPU) {
-        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_RESOURCE_NOT_SUPPORTED,
-                          "moves are predicted from CPU usage, so only pressure.resource cpu is rebalanced; %s "
-                          "pressure is tainted but nothing is moved",
-                          api_resource_name(spec->pressure.resource));
+    if (!cycle_resources(spec)) {
+        cycle_verdict_set(v, API_CONDITION_FALSE, "ResourceNotSupported",
+                          "moves are predicted from CPU usage and memory in use, and there is no per-workload %s "
+                          "demand to predict a move with: %s pressure is tainted but nothing is moved (set "
+                          "eviction.resources to balance cpu or memory)",
+                          api_resource_name(spec->pressure.resource), api_resource_name(spec->pressure.resource));
         return true;
     }
     if (!metrics_ok) {
-        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_METRICS_UNAVAILABLE, "pressure is not readable: nothing is moved");
+        cycle_verdict_set(v, API_CONDITION_FALSE, "MetricsUnavailable", "pressure is not readable: nothing is moved");
         return true;
     }
     return false;
+}
+
+unsigned cycle_resources(const struct api_spec *spec)
+{
+    unsigned mask = 0;
+    for (size_t i = 0; i < spec->eviction.nresources; i++) {
+        if (eq(spec->eviction.resources[i], "cpu"))
+            mask |= REBALANCE_RES_CPU;
+        else if (eq(spec->eviction.resources[i], "memory"))
+            mask |= REBALANCE_RES_MEMORY;
+    }
+    if (spec->eviction.nresources)
+        return mask;
+    if (spec->pressure.resource == API_RESOURCE_CPU)
+        return REBALANCE_RES_CPU;
+    return spec->pressure.resource == API_RESOURCE_MEMORY ? REBALANCE_RES_MEMORY : 0;
 }
 
 int64_t cycle_settle_ms(const struct api_spec *spec) { return spec->metrics.window_ms + 2 * spec->metrics.interval_ms; }
@@ -64,7 +80,7 @@ static bool migration_unsettles(const struct moves_migration *g, int64_t now_ms,
 static void mark(const char *const *names, size_t n, const char *a, const char *b, bool *settling)
 {
     for (size_t i = 0; i < n; i++)
-        if (base_same(names[i], a) || base_same(names[i], b))
+        if (eq(names[i], a) || eq(names[i], b))
             settling[i] = true;
 }
 
@@ -88,7 +104,7 @@ void cycle_overlay_load(const struct history_virtual *v, size_t nv, struct rebal
     for (size_t i = 0; i < n; i++) {
         double adj = 0;
         for (size_t k = 0; k < nv; k++) {
-            bool src = base_same(nodes[i].name, v[k].source), dst = base_same(nodes[i].name, v[k].destination);
+            bool src = eq(nodes[i].name, v[k].source), dst = eq(nodes[i].name, v[k].destination);
             if ((!src && !dst) || isnan(nodes[i].demand) || !(nodes[i].cpus > 0))
                 continue;
             double before = rebalance_predicted_pressure(nodes[i].demand / nodes[i].cpus);
@@ -112,7 +128,7 @@ void cycle_overlay_requests(const struct history_virtual *v, size_t nv, struct r
 {
     for (size_t k = 0; k < nv; k++)
         for (size_t i = 0; i < n; i++)
-            if (base_same(nodes[i].name, v[k].destination) && !isnan(nodes[i].req_cpu)) {
+            if (eq(nodes[i].name, v[k].destination) && !isnan(nodes[i].req_cpu)) {
                 nodes[i].req_cpu += v[k].req_cpu;
                 nodes[i].req_memory += v[k].req_memory;
                 nodes[i].req_pods += 1;
@@ -140,37 +156,38 @@ size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_no
     return k;
 }
 
-void cycle_apply(const struct rebalance_plan *plan, struct rebalance_node *nodes, struct rebalance_candidate *cands,
-                 struct rebalance_params *p)
+size_t cycle_made(const struct rebalance_plan *plan, const struct rebalance_candidate *cands, struct rebalance_move *made,
+                  size_t n, size_t cap)
 {
-    for (size_t k = 0; k < plan->nmoves; k++) {
-        const struct rebalance_move *mv = &plan->moves[k];
-        struct rebalance_candidate *c = &cands[mv->candidate];
-        if (c->blocked)
-            continue; /* refused or failed */
-        c->blocked = "moved";
-        nodes[mv->source].demand -= mv->demand;
-        nodes[mv->destination].demand += mv->demand;
-        nodes[mv->destination].req_cpu += c->req_cpu;
-        nodes[mv->destination].req_memory += c->req_memory;
-        nodes[mv->destination].req_pods += 1;
-        nodes[mv->source].settling = nodes[mv->destination].settling = true;
-        if (c->vm)
-            p->in_flight++, p->running++, nodes[mv->source].outbound++;
-    }
+    for (size_t k = 0; k < plan->nmoves && n < cap; k++)
+        if (!cands[plan->moves[k].candidate].blocked) /* refused or failed ones are blocked */
+            made[n++] = plan->moves[k];
+    return n;
+}
+
+bool cycle_observe(struct api_move *m, int64_t now_ms, int64_t settle_ms, double source_now, double destination_now)
+{
+    bool ended = m->phase == API_MOVE_SUCCEEDED || m->phase == API_MOVE_EVICTED;
+    if (!m->predicted || m->observed || !ended || !m->end_time || m->end_time * 1000 + settle_ms > now_ms ||
+        isnan(source_now) || isnan(destination_now))
+        return false;
+    m->observed = true;
+    m->observed_source = source_now;
+    m->observed_destination = destination_now;
+    return true;
 }
 
 void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made,
                    const struct rebalance_plan *plan)
 {
     if (done && dry)
-        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_DRY_RUN, "DryRun, nothing was done; would move: %s", made);
+        cycle_verdict_set(v, API_CONDITION_FALSE, "DryRun", "DryRun, nothing was done; would move: %s", made);
     else if (done)
-        cycle_verdict_set(v, API_CONDITION_TRUE, API_REASON_MOVING, "moving: %s", made);
+        cycle_verdict_set(v, API_CONDITION_TRUE, "Moving", "moving: %s", made);
     else if (plan->reason && strcmp(plan->reason, REBALANCE_MOVING) != 0)
         cycle_verdict_set(v, API_CONDITION_FALSE, plan->reason, "%s", plan->message);
     else
-        cycle_verdict_set(v, API_CONDITION_FALSE, API_REASON_EVICTION_REFUSED,
+        cycle_verdict_set(v, API_CONDITION_FALSE, "EvictionRefused",
                           "the evictions asked for were refused (PodDisruptionBudgets or KubeVirt): see the Events");
 }
 
@@ -185,12 +202,12 @@ void cycle_finish(struct cycle_verdict *v, size_t running, bool automatic, const
     if (running && v->status != API_CONDITION_TRUE && automatic) {
         char msg[sizeof(v->message)];
         snprintf(msg, sizeof(msg), "%zu move%s under way; %s", running, running == 1 ? "" : "s", v->message);
-        cycle_verdict_set(v, API_CONDITION_TRUE, API_REASON_MIGRATIONS_IN_FLIGHT, "%s", msg);
+        cycle_verdict_set(v, API_CONDITION_TRUE, "MigrationsInFlight", "%s", msg);
     }
 }
 
 bool cycle_blocked(const char *reason)
 {
-    return base_same(reason, REBALANCE_NO_DESTINATION) || base_same(reason, REBALANCE_NO_IMPROVEMENT) ||
-           base_same(reason, REBALANCE_LIMITED) || base_same(reason, API_REASON_USAGE_UNAVAILABLE);
+    return eq(reason, REBALANCE_NO_DESTINATION) || eq(reason, REBALANCE_NO_IMPROVEMENT) ||
+           eq(reason, REBALANCE_LIMITED) || eq(reason, "UsageUnavailable");
 }

@@ -38,8 +38,8 @@ void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, co
                        ...) __attribute__((format(printf, 4, 5)));
 
 /* Whether nothing is to be decided this cycle whatever the nodes show (eviction.mode
- * Disabled; a pressure resource other than cpu, since moves are predicted from CPU usage;
- * pressure not readable): then *v says why. */
+ * Disabled; no resource to balance (cycle_resources); pressure not readable): then *v says
+ * why. */
 bool cycle_gate(const struct api_spec *spec, bool metrics_ok, struct cycle_verdict *v);
 
 /* The settle time: metrics.window plus two intervals. */
@@ -78,11 +78,21 @@ void cycle_overlay_requests(const struct history_virtual *v, size_t nv, struct r
 size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t n,
                      const struct rebalance_candidate *cands, size_t nc, size_t *order);
 
-/* After a round of moves: the moves made (candidates not blocked by their outcome) count as
- * blocked ("moved"), shift demand and requests to their destinations, settle both nodes and,
- * for a VM, count as a migration in flight. */
-void cycle_apply(const struct rebalance_plan *plan, struct rebalance_node *nodes, struct rebalance_candidate *cands,
-                 struct rebalance_params *p);
+/* After a round of moves: append the moves made (those whose candidate their outcome did not
+ * block) to made (n so far, cap at most) for the next round's rebalance_params.made, which
+ * counts them against every limit. Returns the new count. */
+size_t cycle_made(const struct rebalance_plan *plan, const struct rebalance_candidate *cands, struct rebalance_move *made,
+                  size_t n, size_t cap);
+
+/* What a move's prediction is checked against: once move m that was predicted has ended (a
+ * live migration Succeeded, or an eviction) and settled (settle_ms since its end), its
+ * observed pressures are the nodes' now (source_now; destination_now, of where it went).
+ * Returns whether it was observed just now. */
+bool cycle_observe(struct api_move *m, int64_t now_ms, int64_t settle_ms, double source_now, double destination_now);
+
+/* The resources moves balance (REBALANCE_RES_*): eviction.resources, else pressure.resource
+ * (cpu or memory); 0 with io alone (no per-workload io demand). */
+unsigned cycle_resources(const struct api_spec *spec);
 
 /* The verdict after the rounds: done moves made (made describes them), else the plan's
  * reason, else the evictions were refused. */

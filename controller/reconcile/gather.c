@@ -6,11 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
-#include "base/jx.h"
-#include "base/util.h"
 #include "logging.h"
-#include "psi/kubelet.h"
 #include "reconcile/evictor.h"
 #include "reconcile/history.h"
 #include "reconcile/resources.h"
@@ -19,23 +15,39 @@
 /* How often the VirtualMachineInstanceMigration CRD is read again (addedNodeSelector). */
 #define CRD_RECHECK_MS (10 * 60 * 1000)
 
+static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
+}
+
+static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
 /* ---- informer projections ---- */
 
 static void copy_item(cJSON *dst, const cJSON *src, const char *key)
 {
-    const cJSON *v = jx_at(src, key);
+    const cJSON *v = get(src, key);
     if (v && !cJSON_IsNull(v))
         cJSON_AddItemToObject(dst, key, cJSON_Duplicate(v, 1));
 }
 
 static void copy_annotations(cJSON *dst_meta, const cJSON *src_meta, const char *const *keys)
 {
-    const cJSON *ann = jx_at(src_meta, "annotations");
+    const cJSON *ann = get(src_meta, "annotations");
     if (!ann)
         return;
     cJSON *out = NULL;
     for (size_t i = 0; keys[i]; i++) {
-        const cJSON *v = jx_at(ann, keys[i]);
+        const cJSON *v = get(ann, keys[i]);
         if (!v)
             continue;
         if (!out)
@@ -54,7 +66,7 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     static const char *const meta_keys[] = {"name", "namespace", "uid", "labels", "deletionTimestamp", NULL};
     static const char *const spec_keys[] = {"nodeName", "nodeSelector", "tolerations", "priority",
                                             "priorityClassName", NULL};
-    const cJSON *meta = jx_at(pod, "metadata"), *spec = jx_at(pod, "spec");
+    const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec");
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
     for (size_t i = 0; meta_keys[i]; i++)
@@ -62,8 +74,8 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     copy_annotations(m, meta, ann);
     const cJSON *ref;
     cJSON *refs = NULL;
-    cJSON_ArrayForEach(ref, jx_at(meta, "ownerReferences")) {
-        if (!cJSON_IsTrue(jx_at(ref, "controller")))
+    cJSON_ArrayForEach(ref, get(meta, "ownerReferences")) {
+        if (!cJSON_IsTrue(get(ref, "controller")))
             continue;
         if (!refs)
             refs = cJSON_AddArrayToObject(m, "ownerReferences");
@@ -76,8 +88,8 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     cJSON *s = cJSON_AddObjectToObject(out, "spec");
     for (size_t i = 0; spec_keys[i]; i++)
         copy_item(s, spec, spec_keys[i]);
-    const cJSON *na = jx_get(spec, "affinity.nodeAffinity");
-    const cJSON *req = jx_at(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *na = get(get(spec, "affinity"), "nodeAffinity");
+    const cJSON *req = get(na, "requiredDuringSchedulingIgnoredDuringExecution");
     if (req && !cJSON_IsNull(req))
         cJSON_AddItemToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(s, "affinity"), "nodeAffinity"),
                               "requiredDuringSchedulingIgnoredDuringExecution", cJSON_Duplicate(req, 1));
@@ -87,24 +99,31 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     cJSON_AddNumberToObject(r, "cpu", cpu);
     cJSON_AddNumberToObject(r, "memory", mem);
     cJSON *st = cJSON_AddObjectToObject(out, "status");
-    copy_item(st, jx_at(pod, "status"), "phase");
+    copy_item(st, get(pod, "status"), "phase");
     return out;
 }
 
 void *gather_vmi_projection(const cJSON *vmi, void *ud)
 {
     (void)ud;
-    const cJSON *meta = jx_at(vmi, "metadata"), *status = jx_at(vmi, "status");
+    const cJSON *meta = get(vmi, "metadata"), *status = get(vmi, "status");
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
     copy_item(m, meta, "name");
     copy_item(m, meta, "namespace");
     copy_item(m, meta, "uid");
+    const cJSON *topo = get(get(get(vmi, "spec"), "domain"), "cpu");
+    if (topo) {
+        cJSON *cpu = cJSON_AddObjectToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(out, "spec"), "domain"), "cpu");
+        copy_item(cpu, topo, "cores");
+        copy_item(cpu, topo, "sockets");
+        copy_item(cpu, topo, "threads");
+    }
     cJSON *s = cJSON_AddObjectToObject(out, "status");
     copy_item(s, status, "nodeName");
     copy_item(s, status, "evacuationNodeName");
     copy_item(s, status, "phase");
-    const cJSON *ms = jx_at(status, "migrationState");
+    const cJSON *ms = get(status, "migrationState");
     if (ms) {
         cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
         static const char *const keys[] = {"migrationUid", "sourceNode", "targetNode", "endTimestamp",
@@ -113,8 +132,8 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
             copy_item(o, ms, keys[i]);
     }
     const cJSON *c;
-    cJSON_ArrayForEach(c, jx_at(status, "conditions"))
-        if (base_same(jx_nonempty(c, "type"), "LiveMigratable")) {
+    cJSON_ArrayForEach(c, get(status, "conditions"))
+        if (eq(str(c, "type"), "LiveMigratable")) {
             cJSON *conds = cJSON_AddArrayToObject(s, "conditions");
             cJSON *o = cJSON_CreateObject();
             copy_item(o, c, "type");
@@ -129,7 +148,7 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
 void *gather_vmim_projection(const cJSON *vmim, void *ud)
 {
     (void)ud;
-    const cJSON *meta = jx_at(vmim, "metadata"), *status = jx_at(vmim, "status");
+    const cJSON *meta = get(vmim, "metadata"), *status = get(vmim, "status");
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
     static const char *const meta_keys[] = {"name", "namespace", "uid", "creationTimestamp", NULL};
@@ -138,16 +157,16 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
         copy_item(m, meta, meta_keys[i]);
     copy_annotations(m, meta, ann);
     /* our targeted migrations are known by their labels (they survive a restart) */
-    const cJSON *labels = jx_at(meta, "labels");
-    if (base_same(jx_at_str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY)) {
+    const cJSON *labels = get(meta, "labels");
+    if (eq(str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY)) {
         cJSON *l = cJSON_AddObjectToObject(m, "labels");
         copy_item(l, labels, MOVES_MANAGED_BY_LABEL);
         copy_item(l, labels, MOVES_OWNER_LABEL);
     }
-    copy_item(cJSON_AddObjectToObject(out, "spec"), jx_at(vmim, "spec"), "vmiName");
+    copy_item(cJSON_AddObjectToObject(out, "spec"), get(vmim, "spec"), "vmiName");
     cJSON *s = cJSON_AddObjectToObject(out, "status");
     copy_item(s, status, "phase");
-    const cJSON *ms = jx_at(status, "migrationState");
+    const cJSON *ms = get(status, "migrationState");
     if (ms) {
         cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
         copy_item(o, ms, "sourceNode");
@@ -157,8 +176,8 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
     }
     const cJSON *h;
     cJSON *hist = NULL;
-    cJSON_ArrayForEach(h, jx_at(status, "phaseTransitionTimestamps"))
-        if (moves_phase_final(jx_nonempty(h, "phase"))) {
+    cJSON_ArrayForEach(h, get(status, "phaseTransitionTimestamps"))
+        if (moves_phase_final(str(h, "phase"))) {
             if (!hist)
                 hist = cJSON_AddArrayToObject(s, "phaseTransitionTimestamps");
             cJSON_AddItemToArray(hist, cJSON_Duplicate(h, 1));
@@ -169,39 +188,39 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
 void *gather_node_projection(const cJSON *node, void *ud)
 {
     (void)ud;
-    const cJSON *meta = jx_at(node, "metadata");
+    const cJSON *meta = get(node, "metadata");
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
     static const char *const keep[] = {"name", "resourceVersion", "creationTimestamp", "labels"};
     for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
-        const cJSON *v = jx_at(meta, keep[i]);
+        const cJSON *v = get(meta, keep[i]);
         if (v)
             cJSON_AddItemToObject(m, keep[i], cJSON_Duplicate(v, 1));
     }
-    const cJSON *nspec = jx_at(node, "spec");
-    const cJSON *taints = jx_at(nspec, "taints");
+    const cJSON *nspec = get(node, "spec");
+    const cJSON *taints = get(nspec, "taints");
     cJSON *spec = cJSON_AddObjectToObject(out, "spec");
     if (taints)
         cJSON_AddItemToObject(spec, "taints", cJSON_Duplicate(taints, 1));
-    if (cJSON_IsTrue(jx_at(nspec, "unschedulable")))
+    if (cJSON_IsTrue(get(nspec, "unschedulable")))
         cJSON_AddTrueToObject(spec, "unschedulable");
-    const cJSON *nstatus = jx_at(node, "status");
+    const cJSON *nstatus = get(node, "status");
     cJSON *status = cJSON_AddObjectToObject(out, "status");
     cJSON *addrs = cJSON_AddArrayToObject(status, "addresses");
     const cJSON *a;
-    cJSON_ArrayForEach(a, jx_at(nstatus, "addresses"))
-        if (base_same(jx_nonempty(a, "type"), "InternalIP"))
+    cJSON_ArrayForEach(a, get(nstatus, "addresses"))
+        if (eq(str(a, "type"), "InternalIP"))
             cJSON_AddItemToArray(addrs, cJSON_Duplicate(a, 1));
     static const char *const capacity[] = {"cpu", NULL}, *const allocatable[] = {"cpu", "memory", "pods", NULL};
     static const char *const *keep_res[] = {capacity, allocatable};
     static const char *const res_names[] = {"capacity", "allocatable"};
     for (size_t k = 0; k < 2; k++) {
-        const cJSON *src = jx_at(nstatus, res_names[k]);
+        const cJSON *src = get(nstatus, res_names[k]);
         if (!src)
             continue;
         cJSON *dst = cJSON_AddObjectToObject(status, res_names[k]);
         for (size_t i = 0; keep_res[k][i]; i++) {
-            const cJSON *v = jx_at(src, keep_res[k][i]);
+            const cJSON *v = get(src, keep_res[k][i]);
             if (v)
                 cJSON_AddItemToObject(dst, keep_res[k][i], cJSON_Duplicate(v, 1));
         }
@@ -211,17 +230,21 @@ void *gather_node_projection(const cJSON *node, void *ud)
 
 void gather_node_view(const cJSON *node, struct rebalance_node *out)
 {
-    const cJSON *st = jx_at(node, "status");
+    const cJSON *st = get(node, "status");
     *out = (struct rebalance_node){
-        .unschedulable = cJSON_IsTrue(jx_get(node, "spec.unschedulable")),
-        .labels = jx_get(node, "metadata.labels"),
-        .taints = jx_get(node, "spec.taints"),
+        .unschedulable = cJSON_IsTrue(get(get(node, "spec"), "unschedulable")),
+        .labels = get(get(node, "metadata"), "labels"),
+        .taints = get(get(node, "spec"), "taints"),
         .pressure = NAN,
-        .cpus = resources_get(jx_at(st, "capacity"), "cpu"),
+        .cpus = resources_get(get(st, "capacity"), "cpu"),
         .demand = NAN,
-        .alloc_cpu = resources_get(jx_at(st, "allocatable"), "cpu"),
-        .alloc_memory = resources_get(jx_at(st, "allocatable"), "memory"),
-        .alloc_pods = resources_get(jx_at(st, "allocatable"), "pods"),
+        .alloc_cpu = resources_get(get(st, "allocatable"), "cpu"),
+        .alloc_memory = resources_get(get(st, "allocatable"), "memory"),
+        .memory = resources_get(get(st, "capacity"), "memory"),
+        .cpu_pressure = NAN,
+        .mem_pressure = NAN,
+        .mem_used = NAN,
+        .alloc_pods = resources_get(get(st, "allocatable"), "pods"),
         .req_cpu = NAN,
         .req_memory = NAN,
         .req_pods = NAN,
@@ -245,11 +268,17 @@ static int collect_mig(const char *key, const char *rv, const void *obj, void *u
         return 0;
     if (!m.source && c->vmis) { /* not handed off yet: the VMI's node is the source */
         const cJSON *vmi = kube_informer_get(c->vmis, m.ns, m.vmi);
-        m.source = jx_nonempty(vmi, "status.nodeName");
+        m.source = str(get(vmi, "status"), "nodeName");
     }
     struct gather_migrations *o = c->out;
-    if (BASE_GROW(o->v, o->n + 1, c->cap) < 0)
-        return -1;
+    if (o->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        struct moves_migration *v = realloc(o->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        o->v = v;
+        c->cap = cap;
+    }
     o->v[o->n++] = m;
     return 0;
 }
@@ -273,12 +302,30 @@ struct pods_ctx {
     struct gather_candidates *out;
 };
 
+/* Room for one more candidate; -1 on no memory. */
+static int cands_grow(struct gather_candidates *g)
+{
+    if (g->n < g->cap)
+        return 0;
+    size_t cap = g->cap ? g->cap * 2 : 32;
+    struct rebalance_candidate *c = realloc(g->c, cap * sizeof(*c));
+    if (!c)
+        return -1;
+    g->c = c;
+    struct gather_workload *w = realloc(g->w, cap * sizeof(*w));
+    if (!w)
+        return -1;
+    g->w = w;
+    g->cap = cap;
+    return 0;
+}
+
 static int collect_pod(const char *key, const char *rv, const void *obj, void *ud)
 {
     (void)key, (void)rv;
     struct pods_ctx *c = ud;
     const cJSON *pod = obj;
-    const char *node = jx_nonempty(pod, "spec.nodeName");
+    const char *node = str(get(pod, "spec"), "nodeName");
     if (!node)
         return 0;
     long idx = -1;
@@ -288,30 +335,30 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
     if (idx < 0)
         return 0;
     struct gather_candidates *g = c->out;
-    if (BASE_GROW(g->c, g->n + 1, g->cap) < 0 || BASE_GROW(g->w, g->n + 1, g->wcap) < 0)
+    if (cands_grow(g) < 0)
         return -1;
-    const cJSON *meta = jx_at(pod, "metadata"), *spec = jx_at(pod, "spec");
+    const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec");
     const char *kind, *name;
     evictor_pod_workload(pod, &kind, &name);
     struct gather_workload *w = &g->w[g->n];
-    *w = (struct gather_workload){.pod = pod, .kind = kind, .name = name ? name : jx_nonempty(meta, "name"), .usage = NAN};
-    w->key = history_key(kind, jx_nonempty(meta, "namespace"), w->name);
-    w->vmi = base_same(kind, "VirtualMachineInstance") ? name : NULL;
+    *w = (struct gather_workload){.pod = pod, .kind = kind, .name = name ? name : str(meta, "name"), .usage = NAN};
+    w->key = history_key(kind, str(meta, "namespace"), w->name);
+    w->vmi = eq(kind, "VirtualMachineInstance") ? name : NULL;
     if (!w->key)
         return -1;
-    double req_cpu = jx_num(pod, "requests.cpu", NAN), req_mem = jx_num(pod, "requests.memory", NAN);
+    double req_cpu = num(get(pod, "requests"), "cpu"), req_mem = num(get(pod, "requests"), "memory");
     g->c[g->n] = (struct rebalance_candidate){
-        .ns = jx_nonempty(meta, "namespace"),
-        .name = jx_nonempty(meta, "name"),
+        .ns = str(meta, "namespace"),
+        .name = str(meta, "name"),
         .workload = w->key,
         .node = (size_t)idx,
         .req_cpu = isnan(req_cpu) ? 0 : req_cpu,
         .req_memory = isnan(req_mem) ? 0 : req_mem,
         .demand = NAN,
         .vm = w->vmi != NULL,
-        .node_selector = jx_at(spec, "nodeSelector"),
-        .affinity = jx_at(spec, "affinity"),
-        .tolerations = jx_at(spec, "tolerations"),
+        .node_selector = get(spec, "nodeSelector"),
+        .affinity = get(spec, "affinity"),
+        .tolerations = get(spec, "tolerations"),
     };
     g->n++;
     return 0;
@@ -335,6 +382,32 @@ void gather_candidates_free(struct gather_candidates *g)
 
 /* ---- usage ---- */
 
+/* The Prometheus client for usage, made anew when the settings changed. */
+static struct psi_prom *prom_for(struct gather *g, const struct psi_prom_config *cfg, struct psi_status *st)
+{
+    char key[2048];
+    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", cfg->url ? cfg->url : "", cfg->token_fn ? "reader" : "",
+             cfg->token_file ? cfg->token_file : "", cfg->ca_file ? cfg->ca_file : "", cfg->plain_http_token);
+    if (g->prom && g->prom_key && strcmp(g->prom_key, key) == 0)
+        return g->prom;
+    gather_release(g);
+    g->prom = psi_prom_new(cfg, st);
+    g->prom_key = g->prom ? strdup(key) : NULL;
+    if (g->prom && !g->prom_key) { /* without its key it would be made anew every time: give up now */
+        gather_release(g);
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+    }
+    return g->prom;
+}
+
+void gather_release(struct gather *g)
+{
+    psi_prom_free(g->prom);
+    free(g->prom_key);
+    g->prom = NULL;
+    g->prom_key = NULL;
+}
+
 /* One usage read: what is asked and where the answers go. */
 struct usage_work {
     struct usage_ref *refs; /* per candidate */
@@ -343,18 +416,20 @@ struct usage_work {
     struct psi_node_desc *descs; /* per node */
     const char **ips;            /* per node: its first InternalIP */
     double *node_usage;          /* per node (the caller's) */
+    double *ref_mem;             /* per candidate; NULL: memory not asked */
+    double *node_mem;            /* per node (the caller's); NULL: memory not asked */
 };
 
 /* Usage from one Prometheus query. */
-static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
+static int usage_from_prometheus(struct gather *g, const struct gather_usage_in *in, struct usage_work *u, char *why,
+                                 size_t len)
 {
     struct psi_status st;
     psi_status_ok(&st);
-    if (!in->prom)
-        psi_status_fail(&st, PSI_REASON_CONFIG, "no Prometheus client (the pressure source was not made)");
-    char *q = in->prom ? usage_query(in->window_s, u->refs, u->nrefs) : NULL;
+    struct psi_prom *p = prom_for(g, in->prom, &st);
+    char *q = p ? usage_query(in->window_s, u->refs, u->nrefs) : NULL;
     struct psi_prom_vector v = {0};
-    if (!q || psi_prom_query(in->prom, q, &v, &st) < 0) {
+    if (!p || !q || psi_prom_query(p, q, &v, &st) < 0) {
         snprintf(why, len, "the usage query failed: %s", st.failed ? st.message : "out of memory");
         free(q);
         return -1;
@@ -362,6 +437,17 @@ static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_
     free(q);
     usage_fill(&v, u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage);
     psi_prom_vector_free(&v);
+    if (!u->node_mem)
+        return 0;
+    /* memory in use: without an answer it stays unknown, and nothing moves on memory */
+    struct psi_prom_vector m = {0};
+    char *mq = usage_memory_query(u->refs, u->nrefs);
+    if (mq && psi_prom_query(p, mq, &m, &st) == 0)
+        usage_fill(&m, u->descs, in->nnodes, u->node_mem, u->refs, u->nrefs, u->ref_mem);
+    else
+        log_warn("memory in use not read", "error", st.failed ? st.message : "out of memory");
+    free(mq);
+    psi_prom_vector_free(&m);
     return 0;
 }
 
@@ -369,7 +455,8 @@ static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_
  * once). */
 static int usage_from_kubelets(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
 {
-    struct usage_kubelet q = {u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage};
+    struct usage_kubelet q = {u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage, u->node_mem,
+                              u->ref_mem};
     return usage_from_kubelet(in->client, &q, why, len);
 }
 
@@ -379,20 +466,24 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
     for (size_t j = 0; j < cands->n; j++) {
         u->refs[j] = (struct usage_ref){cands->c[j].ns, cands->c[j].name, cands->w[j].vmi};
         u->ref_usage[j] = NAN;
+        if (u->ref_mem)
+            u->ref_mem[j] = NAN;
     }
     for (size_t i = 0; i < in->nnodes; i++) {
         const cJSON *a;
         u->ips[i] = NULL;
-        cJSON_ArrayForEach(a, jx_get(in->nodes[i].node, "status.addresses"))
-            if (!u->ips[i] && jx_nonempty(a, "address"))
-                u->ips[i] = jx_nonempty(a, "address");
+        cJSON_ArrayForEach(a, get(get(in->nodes[i].node, "status"), "addresses"))
+            if (!u->ips[i] && str(a, "address"))
+                u->ips[i] = str(a, "address");
         u->descs[i] = (struct psi_node_desc){in->nodes[i].name, &u->ips[i], u->ips[i] ? 1 : 0, 0};
         u->node_usage[i] = NAN;
+        if (u->node_mem)
+            u->node_mem[i] = NAN;
     }
 }
 
-int gather_usage(const struct gather_usage_in *in, struct gather_candidates *cands, double *node_usage, char *why,
-                 size_t len)
+int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gather_candidates *cands,
+                 double *node_usage, char *why, size_t len)
 {
     size_t nc = cands->n ? cands->n : 1, nn = in->nnodes ? in->nnodes : 1;
     struct usage_work u = {
@@ -402,16 +493,21 @@ int gather_usage(const struct gather_usage_in *in, struct gather_candidates *can
         .descs = calloc(nn, sizeof(*u.descs)),
         .ips = calloc(nn, sizeof(*u.ips)),
         .node_usage = node_usage,
+        .node_mem = in->node_mem,
+        .ref_mem = in->node_mem ? calloc(nc, sizeof(double)) : NULL,
     };
     int rc = -1;
-    if (!u.refs || !u.ref_usage || !u.descs || !u.ips) {
+    if (!u.refs || !u.ref_usage || !u.descs || !u.ips || (in->node_mem && !u.ref_mem)) {
         snprintf(why, len, "out of memory");
     } else {
         usage_ask(&u, in, cands);
-        rc = in->prometheus ? usage_from_prometheus(in, &u, why, len) : usage_from_kubelets(in, &u, why, len);
+        rc = in->prom ? usage_from_prometheus(g, in, &u, why, len) : usage_from_kubelets(in, &u, why, len);
     }
-    for (size_t j = 0; rc == 0 && j < cands->n; j++)
+    for (size_t j = 0; rc == 0 && j < cands->n; j++) {
         cands->w[j].usage = u.ref_usage[j];
+        cands->w[j].mem = u.ref_mem ? u.ref_mem[j] : NAN;
+    }
+    free(u.ref_mem);
     free(u.refs);
     free(u.ref_usage);
     free(u.descs);
@@ -433,7 +529,7 @@ int gather_node_requests(struct kube_client *client, const char *node, struct ga
     }
     *out = (struct gather_requests){0, 0, 0};
     const cJSON *it;
-    cJSON_ArrayForEach(it, jx_at(list, "items")) {
+    cJSON_ArrayForEach(it, get(list, "items")) {
         double c, m;
         resources_pod_requests(it, &c, &m);
         out->cpu += c, out->memory += m, out->pods += 1;

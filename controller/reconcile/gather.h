@@ -28,7 +28,8 @@ void *gather_node_projection(const cJSON *node, void *ud);
  * the pod's requests summed as requests.{cpu, memory}. */
 void *gather_pod_projection(const cJSON *pod, void *ud);
 
-/* VMIs: node, evacuation mark, migration state, the LiveMigratable condition. */
+/* VMIs: node, evacuation mark, migration state, the LiveMigratable condition, the CPU topology
+ * (spec.domain.cpu cores, sockets, threads). */
 void *gather_vmi_projection(const cJSON *vmi, void *ud);
 
 /* VirtualMachineInstanceMigrations: what moves_migration_read reads. */
@@ -63,13 +64,14 @@ struct gather_workload {
     const cJSON *pod;      /* borrowed from the informer */
     const char *vmi;       /* the VMI's name for a VM, else NULL */
     double usage;          /* cores, NAN when unknown */
+    double mem;            /* bytes in use (working set), NAN when unknown or not asked */
 };
 
 /* The pods on the source nodes; c[j] and w[j] describe one pod. */
 struct gather_candidates {
     struct rebalance_candidate *c;
     struct gather_workload *w;
-    size_t n, cap, wcap;
+    size_t n, cap;
 };
 
 /* Collect the pods of informer pods that run on a node nodes[i] with is_source[i] (n nodes)
@@ -82,20 +84,32 @@ void gather_candidates_free(struct gather_candidates *g);
 
 /* ---- usage ---- */
 
+/* Where usage is read from, kept per PsiRebalance: the Prometheus client is made anew only
+ * when its settings change. */
+struct gather {
+    struct psi_prom *prom;
+    char *prom_key;
+};
+
 /* What a usage read needs. */
 struct gather_usage_in {
-    struct kube_client *client; /* for the kubelet summaries */
-    bool prometheus;            /* from Prometheus through prom, else the kubelet summaries */
-    struct psi_prom *prom;      /* the PsiRebalance's client (one per PsiRebalance) */
+    struct kube_client *client;         /* for the kubelet summaries */
+    const struct psi_prom_config *prom; /* NULL: the kubelet summaries */
     long window_s;                      /* spec.metrics.window */
     const struct mover_node *nodes;
     size_t nnodes;
+    double *node_mem; /* non-NULL: also read memory in use (bytes) into node_mem[i] and the
+                       * candidates' mem field (a second query; NAN where it has no answer) */
 };
 
 /* Read the CPU usage of the nodes (node_usage[i], cores, NAN unknown) and of the candidates
- * (their usage field). Returns 0, or -1 with why (len bytes) when nothing could be read. */
-int gather_usage(const struct gather_usage_in *in, struct gather_candidates *cands, double *node_usage, char *why,
-                 size_t len);
+ * (their usage field), and memory in use when in->node_mem asks. Returns 0, or -1 with why
+ * (len bytes) when no CPU usage could be read. */
+int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gather_candidates *cands,
+                 double *node_usage, char *why, size_t len);
+
+/* Release the Prometheus client (g itself is the caller's). */
+void gather_release(struct gather *g);
 
 /* The requests of the pods placed on a node. */
 struct gather_requests {

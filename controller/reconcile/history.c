@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/grow.h"
-#include "base/util.h"
 #include "reconcile/moves.h"
 
 static int64_t clock_now(void *ud) { return ((struct history *)ud)->clock_ms; }
+
+static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 struct history *history_new(void)
 {
@@ -37,7 +37,7 @@ static void virt_clear(struct history *h)
     }
     free(h->virt);
     h->virt = NULL;
-    h->nvirt = h->virt_cap = 0;
+    h->nvirt = 0;
 }
 
 void history_free(struct history *h)
@@ -65,6 +65,35 @@ char *history_key(const char *kind, const char *ns, const char *name)
 
 static char *move_key(const struct api_move *m) { return history_key(m->kind, m->ns, m->name); }
 
+int history_recent(const struct history *h, int64_t since_s, struct rebalance_recent **out, size_t *n)
+{
+    *out = calloc(h->status.nmoves ? h->status.nmoves : 1, sizeof(**out));
+    *n = 0;
+    if (!*out)
+        return -1;
+    for (size_t i = 0; i < h->status.nmoves; i++) {
+        const struct api_move *m = &h->status.moves[i];
+        if (m->phase == API_MOVE_FAILED || m->time < since_s || !m->source_node)
+            continue;
+        char *key = move_key(m);
+        if (!key) {
+            history_recent_free(*out, *n);
+            *out = NULL, *n = 0;
+            return -1;
+        }
+        (*out)[(*n)++] = (struct rebalance_recent){key, m->source_node,
+                                                   m->target_node ? m->target_node : m->destination_node};
+    }
+    return 0;
+}
+
+void history_recent_free(struct rebalance_recent *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free((char *)v[i].workload);
+    free(v);
+}
+
 struct history_node *history_node(struct history *h, const char *name)
 {
     size_t lo = 0, hi = h->nnodes;
@@ -78,12 +107,15 @@ struct history_node *history_node(struct history *h, const char *name)
         else
             hi = mid;
     }
+    struct history_node *v = realloc(h->nodes, (h->nnodes + 1) * sizeof(*v));
     char *n = strdup(name);
-    if (!n || BASE_GROW(h->nodes, h->nnodes + 1, h->nodes_cap) < 0) {
+    if (!v || !n) {
         free(n);
+        if (v)
+            h->nodes = v;
         return NULL;
     }
-    struct history_node *v = h->nodes;
+    h->nodes = v;
     memmove(&v[lo + 1], &v[lo], (h->nnodes - lo) * sizeof(*v));
     memset(&v[lo], 0, sizeof(*v));
     v[lo].name = n;
@@ -272,8 +304,10 @@ void history_failed(struct history *h, struct api_move *m)
 int history_add_virtual(struct history *h, const char *key, const char *source, const char *destination,
                         double demand, const double requests[2])
 {
-    if (BASE_GROW(h->virt, h->nvirt + 1, h->virt_cap) < 0)
+    struct history_virtual *nv = realloc(h->virt, (h->nvirt + 1) * sizeof(*nv));
+    if (!nv)
         return -1;
+    h->virt = nv;
     struct history_virtual c = {strdup(key), strdup(source), strdup(destination), demand, requests[0], requests[1]};
     if (!c.key || !c.source || !c.destination) {
         free(c.key);
@@ -336,7 +370,7 @@ void history_fill_status(struct history *h, int64_t now_ms, int64_t history_ms, 
         n->migrations.in_flight = 0;
         for (size_t k = 0; k < h->status.nmoves; k++) {
             const struct api_move *m = &h->status.moves[k];
-            if (history_under_way(m, now_ms) && base_same(m->source_node, n->name))
+            if (history_under_way(m, now_ms) && eq(m->source_node, n->name))
                 n->migrations.in_flight++;
         }
     }

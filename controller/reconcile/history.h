@@ -5,7 +5,9 @@
  *   - the moves (status.moves, oldest first) and the summary counters, read back once from
  *     the status after a restart (history_load) so that cooldowns and counts survive it;
  *   - per node: since when it is above evictAbovePercent (the sustain tracker), until when
- *     it settles after a move, and its eviction and migration counters;
+ *     it settles after a move, whether it is being relieved (a source not yet below the
+ *     relief target), its calibrated CPU curve scale (rebalance_calibrate), and its eviction
+ *     and migration counters;
  *   - the cooldowns: of real moves, of DryRun's would-be moves (kept apart, so that DryRun
  *     reports the sequence Automatic would make), and of refused evictions (held back as a
  *     move would be: cooldown.initial, doubling while refusals repeat);
@@ -21,6 +23,7 @@
 
 #include "api/status.h"
 #include "reconcile/cooldown.h"
+#include "reconcile/rebalance.h"
 
 /* A move asked and not answered with a migration within this long stops counting as in
  * flight (KubeVirt may have dropped the evacuation). */
@@ -31,6 +34,8 @@ struct history_node {
     char *name;
     int64_t above_since_ms; /* 0: not above evictAbovePercent */
     int64_t settle_until_ms;
+    bool relieving;     /* a source, not yet seen below the relief target */
+    double scale_cpu;   /* its CPU curve's calibrated scale; 0: none yet */
     int64_t evictions, succeeded, failed;
 };
 
@@ -45,9 +50,9 @@ struct history {
     bool loaded;              /* the status was read back */
     struct api_status status; /* moves (oldest first) and summary counters: what status shows */
     struct history_node *nodes; /* sorted by name */
-    size_t nnodes, nodes_cap;
+    size_t nnodes;
     struct history_virtual *virt;
-    size_t nvirt, virt_cap;
+    size_t nvirt;
     struct cooldown *cool, *dry_cool, *refusals;
     struct cooldown_params params; /* the spec's, as of the last history_begin */
     int64_t clock_ms;              /* the cycle's time, the cooldowns' clock */
@@ -63,6 +68,14 @@ struct history_entry {
     const char *source, *destination;
     enum api_move_phase phase; /* Evicted, MigrationRequested, or WouldMove (DryRun) */
 };
+
+/* The moves since since_s (Unix seconds) that moved something (not failed), as the planner's
+ * history: *out gets n entries whose workload keys are allocated (history_recent_free).
+ * Returns 0, or -1 on no memory (*out NULL, *n 0). */
+int history_recent(const struct history *h, int64_t since_s, struct rebalance_recent **out, size_t *n);
+
+/* Release what history_recent returned. */
+void history_recent_free(struct rebalance_recent *v, size_t n);
 
 /* New and empty; NULL on no memory. */
 struct history *history_new(void);

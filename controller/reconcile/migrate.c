@@ -123,7 +123,9 @@ enum rebalance_evict_outcome migrate_create_outcome(long http_status)
         return REBALANCE_MIGRATING;
     if (http_status == 404)
         return REBALANCE_GONE;
-    if (http_status == 409 || http_status == 422 || http_status == 429)
+    /* 400: KubeVirt's migration admitter refuses ("Cannot migrate VMI", a migration in flight,
+     * a VMI in a final state): a skip with a cooldown, not a failed cycle */
+    if (http_status == 400 || http_status == 409 || http_status == 422 || http_status == 429)
         return REBALANCE_REFUSED;
     return REBALANCE_ERROR;
 }

@@ -97,9 +97,10 @@ enum migrate_action migrate_cleanup_action(const struct moves_migration *g, int6
  * among migs[0..nm) bears its name although it was asked more than MIGRATE_LOST_S ago. */
 bool migrate_move_lost(const struct api_move *m, const struct moves_migration *migs, size_t nm, int64_t now_s);
 
-/* Classify the answer to creating a migration: 0 (created), or the HTTP status. A conflict
- * (409), 422 from KubeVirt's admission (the VMI cannot migrate now, or a migration of it is
- * in flight) and 429 are refusals; 404 (the VMI is gone) is GONE; anything else an error. */
+/* Classify the answer to creating a migration: 0 (created), or the HTTP status. 400 from
+ * KubeVirt's migration admitter (the VMI cannot migrate, a migration of it is in flight, or it
+ * is in a final state), a conflict (409), 422 and 429 are refusals (a skip with a cooldown);
+ * 404 (the VMI is gone) is GONE; anything else an error. */
 enum rebalance_evict_outcome migrate_create_outcome(long http_status);
 
 #endif

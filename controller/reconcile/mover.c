@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/reasons.h"
 #include "logging.h"
 #include "reconcile/act.h"
 #include "reconcile/conditions.h"
@@ -18,6 +17,7 @@
 
 struct mover {
     struct history *h;
+    struct gather g;               /* the Prometheus client for usage */
     struct gather_support support; /* eviction.method Migrate: whether KubeVirt takes addedNodeSelector */
     bool have_mode;
     enum api_eviction_mode mode;
@@ -39,6 +39,10 @@ struct decision {
     bool *is_source;
     double *usage;
     struct rebalance_params p;
+    struct rebalance_recent *recent; /* the moves within cooldown.history */
+    size_t nrecent;
+    unsigned resources;              /* balanced on (cycle_resources) */
+    double *node_mem;                /* memory in use per node, when memory is balanced */
     struct gather_candidates cands;
     struct rebalance_plan plan;
     struct cycle_verdict v;
@@ -66,6 +70,7 @@ void mover_free(struct mover *mv)
     if (!mv)
         return;
     history_free(mv->h);
+    gather_release(&mv->g);
     free(mv);
 }
 
@@ -73,8 +78,37 @@ const struct mover_stats *mover_stats(const struct mover *mv) { return &mv->stat
 
 /* ---- the decision ---- */
 
-/* The nodes as the plan sees them, with settling and the sustain tracker; the params; which
- * nodes are sources. Returns whether any is, or -1 on no memory. */
+/* The pressure a node is judged on: the highest of the resources balanced on (eviction.resources
+ * given), else spec.pressure.resource's; NAN when none is known. */
+static double judged_pressure(const struct api_spec *spec, unsigned resources, const double *pressure)
+{
+    if (!spec->eviction.nresources)
+        return pressure[spec->pressure.resource];
+    double v = NAN;
+    if ((resources & REBALANCE_RES_CPU) && !isnan(pressure[API_RESOURCE_CPU]))
+        v = pressure[API_RESOURCE_CPU];
+    if ((resources & REBALANCE_RES_MEMORY) && !isnan(pressure[API_RESOURCE_MEMORY]) &&
+        (isnan(v) || pressure[API_RESOURCE_MEMORY] > v))
+        v = pressure[API_RESOURCE_MEMORY];
+    return v;
+}
+
+/* Node i as the plan sees it, before settling and sustain (hn: its history, may be NULL). */
+static void see_node(struct decision *dc, size_t i, const struct history_node *hn)
+{
+    const struct mover_node *in = &dc->in->nodes[i];
+    struct rebalance_node *n = &dc->nodes[i];
+    gather_node_view(in->node, n);
+    n->name = in->name;
+    n->selected = true;
+    n->tainted = in->tainted;
+    n->pressure = judged_pressure(&dc->in->pr->spec, dc->resources, in->pressure);
+    n->cpu_pressure = in->pressure[API_RESOURCE_CPU];
+    n->mem_pressure = in->pressure[API_RESOURCE_MEMORY];
+    n->relieving = hn && hn->relieving;
+    n->scale[REBALANCE_CPU] = hn ? hn->scale_cpu : 0;
+}
+
 /* kube_informer_foreach: keep the first object seen (ud: const cJSON **). */
 static int first_object(const char *key, const char *rv, const void *obj, void *ud)
 {
@@ -84,6 +118,8 @@ static int first_object(const char *key, const char *rv, const void *obj, void *
     return 1;
 }
 
+/* The nodes as the plan sees them, with settling and the sustain tracker; the params; which
+ * nodes are sources. Returns whether any is, or -1 on no memory. */
 static int look_at_nodes(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
@@ -119,7 +155,14 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
         .in_flight = counts.in_flight,
         .running = counts.running,
         .targeted = mv->targeted,
+        .target = spec->eviction.has_relief_target ? (double)spec->eviction.relief_target_percent : 0,
+        .resources = dc->resources,
     };
+    /* history: a workload does not go back to a node it left, nor load back where it came from */
+    if (history_recent(mv->h, (in->now_ms - spec->eviction.cooldown.history_ms) / 1000, &dc->recent,
+                       &dc->nrecent) < 0)
+        goto out;
+    dc->p.recent = dc->recent, dc->p.nrecent = dc->nrecent;
     /* KubeVirt's parallel limits as its CR sets them (the first one: a cluster has one) */
     const cJSON *kv = NULL;
     if (dc->d->kubevirts)
@@ -127,19 +170,18 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
     moves_kubevirt_limits(kv, &dc->p.kubevirt_per_cluster, &dc->p.kubevirt_per_node);
     rc = 0;
     for (size_t i = 0; i < nn; i++) {
-        const cJSON *node = in->nodes[i].node;
         struct history_node *hn = history_node(mv->h, in->nodes[i].name);
-        gather_node_view(node, &dc->nodes[i]);
-        dc->nodes[i].name = in->nodes[i].name;
-        dc->nodes[i].selected = true;
-        dc->nodes[i].tainted = in->nodes[i].tainted;
-        dc->nodes[i].pressure = in->nodes[i].pressure[spec->pressure.resource];
+        see_node(dc, i, hn);
         dc->nodes[i].settling = settling[i];
         dc->nodes[i].outbound = outbound[i];
         if (hn)
             dc->nodes[i].sustained = cycle_sustain(&hn->above_since_ms, dc->nodes[i].pressure, dc->p.evict_above,
                                                    spec->pressure.sustain_ms, in->now_ms);
-        dc->is_source[i] = rebalance_is_source(&dc->p, &dc->nodes[i]) && !settling[i];
+        /* a source stays one until it is below the relief target, cycle after cycle */
+        bool source = rebalance_is_source(&dc->p, &dc->nodes[i]);
+        if (hn)
+            hn->relieving = source;
+        dc->is_source[i] = source && !settling[i];
         rc |= dc->is_source[i];
     }
 out:
@@ -159,17 +201,17 @@ static int find_candidates(struct decision *dc)
     struct kube_informer *pods = sel && dc->d->pods ? dc->d->pods(dc->d->pods_ud, sel) : NULL;
     free(sel);
     if (!pods) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_PODS_UNAVAILABLE,
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "PodsUnavailable",
                           "the pods of spec.eviction.podSelector cannot be watched");
         return -1;
     }
     if (!kube_informer_synced(pods)) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_WAITING_FOR_PODS,
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "WaitingForPods",
                           "the pods of spec.eviction.podSelector are being listed");
         return -1;
     }
     if (gather_candidates(pods, dc->in->nodes, dc->nn, dc->is_source, &dc->cands) < 0) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory collecting pods");
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory collecting pods");
         return -1;
     }
     return 0;
@@ -179,24 +221,34 @@ static int find_candidates(struct decision *dc)
 static int read_demand(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
-    struct gather_usage_in u = {dc->d->client, in->prometheus, in->prom, (long)(in->pr->spec.metrics.window_ms / 1000),
-                                in->nodes, dc->nn};
+    struct gather_usage_in u = {dc->d->client, in->prom, (long)(in->pr->spec.metrics.window_ms / 1000), in->nodes,
+                                dc->nn, dc->node_mem};
     char why[1024];
     mv->stats.usage_queries++;
-    if (gather_usage(&u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
+    if (gather_usage(&mv->g, &u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
         mv->stats.usage_failures++;
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_USAGE_UNAVAILABLE,
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "UsageUnavailable",
                           "no move without CPU usage to predict it: %s", why);
         log_warn("usage not readable: no move", "psirebalance", in->pr->name, "error", why);
         return -1;
     }
-    for (size_t i = 0; i < dc->nn; i++)
-        dc->nodes[i].demand =
-            rebalance_node_demand(dc->usage[i], dc->nodes[i].cpus, in->nodes[i].pressure[API_RESOURCE_CPU]);
+    for (size_t i = 0; i < dc->nn; i++) {
+        struct rebalance_node *n = &dc->nodes[i];
+        double pc = in->nodes[i].pressure[API_RESOURCE_CPU];
+        /* each reading below saturation calibrates the node's curve (rebalance_calibrate) */
+        struct history_node *hn = history_node(mv->h, n->name);
+        if (hn && n->cpus > 0)
+            hn->scale_cpu = n->scale[REBALANCE_CPU] = rebalance_calibrate(hn->scale_cpu, dc->usage[i] / n->cpus, pc);
+        n->demand = rebalance_node_demand_scaled(dc->usage[i], n->cpus, pc, n->scale[REBALANCE_CPU]);
+        n->mem_used = dc->node_mem ? dc->node_mem[i] : NAN;
+    }
     for (size_t j = 0; j < dc->cands.n; j++) {
         struct rebalance_candidate *c = &dc->cands.c[j];
         double u_j = dc->cands.w[j].usage;
-        c->demand = isnan(u_j) ? NAN : rebalance_demand(u_j, in->nodes[c->node].pressure[API_RESOURCE_CPU]);
+        c->demand = isnan(u_j) ? NAN
+                               : rebalance_demand_scaled(u_j, in->nodes[c->node].pressure[API_RESOURCE_CPU],
+                                                         dc->nodes[c->node].scale[REBALANCE_CPU]);
+        c->mem_used = dc->cands.w[j].mem;
     }
     return 0;
 }
@@ -218,7 +270,15 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
             .cooling = history_cooling(mv->h, w->key, dc->dry),
             .refused = history_refused(mv->h, w->key),
         };
-        dc->cands.c[j].blocked = evictor_check(&x, &f);
+        const char *b = evictor_check(&x, &f);
+        /* a VM that cannot live-migrate is never picked (KubeVirt would refuse, or restart it) */
+        if (!b && vmi)
+            b = rebalance_vmi_check(vmi);
+        /* eviction.method Migrate moves VMs only */
+        if (!b && spec->eviction.method == API_METHOD_MIGRATE && !w->vmi)
+            b = "not a VM (eviction.method Migrate)";
+        dc->cands.c[j].blocked = b;
+        dc->cands.c[j].max_demand = vmi ? rebalance_vmi_vcpus(vmi) : NAN;
     }
 }
 
@@ -285,15 +345,19 @@ static int plan_and_move(struct mover *mv, struct decision *dc, char *fail_msg, 
         .made = made,
         .made_len = sizeof(made),
     };
-    size_t done = 0;
-    int64_t max_total = dc->in->pr->spec.eviction.max_total;
+    size_t done = 0, nmade = 0;
+    /* what earlier rounds made counts against every limit of the next (rebalance_params.made) */
+    struct rebalance_move *made_moves = calloc(dc->cands.n ? dc->cands.n : 1, sizeof(*made_moves));
+    if (!made_moves) {
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
+        return 0;
+    }
     for (int round = 0; round < MOVER_MAX_ROUNDS; round++) {
         rebalance_plan_free(&dc->plan);
-        dc->p.max_total = (int)max_total - (int)done;
-        if (dc->p.max_total <= 0)
-            break;
+        dc->p.made = made_moves, dc->p.nmade = nmade;
         if (rebalance_plan(&dc->p, dc->nodes, dc->nn, dc->cands.c, dc->cands.n, &dc->plan) < 0) {
-            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while planning");
+            free(made_moves);
+            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
             return 0;
         }
         if (!dc->plan.nmoves)
@@ -301,10 +365,12 @@ static int plan_and_move(struct mover *mv, struct decision *dc, char *fail_msg, 
         int refused_before = r.refused;
         r.plan = &dc->plan;
         done += act_moves(&a, &r);
-        cycle_apply(&dc->plan, dc->nodes, dc->cands.c, &dc->p); /* what was made changes the next round */
+        nmade = cycle_made(&dc->plan, dc->cands.c, made_moves, nmade, dc->cands.n);
         if (r.refused == refused_before || r.failed)
             break;
     }
+    dc->p.made = NULL, dc->p.nmade = 0;
+    free(made_moves);
     mv->quiet_until_ms = done ? 0 : dc->in->now_ms + cycle_settle_ms(&dc->in->pr->spec);
     mv->quiet_generation = dc->in->pr->generation;
     cycle_outcome(&dc->v, dc->dry, done, made, &dc->plan);
@@ -332,19 +398,23 @@ static int decide_moves(struct mover *mv, struct decision *dc, char *fail_msg, s
 static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t fail_len)
 {
     size_t n1 = dc->nn ? dc->nn : 1;
+    dc->resources = cycle_resources(&dc->in->pr->spec);
     dc->nodes = calloc(n1, sizeof(*dc->nodes));
     dc->is_source = calloc(n1, sizeof(bool));
     dc->usage = calloc(n1, sizeof(double));
-    int any = dc->nodes && dc->is_source && dc->usage ? look_at_nodes(mv, dc) : -1;
+    dc->node_mem = (dc->resources & REBALANCE_RES_MEMORY) ? calloc(n1, sizeof(double)) : NULL;
+    int any = dc->nodes && dc->is_source && dc->usage && (dc->node_mem || !(dc->resources & REBALANCE_RES_MEMORY))
+                  ? look_at_nodes(mv, dc)
+                  : -1;
     if (any < 0) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while deciding");
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while deciding");
         return 0;
     }
     if (dc->dry) /* DryRun: the moves it would have made change the picture once demands are known */
         history_prune_virtual(mv->h);
     if (!any) { /* nothing to do, or only settling sources: the plan says which, without reading more */
         if (rebalance_plan(&dc->p, dc->nodes, dc->nn, NULL, 0, &dc->plan) < 0)
-            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while planning");
+            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
         else
             cycle_verdict_set(&dc->v, API_CONDITION_FALSE, dc->plan.reason, "%s", dc->plan.message);
         return 0;
@@ -363,17 +433,20 @@ static void decision_free(struct decision *dc)
     free(dc->nodes);
     free(dc->is_source);
     free(dc->usage);
+    free(dc->node_mem);
+    history_recent_free(dc->recent, dc->nrecent);
 }
 
 /* ---- the cycle ---- */
 
-/* eviction.method Migrate: whether VM moves are targeted live migrations this cycle; the
- * reason they are not (NULL when they are, or Migrate was not asked for). */
+/* eviction.method Migrate or Auto: whether VM moves are targeted live migrations this cycle;
+ * with Migrate, the reason they are not (NULL when they are, or Migrate was not asked for).
+ * Auto evicts where KubeVirt cannot target, as it says it does: no warning. */
 static const char *method(struct mover *mv, const struct act *a)
 {
     const struct api_spec *spec = &a->in->pr->spec;
     mv->targeted = false;
-    if (spec->eviction.method != API_METHOD_MIGRATE || spec->eviction.mode == API_MODE_DISABLED)
+    if (spec->eviction.method == API_METHOD_EVICT || spec->eviction.mode == API_MODE_DISABLED)
         return NULL;
     if (!a->d->vmims) {
         mv->support.support = MIGRATE_UNSUPPORTED;
@@ -382,12 +455,12 @@ static const char *method(struct mover *mv, const struct act *a)
         gather_migrate_support(a->d->client, &mv->support, a->in->now_ms, a->in->pr->name);
     }
     mv->targeted = mv->support.support == MIGRATE_SUPPORTED;
-    if (mv->targeted)
+    if (mv->targeted || spec->eviction.method == API_METHOD_AUTO)
         return NULL;
     if (!mv->support.warned) {
         char note[700];
         snprintf(note, sizeof(note), "eviction.method Migrate falls back to eviction: %s", mv->support.why);
-        act_event(a, "Warning", API_EVENT_MIGRATE_UNSUPPORTED, "Decide", note);
+        act_event(a, "Warning", "MigrateUnsupported", "Decide", note);
         mv->support.warned = true;
     }
     return mv->support.why;
@@ -405,9 +478,43 @@ static void conclude(struct mover *mv, const struct act *a, struct cycle_verdict
     if (strcmp(mv->last_reason, v->reason) == 0)
         return;
     if (cycle_blocked(v->reason))
-        act_event(a, "Warning", API_EVENT_REBALANCE_BLOCKED, "Decide", v->message);
+        act_event(a, "Warning", "RebalanceBlocked", "Decide", v->message);
+    else if (strcmp(v->reason, REBALANCE_OSCILLATION) == 0)
+        act_event(a, "Warning", "OscillationHeld", "Decide", v->message);
     log_info("rebalancing", "psirebalance", in->pr->name, "reason", v->reason, "message", v->message);
     snprintf(mv->last_reason, sizeof(mv->last_reason), "%s", v->reason);
+}
+
+/* The moves that settled since: what their nodes show now against what was predicted
+ * (cycle_observe), into the moves and the stats. */
+static void check_predictions(struct mover *mv, const struct mover_input *in)
+{
+    int64_t settle = cycle_settle_ms(&in->pr->spec);
+    unsigned res = cycle_resources(&in->pr->spec);
+    for (size_t k = 0; k < mv->h->status.nmoves; k++) {
+        struct api_move *m = &mv->h->status.moves[k];
+        if (!m->predicted || m->observed)
+            continue;
+        const char *dst = m->target_node ? m->target_node : m->destination_node;
+        double s = NAN, t = NAN;
+        for (size_t i = 0; i < in->nnodes; i++) {
+            if (m->source_node && strcmp(in->nodes[i].name, m->source_node) == 0)
+                s = judged_pressure(&in->pr->spec, res, in->nodes[i].pressure);
+            if (dst && strcmp(in->nodes[i].name, dst) == 0)
+                t = judged_pressure(&in->pr->spec, res, in->nodes[i].pressure);
+        }
+        if (!cycle_observe(m, in->now_ms, settle, s, t))
+            continue;
+        mv->stats.prediction_error_source += fabs(m->observed_source - m->predicted_source);
+        mv->stats.prediction_error_destination += fabs(m->observed_destination - m->predicted_destination);
+        mv->stats.predictions_checked++;
+        char ps[64], pd[64];
+        snprintf(ps, sizeof(ps), "%.1f%% predicted, %.1f%% observed", m->predicted_source, m->observed_source);
+        snprintf(pd, sizeof(pd), "%.1f%% predicted, %.1f%% observed", m->predicted_destination,
+                 m->observed_destination);
+        log_info("move settled: prediction checked", "psirebalance", in->pr->name, "workload", m->name, "source",
+                 m->source_node, "source_pressure", ps, "destination", dst, "destination_pressure", pd);
+    }
 }
 
 /* Begin the cycle: the history at this time and spec (DryRun's picture ends with DryRun). */
@@ -435,6 +542,8 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
         log_warn("moves not followed: out of memory", "psirebalance", in->pr->name);
     if (d->vmims)
         act_cleanup(&a, &migs);
+    if (in->sampled)
+        check_predictions(mv, in);
     const char *fallback = method(mv, &a);
 
     struct decision dc = {.d = d, .in = in, .migs = &migs, .nn = in->nnodes,
@@ -445,7 +554,7 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
         /* nothing is decided: the gate says why */
     } else if (in->sampled) {
         if (decide(mv, &dc, fail_msg, fail_len) < 0) {
-            *fail_reason = API_REASON_EVICTION_FAILED;
+            *fail_reason = "EvictionFailed";
             rc = -1;
         }
         set = !dc.keep;
@@ -455,7 +564,7 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
     if (set)
         conclude(mv, &a, &dc.v, fallback, next);
     else if (!api_status_condition(next, API_CONDITION_REBALANCING))
-        conditions_set(next, API_CONDITION_REBALANCING, API_CONDITION_UNKNOWN, API_REASON_PENDING,
+        conditions_set(next, API_CONDITION_REBALANCING, API_CONDITION_UNKNOWN, "Pending",
                        "waiting for the first pressure sample", in->pr->generation, in->now_ms / 1000);
     history_fill_status(mv->h, in->now_ms, in->pr->spec.eviction.cooldown.history_ms, next);
     decision_free(&dc);

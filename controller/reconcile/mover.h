@@ -8,20 +8,24 @@
  *      followed through them (phases, counters per source node, an Event for each outcome; a
  *      failed migration counts as a repeat move in the workload's cooldown), our failed and
  *      stuck targeted migrations deleted (counted as failed), a targeted move whose migration
- *      is gone counted as failed;
- *   3. eviction.method Migrate: whether KubeVirt takes targeted live migrations (its
+ *      is gone counted as failed; the moves that settled since have their predicted pressure
+ *      checked against the nodes' readings (cycle_observe: status and the stats);
+ *   3. eviction.method Auto or Migrate: whether KubeVirt takes targeted live migrations (its
  *      VirtualMachineInstanceMigration CRD has spec.addedNodeSelector, read every 10
- *      minutes); otherwise VMs are evicted and the condition and a MigrateUnsupported Event
- *      say why;
+ *      minutes); otherwise VMs are evicted, and with Migrate the condition and a
+ *      MigrateUnsupported Event say why;
  *   4. on cycles with a new pressure sample, unless the gate (cycle.h) says nothing is to be
  *      decided, the decision:
- *      - sources: selected nodes above evictAbovePercent for the sustain window, not settling
- *        (cycle.h);
+ *      - sources: selected nodes above evictAbovePercent for the sustain window, or sources of
+ *        an earlier cycle not yet below the relief target (history_node.relieving), not
+ *        settling (cycle.h); the moves within cooldown.history go to the plan (history_recent);
  *      - only then the footprint grows for the cycle: the candidates come from a pod
  *        informer narrowed by podSelector (asked of the manager), the evictor (evictor.h)
- *        says which may go, one usage query (or the kubelet summaries) gives their CPU usage
- *        and the nodes', and the pods of at most MOVER_MAX_LISTED eligible destinations are
- *        listed for their requests;
+ *        says which may go (and a VMI that is not LiveMigratable, or with Migrate a pod that
+ *        is no VM, may not), one usage query (or the kubelet summaries) gives their CPU usage
+ *        and the nodes' (which calibrate each node's curve), a second one their memory in use
+ *        when memory is balanced, and the pods of at most MOVER_MAX_LISTED eligible
+ *        destinations are listed for their requests;
  *      - DryRun's would-be moves are laid over the nodes (cycle.h);
  *      - rebalance_plan, then each move is made (act.h): a VM of method Migrate through a
  *        VirtualMachineInstanceMigration with addedNodeSelector, every other move through
@@ -29,8 +33,9 @@
  *        and KubeVirt's webhook answer without any effect). 200: evicted (the restart path);
  *        429 "Eviction triggered evacuation" or "Evacuation in progress": a live migration
  *        accepted (counted, remembered, not asked again); another 429 (a PDB, a VM that
- *        cannot migrate): skipped with its reason and held back as a move would be, and the
- *        plan is made again without it (at most MOVER_MAX_ROUNDS plans);
+ *        cannot migrate), or a 400 from KubeVirt's migration admitter: skipped with its reason
+ *        and held back as a move would be, and the plan is made again without it, the moves
+ *        already made counting against every limit (at most MOVER_MAX_ROUNDS plans);
  *      - a look that finds nothing to move is not repeated before the settle time has passed
  *        (or the spec changed): the decision and its reason stand meanwhile, so a node that
  *        stays hot with nothing to do costs no usage query and no pod list every cycle;
@@ -87,8 +92,7 @@ struct mover_input {
     size_t nnodes;
     bool sampled;                      /* a new pressure sample was taken: decide */
     bool metrics_ok;                   /* the last sample succeeded */
-    bool prometheus;                   /* usage from Prometheus (else the kubelet summaries) */
-    struct psi_prom *prom;             /* the PsiRebalance's Prometheus client (sampling_prom); NULL: none */
+    const struct psi_prom_config *prom; /* the Prometheus for usage; NULL with the Kubelet source */
     int64_t now_ms;                    /* wall clock, ms since the epoch */
 };
 
@@ -101,6 +105,10 @@ struct mover_stats {
     uint64_t eviction_failures;  /* evictions that failed otherwise */
     uint64_t migrations_succeeded, migrations_failed;
     uint64_t usage_queries, usage_failures;
+    /* predicted against observed pressure of moves that settled (cycle_observe): the sum of
+     * the absolute errors, percentage points, and their count, for sources and destinations */
+    double prediction_error_source, prediction_error_destination;
+    uint64_t predictions_checked;
 };
 
 /* Re-plans in one cycle after evictions were refused. */

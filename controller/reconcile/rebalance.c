@@ -288,8 +288,6 @@ const char *rebalance_destination_check(const struct rebalance_params *p, const 
         w = "usage unknown";
     else if (mem && (!known(n->memory) || isnan(n->mem_used)))
         w = "memory in use unknown";
-    else if (isnan(n->req_cpu))
-        w = "requests not read";
     if (w) {
         snprintf(why, len, "%s", w);
         return why;
@@ -298,7 +296,29 @@ const char *rebalance_destination_check(const struct rebalance_params *p, const 
         snprintf(why, len, "pressure not below untaintBelowPercent %.0f%%", p->untaint_below);
         return why;
     }
+    if (isnan(n->req_cpu)) {
+        snprintf(why, len, "requests not read");
+        return why;
+    }
     return NULL;
+}
+
+double rebalance_vmi_vcpus(const cJSON *vmi)
+{
+    const cJSON *cpu = get(get(get(vmi, "spec"), "domain"), "cpu");
+    if (!cJSON_IsObject(cpu))
+        return NAN;
+    double v = 1;
+    static const char *const keys[] = {"cores", "sockets", "threads"};
+    for (int i = 0; i < 3; i++) {
+        const cJSON *k = get(cpu, keys[i]);
+        if (!k)
+            continue;
+        if (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > 1024)
+            return NAN;
+        v *= k->valuedouble;
+    }
+    return v;
 }
 
 const char *rebalance_vmi_check(const cJSON *vmi)
@@ -786,9 +806,14 @@ static int emit(struct work *w, const struct rebalance_move *mv)
     return 1;
 }
 
-/* Whether going from hot_now to hot_end crosses a level: the target, taintAbove or evictAbove. */
+/* Whether going from hot_now to hot_end relieves: below the target, or across another level
+ * (taintAbove, evictAbove) by REBALANCE_MIN_RELIEF at least. */
 static bool contributes(const struct work *w, double hot_now, double hot_end)
 {
+    if (hot_end < w->target)
+        return true;
+    if (hot_now - hot_end < REBALANCE_MIN_RELIEF)
+        return false;
     double levels[3] = {w->target, w->p->taint_above, w->p->evict_above};
     for (int i = 0; i < 3; i++)
         if (hot_now >= levels[i] && hot_end < levels[i])

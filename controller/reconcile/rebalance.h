@@ -37,7 +37,9 @@
  * below the target: on the resource it is hottest on, the smallest workload that alone reaches
  * the target, else the biggest that can go (fewest moves); again until the target is reached
  * or nothing more can go. The set is made only when it contributes: when it brings the source
- * below a level it is above now (the target, taintAbovePercent or evictAbovePercent). A source
+ * below the target, or below another level it is above now (taintAbovePercent or
+ * evictAbovePercent) by REBALANCE_MIN_RELIEF at least (an idle VM crossing a level by a hair
+ * is no relief). A source
  * that cannot cross any of them keeps its workloads (two small moves off a node whose big VM
  * cannot go anywhere help nothing). The per-cycle limits then cut the set: what they leave
  * out is planned again next cycle, when the source, still above the target, is a source again.
@@ -103,6 +105,8 @@
 #define REBALANCE_INFORMATIVE 0.02
 /* The weight of a new reading in a calibrated scale (rebalance_calibrate). */
 #define REBALANCE_CALIBRATION_WEIGHT 0.3
+/* The least relief (percentage points) a source's set of moves must bring to be made. */
+#define REBALANCE_MIN_RELIEF 5.0
 /* Percentage points within which two predictions count as equal. */
 #define REBALANCE_NOISE 1.0
 
@@ -300,6 +304,10 @@ void rebalance_plan_free(struct rebalance_plan *plan);
 /* Why a VMI (VirtualMachineInstance JSON) may not be live-migrated, or NULL: its
  * LiveMigratable condition is False (the message names KubeVirt's reason). A static string. */
 const char *rebalance_vmi_check(const cJSON *vmi);
+
+/* A VMI's vCPUs (spec.domain.cpu: cores x sockets x threads, each 1 when absent), what its
+ * demand cannot exceed; NAN when the VMI states no CPU topology. */
+double rebalance_vmi_vcpus(const cJSON *vmi);
 
 /* ---- the Eviction API's answer ---- */
 

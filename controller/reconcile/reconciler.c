@@ -387,6 +387,10 @@ static void count_moves(struct reconciler *r, const struct mover_stats *before, 
     r->counters.eviction_failures += after->eviction_failures - before->eviction_failures;
     r->counters.migrations_succeeded += after->migrations_succeeded - before->migrations_succeeded;
     r->counters.migrations_failed += after->migrations_failed - before->migrations_failed;
+    r->counters.predictions_checked += after->predictions_checked - before->predictions_checked;
+    r->counters.prediction_error_source += after->prediction_error_source - before->prediction_error_source;
+    r->counters.prediction_error_destination +=
+        after->prediction_error_destination - before->prediction_error_destination;
 }
 
 /* Run the mover over the owned nodes with this cycle's readings. */
@@ -399,17 +403,13 @@ static void rebalance(struct visit *v)
         fail(v, API_REASON_OUT_OF_MEMORY, "out of memory");
         return;
     }
+    const struct api_spec *spec = &v->pr.spec;
+    struct psi_prom_config cfg;
+    const struct psi_prom_config *prom = prom_config(r, spec, &cfg);
     struct mover_deps d = {r->deps.client, r->deps.events, r->deps.vmis,    r->deps.vmims,
                            r->deps.pods,   r->deps.pods_ud, r->deps.kubevirts};
-    struct mover_input in = {v->obj,
-                             &v->pr,
-                             mn,
-                             n,
-                             v->sampled,
-                             v->cs->sampling.metrics == 1,
-                             v->pr.spec.metrics.source == API_SOURCE_PROMETHEUS,
-                             sampling_prom(&v->cs->sampling),
-                             v->now_ms};
+    struct mover_input in = {v->obj, &v->pr, mn, n, v->sampled, v->cs->sampling.metrics == 1,
+                             spec->metrics.source == API_SOURCE_PROMETHEUS ? prom : NULL, v->now_ms};
     struct mover_stats before = *mover_stats(v->cs->mover);
     const char *reason = NULL;
     char msg[512];

@@ -59,6 +59,10 @@ struct reconciler_counters {
     /* rebalancing, summed over every PsiRebalance (mover_stats) */
     uint64_t evictions, migrations_requested, dry_run_moves, evictions_refused, eviction_failures;
     uint64_t migrations_succeeded, migrations_failed;
+    /* moves whose prediction was checked once they settled, and the sums of their absolute
+     * errors (percentage points) for sources and destinations */
+    uint64_t predictions_checked;
+    double prediction_error_source, prediction_error_destination;
 };
 
 struct reconciler;

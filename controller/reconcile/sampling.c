@@ -74,8 +74,6 @@ static int node_sample_cmp(const void *a, const void *b)
     return strcmp(((const struct psi_node_sample *)a)->name, ((const struct psi_node_sample *)b)->name);
 }
 
-struct psi_prom *sampling_prom(const struct sampling *s) { return psi_prom_source_client(s->source); }
-
 const struct psi_node_sample *sampling_of(const struct sampling *s, const char *node)
 {
     struct psi_node_sample key = {.name = (char *)node};

@@ -52,10 +52,6 @@ void sampling_free(struct sampling *s);
  * measured no node (the message says why; taints are held). */
 int sampling_take(struct sampling *s, const struct sampling_in *in);
 
-/* The Prometheus client of the current source (owned by s; for the usage query, so that one
- * PsiRebalance has one client), or NULL when the source is not Prometheus or not made. */
-struct psi_prom *sampling_prom(const struct sampling *s);
-
 /* The last sample of node, or NULL. */
 const struct psi_node_sample *sampling_of(const struct sampling *s, const char *node);
 

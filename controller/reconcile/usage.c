@@ -2,31 +2,63 @@
 #include "reconcile/usage.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/strbuf.h"
-#include "base/util.h"
 #include "psi/kubelet.h"
+
+/* A growing string. */
+struct buf {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct buf *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 512;
+        while (n >= 0 && cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = n < 0 ? NULL : realloc(b->s, cap);
+        if (!s) {
+            b->failed = true;
+            return;
+        }
+        b->s = s, b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
 
 /* A name as an exact regex alternative inside a PromQL string: regex metacharacters are
  * escaped with a backslash, which the PromQL string needs doubled. */
-static void put_regex_name(struct strbuf *b, const char *name)
+static void put_regex_name(struct buf *b, const char *name)
 {
     for (const char *p = name; *p; p++) {
         if (strchr(".^$*+?()[]{}|\\", *p))
-            strbuf_add(b, "\\\\");
+            put(b, "\\\\");
         if (*p == '"')
-            strbuf_add(b, "\\");
-        strbuf_addn(b, p, 1);
+            put(b, "\\");
+        put(b, "%c", *p);
     }
 }
 
 /* The name filter of the refs' pods (vmi: their VMIs), ",label=~\"a|b\"" (no comma when
  * !comma), or nothing when there are too many to list; label="" (no series) when none. */
-static void put_filter(struct strbuf *b, bool comma, const char *label, const struct usage_ref *refs, size_t n, bool vmi)
+static void put_filter(struct buf *b, bool comma, const char *label, const struct usage_ref *refs, size_t n, bool vmi)
 {
     if (n > USAGE_MAX_FILTERED)
         return;
@@ -36,39 +68,66 @@ static void put_filter(struct strbuf *b, bool comma, const char *label, const st
         if (!name)
             continue;
         if (k++)
-            strbuf_add(b, "|");
+            put(b, "|");
         else
-            strbuf_addf(b, "%s%s=~\"", comma ? "," : "", label);
+            put(b, "%s%s=~\"", comma ? "," : "", label);
         put_regex_name(b, name);
     }
     if (k)
-        strbuf_add(b, "\"");
+        put(b, "\"");
     else
-        strbuf_addf(b, "%s%s=\"\"", comma ? "," : "", label);
+        put(b, "%s%s=\"\"", comma ? "," : "", label);
 }
 
 char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs)
 {
     if (window_s < 1)
         window_s = 1;
-    struct strbuf b = STRBUF_INIT;
-    strbuf_addf(&b,
+    struct buf b = {0};
+    put(&b,
         "label_replace(sum by (node, instance) (rate(node_cpu_seconds_total{mode!~\"idle|iowait|steal\"}[%lds])), "
         "\"psi_usage\", \"node\", \"\", \"\")",
         window_s);
-    strbuf_addf(&b,
+    put(&b,
         " or label_replace(sum by (node) (rate(kubevirt_vmi_cpu_usage_seconds_total[%lds])), "
         "\"psi_usage\", \"vmnode\", \"\", \"\")",
         window_s);
-    strbuf_add(&b, " or label_replace(sum by (namespace, name) (rate(kubevirt_vmi_cpu_usage_seconds_total{");
+    put(&b, " or label_replace(sum by (namespace, name) (rate(kubevirt_vmi_cpu_usage_seconds_total{");
     put_filter(&b, false, "name", refs, nrefs, true);
-    strbuf_addf(&b, "}[%lds])), \"psi_usage\", \"vmi\", \"\", \"\")", window_s);
-    strbuf_addf(&b, " or label_replace(sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=\"\","
+    put(&b, "}[%lds])), \"psi_usage\", \"vmi\", \"\", \"\")", window_s);
+    put(&b, " or label_replace(sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=\"\","
             "container!=\"POD\"");
     put_filter(&b, true, "pod", refs, nrefs, false);
-    strbuf_addf(&b, "}[%lds])), \"psi_usage\", \"pod\", \"\", \"\")", window_s);
-    return strbuf_take(&b);
+    put(&b, "}[%lds])), \"psi_usage\", \"pod\", \"\", \"\")", window_s);
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
 }
+
+char *usage_memory_query(const struct usage_ref *refs, size_t nrefs)
+{
+    struct buf b = {0};
+    put(&b, "label_replace(sum by (node, instance) (node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes), "
+            "\"psi_usage\", \"node\", \"\", \"\")");
+    put(&b, " or label_replace(sum by (node) (kubevirt_vmi_memory_resident_bytes), \"psi_usage\", \"vmnode\", \"\", "
+            "\"\")");
+    put(&b, " or label_replace(sum by (namespace, name) (kubevirt_vmi_memory_resident_bytes{");
+    put_filter(&b, false, "name", refs, nrefs, true);
+    put(&b, "}), \"psi_usage\", \"vmi\", \"\", \"\")");
+    put(&b, " or label_replace(sum by (namespace, pod) (container_memory_working_set_bytes{container!=\"\","
+            "container!=\"POD\"");
+    put_filter(&b, true, "pod", refs, nrefs, false);
+    put(&b, "}), \"psi_usage\", \"pod\", \"\", \"\")");
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 static double value_of(const struct psi_prom_series *s)
 {
@@ -92,26 +151,26 @@ void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nod
         const struct psi_prom_series *s = &v->series[k];
         const char *tag = psi_prom_label_get(s, "psi_usage");
         double val = value_of(s);
-        if (base_same(tag, "node")) {
+        if (eq(tag, "node")) {
             have_node_metric = true;
             long i = psi_prom_match_node(s, nodes, nnodes);
             if (i >= 0 && !isnan(val))
                 node_usage[i] = isnan(node_usage[i]) ? val : node_usage[i] + val;
-        } else if (base_same(tag, "vmnode")) {
+        } else if (eq(tag, "vmnode")) {
             have_vm_metric = true;
             long i = psi_prom_match_node(s, nodes, nnodes);
             if (i >= 0 && !isnan(val) && vm_sum)
                 vm_sum[i] += val;
-        } else if (base_same(tag, "vmi")) {
+        } else if (eq(tag, "vmi")) {
             have_vm_metric = true;
             const char *ns = psi_prom_label_get(s, "namespace"), *name = psi_prom_label_get(s, "name");
             for (size_t j = 0; j < nrefs; j++)
-                if (refs[j].vmi && base_same(refs[j].vmi, name) && base_same(refs[j].ns, ns))
+                if (refs[j].vmi && eq(refs[j].vmi, name) && eq(refs[j].ns, ns))
                     ref_usage[j] = val;
-        } else if (base_same(tag, "pod")) {
+        } else if (eq(tag, "pod")) {
             const char *ns = psi_prom_label_get(s, "namespace"), *pod = psi_prom_label_get(s, "pod");
             for (size_t j = 0; j < nrefs && pod_usage; j++)
-                if (base_same(refs[j].pod, pod) && base_same(refs[j].ns, ns))
+                if (eq(refs[j].pod, pod) && eq(refs[j].ns, ns))
                     pod_usage[j] = val;
         }
     }
@@ -131,10 +190,18 @@ static double nano_cores(const cJSON *stats)
     return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble / 1e9 : NAN;
 }
 
-void usage_from_summary(const cJSON *summary, double *node_usage, const struct usage_ref *refs, size_t nrefs,
-                        double *ref_usage)
+static double working_set(const cJSON *stats)
 {
-    *node_usage = nano_cores(cJSON_GetObjectItemCaseSensitive(summary, "node"));
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(stats, "memory"), "workingSetBytes");
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : NAN;
+}
+
+/* usage_from_summary and usage_memory_from_summary: one reading of the node and its pods. */
+static void from_summary(const cJSON *summary, double (*reading)(const cJSON *), double *node_usage,
+                         const struct usage_ref *refs, size_t nrefs, double *ref_usage)
+{
+    *node_usage = reading(cJSON_GetObjectItemCaseSensitive(summary, "node"));
     const cJSON *pod;
     cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(summary, "pods")) {
         const cJSON *ref = cJSON_GetObjectItemCaseSensitive(pod, "podRef");
@@ -143,9 +210,21 @@ void usage_from_summary(const cJSON *summary, double *node_usage, const struct u
         if (!cJSON_IsString(name) || !cJSON_IsString(ns))
             continue;
         for (size_t j = 0; j < nrefs; j++)
-            if (base_same(refs[j].pod, name->valuestring) && base_same(refs[j].ns, ns->valuestring))
-                ref_usage[j] = nano_cores(pod);
+            if (eq(refs[j].pod, name->valuestring) && eq(refs[j].ns, ns->valuestring))
+                ref_usage[j] = reading(pod);
     }
+}
+
+void usage_from_summary(const cJSON *summary, double *node_usage, const struct usage_ref *refs, size_t nrefs,
+                        double *ref_usage)
+{
+    from_summary(summary, nano_cores, node_usage, refs, nrefs, ref_usage);
+}
+
+void usage_memory_from_summary(const cJSON *summary, double *node_used, const struct usage_ref *refs, size_t nrefs,
+                               double *ref_used)
+{
+    from_summary(summary, working_set, node_used, refs, nrefs, ref_used);
 }
 
 /* usage_from_kubelet's state across the replies. */
@@ -165,6 +244,8 @@ static void on_summary(size_t i, const cJSON *summary, const struct kube_err *er
         return;
     }
     usage_from_summary(summary, &k->q->node_usage[i], k->q->refs, k->q->nrefs, k->q->ref_usage);
+    if (k->q->node_mem)
+        usage_memory_from_summary(summary, &k->q->node_mem[i], k->q->refs, k->q->nrefs, k->q->ref_mem);
     k->read++;
 }
 

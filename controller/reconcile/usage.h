@@ -1,6 +1,6 @@
-/* usage: CPU usage (cores) of nodes and of the workloads that might move, which the
- * predictions of rebalance need. Pure (builds the query and reads the answers), apart from
- * usage_from_kubelet, which fetches the summaries.
+/* usage: CPU usage (cores) and memory in use (bytes) of nodes and of the workloads that might
+ * move, which the predictions of rebalance need. Pure (builds the queries and reads the
+ * answers), apart from usage_from_kubelet, which fetches the summaries.
  *
  * Prometheus: one instant query, run only on cycles where some node is a source (so the
  * steady state keeps to the one pressure query per cycle). Its parts are tagged with a label
@@ -17,9 +17,18 @@
  * VMs' usage (0 for a node without VMs). A workload's usage is its VMI series for a VM, else
  * its pod series (a VM's launcher pod series stands in when there is no VMI series).
  *
+ * Memory in use, asked only when moves balance memory, is a second query of the same shape,
+ * read by usage_fill as well (bytes instead of cores):
+ *   node    sum by (node, instance) (node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes)
+ *   vmnode  sum by (node) (kubevirt_vmi_memory_resident_bytes)
+ *   vmi     sum by (namespace, name) (kubevirt_vmi_memory_resident_bytes{name=~"..."})
+ *   pod     sum by (namespace, pod) (container_memory_working_set_bytes{container!="",
+ *                                      container!="POD",pod=~"..."})
+ *
  * Kubelet: the Summary API of each node gives node.cpu.usageNanoCores and, per pod,
- * pods[].cpu.usageNanoCores (a VM's: its virt-launcher pod's), every node fetched at once
- * (psi_kubelet_fetch), so no Prometheus is needed. */
+ * pods[].cpu.usageNanoCores (a VM's: its virt-launcher pod's), and node.memory.workingSetBytes
+ * and pods[].memory.workingSetBytes, every node fetched at once (psi_kubelet_fetch), so no
+ * Prometheus is needed. */
 #ifndef PSI_RECONCILE_USAGE_H
 #define PSI_RECONCILE_USAGE_H
 
@@ -43,7 +52,10 @@ struct usage_ref {
 /* The usage query for window_s seconds and refs (rule above). Caller frees; NULL on no memory. */
 char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs);
 
-/* Read the reply v of usage_query: node_usage[i] for nodes[i] and ref_usage[j] for refs[j]
+/* The memory query for refs (rule above). Caller frees; NULL on no memory. */
+char *usage_memory_query(const struct usage_ref *refs, size_t nrefs);
+
+/* Read the reply v of usage_query or usage_memory_query: node_usage[i] for nodes[i] and ref_usage[j] for refs[j]
  * (cores; NAN where there is no reading). */
 void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nodes, size_t nnodes, double *node_usage,
                 const struct usage_ref *refs, size_t nrefs, double *ref_usage);
@@ -52,6 +64,10 @@ void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nod
  * refs whose pod it lists, ref_usage[j] (others untouched). */
 void usage_from_summary(const cJSON *summary, double *node_usage, const struct usage_ref *refs, size_t nrefs,
                         double *ref_usage);
+
+/* The same for memory in use (bytes, the working sets). */
+void usage_memory_from_summary(const cJSON *summary, double *node_used, const struct usage_ref *refs, size_t nrefs,
+                               double *ref_used);
 
 /* What usage_from_kubelet reads and fills: node_usage[i] for nodes[i], ref_usage[j] for
  * refs[j] (cores; NAN where there is no reading). */
@@ -62,6 +78,7 @@ struct usage_kubelet {
     const struct usage_ref *refs;
     size_t nrefs;
     double *ref_usage;
+    double *node_mem, *ref_mem; /* non-NULL: memory in use too (bytes; NAN without a reading) */
 };
 
 /* Read every node's summary through client (all at once) into q with usage_from_summary.

@@ -24,7 +24,9 @@ check "Rebalancing is False" test "$(condition "$name" Rebalancing)" = False
 msg=$(psir_field "$name" '.status.conditions[] | select(.type=="Rebalancing") | .message')
 check "the message says nothing is evicted because no node can take a workload" bash -c \
   "echo '$msg' | grep -q 'no node can take a workload, so nothing is evicted'"
-check "... and why: every other node is a source too" bash -c "echo '$msg' | grep -q 'every other selected node is a source too'"
+eventually 60 "... and why: every other node is a source too (once each has stayed above for sustain)" bash -c \
+  "$(declare -f psir_field); psir_field $name '.status.conditions[] | select(.type==\"Rebalancing\") | .message' |
+   grep -q 'every other selected node is a source too'"
 check "a Warning Event RebalanceBlocked says it" bash -c \
   "kubectl get events.events.k8s.io -n default -o json | jq -e --arg n $name '
      [.items[] | select(.regarding.name==\$n and .reason==\"RebalanceBlocked\" and .type==\"Warning\")] | length >= 1' >/dev/null"

@@ -45,10 +45,12 @@ stop_sim() {
 # apply_psir NAME MODE [EVICTION_YAML_LINES]: a PsiRebalance for the simulated workers with
 # short windows: interval 5s, window 15s (settle 25 s), sustain 10s, taint 25 %, untaint
 # 15 %, evict above 30 % (the seed scenario's numbers), cooldown $cooldown (default 1m
-# doubling up to 10m). Extra lines (indented by 4) go under spec.eviction.
+# doubling up to 10m), method Evict unless the extra lines name one. Extra lines (indented
+# by 4) go under spec.eviction.
 cooldown="{initial: 1m, max: 10m, history: 1h}"
 apply_psir() {
-  local name=$1 mode=$2 extra=${3:-}
+  local name=$1 mode=$2 extra=${3:-} method="    method: Evict"
+  case "$extra" in *"method:"*) method= ;; esac
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
@@ -64,6 +66,7 @@ spec:
     mode: $mode
     evictAbovePercent: 30
     cooldown: $cooldown
+$method
 $extra
 YAML
 }

@@ -220,7 +220,7 @@ static void check_enum_names(cJSON *spec_schema)
         int n;
     } enums[] = {
         {"metrics.source", 2}, {"pressure.resource", 3},   {"pressure.stall", 2},     {"machineConfig.deletionPolicy", 2},
-        {"taint.effect", 2},   {"eviction.mode", 3},       {"eviction.method", 2},
+        {"taint.effect", 2},   {"eviction.mode", 3},       {"eviction.method", 3},
     };
     for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++) {
         char buf[64];

@@ -193,6 +193,59 @@ static void test_copy(void **state)
     api_status_free(&empty_copy);
 }
 
+/* A move's prediction and what was observed: encoded as percent strings, read back, compared. */
+static void test_move_prediction(void **state)
+{
+    (void)state;
+    struct api_status st = {0}, back = {0};
+    struct api_errors errs = {0}, warns = {0};
+    struct api_move *m = api_status_add_move(&st);
+    m->name = strdup("vm-1");
+    m->source_node = strdup("worker-0");
+    m->phase = API_MOVE_SUCCEEDED;
+    m->predicted = true, m->predicted_source = 12.34, m->predicted_destination = 2.6;
+    cJSON *j = api_status_encode(&st);
+    cJSON *pr = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "prediction");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(pr, "source")), "12.3");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(pr, "destination")), "2.6");
+    assert_null(cJSON_GetObjectItem(pr, "observedSource")); /* not settled yet */
+    cJSON_Delete(j);
+    m->observed = true, m->observed_source = 14.0, m->observed_destination = 3.1;
+    j = api_status_encode(&st);
+    assert_int_equal(api_status_decode(j, &back, &errs, &warns), 0);
+    assert_int_equal(warns.n, 0);
+    assert_true(back.moves[0].predicted && back.moves[0].observed);
+    assert_true(fabs(back.moves[0].observed_destination - 3.1) < 1e-9);
+    assert_false(api_status_changed(&st, &back, NULL));
+    back.moves[0].observed_source = 20;
+    assert_true(api_status_changed(&st, &back, NULL));
+    cJSON_Delete(j);
+    /* a move without one has none */
+    struct api_status plain = {0}, plain_back = {0};
+    struct api_move *q = api_status_add_move(&plain);
+    q->name = strdup("vm-2");
+    q->source_node = strdup("worker-1");
+    j = api_status_encode(&plain);
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "prediction"));
+    assert_int_equal(api_status_decode(j, &plain_back, &errs, &warns), 0);
+    assert_false(plain_back.moves[0].predicted);
+    cJSON_Delete(j);
+    /* a bad reading is named */
+    cJSON *bad = parse("{\"moves\":[{\"name\":\"vm\",\"sourceNode\":\"a\",\"phase\":\"Succeeded\","
+                       "\"prediction\":{\"source\":\"-3\"}}]}");
+    struct api_status bad_back = {0};
+    assert_int_not_equal(api_status_decode(bad, &bad_back, &errs, &warns), 0);
+    assert_non_null(strstr(errs.v[errs.n - 1].field, "status.moves[0].prediction.source"));
+    cJSON_Delete(bad);
+    api_status_free(&st);
+    api_status_free(&back);
+    api_status_free(&plain);
+    api_status_free(&plain_back);
+    api_status_free(&bad_back);
+    api_errors_free(&errs);
+    api_errors_free(&warns);
+}
+
 static void test_decode_errors_and_unknown_fields(void **state)
 {
     (void)state;
@@ -424,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_encode_shape),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_copy),
+        cmocka_unit_test(test_move_prediction),
         cmocka_unit_test(test_taint_keys),
         cmocka_unit_test(test_decode_errors_and_unknown_fields),
         cmocka_unit_test(test_decode_bad_input_table),

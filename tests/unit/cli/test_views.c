@@ -228,7 +228,7 @@ static void test_top_text(void **state)
     cli_top_render(out_open(&o), &fx->p, 1, NULL, &fx->vms, T0, &plain);
     const char *s = out_text(&o);
     assert_non_null(strstr(s, "PsiRebalance workers: cpu pressure (some); taint above 25%, untaint below 15%, "
-                              "evict above 30%, sustain 10s; eviction Automatic, method Evict"));
+                              "evict above 30%, sustain 10s; eviction Automatic, method Auto"));
     /* worker-0's row: pressures, the bar (11 of 20 cells, marks at 25 and 30 %), state, VMs, moves */
     const char *row = strstr(s, "\nworker-0");
     assert_non_null(row);
@@ -429,7 +429,7 @@ static void test_why_held_back(void **state)
     FILE *f = out_open(&o);
     cli_why_render(f, &w, "worker-0", T0, &plain);
     const char *s = out_text(&o);
-    assert_non_null(strstr(s, "Node worker-0 (PsiRebalance workers; eviction Automatic, method Evict)"));
+    assert_non_null(strstr(s, "Node worker-0 (PsiRebalance workers; eviction Automatic, method Auto)"));
     assert_non_null(strstr(s, "cpu 53.2%, memory 0.0%, io 1.5%"));
     assert_non_null(strstr(s, "state      Tainted for 2m: tainted; above evict 30%"));
     assert_non_null(strstr(s, "verdict    not being relieved now"));

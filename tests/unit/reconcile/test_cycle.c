@@ -48,10 +48,23 @@ static void test_gate(void **state)
     assert_false(cycle_gate(&spec, true, &v));
     assert_true(cycle_gate(&spec, false, &v));
     assert_string_equal(v.reason, "MetricsUnavailable");
+    /* memory is balanced on memory in use; io has no per-workload demand */
     spec.pressure.resource = API_RESOURCE_MEMORY;
+    assert_false(cycle_gate(&spec, true, &v));
+    assert_int_equal(cycle_resources(&spec), REBALANCE_RES_MEMORY);
+    spec.pressure.resource = API_RESOURCE_IO;
+    assert_int_equal(cycle_resources(&spec), 0);
     assert_true(cycle_gate(&spec, true, &v));
     assert_string_equal(v.reason, "ResourceNotSupported");
-    assert_non_null(strstr(v.message, "memory pressure is tainted"));
+    assert_non_null(strstr(v.message, "io pressure is tainted but nothing is moved"));
+    /* eviction.resources says what is balanced, whatever drives the taint */
+    char *both[] = {"memory", "cpu"};
+    spec.eviction.resources = both, spec.eviction.nresources = 2;
+    assert_int_equal(cycle_resources(&spec), REBALANCE_RES_CPU | REBALANCE_RES_MEMORY);
+    assert_false(cycle_gate(&spec, true, &v));
+    spec.eviction.resources = NULL, spec.eviction.nresources = 0;
+    spec.pressure.resource = API_RESOURCE_CPU;
+    assert_int_equal(cycle_resources(&spec), REBALANCE_RES_CPU);
     spec.eviction.mode = API_MODE_DISABLED; /* Disabled says it first */
     assert_true(cycle_gate(&spec, false, &v));
     assert_string_equal(v.reason, "Disabled");
@@ -169,28 +182,47 @@ static void test_listing(void **state)
     assert_int_equal(cycle_listing(&p, nodes, 5, c, 1, order), 0);
 }
 
-static void test_apply(void **state)
+/* The moves made in a round go to the next round's params (the planner counts them against
+ * every limit); refused and failed ones do not. */
+static void test_made(void **state)
 {
     (void)state;
-    struct rebalance_params p = params();
-    struct rebalance_node nodes[2] = {node("hot", 4, 6, 40), node("cool", 4, 1, 2)};
-    nodes[1].req_cpu = 1, nodes[1].req_memory = 0, nodes[1].req_pods = 2;
-    struct rebalance_candidate c[2] = {{.name = "vm", .node = 0, .demand = 2, .req_cpu = 0.5, .req_memory = 8, .vm = true},
-                                       {.name = "refused", .node = 0, .demand = 1, .blocked = "eviction refused"}};
-    struct rebalance_move moves[2] = {{.candidate = 0, .source = 0, .destination = 1, .demand = 2},
-                                      {.candidate = 1, .source = 0, .destination = 1, .demand = 1}};
-    struct rebalance_plan plan = {.moves = moves, .nmoves = 2};
-    cycle_apply(&plan, nodes, c, &p);
-    assert_string_equal(c[0].blocked, "moved");
-    assert_string_equal(c[1].blocked, "eviction refused");
-    assert_float_equal(nodes[0].demand, 4, 1e-9);
-    assert_float_equal(nodes[1].demand, 3, 1e-9);
-    assert_float_equal(nodes[1].req_cpu, 1.5, 1e-9);
-    assert_float_equal(nodes[1].req_pods, 3, 1e-9);
-    assert_true(nodes[0].settling && nodes[1].settling);
-    assert_int_equal(p.in_flight, 1);
-    assert_int_equal(p.running, 1);
-    assert_int_equal(nodes[0].outbound, 1);
+    struct rebalance_candidate c[3] = {{.name = "vm", .node = 0, .demand = 2},
+                                       {.name = "refused", .node = 0, .demand = 1, .blocked = "eviction refused"},
+                                       {.name = "vm2", .node = 0, .demand = 1}};
+    struct rebalance_move moves[3] = {{.candidate = 0, .source = 0, .destination = 1},
+                                      {.candidate = 1, .source = 0, .destination = 1},
+                                      {.candidate = 2, .source = 0, .destination = 2}};
+    struct rebalance_plan plan = {.moves = moves, .nmoves = 3};
+    struct rebalance_move made[4];
+    size_t n = cycle_made(&plan, c, made, 0, 4);
+    assert_int_equal(n, 2);
+    assert_int_equal(made[0].candidate, 0);
+    assert_int_equal(made[1].candidate, 2);
+    /* appended to what earlier rounds made, never past cap */
+    assert_int_equal(cycle_made(&plan, c, made, 3, 4), 4);
+}
+
+/* A move's prediction is checked once it ended and settled. */
+static void test_observe(void **state)
+{
+    (void)state;
+    struct api_move m = {.phase = API_MOVE_MIGRATING, .predicted = true, .predicted_source = 12,
+                         .predicted_destination = 3};
+    assert_false(cycle_observe(&m, 100000, 25000, 14, 4)); /* still migrating */
+    m.phase = API_MOVE_SUCCEEDED, m.end_time = 90;
+    assert_false(cycle_observe(&m, 100000, 25000, 14, 4)); /* ended 10 s ago, settles in 25 s */
+    assert_false(cycle_observe(&m, 120000, 25000, NAN, 4)); /* no reading */
+    assert_true(cycle_observe(&m, 120000, 25000, 14, 4));
+    assert_true(m.observed);
+    assert_float_equal(m.observed_source, 14, 1e-9);
+    assert_float_equal(m.observed_destination, 4, 1e-9);
+    assert_false(cycle_observe(&m, 130000, 25000, 30, 30)); /* once */
+    assert_float_equal(m.observed_source, 14, 1e-9);
+    struct api_move failed = {.phase = API_MOVE_FAILED, .end_time = 1, .predicted = true};
+    assert_false(cycle_observe(&failed, 120000, 25000, 14, 4));
+    struct api_move unpredicted = {.phase = API_MOVE_EVICTED, .end_time = 1};
+    assert_false(cycle_observe(&unpredicted, 120000, 25000, 14, 4));
 }
 
 static void test_reasons(void **state)
@@ -238,7 +270,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gate),     cmocka_unit_test(test_sustain), cmocka_unit_test(test_settling),
-        cmocka_unit_test(test_overlay),  cmocka_unit_test(test_listing), cmocka_unit_test(test_apply),
+        cmocka_unit_test(test_overlay),  cmocka_unit_test(test_listing), cmocka_unit_test(test_made), cmocka_unit_test(test_observe),
         cmocka_unit_test(test_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

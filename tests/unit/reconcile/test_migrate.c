@@ -201,6 +201,7 @@ static void test_create_outcome(void **state)
     (void)state;
     assert_int_equal(migrate_create_outcome(0), REBALANCE_MIGRATING);
     assert_int_equal(migrate_create_outcome(201), REBALANCE_MIGRATING);
+    assert_int_equal(migrate_create_outcome(400), REBALANCE_REFUSED); /* "Cannot migrate VMI ..." */
     assert_int_equal(migrate_create_outcome(409), REBALANCE_REFUSED);
     assert_int_equal(migrate_create_outcome(422), REBALANCE_REFUSED);
     assert_int_equal(migrate_create_outcome(429), REBALANCE_REFUSED);

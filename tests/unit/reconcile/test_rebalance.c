@@ -624,6 +624,14 @@ static void test_no_useless_move(void **state)
     assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
     assert_non_null(strstr(plan.message, "the 2 moves that can go would leave big predicted at"));
     rebalance_plan_free(&plan);
+    /* crossing a level by a hair is no relief: just above evictAbove, only idle VMs can go */
+    struct rebalance_node hair[2] = {node("h", 3, 3.9, 30.2), node("c", 8, 0.5, 0)};
+    struct rebalance_candidate idle[2] = {cand("a", "idle-0", 0, 0.05), cand("b", "idle-1", 0, 0.05)};
+    struct rebalance_params q = p;
+    q.evict_above = 30;
+    assert_int_equal(rebalance_plan(&q, hair, 2, idle, 2, &plan), 0);
+    assert_int_equal(plan.nmoves, 0);
+    rebalance_plan_free(&plan);
     /* with room for the big one, the set is that one move */
     nodes[1].cpus = nodes[1].alloc_cpu = 128;
     assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
@@ -768,6 +776,14 @@ static void test_vmi_check(void **state)
     assert_null(rebalance_vmi_check(yes));
     assert_null(rebalance_vmi_check(none));
     assert_null(rebalance_vmi_check(NULL));
+    /* vCPUs: the topology's product, each part 1 when absent; unknown without a topology */
+    cJSON *topo = parse("{\"spec\":{\"domain\":{\"cpu\":{\"cores\":4,\"sockets\":2}}}}");
+    assert_true(rebalance_vmi_vcpus(topo) == 8);
+    assert_true(isnan(rebalance_vmi_vcpus(none)));
+    cJSON *silly = parse("{\"spec\":{\"domain\":{\"cpu\":{\"cores\":-1}}}}");
+    assert_true(isnan(rebalance_vmi_vcpus(silly)));
+    cJSON_Delete(topo);
+    cJSON_Delete(silly);
     cJSON_Delete(no);
     cJSON_Delete(yes);
     cJSON_Delete(none);

@@ -344,11 +344,15 @@ static int lower_bound(const struct cluster *cl, double level)
     return total;
 }
 
+/* The figures of a run; best < 0: no optimum computed. */
 static void report(const char *name, const struct cluster *cl, const struct stats *st, int best)
 {
-    print_message("%-22s moves %d (optimum %d), repeated %d, cycles %d, final max %.1f%%, prediction error mean "
+    char opt[32] = "not computed";
+    if (best >= 0)
+        snprintf(opt, sizeof(opt), "%d", best);
+    print_message("%-22s moves %d (optimum %s), repeated %d, cycles %d, final max %.1f%%, prediction error mean "
                   "%.1f max %.1f points\n",
-                  name, st->moves, best, st->repeated, st->cycles, cluster_max(cl),
+                  name, st->moves, opt, st->repeated, st->cycles, cluster_max(cl),
                   st->err_n ? st->err_sum / st->err_n : 0, st->err_max);
 }
 

@@ -106,12 +106,41 @@ static void test_summary(void **state)
     cJSON_Delete(bad);
 }
 
+static void test_memory(void **state)
+{
+    (void)state;
+    struct usage_ref refs[] = {{"vms", "virt-launcher-vm.a-x", "vm.a"}, {"apps", "web-1", NULL}};
+    char *q = usage_memory_query(refs, 2);
+    assert_non_null(q);
+    assert_non_null(strstr(q, "(node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes), \"psi_usage\", \"node\""));
+    assert_non_null(strstr(q, "sum by (node) (kubevirt_vmi_memory_resident_bytes), \"psi_usage\", \"vmnode\""));
+    assert_non_null(strstr(q, "kubevirt_vmi_memory_resident_bytes{name=~\"vm\\\\.a\"}), \"psi_usage\", \"vmi\""));
+    assert_non_null(strstr(q, "container_memory_working_set_bytes{container!=\"\",container!=\"POD\","
+                              "pod=~\"virt-launcher-vm\\\\.a-x|web-1\"}), \"psi_usage\", \"pod\""));
+    free(q);
+    /* the kubelet: working sets */
+    cJSON *sum = cJSON_Parse("{\"node\":{\"memory\":{\"workingSetBytes\":8589934592}},"
+                             "\"pods\":[{\"podRef\":{\"name\":\"web-1\",\"namespace\":\"apps\"},"
+                             "\"memory\":{\"workingSetBytes\":1048576}}]}");
+    double nu, ru[2] = {NAN, NAN};
+    usage_memory_from_summary(sum, &nu, refs, 2, ru);
+    assert_true(nu == 8589934592.0);
+    assert_true(isnan(ru[0]));
+    assert_true(ru[1] == 1048576.0);
+    cJSON_Delete(sum);
+    cJSON *bad = cJSON_Parse("{\"node\":{\"memory\":{\"workingSetBytes\":-1}}}");
+    usage_memory_from_summary(bad, &nu, refs, 2, ru);
+    assert_true(isnan(nu));
+    cJSON_Delete(bad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query),
         cmocka_unit_test(test_fill),
         cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
