@@ -106,17 +106,17 @@ const char *evictor_vmi_busy(const cJSON *vmi, const struct moves_migration *mig
 
 const char *evictor_vm_strategy(const cJSON *vmi, const cJSON *kubevirt)
 {
-    const char *s = str(get(vmi, "spec"), "evictionStrategy");
+    const char *s = jx_str(vmi, "spec.evictionStrategy");
     if (!s || !s[0])
-        s = str(get(get(kubevirt, "spec"), "configuration"), "evictionStrategy");
+        s = jx_str(kubevirt, "spec.configuration.evictionStrategy");
     return s && s[0] ? s : "None";
 }
 
 const char *evictor_vm_restarts(const char *strategy, bool migratable)
 {
-    if (eq(strategy, "None"))
+    if (base_same(strategy, "None"))
         return "VM would restart (eviction strategy None)";
-    if (eq(strategy, "LiveMigrateIfPossible") && !migratable)
+    if (base_same(strategy, "LiveMigrateIfPossible") && !migratable)
         return "VM would restart (LiveMigrateIfPossible, not migratable)";
     return NULL;
 }
@@ -124,9 +124,9 @@ const char *evictor_vm_restarts(const char *strategy, bool migratable)
 bool evictor_vmi_migratable(const cJSON *vmi)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, get(get(vmi, "status"), "conditions"))
-        if (eq(str(c, "type"), "LiveMigratable"))
-            return eq(str(c, "status"), "True");
+    cJSON_ArrayForEach(c, jx_get(vmi, "status.conditions"))
+        if (base_same(jx_str(c, "type"), "LiveMigratable"))
+            return base_same(jx_str(c, "status"), "True");
     return false;
 }
 
