@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+#include "base/util.h"
 
 void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt,
                        ...)
@@ -44,9 +44,9 @@ unsigned cycle_resources(const struct api_spec *spec)
 {
     unsigned mask = 0;
     for (size_t i = 0; i < spec->eviction.nresources; i++) {
-        if (eq(spec->eviction.resources[i], "cpu"))
+        if (base_same(spec->eviction.resources[i], "cpu"))
             mask |= REBALANCE_RES_CPU;
-        else if (eq(spec->eviction.resources[i], "memory"))
+        else if (base_same(spec->eviction.resources[i], "memory"))
             mask |= REBALANCE_RES_MEMORY;
     }
     if (spec->eviction.nresources)
@@ -80,7 +80,7 @@ static bool migration_unsettles(const struct moves_migration *g, int64_t now_ms,
 static void mark(const char *const *names, size_t n, const char *a, const char *b, bool *settling)
 {
     for (size_t i = 0; i < n; i++)
-        if (eq(names[i], a) || eq(names[i], b))
+        if (base_same(names[i], a) || base_same(names[i], b))
             settling[i] = true;
 }
 
@@ -104,7 +104,7 @@ void cycle_overlay_load(const struct history_virtual *v, size_t nv, struct rebal
     for (size_t i = 0; i < n; i++) {
         double adj = 0;
         for (size_t k = 0; k < nv; k++) {
-            bool src = eq(nodes[i].name, v[k].source), dst = eq(nodes[i].name, v[k].destination);
+            bool src = base_same(nodes[i].name, v[k].source), dst = base_same(nodes[i].name, v[k].destination);
             if ((!src && !dst) || isnan(nodes[i].demand) || !(nodes[i].cpus > 0))
                 continue;
             double before = rebalance_predicted_pressure(nodes[i].demand / nodes[i].cpus);
@@ -128,7 +128,7 @@ void cycle_overlay_requests(const struct history_virtual *v, size_t nv, struct r
 {
     for (size_t k = 0; k < nv; k++)
         for (size_t i = 0; i < n; i++)
-            if (eq(nodes[i].name, v[k].destination) && !isnan(nodes[i].req_cpu)) {
+            if (base_same(nodes[i].name, v[k].destination) && !isnan(nodes[i].req_cpu)) {
                 nodes[i].req_cpu += v[k].req_cpu;
                 nodes[i].req_memory += v[k].req_memory;
                 nodes[i].req_pods += 1;
@@ -208,6 +208,6 @@ void cycle_finish(struct cycle_verdict *v, size_t running, bool automatic, const
 
 bool cycle_blocked(const char *reason)
 {
-    return eq(reason, REBALANCE_NO_DESTINATION) || eq(reason, REBALANCE_NO_IMPROVEMENT) ||
-           eq(reason, REBALANCE_LIMITED) || eq(reason, "UsageUnavailable");
+    return base_same(reason, REBALANCE_NO_DESTINATION) || base_same(reason, REBALANCE_NO_IMPROVEMENT) ||
+           base_same(reason, REBALANCE_LIMITED) || base_same(reason, "UsageUnavailable");
 }

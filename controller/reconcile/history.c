@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "reconcile/moves.h"
 
 static int64_t clock_now(void *ud) { return ((struct history *)ud)->clock_ms; }
-
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 
 struct history *history_new(void)
 {
@@ -370,7 +369,7 @@ void history_fill_status(struct history *h, int64_t now_ms, int64_t history_ms, 
         n->migrations.in_flight = 0;
         for (size_t k = 0; k < h->status.nmoves; k++) {
             const struct api_move *m = &h->status.moves[k];
-            if (history_under_way(m, now_ms) && eq(m->source_node, n->name))
+            if (history_under_way(m, now_ms) && base_same(m->source_node, n->name))
                 n->migrations.in_flight++;
         }
     }
