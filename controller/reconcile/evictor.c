@@ -69,9 +69,19 @@ const char *evictor_pod_check(const cJSON *pod, const struct evictor_filter *f)
         return "prefer-no-eviction";
     if (base_same(jx_at_str(ann, ANN_EVICTION_IN_PROGRESS), "true"))
         return "eviction in progress";
-    if (jx_at(labels, LABEL_MIGRATION_JOB))
-        return "migration target";
     return NULL;
+}
+
+const char *evictor_migration_target(const cJSON *pod, const cJSON *vmi)
+{
+    if (!jx_label(pod, LABEL_MIGRATION_JOB))
+        return NULL;
+    /* KubeVirt keeps the label on the target pod after the migration: once the VMI runs on
+     * the pod's node, the pod is the VM's own and may move again */
+    const char *runs_on = jx_str(vmi, "status.nodeName");
+    if (runs_on && runs_on[0] && base_same(runs_on, jx_str(pod, "spec.nodeName")))
+        return NULL;
+    return "migration target";
 }
 
 void evictor_pod_workload(const cJSON *pod, const char **kind, const char **name)
@@ -133,6 +143,8 @@ bool evictor_vmi_migratable(const cJSON *vmi)
 const char *evictor_check(const struct evictor_facts *x, const struct evictor_filter *f)
 {
     const char *why = evictor_pod_check(x->pod, f);
+    if (!why)
+        why = evictor_migration_target(x->pod, x->vmi);
     if (why)
         return why;
     if (!x->controller)

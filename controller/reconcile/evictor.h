@@ -6,9 +6,10 @@
  *   1. eligibility and protections of the pod itself (evictor_pod_check): running, not a
  *      mirror, static or DaemonSet pod, has a controller, not system-critical, not in an
  *      excluded namespace, selected by spec.eviction.podSelector, not annotated
- *      prefer-no-eviction or eviction-in-progress, not a live migration's target pod;
- *   2. what this operator and KubeVirt are doing with its workload (evictor_check): its VMI
- *      being evacuated or migrated, a move of ours under way, its cooldown, a refused
+ *      prefer-no-eviction or eviction-in-progress;
+ *   2. what this operator and KubeVirt are doing with its workload (evictor_check): the pod
+ *      a live migration's target the VMI does not run on yet (evictor_migration_target), its
+ *      VMI being evacuated or migrated, a move of ours under way, its cooldown, a refused
  *      eviction recently;
  *      and for a VM moved by eviction, whether KubeVirt would restart it instead of migrating
  *      it (evictor_vm_restarts; the caller skips it unless spec.eviction.allowVMRestart);
@@ -67,9 +68,16 @@ const char *evictor_vm_restarts(const char *strategy, bool migratable);
  * condition is True. */
 bool evictor_vmi_migratable(const cJSON *vmi);
 
+/* Whether pod is the target pod of a live migration (label kubevirt.io/migrationJobUID)
+ * that its VMI vmi (may be NULL: unknown) does not run on yet (status.nodeName is not the
+ * pod's node): "migration target", or NULL. KubeVirt leaves the label on the pod after the
+ * migration succeeded, when the pod is the VM's own. */
+const char *evictor_migration_target(const cJSON *pod, const cJSON *vmi);
+
 /* What is known of a candidate's workload this cycle (question 2). */
 struct evictor_facts {
     const cJSON *pod;     /* the pod (as for evictor_pod_check) */
+    const cJSON *vmi;     /* its VMI, NULL: none or unknown */
     bool controller;      /* evictor_pod_workload found its workload */
     const char *vmi_busy; /* evictor_vmi_busy of its VMI; NULL: not busy or no VM */
     bool move_running;    /* a move of ours of this workload is under way */

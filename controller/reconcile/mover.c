@@ -266,6 +266,7 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
         const cJSON *vmi = w->vmi && dc->d->vmis ? kube_informer_get(dc->d->vmis, dc->cands.c[j].ns, w->vmi) : NULL;
         struct evictor_facts x = {
             .pod = w->pod,
+            .vmi = vmi,
             .controller = w->kind != NULL,
             .vmi_busy = w->vmi ? evictor_vmi_busy(vmi, dc->migs->v, dc->migs->n, dc->cands.c[j].ns, w->vmi) : NULL,
             .move_running = history_move_running(mv->h, w->key, dc->in->now_ms),

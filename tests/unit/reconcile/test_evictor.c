@@ -82,7 +82,25 @@ static void test_pod_check(void **state)
                           "\"kubevirt.io/migrationJobUID\":\"u\"},"
                           "\"ownerReferences\":[{\"kind\":\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]},"
                           "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
-    assert_string_equal(evictor_pod_check(target, &f), "migration target");
+    assert_null(evictor_pod_check(target, &f)); /* the pod itself may go: its VMI decides */
+    /* a live migration's target pod: not while its VMI runs elsewhere (or is unknown); once
+     * the migration succeeded the VMI runs on the pod's node and KubeVirt leaves the label on
+     * the pod, which is the VM's own now and may move again */
+    cJSON *on_src = parse("{\"status\":{\"nodeName\":\"src\"}}");
+    cJSON *on_n = parse("{\"status\":{\"nodeName\":\"n\"}}");
+    cJSON *no_node = parse("{\"status\":{\"nodeName\":\"\"}}");
+    assert_string_equal(evictor_migration_target(target, NULL), "migration target");
+    assert_string_equal(evictor_migration_target(target, on_src), "migration target");
+    assert_string_equal(evictor_migration_target(target, no_node), "migration target");
+    assert_null(evictor_migration_target(target, on_n));
+    assert_null(evictor_migration_target(other, on_src)); /* no label: no target pod */
+    struct evictor_facts x = {.pod = target, .vmi = on_src, .controller = true};
+    assert_string_equal(evictor_check(&x, &f), "migration target");
+    x.vmi = on_n;
+    assert_null(evictor_check(&x, &f));
+    cJSON_Delete(on_src);
+    cJSON_Delete(on_n);
+    cJSON_Delete(no_node);
     cJSON_Delete(ds);
     cJSON_Delete(naked);
     cJSON_Delete(sys);
