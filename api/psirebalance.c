@@ -186,7 +186,7 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
     static const char *const eviction_known[] = {"mode", "method", "evictAbovePercent", "reliefTargetPercent",
                                                  "resources", "podSelector",
                                                  "excludedNamespaces", "maxPerNode", "maxPerNamespace", "maxTotal",
-                                                 "maxInFlightMigrations", "cooldown", NULL};
+                                                 "maxInFlightMigrations", "allowVMRestart", "cooldown", NULL};
     static const char *const cooldown_known[] = {"initial", "max", "history", NULL};
     size_t before = errs ? errs->n : 0;
     if (api_spec_defaults(s) < 0)
@@ -255,6 +255,7 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
         api_json_int(o, p, "maxPerNamespace", &s->eviction.max_per_namespace, errs);
         api_json_int(o, p, "maxTotal", &s->eviction.max_total, errs);
         api_json_int(o, p, "maxInFlightMigrations", &s->eviction.max_in_flight_migrations, errs);
+        api_json_bool(o, p, "allowVMRestart", &s->eviction.allow_vm_restart, errs);
         const cJSON *cd = section(o, p, "cooldown", cooldown_known, pp, errs, warns);
         if (cd) {
             api_json_duration(cd, pp, "initial", &s->eviction.cooldown.initial_ms, errs);
@@ -571,7 +572,8 @@ cJSON *api_spec_encode(const struct api_spec *s)
          add_strv(e, "excludedNamespaces", s->eviction.excluded_namespaces, s->eviction.nexcluded_namespaces) &&
          add_int(e, "maxPerNode", s->eviction.max_per_node) &&
          add_int(e, "maxPerNamespace", s->eviction.max_per_namespace) && add_int(e, "maxTotal", s->eviction.max_total) &&
-         add_int(e, "maxInFlightMigrations", s->eviction.max_in_flight_migrations);
+         add_int(e, "maxInFlightMigrations", s->eviction.max_in_flight_migrations) &&
+         cJSON_AddBoolToObject(e, "allowVMRestart", s->eviction.allow_vm_restart);
     cJSON *cd = ok ? cJSON_AddObjectToObject(e, "cooldown") : NULL;
     ok = cd && add_duration(cd, "initial", s->eviction.cooldown.initial_ms) &&
          add_duration(cd, "max", s->eviction.cooldown.max_ms) &&
@@ -636,6 +638,7 @@ bool api_spec_equal(const struct api_spec *a, const struct api_spec *b)
            a->eviction.max_per_namespace == b->eviction.max_per_namespace &&
            a->eviction.max_total == b->eviction.max_total &&
            a->eviction.max_in_flight_migrations == b->eviction.max_in_flight_migrations &&
+           a->eviction.allow_vm_restart == b->eviction.allow_vm_restart &&
            a->eviction.cooldown.initial_ms == b->eviction.cooldown.initial_ms &&
            a->eviction.cooldown.max_ms == b->eviction.cooldown.max_ms &&
            a->eviction.cooldown.history_ms == b->eviction.cooldown.history_ms;

@@ -278,11 +278,12 @@ static void tell(const struct act *a, struct act_round *r, size_t k, enum rebala
      * scheduler places the pod), with Migrate where it is sent */
     char note[1024];
     snprintf(note, sizeof(note),
-             "%s %s %s/%s (pod %s): %s -> %s%s, predicted load %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%%s%s%s", what,
+             "%s %s %s/%s (pod %s): %s -> %s%s, predicted load %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%%s%s%s%s%s", what,
              kind, c->ns, w->name, c->name, src, dst, targeted ? "" : " (predicted)", src, 100 * mv->src_load,
              100 * mv->src_load_after, dst, 100 * mv->dst_load, 100 * mv->dst_load_after,
              rec && rec->migration ? "; migration " : "", rec && rec->migration ? rec->migration : "",
-             dry ? "; DryRun: nothing was done" : "");
+             w->restarts ? "; the VM restarts, it is not migrated (allowVMRestart): " : "",
+             w->restarts ? w->restarts : "", dry ? "; DryRun: nothing was done" : "");
     log_info(dry ? "dry run: would move"
                  : (out == REBALANCE_EVICTED ? "evicted" : (targeted ? "live migration created" : "live migration asked")),
              "psirebalance", a->in->pr->name, "workload", w->key, "pod", c->name, "source", src, "destination", dst,
@@ -291,8 +292,9 @@ static void tell(const struct act *a, struct act_round *r, size_t k, enum rebala
               dry ? "DryRun" : (targeted ? "Migrate" : "Evict"), note);
     size_t used = strlen(r->made);
     if (used + 1 < r->made_len)
-        snprintf(r->made + used, r->made_len - used, "%s%s %s/%s %s -> %s%s", used ? "; " : "", kind, c->ns, w->name,
-                 src, dst, targeted ? " (live migration sent there)" : " (predicted; the scheduler places it)");
+        snprintf(r->made + used, r->made_len - used, "%s%s %s/%s %s -> %s%s%s", used ? "; " : "", kind, c->ns, w->name,
+                 src, dst, targeted ? " (live migration sent there)" : " (predicted; the scheduler places it)",
+                 w->restarts ? " (the VM restarts)" : "");
 }
 
 /* Move k was refused (a PodDisruptionBudget, a VM that cannot migrate): skipped, held back. */

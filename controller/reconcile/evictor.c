@@ -112,6 +112,32 @@ const char *evictor_vmi_busy(const cJSON *vmi, const struct moves_migration *mig
     return NULL;
 }
 
+const char *evictor_vm_strategy(const cJSON *vmi, const cJSON *kubevirt)
+{
+    const char *s = str(get(vmi, "spec"), "evictionStrategy");
+    if (!s || !s[0])
+        s = str(get(get(kubevirt, "spec"), "configuration"), "evictionStrategy");
+    return s && s[0] ? s : "None";
+}
+
+const char *evictor_vm_restarts(const char *strategy, bool migratable)
+{
+    if (eq(strategy, "None"))
+        return "VM would restart (eviction strategy None)";
+    if (eq(strategy, "LiveMigrateIfPossible") && !migratable)
+        return "VM would restart (LiveMigrateIfPossible, not migratable)";
+    return NULL;
+}
+
+bool evictor_vmi_migratable(const cJSON *vmi)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, get(get(vmi, "status"), "conditions"))
+        if (eq(str(c, "type"), "LiveMigratable"))
+            return eq(str(c, "status"), "True");
+    return false;
+}
+
 const char *evictor_check(const struct evictor_facts *x, const struct evictor_filter *f)
 {
     const char *why = evictor_pod_check(x->pod, f);

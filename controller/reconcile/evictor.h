@@ -10,6 +10,8 @@
  *   2. what this operator and KubeVirt are doing with its workload (evictor_check): its VMI
  *      being evacuated or migrated, a move of ours under way, its cooldown, a refused
  *      eviction recently;
+ *      and for a VM moved by eviction, whether KubeVirt would restart it instead of migrating
+ *      it (evictor_vm_restarts; the caller skips it unless spec.eviction.allowVMRestart);
  *   3. room under the limits for one more move (evictor_room): maxTotal, maxPerNode and
  *      maxPerNamespace per cycle, and for a VM maxInFlightMigrations and KubeVirt's parallel
  *      limits (the planner, rebalance.c, asks it before each move it plans).
@@ -49,6 +51,21 @@ void evictor_pod_workload(const cJSON *pod, const char **kind, const char **name
  * anyone: "in evacuation", "migrating", or NULL. */
 const char *evictor_vmi_busy(const cJSON *vmi, const struct moves_migration *migs, size_t nmigs, const char *ns,
                              const char *name);
+
+/* A VM's effective eviction strategy: the VMI's spec.evictionStrategy, else the cluster-wide
+ * spec.configuration.evictionStrategy of the KubeVirt CR kubevirt (may be NULL), else
+ * KubeVirt's default "None". Points into vmi or kubevirt, or is static. */
+const char *evictor_vm_strategy(const cJSON *vmi, const cJSON *kubevirt);
+
+/* Whether evicting the launcher pod of a VM with eviction strategy strategy restarts the VM
+ * instead of migrating it (KubeVirt lets the eviction through: strategy None, or
+ * LiveMigrateIfPossible when the VMI is not migratable, i.e. its LiveMigratable condition is
+ * not True): a short static reason naming why, or NULL when it does not. */
+const char *evictor_vm_restarts(const char *strategy, bool migratable);
+
+/* Whether a VMI (or its projection) is migratable as KubeVirt judges it: its LiveMigratable
+ * condition is True. */
+bool evictor_vmi_migratable(const cJSON *vmi);
 
 /* What is known of a candidate's workload this cycle (question 2). */
 struct evictor_facts {

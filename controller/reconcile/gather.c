@@ -112,9 +112,11 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
     copy_item(m, meta, "name");
     copy_item(m, meta, "namespace");
     copy_item(m, meta, "uid");
+    cJSON *sp = cJSON_AddObjectToObject(out, "spec");
+    copy_item(sp, get(vmi, "spec"), "evictionStrategy");
     const cJSON *topo = get(get(get(vmi, "spec"), "domain"), "cpu");
     if (topo) {
-        cJSON *cpu = cJSON_AddObjectToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(out, "spec"), "domain"), "cpu");
+        cJSON *cpu = cJSON_AddObjectToObject(cJSON_AddObjectToObject(sp, "domain"), "cpu");
         copy_item(cpu, topo, "cores");
         copy_item(cpu, topo, "sockets");
         copy_item(cpu, topo, "threads");

@@ -28,8 +28,8 @@ void *gather_node_projection(const cJSON *node, void *ud);
  * the pod's requests summed as requests.{cpu, memory}. */
 void *gather_pod_projection(const cJSON *pod, void *ud);
 
-/* VMIs: node, evacuation mark, migration state, the LiveMigratable condition, the CPU topology
- * (spec.domain.cpu cores, sockets, threads). */
+/* VMIs: node, evacuation mark, migration state, the LiveMigratable condition, the eviction
+ * strategy (spec.evictionStrategy), the CPU topology (spec.domain.cpu cores, sockets, threads). */
 void *gather_vmi_projection(const cJSON *vmi, void *ud);
 
 /* VirtualMachineInstanceMigrations: what moves_migration_read reads. */
@@ -63,6 +63,7 @@ struct gather_workload {
     const char *name;      /* workload name (borrowed) */
     const cJSON *pod;      /* borrowed from the informer */
     const char *vmi;       /* the VMI's name for a VM, else NULL */
+    const char *restarts;  /* moved by eviction, the VM restarts (evictor_vm_restarts; allowed), else NULL */
     double usage;          /* cores, NAN when unknown */
     double mem;            /* bytes in use (working set), NAN when unknown or not asked */
 };

@@ -44,6 +44,7 @@ struct decision {
     unsigned resources;              /* balanced on (cycle_resources) */
     double *node_mem;                /* memory in use per node, when memory is balanced */
     struct gather_candidates cands;
+    const cJSON *kubevirt;           /* the KubeVirt CR (its default eviction strategy), or NULL */
     struct rebalance_plan plan;
     struct cycle_verdict v;
     bool keep; /* the last decision stands */
@@ -168,6 +169,7 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
     if (dc->d->kubevirts)
         kube_informer_foreach(dc->d->kubevirts, first_object, &kv);
     moves_kubevirt_limits(kv, &dc->p.kubevirt_per_cluster, &dc->p.kubevirt_per_node);
+    dc->kubevirt = kv;
     rc = 0;
     for (size_t i = 0; i < nn; i++) {
         struct history_node *hn = history_node(mv->h, in->nodes[i].name);
@@ -271,8 +273,16 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
             .refused = history_refused(mv->h, w->key),
         };
         const char *b = evictor_check(&x, &f);
-        /* a VM that cannot live-migrate is never picked (KubeVirt would refuse, or restart it) */
-        if (!b && vmi)
+        /* moved by eviction, a VM KubeVirt would restart goes only if the spec allows it */
+        const char *restarts = !b && vmi && !mv->targeted
+                                   ? evictor_vm_restarts(evictor_vm_strategy(vmi, dc->kubevirt), evictor_vmi_migratable(vmi))
+                                   : NULL;
+        if (restarts && !spec->eviction.allow_vm_restart)
+            b = restarts;
+        dc->cands.w[j].restarts = b ? NULL : restarts;
+        /* a VM that cannot live-migrate is never picked (KubeVirt would refuse it), unless its
+         * restart is allowed */
+        if (!b && vmi && !restarts)
             b = rebalance_vmi_check(vmi);
         /* eviction.method Migrate moves VMs only */
         if (!b && spec->eviction.method == API_METHOD_MIGRATE && !w->vmi)

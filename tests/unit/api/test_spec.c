@@ -55,6 +55,7 @@ static void test_absent_and_empty_spec_get_defaults(void **state)
     assert_int_equal(b.eviction.mode, API_MODE_DRY_RUN);
     assert_int_equal(b.eviction.method, API_METHOD_AUTO);
     assert_false(b.eviction.has_relief_target);
+    assert_false(b.eviction.allow_vm_restart);
     assert_int_equal(b.eviction.nresources, 0);
     assert_false(b.machine_config.enabled);
     assert_int_equal(b.metrics.interval_ms, 30000);
@@ -162,7 +163,7 @@ static void test_every_field_round_trips(void **state)
                        "\"taint\":{\"key\":\"example.com/hot\",\"effect\":\"NoSchedule\"},"
                        "\"eviction\":{\"mode\":\"Automatic\",\"method\":\"Migrate\",\"evictAbovePercent\":100,"
                        "\"reliefTargetPercent\":5,\"resources\":[\"cpu\",\"memory\"],\"podSelector\":{},\"excludedNamespaces\":[],\"maxPerNode\":3,\"maxPerNamespace\":4,"
-                       "\"maxTotal\":5,\"maxInFlightMigrations\":6,"
+                       "\"maxTotal\":5,\"maxInFlightMigrations\":6,\"allowVMRestart\":true,"
                        "\"cooldown\":{\"initial\":\"1m\",\"max\":\"1m\",\"history\":\"1m\"}}}";
     struct api_spec s = {0}, defaults = {0};
     struct api_errors errs = {0}, warns = {0};

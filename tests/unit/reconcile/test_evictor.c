@@ -1,6 +1,7 @@
 /* Unit tests of controller/reconcile/evictor: may this pod go? Eligibility and protections
  * of the pod, the workload it belongs to, what is being done with its workload (busy VMI,
- * move under way, cooldown, refusal), and room under the limits. */
+ * move under way, cooldown, refusal), whether an eviction restarts a VM, and room under the
+ * limits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -199,6 +200,42 @@ static void test_room(void **state)
     assert_null(evictor_room(&l, &t, true, why, sizeof(why)));
 }
 
+/* A VM's effective eviction strategy: the VMI's, else the KubeVirt CR's, else None; and
+ * whether its eviction restarts it (None; LiveMigrateIfPossible when not migratable). */
+static void test_vm_restarts(void **state)
+{
+    (void)state;
+    cJSON *own = parse("{\"spec\":{\"evictionStrategy\":\"LiveMigrate\"}}");
+    cJSON *plain = parse("{\"spec\":{\"evictionStrategy\":\"\"}}");
+    cJSON *kv = parse("{\"spec\":{\"configuration\":{\"evictionStrategy\":\"LiveMigrateIfPossible\"}}}");
+    cJSON *kv_bare = parse("{\"spec\":{\"configuration\":{}}}");
+    assert_string_equal(evictor_vm_strategy(own, kv), "LiveMigrate");  /* the VMI's own wins */
+    assert_string_equal(evictor_vm_strategy(plain, kv), "LiveMigrateIfPossible");
+    assert_string_equal(evictor_vm_strategy(plain, kv_bare), "None"); /* KubeVirt's default */
+    assert_string_equal(evictor_vm_strategy(plain, NULL), "None");
+    assert_string_equal(evictor_vm_strategy(NULL, kv), "LiveMigrateIfPossible");
+
+    assert_string_equal(evictor_vm_restarts("None", true), "VM would restart (eviction strategy None)");
+    assert_string_equal(evictor_vm_restarts("None", false), "VM would restart (eviction strategy None)");
+    assert_string_equal(evictor_vm_restarts("LiveMigrateIfPossible", false),
+                        "VM would restart (LiveMigrateIfPossible, not migratable)");
+    assert_null(evictor_vm_restarts("LiveMigrateIfPossible", true));
+    assert_null(evictor_vm_restarts("LiveMigrate", false)); /* KubeVirt holds the pod: refused, not restarted */
+    assert_null(evictor_vm_restarts("External", false));
+
+    cJSON *yes = parse("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"},"
+                       "{\"type\":\"LiveMigratable\",\"status\":\"True\"}]}}");
+    cJSON *no = parse("{\"status\":{\"conditions\":[{\"type\":\"LiveMigratable\",\"status\":\"False\","
+                      "\"reason\":\"DisksNotLiveMigratable\"}]}}");
+    cJSON *unsaid = parse("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    assert_true(evictor_vmi_migratable(yes));
+    assert_false(evictor_vmi_migratable(no));
+    assert_false(evictor_vmi_migratable(unsaid)); /* KubeVirt migrates only a VMI that says True */
+    assert_false(evictor_vmi_migratable(NULL));
+    cJSON_Delete(own), cJSON_Delete(plain), cJSON_Delete(kv), cJSON_Delete(kv_bare);
+    cJSON_Delete(yes), cJSON_Delete(no), cJSON_Delete(unsaid);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_vmi_busy),
         cmocka_unit_test(test_check_order),
         cmocka_unit_test(test_room),
+        cmocka_unit_test(test_vm_restarts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
