@@ -1,5 +1,5 @@
 /* api_duration: parse and format the API's duration strings. */
-#include "duration.h"
+#include "api/duration.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,10 +1,12 @@
 /* api_errors: a growable list of field errors. */
-#include "errors.h"
+#include "api/errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/strbuf.h"
 
 int api_errors_add(struct api_errors *e, const char *field, const char *fmt, ...)
 {
@@ -60,17 +62,10 @@ bool api_errors_any_under(const struct api_errors *e, const char *field)
 
 char *api_errors_join(const struct api_errors *e, const char *sep)
 {
-    size_t seplen = strlen(sep), total = 1;
+    struct strbuf b = STRBUF_INIT;
     for (size_t i = 0; i < e->n; i++)
-        total += strlen(e->v[i].field) + 2 + strlen(e->v[i].msg) + seplen;
-    char *out = malloc(total);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < e->n; i++)
-        o += (size_t)snprintf(out + o, total - o, "%s%s: %s", i ? sep : "", e->v[i].field, e->v[i].msg);
-    return out;
+        strbuf_addf(&b, "%s%s: %s", i ? sep : "", e->v[i].field, e->v[i].msg);
+    return strbuf_take(&b);
 }
 
 void api_errors_free(struct api_errors *e)

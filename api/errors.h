@@ -1,7 +1,8 @@
 /* api_errors: a list of problems found in a PsiRebalance, each with the path of the field
  * it concerns ("spec.pressure.untaintBelowPercent") and a message ("must be less than
  * taintAbovePercent (25)"). Decoding and validation add to one list and never stop at the
- * first problem, so a user sees everything wrong with an object at once. */
+ * first problem, so a user sees everything wrong with an object at once (the project's
+ * failure convention: base/failure.h). */
 #ifndef PSI_API_ERRORS_H
 #define PSI_API_ERRORS_H
 

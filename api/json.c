@@ -1,5 +1,5 @@
 /* api_json: typed field readers over cJSON that record errors with field paths. */
-#include "json.h"
+#include "api/json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "duration.h"
+#include "api/duration.h"
 
 char *api_json_path(char *buf, const char *path, const char *key)
 {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "errors.h"
+#include "api/errors.h"
 
 /* Longest field path the decoders build. */
 #define API_JSON_PATH_MAX 512

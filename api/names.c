@@ -1,5 +1,5 @@
 /* api_names: Kubernetes name syntax checks. */
-#include "names.h"
+#include "api/names.h"
 
 #include <stdbool.h>
 #include <string.h>

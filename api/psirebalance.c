@@ -1,14 +1,14 @@
 /* api_spec / api_psirebalance: PsiRebalance spec types, defaults, decode, validate, encode. */
-#include "psirebalance.h"
+#include "api/psirebalance.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "duration.h"
-#include "glob.h"
-#include "json.h"
-#include "names.h"
+#include "api/duration.h"
+#include "api/json.h"
+#include "api/names.h"
+#include "api/wildcard.h"
 
 static const char *const source_names[] = {"Prometheus", "Kubelet"};
 static const char *const resource_names[] = {"cpu", "memory", "io"};
@@ -461,7 +461,7 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
               "a resource moves can balance", errs);
     api_selector_validate(&s->eviction.pod_selector, "spec.eviction.podSelector", errs);
     check_set("spec.eviction.excludedNamespaces", s->eviction.excluded_namespaces, s->eviction.nexcluded_namespaces, 64,
-              api_glob_check, "a namespace name or pattern", errs);
+              api_wildcard_check, "a namespace name or pattern", errs);
     check_range("spec.eviction.maxPerNode", s->eviction.max_per_node, 1, 100, errs);
     check_range("spec.eviction.maxPerNamespace", s->eviction.max_per_namespace, 1, 1000, errs);
     check_range("spec.eviction.maxTotal", s->eviction.max_total, 1, 1000, errs);

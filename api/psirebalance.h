@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "errors.h"
-#include "selector.h"
-#include "status.h"
+#include "api/errors.h"
+#include "api/selector.h"
+#include "api/status.h"
 
 #define API_GROUP "rebalance.psi.dev"
 #define API_VERSION "v1alpha1"

@@ -1,5 +1,5 @@
 /* api_quantity: Kubernetes resource quantities (see quantity.h). */
-#include "quantity.h"
+#include "api/quantity.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,12 +1,13 @@
 /* api_selector: label selectors. */
-#include "selector.h"
+#include "api/selector.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "names.h"
+#include "api/json.h"
+#include "api/names.h"
+#include "base/strbuf.h"
 
 static const char *const op_names[] = {"In", "NotIn", "Exists", "DoesNotExist"};
 
@@ -239,60 +240,34 @@ bool api_selector_matches(const struct api_selector *sel, const cJSON *labels)
     return true;
 }
 
-/* A growing string; on no memory, s becomes NULL and stays so. */
-struct buf {
-    char *s;
-    size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const char *s)
-{
-    if (!b->s)
-        return;
-    size_t n = strlen(s);
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = (b->len + n + 1) * 2;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            free(b->s);
-            b->s = NULL;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n + 1);
-    b->len += n;
-}
-
 char *api_selector_to_query(const struct api_selector *sel)
 {
-    struct buf b = {.s = calloc(1, 64), .cap = 64};
+    struct strbuf b = STRBUF_INIT;
     for (size_t i = 0; i < sel->nlabels; i++) {
         if (b.len)
-            buf_add(&b, ",");
-        buf_add(&b, sel->labels[i].key);
-        buf_add(&b, "=");
-        buf_add(&b, sel->labels[i].value);
+            strbuf_add(&b, ",");
+        strbuf_add(&b, sel->labels[i].key);
+        strbuf_add(&b, "=");
+        strbuf_add(&b, sel->labels[i].value);
     }
     for (size_t i = 0; i < sel->nexprs; i++) {
         const struct api_selector_req *r = &sel->exprs[i];
         if (b.len)
-            buf_add(&b, ",");
+            strbuf_add(&b, ",");
         if (r->op == API_SELECTOR_DOES_NOT_EXIST)
-            buf_add(&b, "!");
-        buf_add(&b, r->key ? r->key : "");
+            strbuf_add(&b, "!");
+        strbuf_add(&b, r->key ? r->key : "");
         if (r->op == API_SELECTOR_IN || r->op == API_SELECTOR_NOT_IN) {
-            buf_add(&b, r->op == API_SELECTOR_IN ? " in (" : " notin (");
+            strbuf_add(&b, r->op == API_SELECTOR_IN ? " in (" : " notin (");
             for (size_t k = 0; k < r->nvalues; k++) {
                 if (k)
-                    buf_add(&b, ",");
-                buf_add(&b, r->values[k]);
+                    strbuf_add(&b, ",");
+                strbuf_add(&b, r->values[k]);
             }
-            buf_add(&b, ")");
+            strbuf_add(&b, ")");
         }
     }
-    return b.s;
+    return strbuf_take(&b);
 }
 
 static bool str_eq(const char *a, const char *b)

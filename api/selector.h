@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "errors.h"
+#include "api/errors.h"
 
 enum api_selector_op {
     API_SELECTOR_IN,

@@ -1,13 +1,13 @@
 /* api_status: PsiRebalance status types, codec, conditions and change detection. */
-#include "status.h"
+#include "api/status.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "psirebalance.h"
+#include "api/json.h"
+#include "api/psirebalance.h"
 
 static const char *const condition_status_names[] = {"True", "False", "Unknown"};
 static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted", "Cooling", "Unknown"};

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "errors.h"
+#include "api/errors.h"
 
 /* The pressures PSI reports; also the values of spec.pressure.resource. */
 enum api_resource { API_RESOURCE_CPU, API_RESOURCE_MEMORY, API_RESOURCE_IO };

@@ -1,5 +1,5 @@
 /* cli_errors: see errors.h. */
-#include "errors.h"
+#include "cli/errors.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* cli_format: see format.h. */
-#include "format.h"
+#include "cli/format.h"
 
 #include <math.h>
 #include <stdio.h>

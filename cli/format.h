@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "api/status.h"
 
 /* Marks of the thresholds in a bar. */
 #define CLI_BAR_TAINT '|'

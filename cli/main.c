@@ -11,13 +11,13 @@
 
 #include <curl/curl.h>
 
-#include "format.h"
-#include "model.h"
-#include "moves.h"
+#include "cli/format.h"
+#include "cli/model.h"
+#include "cli/moves.h"
+#include "cli/source.h"
+#include "cli/top.h"
+#include "cli/why.h"
 #include "psi_build.h"
-#include "source.h"
-#include "top.h"
-#include "why.h"
 
 struct flags {
     const char *kubeconfig, *context, *node, *output;

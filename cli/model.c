@@ -1,5 +1,5 @@
 /* cli_model: see model.h. */
-#include "model.h"
+#include "cli/model.h"
 
 #include <math.h>
 #include <stdio.h>

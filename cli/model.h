@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "psirebalance.h"
+#include "api/psirebalance.h"
 
 /* A Requested move (KubeVirt accepted the eviction, no migration yet) counts as under way
  * this long after it was asked, as the operator counts it. */

@@ -1,9 +1,9 @@
 /* cli_moves: see moves.h. */
-#include "moves.h"
+#include "cli/moves.h"
 
 #include <string.h>
 
-#include "json.h"
+#include "api/json.h"
 
 static const char *const predicted_keys[] = CLI_MOVES_PREDICTED_KEYS;
 static const char *const observed_keys[] = CLI_MOVES_OBSERVED_KEYS;

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format.h"
-#include "model.h"
+#include "cli/format.h"
+#include "cli/model.h"
 
 /* The pressure predicted after move raw (as served) for its source and destination, as
  * "31.0%/12.5%" ("-" for a side not given): from raw's prediction.source and

@@ -1,5 +1,5 @@
 /* cli_source: see source.h. */
-#include "source.h"
+#include "cli/source.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -7,10 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "errors.h"
-#include "informer.h"
-#include "loop.h"
-#include "psirebalance.h"
+#include "api/psirebalance.h"
+#include "cli/errors.h"
+#include "kube/informer.h"
+#include "kube/loop.h"
 
 #define PSIR_GV API_GROUP "/" API_VERSION
 #define VMI_GV "kubevirt.io/v1"

@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
-#include "model.h"
-#include "rest.h"
+#include "cli/model.h"
+#include "kube/config.h"
+#include "kube/rest.h"
 
 /* A connection to the API server; zero-initialise, open, close. */
 struct cli_source {

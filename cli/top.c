@@ -1,10 +1,10 @@
 /* cli_top: see top.h. */
-#include "top.h"
+#include "cli/top.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "json.h"
+#include "api/json.h"
 
 static const char *const resource_label[API_RESOURCES] = {"CPU", "MEMORY", "IO"};
 

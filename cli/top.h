@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format.h"
-#include "model.h"
+#include "cli/format.h"
+#include "cli/model.h"
 
 /* Cells of the pressure bar. */
 #define CLI_TOP_BAR 20

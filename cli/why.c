@@ -1,10 +1,11 @@
 /* cli_why: see why.h. */
-#include "why.h"
-#include "top.h"
+#include "cli/why.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+
+#include "cli/top.h"
 
 static bool eq(const char *a, const char *b)
 {

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format.h"
-#include "model.h"
+#include "cli/format.h"
+#include "cli/model.h"
 
 /* Most reasons one answer holds. */
 #define CLI_WHY_MAX 12

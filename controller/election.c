@@ -7,10 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
-#include "lease.h"
+#include "kube/config.h"
+#include "kube/lease.h"
+#include "kube/rest.h"
 #include "logging.h"
-#include "rest.h"
 
 struct election {
     struct kube_config *cfg;

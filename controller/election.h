@@ -8,8 +8,8 @@
 
 #include <stdbool.h>
 
-#include "err.h"
-#include "loop.h"
+#include "kube/err.h"
+#include "kube/loop.h"
 
 struct election;
 

@@ -82,9 +82,13 @@ static bool needs_quotes(const char *s)
     return false;
 }
 
-int logging_format_line(char *buf, int len, enum logging_format format, enum logging_level level,
-                        double t, const char *msg, const char *const *kv, int nkv)
+int logging_format_line(char *buf, int len, const struct logging_entry *e)
 {
+    enum logging_level level = e->level;
+    const char *msg = e->msg;
+    const char *const *kv = e->kv;
+    int nkv = e->nkv;
+    double t = e->t;
     struct out o = {buf, len, 0};
     if (len <= 0)
         return 0;
@@ -96,7 +100,7 @@ int logging_format_line(char *buf, int len, enum logging_format format, enum log
     int ms = (int)((t - (double)secs) * 1000.0);
     snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-    if (format == LOGGING_JSON) {
+    if (e->format == LOGGING_JSON) {
         puts_(&o, "{\"level\":\"");
         puts_(&o, level_names[level]);
         puts_(&o, "\",\"time\":\"");
@@ -152,8 +156,8 @@ void log_at(enum logging_level level, const char *msg, ...)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     char line[8192];
-    int n = logging_format_line(line, (int)sizeof(line) - 1, out_format, level,
-                                (double)now.tv_sec + (double)now.tv_nsec / 1e9, msg, kv, nkv);
+    struct logging_entry e = {out_format, level, (double)now.tv_sec + (double)now.tv_nsec / 1e9, msg, kv, nkv};
+    int n = logging_format_line(line, (int)sizeof(line) - 1, &e);
     line[n++] = '\n';
     ssize_t w = write(STDERR_FILENO, line, (size_t)n);
     (void)w;

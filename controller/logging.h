@@ -26,9 +26,19 @@ void log_at(enum logging_level level, const char *msg, ...) __attribute__((senti
 #define log_warn(...) log_at(LOGGING_WARN, __VA_ARGS__, (char *)0)
 #define log_error(...) log_at(LOGGING_ERROR, __VA_ARGS__, (char *)0)
 
-/* Render one line (without the newline) into buf of len bytes, as log_at would write it at
- * time t (Unix seconds with milliseconds); for tests. Returns the length written. */
-int logging_format_line(char *buf, int len, enum logging_format format, enum logging_level level,
-                        double t, const char *msg, const char *const *kv, int nkv);
+/* One log line's content: time t (Unix seconds with milliseconds), level, message and nkv
+ * strings kv, alternately key and value (a NULL value shows as ""). */
+struct logging_entry {
+    enum logging_format format;
+    enum logging_level level;
+    double t;
+    const char *msg;
+    const char *const *kv;
+    int nkv;
+};
+
+/* Render e (without the newline) into buf of len bytes, as log_at would write it. Returns the
+ * length written. */
+int logging_format_line(char *buf, int len, const struct logging_entry *e);
 
 #endif

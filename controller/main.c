@@ -10,18 +10,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "authz.h"
-#include "config.h"
-#include "events.h"
 #include "election.h"
+#include "kube/config.h"
+#include "kube/events.h"
+#include "kube/loop.h"
+#include "kube/rest.h"
 #include "logging.h"
-#include "loop.h"
 #include "manager.h"
-#include "metrics.h"
 #include "psi_build.h"
-#include "rest.h"
-#include "serve.h"
-#include "tls.h"
+#include "serve/authz.h"
+#include "serve/metrics.h"
+#include "serve/serve.h"
+#include "serve/tls.h"
 
 struct flags {
     const char *kubeconfig, *context;

@@ -5,14 +5,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "informer.h"
+#include "api/psirebalance.h"
+#include "base/grow.h"
+#include "kube/informer.h"
 #include "logging.h"
-#include "machineconfig.h"
-#include "psirebalance.h"
-#include "gather.h"
-#include "reconciler.h"
+#include "reconcile/gather.h"
+#include "reconcile/machineconfig.h"
+#include "reconcile/reconciler.h"
+#include "reconcile/workqueue.h"
 #include "status_metrics.h"
-#include "workqueue.h"
 
 /* Delay before a failed reconcile runs again. */
 #define MANAGER_RETRY_MS 5000
@@ -40,7 +41,7 @@ struct manager {
     struct kube_informer *vmis, *vmims; /* NULL without KubeVirt */
     struct kube_informer *kubevirts;    /* the KubeVirt CRs (migration limits); NULL without them */
     struct pod_informer *pods;
-    size_t npods;
+    size_t npods, pods_cap;
     struct reconciler *reconciler;
     struct workqueue *queue;
     uint64_t queue_timer;
@@ -229,21 +230,20 @@ static struct kube_informer *pods_for(void *ud, const char *selector)
             return m->pods[i].inf;
         }
     struct kube_err err;
-    struct pod_informer *v = realloc(m->pods, (m->npods + 1) * sizeof(*v));
-    if (!v)
+    kube_err_set(&err, 0, "Encode", "out of memory");
+    if (BASE_GROW(m->pods, m->npods + 1, m->pods_cap) < 0)
         return NULL;
-    m->pods = v;
     struct kube_informer *inf =
         quiet_informer(m, "/api/v1/pods", selector[0] ? selector : NULL, gather_pod_projection, &err);
     char *sel = strdup(selector);
     if (!inf || !sel || kube_informer_start(inf, m->loop, m->client, &err) < 0) {
-        log_error("pod informer not started", "selector", selector, "error", inf && sel ? err.msg : "out of memory");
+        log_error("pod informer not started", "selector", selector, "error", sel ? err.msg : "out of memory");
         kube_informer_free(inf);
         free(sel);
         return NULL;
     }
     log_info("watching pods", "selector", selector);
-    v[m->npods++] = (struct pod_informer){sel, inf, now};
+    m->pods[m->npods++] = (struct pod_informer){sel, inf, now};
     return inf;
 }
 

@@ -8,10 +8,10 @@
 
 #include <stdbool.h>
 
-#include "events.h"
-#include "loop.h"
-#include "metrics.h"
-#include "rest.h"
+#include "kube/events.h"
+#include "kube/loop.h"
+#include "kube/rest.h"
+#include "serve/metrics.h"
 
 struct manager;
 

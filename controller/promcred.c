@@ -6,8 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
-#include "promtoken.h"
+#include "kube/config.h"
+#include "psi/promtoken.h"
 
 struct promcred {
     struct kube_client *client;

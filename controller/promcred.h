@@ -11,9 +11,9 @@
 #ifndef PSI_PROMCRED_H
 #define PSI_PROMCRED_H
 
-#include "prom.h"
-#include "psirebalance.h"
-#include "rest.h"
+#include "api/psirebalance.h"
+#include "kube/rest.h"
+#include "psi/prom.h"
 
 struct promcred;
 

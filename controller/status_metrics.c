@@ -2,9 +2,9 @@
 
 #include <string.h>
 
-#include "duration.h"
-#include "json.h"
-#include "taintfsm.h"
+#include "api/duration.h"
+#include "api/json.h"
+#include "reconcile/taintfsm.h"
 
 static const cJSON *at(const cJSON *obj, const char *a, const char *b)
 {

@@ -11,6 +11,7 @@ packages=(
   openssl jq curl valgrind iproute2 procps
   python3-yaml
   clang libclang-rt-dev   # the libFuzzer targets of tests/fuzz (hack/fuzz.sh)
+  clang-format
 )
 
 missing=()

@@ -10,6 +10,7 @@ opens with "{" at column 0 or at the end of the signature, and closes with "}" a
 it is a measure, not a C parser."""
 import os
 import re
+import signal
 import sys
 
 SIG_START = re.compile(r"^[A-Za-z_][\w \t\*]*\b(\w+)\s*\(")
@@ -94,4 +95,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
     sys.exit(main(sys.argv[1:]))

@@ -1,4 +1,4 @@
-#include "backoff.h"
+#include "kube/backoff.h"
 
 void kube_backoff_init(struct kube_backoff *b)
 {

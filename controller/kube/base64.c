@@ -1,4 +1,4 @@
-#include "base64.h"
+#include "kube/base64.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "config.h"
+#include "kube/config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base64.h"
-#include "yamljson.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "kube/base64.h"
+#include "kube/yamljson.h"
 
 #ifndef PSI_VERSION
 #define PSI_VERSION "dev"
@@ -38,11 +40,6 @@ struct kc_section {
     struct kc_entry *v;
     int n;
 };
-
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
 
 /* Read a whole file (at most max bytes) into a NUL-terminated buffer; errno on failure. */
 static char *read_file(const char *path, size_t max, size_t *len_out)
@@ -430,8 +427,8 @@ static int fill_cluster(struct kube_config *cfg, const struct kc_entry *e, struc
                             "kubeconfig %s: clusters[%d].cluster: insecure-skip-tls-verify is true "
                             "together with a certificate authority; keep one",
                             e->file->path, e->index);
-    cfg->tls_server_name = xstrdup(tsn);
-    cfg->proxy_url = xstrdup(proxy);
+    cfg->tls_server_name = base_strdup_or_null(tsn);
+    cfg->proxy_url = base_strdup_or_null(proxy);
     char where[512];
     snprintf(where, sizeof(where), FIELD_FMT, FIELD_ARGS(&fc, "server"));
     return set_server(cfg, server, where, err);
@@ -450,9 +447,9 @@ static int fill_user(struct kube_config *cfg, const struct kc_entry *e, struct k
     if (get_str(u, &fc, "token", &token, err) || get_str(u, &fc, "username", &user, err) ||
         get_str(u, &fc, "password", &pass, err))
         return -1;
-    cfg->token = xstrdup(token);
-    cfg->username = xstrdup(user);
-    cfg->password = xstrdup(pass);
+    cfg->token = base_strdup_or_null(token);
+    cfg->username = base_strdup_or_null(user);
+    cfg->password = base_strdup_or_null(pass);
     if (!token && get_file(u, &fc, "tokenFile", &cfg->token_file, err))
         return -1;
     if (get_file(u, &fc, "client-certificate", &cfg->cert_file, err) ||
@@ -565,8 +562,8 @@ static int resolve(struct kc_file *files, int nfiles, const char *source, const 
     cfg->source = strdup(source);
     cfg->context = strdup(ctxname);
     cfg->cluster_name = strdup(cluster_name);
-    cfg->user_name = xstrdup(user_name);
-    cfg->namespace = xstrdup(ns);
+    cfg->user_name = base_strdup_or_null(user_name);
+    cfg->namespace = base_strdup_or_null(ns);
     if (fill_cluster(cfg, cl, err) || (us && fill_user(cfg, us, err)))
         goto out;
     rc = 0;
@@ -615,19 +612,15 @@ int kube_config_load_file(const char *paths, const char *context, struct kube_co
         goto out;
     }
     /* the source names the files actually used */
-    size_t slen = 1;
+    struct strbuf names = STRBUF_INIT;
     for (int i = 0; i < nfiles; i++)
-        slen += strlen(files[i].path) + 1;
-    char *source = malloc(slen);
+        strbuf_addf(&names, "%s%s", i ? ":" : "", files[i].path);
+    char *source = strbuf_take(&names);
     if (!source) {
         free(cfg);
         kube_err_set(err, 0, "Config", "out of memory");
         goto out;
     }
-    size_t o = 0;
-    source[0] = 0;
-    for (int i = 0; i < nfiles; i++)
-        o += (size_t)snprintf(source + o, slen - o, "%s%s", i ? ":" : "", files[i].path);
     if (resolve(files, nfiles, source, context, cfg, err)) {
         free(source);
         kube_config_free(cfg);

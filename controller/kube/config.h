@@ -20,7 +20,7 @@
 
 #include <curl/curl.h>
 
-#include "err.h"
+#include "kube/err.h"
 
 /* Default service-account directory of an in-cluster pod. */
 #define KUBE_SERVICEACCOUNT_DIR "/var/run/secrets/kubernetes.io/serviceaccount"

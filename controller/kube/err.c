@@ -1,4 +1,4 @@
-#include "err.h"
+#include "kube/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
-/* kube_err: the error every fallible kube_* call fills in, naming what failed and why. */
+/* kube_err: the error every fallible kube_* call fills in, naming what failed and why (the
+ * project's convention: base/failure.h). */
 #ifndef PSI_KUBE_ERR_H
 #define PSI_KUBE_ERR_H
 

@@ -1,4 +1,4 @@
-#include "events.h"
+#include "kube/events.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "rest.h"
+#include "kube/err.h"
+#include "kube/rest.h"
 
 #define KUBE_EVENTS_DEFAULT_WINDOW_MS (6 * 60 * 1000)
 #define KUBE_EVENTS_DEFAULT_PATCH_INTERVAL_MS 10000

@@ -1,4 +1,4 @@
-#include "framing.h"
+#include "kube/framing.h"
 
 #include <stdbool.h>
 #include <stdint.h>

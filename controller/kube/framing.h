@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "kube/err.h"
 
 #define KUBE_FRAMING_DEFAULT_MAX ((size_t)16 << 20)
 

@@ -1,4 +1,4 @@
-#include "informer.h"
+#include "kube/informer.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -26,10 +26,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "err.h"
-#include "loop.h"
-#include "rest.h"
-#include "watch.h"
+#include "kube/err.h"
+#include "kube/loop.h"
+#include "kube/rest.h"
+#include "kube/watch.h"
 
 /* Reduce an API object to what is kept; the result is owned by the informer (freed with
  * the free_value callback). NULL is allowed and stored as NULL (the key is still tracked). */

@@ -1,4 +1,4 @@
-#include "lease.h"
+#include "kube/lease.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -6,7 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "num.h"
+#include "base/util.h"
+#include "kube/num.h"
 
 /* ---- pure decision ---- */
 
@@ -94,13 +95,6 @@ struct kube_lease {
     int started;
     unsigned int seed;
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* metav1.MicroTime of the wall clock now. */
 static void micro_now(char *buf, size_t len)
@@ -264,9 +258,9 @@ enum kube_lease_state kube_lease_tick(struct kube_lease *l, int64_t now_ms, int6
         return l->mem.leader ? KUBE_LEASE_LEADER : KUBE_LEASE_FOLLOWER;
     }
     l->started = 1;
-    int64_t entry_mono = mono_ms();
+    int64_t entry_mono = base_mono_ms();
     /* the caller's clock plus the real time our blocking calls took */
-#define NOW() (now_ms + (mono_ms() - entry_mono))
+#define NOW() (now_ms + (base_mono_ms() - entry_mono))
     int was_leader = l->mem.leader;
     struct kube_err e;
     set_call_timeout(l, now_ms);

@@ -16,9 +16,8 @@
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
-
-#include "err.h"
-#include "rest.h"
+#include "kube/err.h"
+#include "kube/rest.h"
 
 #define KUBE_LEASE_DEFAULT_DURATION_MS 15000
 #define KUBE_LEASE_DEFAULT_RENEW_DEADLINE_MS 10000

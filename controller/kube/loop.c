@@ -1,4 +1,4 @@
-#include "loop.h"
+#include "kube/loop.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -16,7 +16,7 @@
 
 #include <curl/curl.h>
 
-#include "err.h"
+#include "kube/err.h"
 
 struct kube_loop;
 

@@ -1,5 +1,5 @@
 /* kube_multiget: concurrent GETs on the client's multi handle (see multiget.h). */
-#include "multiget.h"
+#include "kube/multiget.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include <curl/curl.h>
 
-#include "rest.h"
+#include "kube/rest.h"
 
 /* One request in flight. */
 struct xfer {

@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "err.h"
+#include "kube/err.h"
 
 struct kube_client;
 

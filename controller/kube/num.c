@@ -1,4 +1,4 @@
-#include "num.h"
+#include "kube/num.h"
 
 #include <math.h>
 

@@ -1,5 +1,5 @@
 /* proxy: direct or proxied connections (see proxy.h). */
-#include "proxy.h"
+#include "kube/proxy.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -17,7 +17,7 @@
 
 #include <curl/curl.h>
 
-#include "err.h"
+#include "kube/err.h"
 
 /* Whether host (a name, an IPv4 address, or an IPv6 address with or without brackets)
  * matches the NO_PROXY list no_proxy (NULL: none): comma- or space-separated entries, each

@@ -1,4 +1,4 @@
-#include "ratelimit.h"
+#include "kube/ratelimit.h"
 
 void kube_ratelimit_init(struct kube_ratelimit *rl, double qps, int burst, int64_t now_ms)
 {

@@ -1,4 +1,4 @@
-#include "rest.h"
+#include "kube/rest.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -8,8 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "num.h"
-#include "ratelimit.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "kube/num.h"
+#include "kube/ratelimit.h"
 
 /* The largest reply read: a page of 500 objects (lists page at 500) of the largest kind the
  * operator lists, Nodes, ~30 KB each on OpenShift (50 images in status): 15 MB; twice that.
@@ -28,13 +30,6 @@ struct kube_client {
     kube_rest_observer_fn observer;
     void *observer_ud;
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void sleep_ms(int64_t ms)
 {
@@ -59,7 +54,7 @@ struct kube_client *kube_client_new(struct kube_config *cfg, struct kube_err *er
         return NULL;
     }
     c->timeout_ms = 30000;
-    kube_ratelimit_init(&c->rl, 5.0, 10, mono_ms());
+    kube_ratelimit_init(&c->rl, 5.0, 10, base_mono_ms());
     return c;
 }
 
@@ -101,7 +96,7 @@ struct kube_config *kube_client_config(struct kube_client *c)
 
 void kube_client_set_rate_limit(struct kube_client *c, double qps, int burst)
 {
-    kube_ratelimit_init(&c->rl, qps, burst, mono_ms());
+    kube_ratelimit_init(&c->rl, qps, burst, base_mono_ms());
 }
 
 void kube_client_set_timeout(struct kube_client *c, long timeout_ms)
@@ -133,94 +128,55 @@ char *kube_url_escape(const char *s)
     return out;
 }
 
-/* A growable string. */
-struct sbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-};
-
-static void sb_add(struct sbuf *b, const char *s)
-{
-    if (b->oom)
-        return;
-    size_t n = strlen(s);
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *ns = realloc(b->s, cap);
-        if (!ns) {
-            b->oom = 1;
-            return;
-        }
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n + 1);
-    b->len += n;
-}
-
-static void sb_add_escaped(struct sbuf *b, const char *s)
+static void sb_add_escaped(struct strbuf *b, const char *s)
 {
     char *e = kube_url_escape(s);
-    if (!e) {
-        b->oom = 1;
-        return;
-    }
-    sb_add(b, e);
+    if (!e)
+        b->failed = true;
+    strbuf_add(b, e);
     free(e);
-}
-
-static char *sb_done(struct sbuf *b)
-{
-    if (b->oom || !b->s) {
-        free(b->s);
-        return b->oom ? NULL : strdup("");
-    }
-    return b->s;
 }
 
 char *kube_path(const char *group_version, const char *ns, const char *resource, const char *name,
                 const char *subresource)
 {
-    struct sbuf b = {0};
-    sb_add(&b, strchr(group_version, '/') ? "/apis/" : "/api/");
-    sb_add(&b, group_version);
+    struct strbuf b = STRBUF_INIT;
+    strbuf_add(&b, strchr(group_version, '/') ? "/apis/" : "/api/");
+    strbuf_add(&b, group_version);
     if (ns && *ns) {
-        sb_add(&b, "/namespaces/");
+        strbuf_add(&b, "/namespaces/");
         sb_add_escaped(&b, ns);
     }
     if (resource) {
-        sb_add(&b, "/");
-        sb_add(&b, resource);
+        strbuf_add(&b, "/");
+        strbuf_add(&b, resource);
     }
     if (name) {
-        sb_add(&b, "/");
+        strbuf_add(&b, "/");
         sb_add_escaped(&b, name);
     }
     if (subresource) {
-        sb_add(&b, "/");
-        sb_add(&b, subresource);
+        strbuf_add(&b, "/");
+        strbuf_add(&b, subresource);
     }
-    return sb_done(&b);
+    return strbuf_take(&b);
 }
 
 char *kube_path_query(const char *path, const char *const *pairs)
 {
-    struct sbuf b = {0};
-    sb_add(&b, path);
+    struct strbuf b = STRBUF_INIT;
+    strbuf_add(&b, path);
     int first = strchr(path, '?') == NULL;
     for (; pairs && pairs[0]; pairs += 2) {
         if (!pairs[1])
             continue;
-        sb_add(&b, first ? "?" : "&");
+        strbuf_add(&b, first ? "?" : "&");
         first = 0;
         sb_add_escaped(&b, pairs[0]);
-        sb_add(&b, "=");
+        strbuf_add(&b, "=");
         sb_add_escaped(&b, pairs[1]);
     }
-    return sb_done(&b);
+    return strbuf_take(&b);
 }
 
 /* ---- errors ---- */
@@ -341,7 +297,7 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
         return NULL;
     }
     if (flags & KUBE_REQUEST_WRITE) {
-        int64_t wait = kube_ratelimit_reserve(&c->rl, mono_ms());
+        int64_t wait = kube_ratelimit_reserve(&c->rl, base_mono_ms());
         if (wait > 0)
             sleep_ms(wait);
     }

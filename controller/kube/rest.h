@@ -16,8 +16,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "config.h"
-#include "err.h"
+#include "kube/config.h"
+#include "kube/err.h"
 
 struct kube_client;
 

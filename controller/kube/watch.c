@@ -1,4 +1,4 @@
-#include "watch.h"
+#include "kube/watch.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,10 +8,11 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "backoff.h"
-#include "config.h"
-#include "framing.h"
-#include "num.h"
+#include "base/util.h"
+#include "kube/backoff.h"
+#include "kube/config.h"
+#include "kube/framing.h"
+#include "kube/num.h"
 
 #define WATCH_TIMEOUT_MIN_S 300   /* server-side timeoutSeconds, drawn from [min, max] */
 #define WATCH_TIMEOUT_MAX_S 600
@@ -737,11 +738,6 @@ static void watch_connect_cb(struct kube_loop *loop, void *ud)
 
 /* ---- life cycle ---- */
 
-static char *dup_or_null(const char *s)
-{
-    return s && *s ? strdup(s) : NULL;
-}
-
 struct kube_watch *kube_watch_new(struct kube_loop *loop, struct kube_client *client,
                                   const struct kube_watch_opts *opts,
                                   const struct kube_watch_handler *handler, void *ud,
@@ -770,8 +766,8 @@ struct kube_watch *kube_watch_new(struct kube_loop *loop, struct kube_client *cl
         w->rng = kube_loop_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)w;
     w->rng |= 1;
     w->path = strdup(opts->path);
-    w->label_selector = dup_or_null(opts->label_selector);
-    w->field_selector = dup_or_null(opts->field_selector);
+    w->label_selector = base_strdup_or_null(base_nonempty(opts->label_selector));
+    w->field_selector = base_strdup_or_null(base_nonempty(opts->field_selector));
     w->framing = kube_framing_new(0);
     w->easy = curl_easy_init();
     if (!w->path || (opts->label_selector && *opts->label_selector && !w->label_selector) ||

@@ -29,9 +29,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "err.h"
-#include "loop.h"
-#include "rest.h"
+#include "kube/err.h"
+#include "kube/loop.h"
+#include "kube/rest.h"
 
 /* The annotation of the bookmark that closes a streaming initial list. */
 #define KUBE_WATCH_INITIAL_EVENTS_END "k8s.io/initial-events-end"

@@ -1,4 +1,4 @@
-#include "yamljson.h"
+#include "kube/yamljson.h"
 
 #include <ctype.h>
 #include <stdint.h>

@@ -1,12 +1,12 @@
-#include "kubelet.h"
+#include "psi/kubelet.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "rest.h"
+#include "kube/err.h"
+#include "kube/rest.h"
 
 static const char *const avg_names[3] = {"avg10", "avg60", "avg300"};
 

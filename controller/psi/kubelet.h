@@ -28,8 +28,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "multiget.h"
-#include "source.h"
+#include "kube/multiget.h"
+#include "psi/source.h"
 
 struct kube_client;
 

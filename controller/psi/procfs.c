@@ -1,4 +1,4 @@
-#include "procfs.h"
+#include "psi/procfs.h"
 
 #include <errno.h>
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "source.h"
+#include "psi/source.h"
 
 /* Parse the "key=value ..." part of one line (len bytes at s) into ln. */
 static int parse_fields(const char *s, size_t len, int lineno, struct psi_procfs_line *ln,

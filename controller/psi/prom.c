@@ -1,4 +1,4 @@
-#include "prom.h"
+#include "psi/prom.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "promreply.h"
-#include "proxy.h"
-#include "rest.h"
+#include "base/util.h"
+#include "kube/proxy.h"
+#include "kube/rest.h"
+#include "psi/promreply.h"
 
 /* 5,000 nodes (the supported size) answer the pressure query with about 6 MB (4 series a
  * node, ~300 bytes each with OpenShift's node-exporter labels) and the usage query with

@@ -37,8 +37,8 @@
 
 #include <curl/curl.h>
 
-#include "promauth.h"
-#include "source.h"
+#include "psi/promauth.h"
+#include "psi/source.h"
 
 /* Client settings; strings are copied by psi_prom_new (see promauth.h for the credential
  * and trust fields). */

@@ -1,5 +1,5 @@
 /* psi_promauth: TLS trust and bearer token of the Prometheus client. */
-#include "promauth.h"
+#include "psi/promauth.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/util.h"
 
 #define MAX_TOKEN (64 * 1024)
 #define MAX_CA (4L * 1024 * 1024)
@@ -48,11 +50,6 @@ struct psi_promauth {
     char *token;
     char identity[512];
 };
-
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
 
 static void wipe_free(char *s)
 {
@@ -147,12 +144,12 @@ struct psi_promauth *psi_promauth_new(const struct psi_promauth_config *cfg, str
         a->token_fn = *cfg->token_fn;
         a->has_token_fn = 1;
     }
-    a->token_file = xstrdup(cfg->token_fn ? NULL : cfg->token_file);
-    a->own_token_file = xstrdup(cfg->own_token_file);
-    a->own_token = xstrdup(cfg->own_token);
-    a->ca_file = xstrdup(cfg->ca_file);
-    a->service_ca_file = xstrdup(cfg->ca_file ? NULL : cfg->service_ca_file);
-    a->system_ca_file = xstrdup(cfg->ca_file ? NULL : find_system_bundle());
+    a->token_file = base_strdup_or_null(cfg->token_fn ? NULL : cfg->token_file);
+    a->own_token_file = base_strdup_or_null(cfg->own_token_file);
+    a->own_token = base_strdup_or_null(cfg->own_token);
+    a->ca_file = base_strdup_or_null(cfg->ca_file);
+    a->service_ca_file = base_strdup_or_null(cfg->ca_file ? NULL : cfg->service_ca_file);
+    a->system_ca_file = base_strdup_or_null(cfg->ca_file ? NULL : find_system_bundle());
     a->plain_http_token = cfg->plain_http_token;
     if ((!cfg->token_fn && cfg->token_file && !a->token_file) || (cfg->own_token_file && !a->own_token_file) ||
         (cfg->own_token && !a->own_token) || (cfg->ca_file && !a->ca_file) ||

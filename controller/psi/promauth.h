@@ -20,7 +20,7 @@
 
 #include <curl/curl.h>
 
-#include "source.h"
+#include "psi/source.h"
 
 /* A token minted elsewhere: get returns the current one (owned by ud's owner, valid until
  * the next call), or NULL with st failed. identity names whose token it is, for messages

@@ -1,5 +1,5 @@
 /* psi_promreply: a Prometheus query reply read without a JSON tree (see promreply.h). */
-#include "promreply.h"
+#include "psi/promreply.h"
 
 #include <errno.h>
 #include <math.h>

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "prom.h"
+#include "psi/prom.h"
 
 #define PSI_PROMREPLY_MAX_DEPTH 64
 /* 5,000 nodes (the supported size) with 10 pods each answer the usage query with about

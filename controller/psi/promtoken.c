@@ -1,12 +1,12 @@
 /* psi_promtoken: TokenRequest-backed bearer token of the pressure-reading ServiceAccount. */
-#include "promtoken.h"
+#include "psi/promtoken.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "api/json.h"
 
 #define MAX_TOKEN_LEN (16 * 1024)
 

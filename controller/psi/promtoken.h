@@ -16,8 +16,8 @@
 
 #include <stdint.h>
 
-#include "rest.h"
-#include "source.h"
+#include "kube/rest.h"
+#include "psi/source.h"
 
 /* The ServiceAccount whose tokens go to Prometheus, in the operator's namespace. */
 #define PSI_PRESSURE_READER_SA "psi-rebalancer-pressure-reader"

@@ -1,4 +1,4 @@
-#include "source.h"
+#include "psi/source.h"
 
 #include <math.h>
 #include <stdarg.h>

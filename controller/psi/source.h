@@ -9,26 +9,29 @@
  * PSI_REASON_* strings below) and a message naming the URL and why; the operator sets
  * MetricsAvailable=False with them and holds every taint as it is. Node values that were
  * read before the failure may still be filled in (e.g. InvalidValue makes only the
- * offending node Unknown), but a caller should act on none of them when failed is set. */
+ * offending node Unknown), but a caller should act on none of them when failed is set.
+ * psi_status follows the project's failure convention (base/failure.h). */
 #ifndef PSI_PSI_SOURCE_H
 #define PSI_PSI_SOURCE_H
 
 #include <stddef.h>
 
+#include "api/reasons.h"
+
 /* Condition reasons of a failed sample. */
-#define PSI_REASON_UNREACHABLE "SourceUnreachable" /* connect/DNS failure, timeout, 503 of a proxy */
-#define PSI_REASON_TLS "TLSError"                  /* handshake or certificate verification failed */
-#define PSI_REASON_UNAUTHORIZED "Unauthorized"     /* HTTP 401 */
-#define PSI_REASON_FORBIDDEN "Forbidden"           /* HTTP 403 */
-#define PSI_REASON_NOT_FOUND "NotFound"            /* HTTP 404: wrong URL or path */
-#define PSI_REASON_BAD_STATUS "UnexpectedStatus"   /* another non-2xx reply that is no API error */
-#define PSI_REASON_MALFORMED "MalformedReply"      /* not JSON, or JSON of the wrong shape */
-#define PSI_REASON_INVALID "InvalidValue"          /* NaN, +/-Inf or a negative pressure */
-#define PSI_REASON_QUERY "QueryError"              /* the server refused or failed the query */
-#define PSI_REASON_CONFIG "SourceConfigError"      /* bad URL, unreadable token or CA file */
-#define PSI_REASON_TIMEOUT "Timeout"               /* no reply within the time allowed */
-#define PSI_REASON_NO_PSI "PSIUnavailable"         /* the node reports no PSI (KubeletPSI off, no psi=1) */
-#define PSI_REASON_CREDENTIAL "CredentialUnavailable" /* no token for the metrics-reading identity */
+#define PSI_REASON_UNREACHABLE API_REASON_SOURCE_UNREACHABLE
+#define PSI_REASON_TLS API_REASON_TLS_ERROR
+#define PSI_REASON_UNAUTHORIZED API_REASON_UNAUTHORIZED
+#define PSI_REASON_FORBIDDEN API_REASON_FORBIDDEN
+#define PSI_REASON_NOT_FOUND API_REASON_NOT_FOUND
+#define PSI_REASON_BAD_STATUS API_REASON_UNEXPECTED_STATUS
+#define PSI_REASON_MALFORMED API_REASON_MALFORMED_REPLY
+#define PSI_REASON_INVALID API_REASON_INVALID_VALUE
+#define PSI_REASON_QUERY API_REASON_QUERY_ERROR
+#define PSI_REASON_CONFIG API_REASON_SOURCE_CONFIG_ERROR
+#define PSI_REASON_TIMEOUT API_REASON_TIMEOUT
+#define PSI_REASON_NO_PSI API_REASON_PSI_UNAVAILABLE
+#define PSI_REASON_CREDENTIAL API_REASON_CREDENTIAL_UNAVAILABLE
 
 /* Resources, as indexes of psi_node_sample.value. */
 enum psi_resource { PSI_CPU = 0, PSI_MEMORY = 1, PSI_IO = 2, PSI_NRESOURCES = 3 };

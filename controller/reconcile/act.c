@@ -1,29 +1,22 @@
 /* act: the writes of rebalancing (see act.h). */
-#include "act.h"
+#include "reconcile/act.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/reasons.h"
+#include "base/jx.h"
+#include "base/util.h"
 #include "logging.h"
-#include "migrate.h"
-#include "moves.h"
-#include "notify.h"
-
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
-}
-
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+#include "reconcile/migrate.h"
+#include "reconcile/moves.h"
+#include "reconcile/notify.h"
 
 void act_event(const struct act *a, const char *type, const char *reason, const char *action, const char *note)
 {
-    const cJSON *meta = get(a->in->obj, "metadata");
-    struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, str(meta, "name"), str(meta, "uid")};
+    const cJSON *meta = jx_at(a->in->obj, "metadata");
+    struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, jx_nonempty(meta, "name"), jx_nonempty(meta, "uid")};
     notify_event(a->d->events, &ref, type, reason, action, note, a->in->now_ms);
 }
 
@@ -54,7 +47,7 @@ static void migration_failed(const struct act *a, struct api_move *m, const char
                  wlen ? ": " : "", wlen, why ? why : "");
     log_warn("live migration failed", "psirebalance", a->in->pr->name, "vmi", m->name, "namespace", m->ns, "migration",
              migration, "source", m->source_node, "destination", m->destination_node, "why", why ? why : "");
-    act_event(a, "Warning", "MigrationFailed", "Migrate", note);
+    act_event(a, "Warning", API_EVENT_MIGRATION_FAILED, "Migrate", note);
 }
 
 static void migration_succeeded(const struct act *a, const struct api_move *m, const char *migration)
@@ -72,7 +65,7 @@ static void migration_succeeded(const struct act *a, const struct api_move *m, c
     log_info("live migration succeeded", "psirebalance", a->in->pr->name, "vmi", m->name, "namespace", m->ns,
              "migration", migration, "source", m->source_node, "target", m->target_node, "destination",
              m->destination_node);
-    act_event(a, elsewhere ? "Warning" : "Normal", "MigrationSucceeded", "Migrate", note);
+    act_event(a, elsewhere ? "Warning" : "Normal", API_EVENT_MIGRATION_SUCCEEDED, "Migrate", note);
 }
 
 int act_follow(const struct act *a, const struct gather_migrations *migs)
@@ -136,7 +129,7 @@ static void stuck(const struct act *a, const struct moves_migration *g)
              g->phase && g->phase[0] ? g->phase : "without a phase", (long long)(now_s - g->created));
     for (size_t i = 0; i < a->h->status.nmoves; i++) {
         struct api_move *m = &a->h->status.moves[i];
-        if (!eq(m->migration, g->name) || !eq(m->ns, g->ns) ||
+        if (!base_same(m->migration, g->name) || !base_same(m->ns, g->ns) ||
             (m->phase != API_MOVE_REQUESTED && m->phase != API_MOVE_MIGRATING))
             continue;
         fail_move(a, m, g->name, why);
@@ -148,7 +141,7 @@ void act_cleanup(const struct act *a, const struct gather_migrations *migs)
     int64_t now_s = a->in->now_ms / 1000;
     for (size_t k = 0; k < migs->n; k++) {
         const struct moves_migration *g = &migs->v[k];
-        if (!eq(g->owner, a->in->pr->name))
+        if (!base_same(g->owner, a->in->pr->name))
             continue;
         enum migrate_action act = migrate_cleanup_action(g, now_s, 0);
         if (act == MIGRATE_KEEP || delete_migration(a, g) <= 0)
@@ -184,7 +177,7 @@ static enum rebalance_evict_outcome create_migration(const struct mover_deps *d,
     free(path);
     if (!res)
         return err->status ? migrate_create_outcome(err->status) : REBALANCE_ERROR;
-    const char *n = str(get(res, "metadata"), "name");
+    const char *n = jx_nonempty(res, "metadata.name");
     if (!dry_run && n && !(*name = strdup(n)))
         log_warn("migration name not kept: out of memory", "migration", n);
     cJSON_Delete(res);
@@ -288,7 +281,7 @@ static void tell(const struct act *a, struct act_round *r, size_t k, enum rebala
                  : (out == REBALANCE_EVICTED ? "evicted" : (targeted ? "live migration created" : "live migration asked")),
              "psirebalance", a->in->pr->name, "workload", w->key, "pod", c->name, "source", src, "destination", dst,
              "method", targeted ? "Migrate" : "Evict");
-    act_event(a, "Normal", dry ? "WouldMove" : (out == REBALANCE_EVICTED ? "Evicted" : "MigrationRequested"),
+    act_event(a, "Normal", dry ? API_EVENT_WOULD_MOVE : (out == REBALANCE_EVICTED ? API_EVENT_EVICTED : API_EVENT_MIGRATION_REQUESTED),
               dry ? "DryRun" : (targeted ? "Migrate" : "Evict"), note);
     size_t used = strlen(r->made);
     if (used + 1 < r->made_len)
@@ -312,7 +305,7 @@ static void refused(const struct act *a, struct act_round *r, size_t k, bool tar
              targeted ? "live migration" : "eviction", c->ns, c->name, r->nodes[mv->source].name, err->msg);
     log_info("eviction refused: skipped", "psirebalance", a->in->pr->name, "pod", c->name, "namespace", c->ns, "error",
              err->msg);
-    act_event(a, "Warning", "EvictionRefused", r->dry ? "DryRun" : "Evict", note);
+    act_event(a, "Warning", API_EVENT_EVICTION_REFUSED, r->dry ? "DryRun" : "Evict", note);
 }
 
 /* Move k failed otherwise: the cycle fails. */
@@ -326,7 +319,7 @@ static void failed(const struct act *a, struct act_round *r, size_t k, bool targ
     c->blocked = "eviction failed";
     log_error("eviction failed", "psirebalance", a->in->pr->name, "pod", c->name, "namespace", c->ns, "error",
               err->msg);
-    act_event(a, "Warning", targeted ? "MigrationFailed" : "EvictionFailed",
+    act_event(a, "Warning", targeted ? API_EVENT_MIGRATION_FAILED : API_EVENT_EVICTION_FAILED,
               r->dry ? "DryRun" : (targeted ? "Migrate" : "Evict"), r->fail_msg);
 }
 

@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gather.h"
-#include "history.h"
-#include "mover.h"
-#include "rebalance.h"
+#include "reconcile/gather.h"
+#include "reconcile/history.h"
+#include "reconcile/mover.h"
+#include "reconcile/rebalance.h"
 
 /* What acting works with for one reconcile; all borrowed. */
 struct act {

@@ -1,16 +1,16 @@
 /* bodies: the bodies of the reconciler's writes to its PsiRebalance (see bodies.h). */
-#include "bodies.h"
+#include "reconcile/bodies.h"
 
 #include <string.h>
 
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+#include "base/jx.h"
 
 static bool ours(const cJSON *f) { return cJSON_IsString(f) && strcmp(f->valuestring, BODIES_FINALIZER) == 0; }
 
 bool bodies_has_finalizer(const cJSON *obj)
 {
     const cJSON *f;
-    cJSON_ArrayForEach(f, get(get(obj, "metadata"), "finalizers"))
+    cJSON_ArrayForEach(f, jx_get(obj, "metadata.finalizers"))
         if (ours(f))
             return true;
     return false;
@@ -49,8 +49,8 @@ static cJSON *finalizers(const cJSON *list, bool present)
 
 cJSON *bodies_finalizer_patch(const cJSON *obj, bool present)
 {
-    const cJSON *meta = get(obj, "metadata");
-    const cJSON *list = get(meta, "finalizers"), *rv = get(meta, "resourceVersion");
+    const cJSON *meta = jx_at(obj, "metadata");
+    const cJSON *list = jx_at(meta, "finalizers"), *rv = jx_at(meta, "resourceVersion");
     cJSON *next = finalizers(list, present);
     cJSON *test = operation("test", "/metadata/resourceVersion",
                             cJSON_CreateString(cJSON_IsString(rv) ? rv->valuestring : ""));
@@ -72,7 +72,7 @@ cJSON *bodies_status(const cJSON *obj)
     cJSON *body = cJSON_CreateObject();
     static const char *const keep[] = {"apiVersion", "kind", "metadata"};
     for (size_t i = 0; body && i < sizeof(keep) / sizeof(keep[0]); i++) {
-        const cJSON *v = get(obj, keep[i]);
+        const cJSON *v = jx_at(obj, keep[i]);
         if (v && !cJSON_AddItemToObject(body, keep[i], cJSON_Duplicate(v, 1))) {
             cJSON_Delete(body);
             return NULL;

@@ -1,11 +1,13 @@
 /* conditions: metav1.Condition handling and the Ready/Degraded rule (see conditions.h). */
-#include "conditions.h"
+#include "reconcile/conditions.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coverage.h"
+#include "api/reasons.h"
+#include "base/strbuf.h"
+#include "reconcile/coverage.h"
 
 static bool is_alpha(char c)
 {
@@ -82,30 +84,10 @@ int conditions_remove(struct api_status *st, const char *type)
     return 1;
 }
 
-/* A growing "; "-joined message. */
-struct msg {
-    char *s;
-    size_t len;
-    bool oom;
-};
-
-static void msg_add(struct msg *m, const char *what, const char *detail)
+/* Add a part to a "; "-joined message. */
+static void msg_add(struct strbuf *m, const char *what, const char *detail)
 {
-    if (m->oom)
-        return;
-    char *s = NULL;
-    int n = asprintf(&s, "%s%s%s%s", m->len ? "; " : "", what, detail && *detail ? ": " : "",
-                     detail ? detail : "");
-    char *grown = n >= 0 ? realloc(m->s, m->len + (size_t)n + 1) : NULL;
-    if (!grown) {
-        free(n >= 0 ? s : NULL);
-        m->oom = true;
-        return;
-    }
-    memcpy(grown + m->len, s, (size_t)n + 1);
-    m->s = grown;
-    m->len += (size_t)n;
-    free(s);
+    strbuf_addf(m, "%s%s%s%s", m->len ? "; " : "", what, detail && *detail ? ": " : "", detail ? detail : "");
 }
 
 static const char *reason_of(const struct api_condition *c, const char *fallback)
@@ -128,13 +110,13 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
     /* Everything needed from the conditions is copied before setting any: setting one may
      * move the array the pointers above point into. */
     const char *first = NULL;
-    struct msg m = {0};
+    struct strbuf m = STRBUF_INIT;
     if (failed) {
-        first = cycle->reason && *cycle->reason ? cycle->reason : "CycleFailed";
+        first = cycle->reason && *cycle->reason ? cycle->reason : API_REASON_CYCLE_FAILED;
         msg_add(&m, "the last cycle failed", cycle->message);
     }
     if (metrics_false) {
-        first = first ? first : reason_of(metrics, "MetricsUnavailable");
+        first = first ? first : reason_of(metrics, API_REASON_METRICS_UNAVAILABLE);
         msg_add(&m, partial ? "some nodes not measured, their taints held" : "pressure metrics unavailable, taints held",
                 metrics->message);
     }
@@ -143,11 +125,11 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
         msg_add(&m, "a MachineConfigPool is degraded", psi->message);
     }
     if (conflicting) {
-        first = first ? first : reason_of(conflict, "NodeConflict");
+        first = first ? first : reason_of(conflict, API_REASON_NODE_CONFLICT);
         msg_add(&m, "nodes selected by another PsiRebalance", conflict->message);
     }
-    if (m.oom) {
-        free(m.s);
+    if (strbuf_failed(&m)) {
+        strbuf_release(&m);
         return -1;
     }
     char *first_copy = strdup(first ? first : CONDITIONS_REASON_AS_EXPECTED);
@@ -164,7 +146,7 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
         ready_msg = strdup(metrics->message ? metrics->message : "");
     } else if (metrics_false) {
         ready = API_CONDITION_FALSE;
-        ready_reason = strdup(reason_of(metrics, "MetricsUnavailable"));
+        ready_reason = strdup(reason_of(metrics, API_REASON_METRICS_UNAVAILABLE));
         ready_msg = strdup(metrics->message ? metrics->message : "");
     } else if (!metrics || metrics->status == API_CONDITION_UNKNOWN) {
         ready = API_CONDITION_UNKNOWN;
@@ -179,12 +161,12 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
     if (first_copy && ready_reason && ready_msg) {
         int r1 = conditions_set(st, API_CONDITION_READY, ready, ready_reason, ready_msg, generation, now);
         int r2 = conditions_set(st, API_CONDITION_DEGRADED, m.len ? API_CONDITION_TRUE : API_CONDITION_FALSE,
-                                first_copy, m.len ? m.s : "no problem found", generation, now);
+                                first_copy, m.len ? strbuf_str(&m) : "no problem found", generation, now);
         rc = r1 < 0 || r2 < 0 ? -1 : (r1 || r2);
     }
     free(first_copy);
     free(ready_reason);
     free(ready_msg);
-    free(m.s);
+    strbuf_release(&m);
     return rc;
 }

@@ -36,17 +36,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "api/reasons.h"
+#include "api/status.h"
 
 /* Condition types beyond those of api/status.h. */
-#define CONDITIONS_NODE_CONFLICT "NodeConflict"
+#define CONDITIONS_NODE_CONFLICT "NodeConflict" /* the condition type; its reason is API_REASON_NODE_CONFLICT */
 
 /* Reasons set by conditions_derive. */
-#define CONDITIONS_REASON_AS_EXPECTED "AsExpected"
-#define CONDITIONS_REASON_CYCLE_SUCCEEDED "CycleSucceeded"
-#define CONDITIONS_REASON_PENDING "Pending"
-#define CONDITIONS_REASON_INVALID "InvalidReason" /* stands in for a reason the CRD would refuse */
-#define CONDITIONS_REASON_POOL_DEGRADED "PoolDegraded" /* PSIEnabled False: a pool degraded */
+#define CONDITIONS_REASON_AS_EXPECTED API_REASON_AS_EXPECTED
+#define CONDITIONS_REASON_CYCLE_SUCCEEDED API_REASON_CYCLE_SUCCEEDED
+#define CONDITIONS_REASON_PENDING API_REASON_PENDING
+#define CONDITIONS_REASON_INVALID API_REASON_INVALID_REASON /* stands in for a reason the CRD would refuse */
+#define CONDITIONS_REASON_POOL_DEGRADED API_REASON_POOL_DEGRADED /* PSIEnabled False: a pool degraded */
 
 /* Longest message the CRD accepts. */
 #define CONDITIONS_MESSAGE_MAX 32768

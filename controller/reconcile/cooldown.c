@@ -1,5 +1,5 @@
 /* cooldown: per-workload hold after a move, doubling on repeats (see cooldown.h). */
-#include "cooldown.h"
+#include "reconcile/cooldown.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* coverage: how much of a sample measured what is acted on (see coverage.h). */
-#include "coverage.h"
+#include "reconcile/coverage.h"
 
 #include <stdbool.h>
 #include <stdio.h>

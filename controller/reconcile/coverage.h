@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "source.h"
+#include "psi/source.h"
 
 #define COVERAGE_REASON_ALL "SampleSucceeded"
 #define COVERAGE_REASON_PARTIAL "PartiallyMeasured"

@@ -1,5 +1,5 @@
 /* cycle: the decisions around the plan (see cycle.h). */
-#include "cycle.h"
+#include "reconcile/cycle.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -21,10 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "history.h"
-#include "moves.h"
-#include "psirebalance.h"
-#include "rebalance.h"
+#include "api/psirebalance.h"
+#include "reconcile/history.h"
+#include "reconcile/moves.h"
+#include "reconcile/rebalance.h"
 
 /* The Rebalancing condition a cycle decides. */
 struct cycle_verdict {

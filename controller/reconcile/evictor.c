@@ -1,10 +1,12 @@
 /* evictor: may this pod go? (see evictor.h) */
-#include "evictor.h"
+#include "reconcile/evictor.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "glob.h"
+#include "api/wildcard.h"
+#include "base/jx.h"
+#include "base/util.h"
 
 #define ANN_PREFER_NO_EVICTION "descheduler.alpha.kubernetes.io/prefer-no-eviction"
 #define ANN_EVICTION_IN_PROGRESS "descheduler.alpha.kubernetes.io/eviction-in-progress"
@@ -14,21 +16,11 @@
 #define LABEL_MIGRATION_JOB "kubevirt.io/migrationJobUID"
 #define SYSTEM_CRITICAL_PRIORITY 2000000000.0
 
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
-
 static const cJSON *controller_ref(const cJSON *pod)
 {
     const cJSON *ref;
-    cJSON_ArrayForEach(ref, get(get(pod, "metadata"), "ownerReferences"))
-        if (cJSON_IsTrue(get(ref, "controller")))
+    cJSON_ArrayForEach(ref, jx_get(pod, "metadata.ownerReferences"))
+        if (cJSON_IsTrue(jx_at(ref, "controller")))
             return ref;
     return NULL;
 }
@@ -36,25 +28,25 @@ static const cJSON *controller_ref(const cJSON *pod)
 /* What the kubelet and the pod's owners say: whether it can go anywhere at all. */
 static const char *kind_check(const cJSON *pod)
 {
-    const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec");
-    const cJSON *ann = get(meta, "annotations");
-    if (get(meta, "deletionTimestamp") && !cJSON_IsNull(get(meta, "deletionTimestamp")))
+    const cJSON *meta = jx_at(pod, "metadata"), *spec = jx_at(pod, "spec");
+    const cJSON *ann = jx_at(meta, "annotations");
+    if (jx_at(meta, "deletionTimestamp") && !cJSON_IsNull(jx_at(meta, "deletionTimestamp")))
         return "being deleted";
-    if (!eq(str(get(pod, "status"), "phase"), "Running") || !str(spec, "nodeName"))
+    if (!base_same(jx_str(pod, "status.phase"), "Running") || !jx_str(spec, "nodeName"))
         return "not running";
-    if (get(ann, ANN_MIRROR))
+    if (jx_at(ann, ANN_MIRROR))
         return "mirror pod";
-    const char *source = str(ann, ANN_CONFIG_SOURCE);
+    const char *source = jx_at_str(ann, ANN_CONFIG_SOURCE);
     if (source && strcmp(source, "api") != 0)
         return "static pod";
     const cJSON *ref = controller_ref(pod);
-    if (ref && eq(str(ref, "kind"), "DaemonSet"))
+    if (ref && base_same(jx_str(ref, "kind"), "DaemonSet"))
         return "DaemonSet pod";
     if (!ref)
         return "no controller";
-    const char *pc = str(spec, "priorityClassName");
-    const cJSON *prio = get(spec, "priority");
-    if (eq(pc, "system-cluster-critical") || eq(pc, "system-node-critical") ||
+    const char *pc = jx_str(spec, "priorityClassName");
+    const cJSON *prio = jx_at(spec, "priority");
+    if (base_same(pc, "system-cluster-critical") || base_same(pc, "system-node-critical") ||
         (cJSON_IsNumber(prio) && prio->valuedouble >= SYSTEM_CRITICAL_PRIORITY))
         return "system-critical";
     return NULL;
@@ -65,19 +57,19 @@ const char *evictor_pod_check(const cJSON *pod, const struct evictor_filter *f)
     const char *why = kind_check(pod);
     if (why)
         return why;
-    const cJSON *meta = get(pod, "metadata");
-    const cJSON *ann = get(meta, "annotations"), *labels = get(meta, "labels");
-    const char *ns = str(meta, "namespace");
+    const cJSON *meta = jx_at(pod, "metadata");
+    const cJSON *ann = jx_at(meta, "annotations"), *labels = jx_at(meta, "labels");
+    const char *ns = jx_str(meta, "namespace");
     for (size_t i = 0; f && i < f->nexcluded; i++)
-        if (ns && api_glob_match(f->excluded[i], ns))
+        if (ns && api_wildcard_match(f->excluded[i], ns))
             return "excluded namespace";
     if (f && f->selector && !api_selector_matches(f->selector, labels))
         return "not selected";
-    if (get(ann, ANN_PREFER_NO_EVICTION))
+    if (jx_at(ann, ANN_PREFER_NO_EVICTION))
         return "prefer-no-eviction";
-    if (eq(str(ann, ANN_EVICTION_IN_PROGRESS), "true"))
+    if (base_same(jx_at_str(ann, ANN_EVICTION_IN_PROGRESS), "true"))
         return "eviction in progress";
-    if (get(labels, LABEL_MIGRATION_JOB))
+    if (jx_at(labels, LABEL_MIGRATION_JOB))
         return "migration target";
     return NULL;
 }
@@ -85,15 +77,15 @@ const char *evictor_pod_check(const cJSON *pod, const struct evictor_filter *f)
 void evictor_pod_workload(const cJSON *pod, const char **kind, const char **name)
 {
     const cJSON *ref = controller_ref(pod);
-    *kind = ref ? str(ref, "kind") : NULL;
-    *name = ref ? str(ref, "name") : NULL;
+    *kind = ref ? jx_str(ref, "kind") : NULL;
+    *name = ref ? jx_str(ref, "name") : NULL;
     if (!ref || !*kind || !*name) {
         *kind = *name = NULL;
         return;
     }
     if (strcmp(*kind, "VirtualMachineInstance") != 0) {
-        const char *domain = str(get(get(pod, "metadata"), "annotations"), ANN_DOMAIN);
-        if (domain && *domain && eq(str(get(get(pod, "metadata"), "labels"), "kubevirt.io"), "virt-launcher")) {
+        const char *domain = jx_annotation(pod, ANN_DOMAIN);
+        if (domain && *domain && base_same(jx_label(pod, "kubevirt.io"), "virt-launcher")) {
             *kind = "VirtualMachineInstance";
             *name = domain;
         }
@@ -103,28 +95,28 @@ void evictor_pod_workload(const cJSON *pod, const char **kind, const char **name
 const char *evictor_vmi_busy(const cJSON *vmi, const struct moves_migration *migs, size_t nmigs, const char *ns,
                              const char *name)
 {
-    const char *evac = str(get(vmi, "status"), "evacuationNodeName");
+    const char *evac = jx_str(vmi, "status.evacuationNodeName");
     if (evac && evac[0])
         return "in evacuation";
     for (size_t k = 0; k < nmigs; k++)
-        if (eq(migs[k].vmi, name) && eq(migs[k].ns, ns) && !moves_phase_final(migs[k].phase))
+        if (base_same(migs[k].vmi, name) && base_same(migs[k].ns, ns) && !moves_phase_final(migs[k].phase))
             return "migrating";
     return NULL;
 }
 
 const char *evictor_vm_strategy(const cJSON *vmi, const cJSON *kubevirt)
 {
-    const char *s = str(get(vmi, "spec"), "evictionStrategy");
+    const char *s = jx_str(vmi, "spec.evictionStrategy");
     if (!s || !s[0])
-        s = str(get(get(kubevirt, "spec"), "configuration"), "evictionStrategy");
+        s = jx_str(kubevirt, "spec.configuration.evictionStrategy");
     return s && s[0] ? s : "None";
 }
 
 const char *evictor_vm_restarts(const char *strategy, bool migratable)
 {
-    if (eq(strategy, "None"))
+    if (base_same(strategy, "None"))
         return "VM would restart (eviction strategy None)";
-    if (eq(strategy, "LiveMigrateIfPossible") && !migratable)
+    if (base_same(strategy, "LiveMigrateIfPossible") && !migratable)
         return "VM would restart (LiveMigrateIfPossible, not migratable)";
     return NULL;
 }
@@ -132,9 +124,9 @@ const char *evictor_vm_restarts(const char *strategy, bool migratable)
 bool evictor_vmi_migratable(const cJSON *vmi)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, get(get(vmi, "status"), "conditions"))
-        if (eq(str(c, "type"), "LiveMigratable"))
-            return eq(str(c, "status"), "True");
+    cJSON_ArrayForEach(c, jx_get(vmi, "status.conditions"))
+        if (base_same(jx_str(c, "type"), "LiveMigratable"))
+            return base_same(jx_str(c, "status"), "True");
     return false;
 }
 

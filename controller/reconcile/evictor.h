@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "moves.h"
-#include "selector.h"
+#include "api/selector.h"
+#include "reconcile/moves.h"
 
 /* Which pods may move (spec.eviction): podSelector and excludedNamespaces (borrowed). */
 struct evictor_filter {

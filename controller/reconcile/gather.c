@@ -1,16 +1,16 @@
 /* gather: what rebalancing and the reconcile read (see gather.h). */
-#include "gather.h"
+#include "reconcile/gather.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "evictor.h"
-#include "history.h"
 #include "logging.h"
-#include "resources.h"
-#include "usage.h"
+#include "reconcile/evictor.h"
+#include "reconcile/history.h"
+#include "reconcile/resources.h"
+#include "reconcile/usage.h"
 
 /* How often the VirtualMachineInstanceMigration CRD is read again (addedNodeSelector). */
 #define CRD_RECHECK_MS (10 * 60 * 1000)

@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "migrate.h"
-#include "mover.h"
-#include "moves.h"
-#include "rebalance.h"
+#include "reconcile/migrate.h"
+#include "reconcile/mover.h"
+#include "reconcile/moves.h"
+#include "reconcile/rebalance.h"
 
 /* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL) ---- */
 

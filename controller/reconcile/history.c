@@ -1,11 +1,11 @@
 /* history: what rebalancing remembers between cycles (see history.h). */
-#include "history.h"
+#include "reconcile/history.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "moves.h"
+#include "reconcile/moves.h"
 
 static int64_t clock_now(void *ud) { return ((struct history *)ud)->clock_ms; }
 

@@ -21,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cooldown.h"
-#include "rebalance.h"
-#include "status.h"
+#include "api/status.h"
+#include "reconcile/cooldown.h"
+#include "reconcile/rebalance.h"
 
 /* A move asked and not answered with a migration within this long stops counting as in
  * flight (KubeVirt may have dropped the evacuation). */

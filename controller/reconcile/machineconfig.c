@@ -1,13 +1,13 @@
 /* machineconfig: the psi=1 MachineConfig per role and the pool rollout (see machineconfig.h). */
-#include "machineconfig.h"
+#include "reconcile/machineconfig.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "num.h"
-#include "selector.h"
+#include "api/selector.h"
+#include "kube/num.h"
 
 char *machineconfig_name(const char *role)
 {
@@ -343,8 +343,12 @@ int machineconfig_status_entry(struct api_status *st, const char *role, const ch
 }
 
 void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t n, bool api_available, bool enabled,
-                               enum api_condition_status *status, const char **reason, char *msg, size_t msglen)
+                               struct machineconfig_psi *out)
 {
+    enum api_condition_status *status = &out->status;
+    const char **reason = &out->reason;
+    char *msg = out->msg;
+    size_t msglen = out->msglen;
     if (!enabled) {
         *status = API_CONDITION_UNKNOWN;
         *reason = MACHINECONFIG_REASON_DISABLED;

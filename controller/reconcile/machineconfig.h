@@ -58,7 +58,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "api/reasons.h"
+#include "api/status.h"
 
 #define MACHINECONFIG_GROUP "machineconfiguration.openshift.io"
 #define MACHINECONFIG_API_VERSION MACHINECONFIG_GROUP "/v1"
@@ -72,16 +73,16 @@
 #define MACHINECONFIG_KARG_SCHEDSTATS "schedstats=enable"
 
 /* PSIEnabled reasons. */
-#define MACHINECONFIG_REASON_ENABLED "Enabled"
-#define MACHINECONFIG_REASON_PROGRESSING "Progressing"
-#define MACHINECONFIG_REASON_POOL_DEGRADED "PoolDegraded" /* = CONDITIONS_REASON_POOL_DEGRADED */
-#define MACHINECONFIG_REASON_POOL_NOT_FOUND "PoolNotFound"
-#define MACHINECONFIG_REASON_POOL_EMPTY "PoolEmpty"
-#define MACHINECONFIG_REASON_POOL_PAUSED "PoolPaused"
-#define MACHINECONFIG_REASON_API_UNAVAILABLE "MachineConfigAPIUnavailable"
-#define MACHINECONFIG_REASON_DISABLED "MachineConfigDisabled"
-#define MACHINECONFIG_REASON_NO_ROLES "NoRoles"
-#define MACHINECONFIG_REASON_NOT_OWNED "MachineConfigNotOwned" /* our name, someone else's object */
+#define MACHINECONFIG_REASON_ENABLED API_REASON_ENABLED
+#define MACHINECONFIG_REASON_PROGRESSING API_REASON_PROGRESSING
+#define MACHINECONFIG_REASON_POOL_DEGRADED API_REASON_POOL_DEGRADED
+#define MACHINECONFIG_REASON_POOL_NOT_FOUND API_REASON_POOL_NOT_FOUND
+#define MACHINECONFIG_REASON_POOL_EMPTY API_REASON_POOL_EMPTY
+#define MACHINECONFIG_REASON_POOL_PAUSED API_REASON_POOL_PAUSED
+#define MACHINECONFIG_REASON_API_UNAVAILABLE API_REASON_MACHINE_CONFIG_API_UNAVAILABLE
+#define MACHINECONFIG_REASON_DISABLED API_REASON_MACHINE_CONFIG_DISABLED
+#define MACHINECONFIG_REASON_NO_ROLES API_REASON_NO_ROLES
+#define MACHINECONFIG_REASON_NOT_OWNED API_REASON_MACHINE_CONFIG_NOT_OWNED /* our name, someone else's object */
 
 /* What we want for one role. Strings are borrowed. */
 struct machineconfig_want {
@@ -142,10 +143,19 @@ void machineconfig_not_owned(const char *role, const char *mc_name, struct machi
 int machineconfig_status_entry(struct api_status *st, const char *role, const char *mc_name,
                                const struct machineconfig_pool_eval *ev);
 
-/* PSIEnabled over the roles' evaluations ev[0..n) (rule above) into *status, *reason (static)
- * and msg (of msglen bytes). api_available false: the MachineConfig API does not exist;
- * enabled false: spec.machineConfig.enabled is off. */
+/* The PSIEnabled condition: status, reason (static) and the message, written into the
+ * caller's buffer msg of msglen bytes. */
+struct machineconfig_psi {
+    enum api_condition_status status;
+    const char *reason;
+    char *msg;
+    size_t msglen;
+};
+
+/* PSIEnabled over the roles' evaluations ev[0..n) (rule above) into *out (its msg and msglen
+ * set by the caller). api_available false: the MachineConfig API does not exist; enabled
+ * false: spec.machineConfig.enabled is off. */
 void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t n, bool api_available, bool enabled,
-                               enum api_condition_status *status, const char **reason, char *msg, size_t msglen);
+                               struct machineconfig_psi *out);
 
 #endif

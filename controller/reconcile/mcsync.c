@@ -1,33 +1,27 @@
 /* mcsync: the MachineConfigs of one PsiRebalance on the API (see mcsync.h). */
-#include "mcsync.h"
+#include "reconcile/mcsync.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conditions.h"
-#include "errors.h"
+#include "api/errors.h"
+#include "api/reasons.h"
+#include "base/grow.h"
+#include "base/jx.h"
+#include "base/util.h"
 #include "logging.h"
-#include "machineconfig.h"
-#include "notify.h"
+#include "reconcile/conditions.h"
+#include "reconcile/machineconfig.h"
+#include "reconcile/notify.h"
 
 #define MC_GV MACHINECONFIG_API_VERSION
-
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 static void event(const struct mcsync *m, const struct mcsync_in *in, const char *reason, const char *action,
                   const char *note)
 {
-    const cJSON *meta = get(in->obj, "metadata");
-    struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, str(meta, "name"), str(meta, "uid")};
+    const cJSON *meta = jx_at(in->obj, "metadata");
+    struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, jx_str(meta, "name"), jx_str(meta, "uid")};
     notify_event(m->events, &ref, "Normal", reason, action, note, in->now_ms);
 }
 
@@ -42,13 +36,8 @@ static int collect_pool(const char *key, const char *rv, const void *obj, void *
 {
     (void)key, (void)rv;
     struct pools_ctx *c = ud;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 8;
-        const cJSON **v = realloc(c->v, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        c->v = v, c->cap = cap;
-    }
+    if (BASE_GROW(c->v, c->n + 1, c->cap) < 0)
+        return -1;
     c->v[c->n++] = obj;
     return 0;
 }
@@ -99,14 +88,14 @@ static int ensure_one(const struct mcsync *m, const struct mcsync_in *in, const 
     char note[512];
     snprintf(note, sizeof(note), "MachineConfig %s %s with kernel arguments %s%s for role %s", name, verb,
              MACHINECONFIG_KARG_PSI, want->schedstats ? " " MACHINECONFIG_KARG_SCHEDSTATS : "", want->role);
-    event(m, in, create ? "MachineConfigCreated" : "MachineConfigUpdated", "Configure", note);
+    event(m, in, create ? API_EVENT_MACHINE_CONFIG_CREATED : API_EVENT_MACHINE_CONFIG_UPDATED, "Configure", note);
     return 0;
 }
 
 int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api_status *next)
 {
     const struct api_spec *spec = in->spec;
-    const char *owner = str(get(in->obj, "metadata"), "name");
+    const char *owner = jx_str(in->obj, "metadata.name");
     bool api = m->machineconfigs != NULL;
     size_t nroles = spec->machine_config.enabled && api ? spec->machine_config.nroles : 0;
     struct machineconfig_pool_eval *evs = calloc(nroles ? nroles : 1, sizeof(*evs));
@@ -134,11 +123,10 @@ int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api
         machineconfig_status_entry(next, role, name, &evs[i]);
         free(name);
     }
-    enum api_condition_status st;
-    const char *reason;
     char msg[1024];
-    machineconfig_psi_enabled(evs, nroles, api, spec->machine_config.enabled, &st, &reason, msg, sizeof(msg));
-    conditions_set(next, API_CONDITION_PSI_ENABLED, st, reason, msg, in->generation, in->now_ms / 1000);
+    struct machineconfig_psi psi = {.msg = msg, .msglen = sizeof(msg)};
+    machineconfig_psi_enabled(evs, nroles, api, spec->machine_config.enabled, &psi);
+    conditions_set(next, API_CONDITION_PSI_ENABLED, psi.status, psi.reason, msg, in->generation, in->now_ms / 1000);
     free(pools.v);
     free(evs);
     return rc;
@@ -158,22 +146,13 @@ static int collect_wanted_roles(const char *key, const char *rv, const void *obj
 {
     (void)key, (void)rv;
     struct wanted_roles *w = ud;
-    if (get(get(obj, "metadata"), "deletionTimestamp"))
+    if (jx_get(obj, "metadata.deletionTimestamp"))
         return 0;
     struct api_spec spec = {0};
     struct api_errors errs = {0};
-    api_spec_decode(get(obj, "spec"), &spec, &errs, NULL);
+    api_spec_decode(jx_at(obj, "spec"), &spec, &errs, NULL);
     for (size_t i = 0; spec.machine_config.enabled && i < spec.machine_config.nroles && !w->failed; i++) {
-        if (w->n == w->cap) {
-            size_t cap = w->cap ? w->cap * 2 : 8;
-            char **v = realloc(w->v, cap * sizeof(*v));
-            if (!v) {
-                w->failed = true;
-                break;
-            }
-            w->v = v, w->cap = cap;
-        }
-        if (!(w->v[w->n] = strdup(spec.machine_config.roles[i])))
+        if (BASE_GROW(w->v, w->n + 1, w->cap) < 0 || !(w->v[w->n] = strdup(spec.machine_config.roles[i])))
             w->failed = true;
         else
             w->n++;
@@ -202,18 +181,13 @@ static int collect_retirees(const char *key, const char *rv, const void *obj, vo
     struct retirees *c = ud;
     if (!machineconfig_unneeded(obj, c->owner, c->wanted->v, c->wanted->n))
         return 0;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        struct retiree *v = realloc(c->v, cap * sizeof(*v));
-        if (!v) {
-            c->failed = true;
-            return 0;
-        }
-        c->v = v, c->cap = cap;
+    if (BASE_GROW(c->v, c->n + 1, c->cap) < 0) {
+        c->failed = true;
+        return 0;
     }
-    const cJSON *meta = get(obj, "metadata");
-    c->v[c->n++] = (struct retiree){dup_or_null(str(meta, "name")), dup_or_null(str(meta, "uid")),
-                                    dup_or_null(str(meta, "resourceVersion"))};
+    const cJSON *meta = jx_at(obj, "metadata");
+    c->v[c->n++] = (struct retiree){base_strdup_or_null(jx_str(meta, "name")), base_strdup_or_null(jx_str(meta, "uid")),
+                                    base_strdup_or_null(jx_str(meta, "resourceVersion"))};
     return 0;
 }
 
@@ -233,12 +207,12 @@ static int retire_one(const struct mcsync *m, const struct mcsync_in *in, const 
     int rc = 0;
     if (reply || err.status == 404) {
         log_info("machineconfig deleted: no PsiRebalance needs it", "machineconfig", x->name, "psirebalance",
-                 str(get(in->obj, "metadata"), "name"));
+                 jx_str(in->obj, "metadata.name"));
         char note[512];
         snprintf(note, sizeof(note),
                  "MachineConfig %s deleted (deletionPolicy Delete): its pool reboots its machines without %s",
                  x->name, MACHINECONFIG_KARG_PSI);
-        event(m, in, "MachineConfigDeleted", "Delete", note);
+        event(m, in, API_EVENT_MACHINE_CONFIG_DELETED, "Delete", note);
     } else {
         log_error("machineconfig not deleted", "machineconfig", x->name ? x->name : "", "error", err.msg);
         rc = -1;
@@ -256,7 +230,7 @@ int mcsync_retire(const struct mcsync *m, const struct mcsync_in *in)
     struct wanted_roles wanted = {0};
     if (kube_informer_foreach(m->psirebalances, collect_wanted_roles, &wanted) != 0)
         wanted.failed = true;
-    struct retirees c = {str(get(in->obj, "metadata"), "name"), &wanted, NULL, 0, 0, wanted.failed};
+    struct retirees c = {jx_str(in->obj, "metadata.name"), &wanted, NULL, 0, 0, wanted.failed};
     if (!c.failed && kube_informer_foreach(m->machineconfigs, collect_retirees, &c) != 0)
         c.failed = true;
     int rc = c.failed ? -1 : 0;

@@ -9,11 +9,11 @@
 
 #include <stdint.h>
 
-#include "events.h"
-#include "informer.h"
-#include "psirebalance.h"
-#include "rest.h"
-#include "status.h"
+#include "api/psirebalance.h"
+#include "api/status.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+#include "kube/rest.h"
 
 /* What it works with; all borrowed. */
 struct mcsync {

@@ -1,22 +1,15 @@
 /* migrate: targeted live migration (see migrate.h). */
-#include "migrate.h"
+#include "reconcile/migrate.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
-}
-
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+#include "base/jx.h"
+#include "base/util.h"
 
 const char *migrate_hostname(const cJSON *node, const char *name)
 {
-    const char *h = str(get(get(node, "metadata"), "labels"), MIGRATE_HOSTNAME_LABEL);
+    const char *h = base_nonempty(jx_label(node, MIGRATE_HOSTNAME_LABEL));
     return h ? h : name;
 }
 
@@ -71,20 +64,20 @@ enum migrate_support migrate_crd_support(const cJSON *crd, char *why, size_t len
         return MIGRATE_UNSUPPORTED;
     }
     const cJSON *v, *version = NULL;
-    cJSON_ArrayForEach(v, get(get(crd, "spec"), "versions"))
-        if (eq(str(v, "name"), "v1"))
+    cJSON_ArrayForEach(v, jx_get(crd, "spec.versions"))
+        if (base_same(jx_nonempty(v, "name"), "v1"))
             version = v;
-    if (!version || cJSON_IsFalse(get(version, "served"))) {
+    if (!version || cJSON_IsFalse(jx_at(version, "served"))) {
         snprintf(why, len, "the CustomResourceDefinition %s does not serve kubevirt.io/v1", MIGRATE_CRD_NAME);
         return MIGRATE_UNSUPPORTED;
     }
-    const cJSON *schema = get(get(version, "schema"), "openAPIV3Schema");
+    const cJSON *schema = jx_at(jx_at(version, "schema"), "openAPIV3Schema");
     if (!schema) {
         snprintf(why, len, "the CustomResourceDefinition %s has no schema for kubevirt.io/v1", MIGRATE_CRD_NAME);
         return MIGRATE_UNKNOWN;
     }
-    const cJSON *spec = get(get(schema, "properties"), "spec");
-    if (cJSON_IsObject(get(get(spec, "properties"), "addedNodeSelector")))
+    const cJSON *spec = jx_get(schema, "properties.spec");
+    if (cJSON_IsObject(jx_get(spec, "properties.addedNodeSelector")))
         return MIGRATE_SUPPORTED;
     snprintf(why, len,
              "the CustomResourceDefinition %s has no spec.addedNodeSelector (an older KubeVirt): a "
@@ -102,11 +95,11 @@ enum migrate_action migrate_cleanup_action(const struct moves_migration *g, int6
 {
     if (!g->owner)
         return MIGRATE_KEEP;
-    if (eq(g->phase, "Failed"))
+    if (base_same(g->phase, "Failed"))
         return MIGRATE_DELETE_FAILED;
     if (moves_phase_final(g->phase))
         return MIGRATE_KEEP;
-    bool waiting = !g->phase || !g->phase[0] || eq(g->phase, "Pending") || eq(g->phase, "Scheduling");
+    bool waiting = !g->phase || !g->phase[0] || base_same(g->phase, "Pending") || base_same(g->phase, "Scheduling");
     if (stuck_s <= 0)
         stuck_s = MIGRATE_STUCK_S;
     if (waiting && g->created > 0 && now_s - g->created >= stuck_s)
@@ -119,7 +112,7 @@ bool migrate_move_lost(const struct api_move *m, const struct moves_migration *m
     if (!migrate_move_targeted(m) || (m->phase != API_MOVE_REQUESTED && m->phase != API_MOVE_MIGRATING))
         return false;
     for (size_t i = 0; i < nm; i++)
-        if (eq(migs[i].name, m->migration) && eq(migs[i].ns, m->ns))
+        if (base_same(migs[i].name, m->migration) && base_same(migs[i].ns, m->ns))
             return false;
     return now_s - m->time > MIGRATE_LOST_S;
 }

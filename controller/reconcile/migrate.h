@@ -27,9 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "moves.h"
-#include "rebalance.h"
-#include "status.h"
+#include "api/status.h"
+#include "reconcile/moves.h"
+#include "reconcile/rebalance.h"
 
 #define MIGRATE_NAME_PREFIX MOVES_TARGETED_PREFIX
 #define MIGRATE_MANAGED_BY_LABEL MOVES_MANAGED_BY_LABEL

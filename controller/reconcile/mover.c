@@ -1,19 +1,19 @@
 /* mover: rebalancing's edge for one PsiRebalance (see mover.h). */
-#include "mover.h"
+#include "reconcile/mover.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "act.h"
-#include "conditions.h"
-#include "cycle.h"
-#include "evictor.h"
-#include "gather.h"
-#include "history.h"
 #include "logging.h"
-#include "migrate.h"
+#include "reconcile/act.h"
+#include "reconcile/conditions.h"
+#include "reconcile/cycle.h"
+#include "reconcile/evictor.h"
+#include "reconcile/gather.h"
+#include "reconcile/history.h"
+#include "reconcile/migrate.h"
 
 struct mover {
     struct history *h;

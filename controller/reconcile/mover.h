@@ -49,11 +49,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "events.h"
-#include "informer.h"
-#include "prom.h"
-#include "psirebalance.h"
-#include "rest.h"
+#include "api/psirebalance.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+#include "kube/rest.h"
+#include "psi/prom.h"
 
 /* Most destination nodes whose pods are listed in one cycle (the coolest ones). */
 #define MOVER_MAX_LISTED 16

@@ -1,26 +1,19 @@
 /* moves: following moves through KubeVirt's migrations (see moves.h). */
-#include "moves.h"
+#include "reconcile/moves.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "api/json.h"
+#include "base/grow.h"
+#include "base/jx.h"
+#include "base/util.h"
 
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
-}
-
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
-
-bool moves_phase_final(const char *phase) { return eq(phase, "Succeeded") || eq(phase, "Failed"); }
+bool moves_phase_final(const char *phase) { return base_same(phase, "Succeeded") || base_same(phase, "Failed"); }
 
 bool moves_phase_running(const char *phase)
 {
-    return phase && *phase && !eq(phase, "Pending") && !moves_phase_final(phase);
+    return phase && *phase && !base_same(phase, "Pending") && !moves_phase_final(phase);
 }
 
 static int64_t time_of(const char *s)
@@ -32,28 +25,28 @@ static int64_t time_of(const char *s)
 int moves_migration_read(const cJSON *vmim, struct moves_migration *m)
 {
     memset(m, 0, sizeof(*m));
-    const cJSON *meta = get(vmim, "metadata"), *st = get(vmim, "status");
-    const cJSON *ms = get(st, "migrationState");
-    m->ns = str(meta, "namespace");
-    m->name = str(meta, "name");
-    m->vmi = str(get(vmim, "spec"), "vmiName");
-    const cJSON *phase = get(st, "phase");
+    const cJSON *meta = jx_at(vmim, "metadata"), *st = jx_at(vmim, "status");
+    const cJSON *ms = jx_at(st, "migrationState");
+    m->ns = jx_nonempty(meta, "namespace");
+    m->name = jx_nonempty(meta, "name");
+    m->vmi = jx_nonempty(vmim, "spec.vmiName");
+    const cJSON *phase = jx_at(st, "phase");
     m->phase = cJSON_IsString(phase) ? phase->valuestring : "";
-    const char *annotated = str(get(meta, "annotations"), MOVES_EVACUATION_ANNOTATION);
-    m->evacuation = get(get(meta, "annotations"), MOVES_EVACUATION_ANNOTATION) != NULL;
-    m->source = annotated ? annotated : str(ms, "sourceNode");
-    const cJSON *labels = get(meta, "labels");
-    if (eq(str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY))
-        m->owner = str(labels, MOVES_OWNER_LABEL);
-    m->target = str(ms, "targetNode");
-    m->reason = str(ms, "failureReason");
-    m->created = time_of(str(meta, "creationTimestamp"));
-    m->end = time_of(str(ms, "endTimestamp"));
+    const char *annotated = base_nonempty(jx_annotation(vmim, MOVES_EVACUATION_ANNOTATION));
+    m->evacuation = jx_at(jx_at(meta, "annotations"), MOVES_EVACUATION_ANNOTATION) != NULL;
+    m->source = annotated ? annotated : jx_nonempty(ms, "sourceNode");
+    const cJSON *labels = jx_at(meta, "labels");
+    if (base_same(jx_at_str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY))
+        m->owner = base_nonempty(jx_at_str(labels, MOVES_OWNER_LABEL));
+    m->target = jx_nonempty(ms, "targetNode");
+    m->reason = jx_nonempty(ms, "failureReason");
+    m->created = time_of(jx_nonempty(meta, "creationTimestamp"));
+    m->end = time_of(jx_nonempty(ms, "endTimestamp"));
     if (!m->end && moves_phase_final(m->phase)) {
         const cJSON *h;
-        cJSON_ArrayForEach(h, get(st, "phaseTransitionTimestamps"))
-            if (eq(str(h, "phase"), m->phase))
-                m->end = time_of(str(h, "phaseTransitionTimestamp"));
+        cJSON_ArrayForEach(h, jx_at(st, "phaseTransitionTimestamps"))
+            if (base_same(jx_nonempty(h, "phase"), m->phase))
+                m->end = time_of(jx_nonempty(h, "phaseTransitionTimestamp"));
     }
     return m->vmi && m->name ? 0 : -1;
 }
@@ -72,7 +65,7 @@ void moves_count(const struct moves_migration *migs, size_t nm, const char *cons
             continue;
         c->running++;
         for (size_t i = 0; i < nnodes; i++)
-            if (eq(nodes[i], migs[k].source))
+            if (base_same(nodes[i], migs[k].source))
                 outbound[i]++;
     }
 }
@@ -84,7 +77,7 @@ bool moves_followed(const struct api_move *m)
 
 static int set(char **dst, const char *src)
 {
-    if (!src || eq(*dst, src))
+    if (!src || base_same(*dst, src))
         return 0;
     char *s = strdup(src);
     if (!s)
@@ -94,14 +87,18 @@ static int set(char **dst, const char *src)
     return 0;
 }
 
-static int emit(struct moves_event **ev, size_t *n, size_t move, enum moves_event_kind kind, const char *migration,
-                const char *reason)
+/* The caller's event vector. */
+struct emitter {
+    struct moves_event **v;
+    size_t *n;
+    size_t cap;
+};
+
+static int emit(struct emitter *e, size_t move, enum moves_event_kind kind, const char *migration, const char *reason)
 {
-    struct moves_event *v = realloc(*ev, (*n + 1) * sizeof(*v));
-    if (!v)
+    if (BASE_GROW(*e->v, *e->n + 1, e->cap) < 0)
         return -1;
-    *ev = v;
-    v[(*n)++] = (struct moves_event){move, kind, migration, reason};
+    (*e->v)[(*e->n)++] = (struct moves_event){move, kind, migration, reason};
     return 0;
 }
 
@@ -109,8 +106,8 @@ static int emit(struct moves_event **ev, size_t *n, size_t move, enum moves_even
 static bool matches(const struct api_move *m, const struct moves_migration *g)
 {
     if (m->migration && strncmp(m->migration, MOVES_TARGETED_PREFIX, strlen(MOVES_TARGETED_PREFIX)) == 0)
-        return eq(g->name, m->migration) && eq(g->ns, m->ns);
-    return g->evacuation && eq(g->vmi, m->name) && eq(g->ns, m->ns) &&
+        return base_same(g->name, m->migration) && base_same(g->ns, m->ns);
+    return g->evacuation && base_same(g->vmi, m->name) && base_same(g->ns, m->ns) &&
            (!m->kind || strcmp(m->kind, "VirtualMachineInstance") == 0) &&
            (g->created == 0 || g->created >= m->time - MOVES_SKEW_S);
 }
@@ -128,6 +125,7 @@ int moves_follow(struct api_move *moves, size_t n, const struct moves_migration 
     const struct moves_migration **mine = calloc(nm ? nm : 1, sizeof(*mine));
     if (!mine)
         return -1;
+    struct emitter em = {events, nevents, *nevents};
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         struct api_move *m = &moves[i];
@@ -148,11 +146,11 @@ int moves_follow(struct api_move *moves, size_t n, const struct moves_migration 
             continue;
         int64_t failed = 0;
         for (size_t j = 0; j < k && rc == 0; j++) {
-            if (!eq(mine[j]->phase, "Failed"))
+            if (!base_same(mine[j]->phase, "Failed"))
                 continue;
             failed++;
             if (failed > m->failures)
-                rc = emit(events, nevents, i, MOVES_FAILED, mine[j]->name, mine[j]->reason);
+                rc = emit(&em, i, MOVES_FAILED, mine[j]->name, mine[j]->reason);
         }
         if (failed > m->failures)
             m->failures = failed;
@@ -166,12 +164,12 @@ int moves_follow(struct api_move *moves, size_t n, const struct moves_migration 
             m->phase = API_MOVE_MIGRATING;
             m->end_time = 0;
             if (was != API_MOVE_MIGRATING && rc == 0)
-                rc = emit(events, nevents, i, MOVES_STARTED, last->name, NULL);
-        } else if (eq(last->phase, "Succeeded")) {
+                rc = emit(&em, i, MOVES_STARTED, last->name, NULL);
+        } else if (base_same(last->phase, "Succeeded")) {
             m->phase = API_MOVE_SUCCEEDED;
             m->end_time = last->end ? last->end : m->end_time;
             if (rc == 0)
-                rc = emit(events, nevents, i, MOVES_SUCCEEDED, last->name, NULL);
+                rc = emit(&em, i, MOVES_SUCCEEDED, last->name, NULL);
         } else {
             m->phase = API_MOVE_FAILED;
             m->end_time = last->end ? last->end : m->end_time;

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
+#include "api/status.h"
 
 /* The annotation KubeVirt puts on evacuation migrations (value: the source node). */
 #define MOVES_EVACUATION_ANNOTATION "kubevirt.io/evacuationMigration"

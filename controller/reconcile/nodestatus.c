@@ -1,5 +1,5 @@
 /* nodestatus: bounded status.nodes and the summary counts (see nodestatus.h). */
-#include "nodestatus.h"
+#include "reconcile/nodestatus.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -22,8 +22,8 @@
 
 #include <stddef.h>
 
-#include "status.h"
-#include "taintfsm.h"
+#include "api/status.h"
+#include "reconcile/taintfsm.h"
 
 #define NODESTATUS_MAX_NODES 200
 #define NODESTATUS_MAX_BYTES (64 * 1024)

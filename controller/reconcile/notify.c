@@ -1,5 +1,5 @@
 /* notify: Events, logged when not recorded (see notify.h). */
-#include "notify.h"
+#include "reconcile/notify.h"
 
 #include "logging.h"
 

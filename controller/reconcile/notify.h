@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "events.h"
+#include "kube/events.h"
 
 /* Record an Event about ref (type "Normal" or "Warning") at now_ms; ev NULL: none. */
 void notify_event(struct kube_events *ev, const struct kube_event_ref *ref, const char *type, const char *reason,

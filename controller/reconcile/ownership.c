@@ -1,19 +1,13 @@
 /* ownership: which nodes a PsiRebalance owns (see ownership.h). */
-#include "ownership.h"
+#include "reconcile/ownership.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
-#include "psirebalance.h"
-
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
+#include "api/errors.h"
+#include "api/psirebalance.h"
+#include "base/grow.h"
+#include "base/jx.h"
 
 bool ownership_older(const char *created_a, const char *name_a, const char *created_b, const char *name_b)
 {
@@ -23,16 +17,11 @@ bool ownership_older(const char *created_a, const char *name_a, const char *crea
 
 int ownership_add_node(struct ownership_nodes *nodes, const cJSON *node)
 {
-    const char *name = str(get(node, "metadata"), "name");
+    const char *name = jx_str(node, "metadata.name");
     if (!name)
         return 0;
-    if (nodes->n == nodes->cap) {
-        size_t cap = nodes->cap ? nodes->cap * 2 : 64;
-        struct ownership_node *v = realloc(nodes->v, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        nodes->v = v, nodes->cap = cap;
-    }
+    if (BASE_GROW(nodes->v, nodes->n + 1, nodes->cap) < 0)
+        return -1;
     nodes->v[nodes->n++] = (struct ownership_node){node, name, false};
     return 0;
 }
@@ -40,7 +29,7 @@ int ownership_add_node(struct ownership_nodes *nodes, const cJSON *node)
 /* The node selector of spec: decoded, or the default one when absent. */
 static void rival_selector(const cJSON *spec, struct api_selector *out)
 {
-    const cJSON *sel = get(spec, "nodeSelector");
+    const cJSON *sel = jx_at(spec, "nodeSelector");
     struct api_errors errs = {0};
     if (sel) {
         api_selector_decode(sel, "spec.nodeSelector", out, &errs, NULL);
@@ -57,19 +46,17 @@ static void rival_selector(const cJSON *spec, struct api_selector *out)
 int ownership_add_rival(struct ownership_rivals *rivals, const cJSON *psirebalance, const char *self,
                         const char *self_created)
 {
-    const cJSON *meta = get(psirebalance, "metadata");
-    const char *name = str(meta, "name"), *created = str(meta, "creationTimestamp");
+    const cJSON *meta = jx_at(psirebalance, "metadata");
+    const char *name = jx_str(meta, "name"), *created = jx_str(meta, "creationTimestamp");
     if (!name || strcmp(name, self) == 0 || !ownership_older(created, name, self_created, self))
         return 0;
-    struct ownership_rival *v = realloc(rivals->v, (rivals->n + 1) * sizeof(*v));
-    if (!v)
+    if (BASE_GROW(rivals->v, rivals->n + 1, rivals->cap) < 0)
         return -1;
-    rivals->v = v;
-    struct ownership_rival *rv = &v[rivals->n];
+    struct ownership_rival *rv = &rivals->v[rivals->n];
     memset(rv, 0, sizeof(*rv));
     if (!(rv->name = strdup(name)))
         return -1;
-    rival_selector(get(psirebalance, "spec"), &rv->sel);
+    rival_selector(jx_at(psirebalance, "spec"), &rv->sel);
     rivals->n++;
     return 0;
 }
@@ -82,7 +69,7 @@ void ownership_rivals_free(struct ownership_rivals *rivals)
     }
     free(rivals->v);
     rivals->v = NULL;
-    rivals->n = 0;
+    rivals->n = rivals->cap = 0;
 }
 
 static int cmp_node(const void *a, const void *b)
@@ -98,7 +85,7 @@ size_t ownership_mark(struct ownership_nodes *nodes, const struct api_selector *
     if (nodes->n)
         qsort(nodes->v, nodes->n, sizeof(*nodes->v), cmp_node);
     for (size_t i = 0; i < nodes->n; i++) {
-        const cJSON *labels = get(get(nodes->v[i].node, "metadata"), "labels");
+        const cJSON *labels = jx_get(nodes->v[i].node, "metadata.labels");
         nodes->v[i].owned = false;
         if (!api_selector_matches(sel, labels))
             continue;

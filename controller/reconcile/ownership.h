@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "selector.h"
+#include "api/selector.h"
 
 /* A node (borrowed from the informer) and whether this PsiRebalance owns it. */
 struct ownership_node {
@@ -32,7 +32,7 @@ struct ownership_rival {
 
 struct ownership_rivals {
     struct ownership_rival *v;
-    size_t n;
+    size_t n, cap;
 };
 
 /* Whether (created_a, name_a) is older than (created_b, name_b): creationTimestamp first

@@ -1,5 +1,5 @@
 /* rebalance: candidates, fit, prediction, the convergence rule and limits (see rebalance.h). */
-#include "rebalance.h"
+#include "reconcile/rebalance.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evictor.h"
+#include "reconcile/evictor.h"
 
 /* ---- small JSON helpers ---- */
 

@@ -1,6 +1,6 @@
 /* rebalance: which workloads to move off which pressured nodes, and which cooler nodes take
  * them. Pure: plain structs (and the pods' and nodes' JSON as the informers keep it) in, a
- * plan out; the edge (rebalancer) gathers the inputs, keeps the history and makes the moves.
+ * plan out; the edge (mover.h) gathers the inputs, keeps the history and makes the moves.
  *
  * Trigger on pressure, predict with usage. PSI says *that* a node suffers; usage says how much
  * each workload contributes. Usage understates what a workload wants on a saturated node (it
@@ -81,7 +81,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "selector.h"
+#include "api/reasons.h"
+#include "api/selector.h"
 
 /* KubeVirt's default parallel limits (parallelMigrationsPerCluster, ...PerNode). */
 #define REBALANCE_KUBEVIRT_PER_CLUSTER 5
@@ -114,16 +115,16 @@ enum rebalance_resource { REBALANCE_CPU = 0, REBALANCE_MEMORY = 1, REBALANCE_NRE
 #define REBALANCE_RES_CPU (1u << REBALANCE_CPU)
 #define REBALANCE_RES_MEMORY (1u << REBALANCE_MEMORY)
 
-/* Reasons of a plan, fit for the Rebalancing condition. */
-#define REBALANCE_MOVING "Moving"                 /* moves planned */
-#define REBALANCE_NO_PRESSURE "NoPressuredNode"   /* no source: nothing to do */
-#define REBALANCE_SETTLING "Settling"             /* sources wait for the signal to settle */
-#define REBALANCE_USAGE_UNKNOWN "UsageUnknown"    /* no usage reading for the sources */
-#define REBALANCE_NO_CANDIDATE "NoCandidate"      /* nothing on the sources may move */
-#define REBALANCE_NO_DESTINATION "NoDestination"  /* no node could take anything */
-#define REBALANCE_NO_IMPROVEMENT "NoImprovingMove" /* nodes could, but no set of moves relieves a source */
-#define REBALANCE_LIMITED "LimitReached"          /* the limits left no room */
-#define REBALANCE_OSCILLATION "OscillationHeld"   /* the only moves left would undo recent ones */
+/* Reasons of a plan, fit for the Rebalancing condition (api/reasons.h). */
+#define REBALANCE_MOVING API_REASON_MOVING                    /* moves planned */
+#define REBALANCE_NO_PRESSURE API_REASON_NO_PRESSURED_NODE    /* no source: nothing to do */
+#define REBALANCE_SETTLING API_REASON_SETTLING                /* sources wait for the signal to settle */
+#define REBALANCE_USAGE_UNKNOWN API_REASON_USAGE_UNAVAILABLE  /* no usage reading for the sources */
+#define REBALANCE_NO_CANDIDATE API_REASON_NO_CANDIDATE        /* nothing on the sources may move */
+#define REBALANCE_NO_DESTINATION API_REASON_NO_DESTINATION    /* no node could take anything */
+#define REBALANCE_NO_IMPROVEMENT API_REASON_NO_IMPROVING_MOVE /* nodes could, but no set of moves relieves a source */
+#define REBALANCE_LIMITED API_REASON_LIMIT_REACHED            /* the limits left no room */
+#define REBALANCE_OSCILLATION API_REASON_OSCILLATION_HELD     /* the only moves left would undo recent ones */
 
 /* ---- prediction ---- */
 

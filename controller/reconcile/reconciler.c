@@ -1,5 +1,5 @@
 /* reconciler: the reconcile of one PsiRebalance (see reconciler.h). */
-#include "reconciler.h"
+#include "reconcile/reconciler.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -7,17 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bodies.h"
-#include "conditions.h"
+#include "api/psirebalance.h"
+#include "api/reasons.h"
+#include "base/jx.h"
 #include "logging.h"
-#include "mcsync.h"
-#include "ownership.h"
 #include "promcred.h"
-#include "psirebalance.h"
-#include "sampling.h"
-#include "taintfsm.h"
-#include "tainter.h"
-#include "taintstate.h"
+#include "reconcile/bodies.h"
+#include "reconcile/conditions.h"
+#include "reconcile/mcsync.h"
+#include "reconcile/ownership.h"
+#include "reconcile/sampling.h"
+#include "reconcile/tainter.h"
+#include "reconcile/taintfsm.h"
+#include "reconcile/taintstate.h"
 
 /* What a reconciler remembers of one PsiRebalance between cycles. */
 struct cr_state {
@@ -51,14 +53,6 @@ struct visit {
     const char *fail_reason; /* the first failure, NULL while none */
     char fail_msg[512];
 };
-
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 static int64_t now_s(int64_t now_ms) { return now_ms / 1000; }
 
@@ -137,20 +131,20 @@ static int collect_rival(const char *key, const char *rv, const void *obj, void 
 /* Mark the owned nodes; NodeConflict reports the selected ones an older PsiRebalance owns. */
 static void own_nodes(struct visit *v)
 {
-    const cJSON *meta = get(v->obj, "metadata");
-    struct rivals_ctx c = {{NULL, 0}, str(meta, "name"), str(meta, "creationTimestamp")};
+    const cJSON *meta = jx_at(v->obj, "metadata");
+    struct rivals_ctx c = {{NULL, 0, 0}, jx_str(meta, "name"), jx_str(meta, "creationTimestamp")};
     const char *owner = NULL;
     size_t conflicts = 0;
     if (kube_informer_foreach(v->r->deps.nodes, collect_node, &v->nodes) != 0 ||
         kube_informer_foreach(v->r->deps.psirebalances, collect_rival, &c) != 0)
-        fail(v, "OutOfMemory", "listing the selected nodes ran out of memory"); /* no node is owned then */
+        fail(v, API_REASON_OUT_OF_MEMORY, "listing the selected nodes ran out of memory"); /* no node is owned then */
     else
         conflicts = ownership_mark(&v->nodes, &v->pr.spec.node_selector, &c.rivals, &owner);
     if (conflicts) {
         char msg[512];
         snprintf(msg, sizeof(msg), "%zu selected nodes are owned by an older PsiRebalance (%s); they are left to it",
                  conflicts, owner);
-        conditions_set(&v->next, CONDITIONS_NODE_CONFLICT, API_CONDITION_TRUE, "NodeConflict", msg,
+        conditions_set(&v->next, CONDITIONS_NODE_CONFLICT, API_CONDITION_TRUE, API_REASON_NODE_CONFLICT, msg,
                        v->pr.generation, now_s(v->now_ms));
     } else {
         conditions_remove(&v->next, CONDITIONS_NODE_CONFLICT);
@@ -165,7 +159,7 @@ static int set_finalizer(struct reconciler *r, const cJSON *obj, bool present, s
 {
     kube_err_clear(err);
     cJSON *patch = bodies_finalizer_patch(obj, present);
-    char *path = kube_path(API_API_VERSION, NULL, API_PLURAL, str(get(obj, "metadata"), "name"), NULL);
+    char *path = kube_path(API_API_VERSION, NULL, API_PLURAL, jx_str(obj, "metadata.name"), NULL);
     cJSON *reply = NULL;
     if (!patch || !path)
         kube_err_set(err, 0, "Encode", "finalizer patch: out of memory");
@@ -183,7 +177,7 @@ static int set_finalizer(struct reconciler *r, const cJSON *obj, bool present, s
  * Returns 0, or -1 with err. */
 static int write_status(struct reconciler *r, const cJSON *obj, const struct api_status *next, struct kube_err *err)
 {
-    const char *name = str(get(obj, "metadata"), "name");
+    const char *name = jx_str(obj, "metadata.name");
     char *path = kube_path(API_API_VERSION, NULL, API_PLURAL, name, "status");
     cJSON *body = bodies_status(obj);
     int rc = -1;
@@ -207,6 +201,8 @@ static int write_status(struct reconciler *r, const cJSON *obj, const struct api
             break;
         char *again = kube_path(API_API_VERSION, NULL, API_PLURAL, name, NULL);
         cJSON *fresh = again ? kube_rest_get(r->deps.client, again, err) : NULL;
+        if (!again)
+            kube_err_set(err, 0, "Encode", "status of %s: out of memory", name ? name : "");
         free(again);
         cJSON_Delete(body);
         body = fresh ? bodies_status(fresh) : NULL;
@@ -273,8 +269,8 @@ static int report_invalid(struct reconciler *r, const cJSON *obj, const struct a
     char *joined = api_errors_join(errs, "; ");
     const char *msg = joined ? joined : "invalid spec";
     int64_t now = now_s(now_ms);
-    conditions_set(&next, API_CONDITION_READY, API_CONDITION_FALSE, "InvalidSpec", msg, pr->generation, now);
-    conditions_set(&next, API_CONDITION_DEGRADED, API_CONDITION_TRUE, "InvalidSpec", msg, pr->generation, now);
+    conditions_set(&next, API_CONDITION_READY, API_CONDITION_FALSE, API_REASON_INVALID_SPEC, msg, pr->generation, now);
+    conditions_set(&next, API_CONDITION_DEGRADED, API_CONDITION_TRUE, API_REASON_INVALID_SPEC, msg, pr->generation, now);
     next.observed_generation = pr->generation;
     log_error("invalid psirebalance: nothing done", "psirebalance", pr->name, "error", msg);
     int rc = 0;
@@ -295,11 +291,11 @@ static void machine_configs(struct visit *v)
     struct mcsync m = {r->deps.client, r->deps.events, r->deps.machineconfigs, r->deps.pools, r->deps.psirebalances};
     struct mcsync_in in = {v->obj, &v->pr.spec, v->pr.generation, v->now_ms};
     if (mcsync_ensure(&m, &in, &v->next) < 0 || mcsync_retire(&m, &in) < 0)
-        fail(v, "MachineConfigWriteFailed", "a MachineConfig could not be written or deleted (see the operator log)");
+        fail(v, API_REASON_MACHINE_CONFIG_WRITE_FAILED, "a MachineConfig could not be written or deleted (see the operator log)");
     /* Not managing PSI here: what the nodes report says whether it is on. */
     const struct sampling *sm = &v->cs->sampling;
     if (!v->pr.spec.machine_config.enabled && sm->metrics == 1 && !sm->partial && sm->measured > 0)
-        conditions_set(&v->next, API_CONDITION_PSI_ENABLED, API_CONDITION_TRUE, "PressureReported",
+        conditions_set(&v->next, API_CONDITION_PSI_ENABLED, API_CONDITION_TRUE, API_REASON_PRESSURE_REPORTED,
                        "spec.machineConfig.enabled is false, and every selected node reports PSI", v->pr.generation,
                        now_s(v->now_ms));
 }
@@ -309,7 +305,7 @@ static void machine_configs(struct visit *v)
 static void retire_taint_keys(struct visit *v)
 {
     if (api_status_add_taint_key(&v->next, v->t.key) < 0) {
-        fail(v, "OutOfMemory", "out of memory recording the taint key");
+        fail(v, API_REASON_OUT_OF_MEMORY, "out of memory recording the taint key");
         return;
     }
     struct tainter tw = {v->r->deps.client, v->r->deps.events, &v->r->counters};
@@ -321,7 +317,7 @@ static void retire_taint_keys(struct visit *v)
                                       v->now_ms) == 0) {
             api_status_remove_taint_key(&v->next, old.key);
         } else {
-            fail(v, "TaintWriteFailed", "taints under the old key %s could not all be removed", old.key);
+            fail(v, API_REASON_TAINT_WRITE_FAILED, "taints under the old key %s could not all be removed", old.key);
             i++;
         }
     }
@@ -335,8 +331,8 @@ static void sample_and_taint(struct visit *v)
     if (v->fail_reason || v->now_ms < cs->next_sample_ms)
         return;
     cs->next_sample_ms = v->now_ms + v->pr.spec.metrics.interval_ms;
-    const cJSON *meta = get(v->obj, "metadata");
-    struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, str(meta, "name"), str(meta, "uid")};
+    const cJSON *meta = jx_at(v->obj, "metadata");
+    struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, jx_str(meta, "name"), jx_str(meta, "uid")};
     struct psi_prom_config cfg;
     struct sampling_in in = {r->deps.client, r->deps.events, &ref, &v->pr.spec, &v->nodes,
                              prom_config(r, &v->pr.spec, &cfg), v->now_ms};
@@ -350,7 +346,7 @@ static void sample_and_taint(struct visit *v)
     struct tainter_cycle c = {&v->pr.spec, &v->nodes, &v->t, &ref, &cs->sampling, &cs->taints, v->now_ms};
     int failures = tainter_step(&tw, &c, &v->next);
     if (failures != 0)
-        fail(v, "TaintWriteFailed", "%d taint writes failed (see the operator log and Events)",
+        fail(v, API_REASON_TAINT_WRITE_FAILED, "%d taint writes failed (see the operator log and Events)",
              failures < 0 ? 1 : failures);
 }
 
@@ -368,7 +364,7 @@ static struct mover_node *mover_nodes(const struct visit *v, size_t *n)
         if (!o->owned)
             continue;
         const struct taintstate_record *rec = taintstate_find(&v->cs->taints, o->name);
-        const cJSON *taints = get(get(o->node, "spec"), "taints");
+        const cJSON *taints = jx_get(o->node, "spec.taints");
         struct mover_node *m = &mn[(*n)++];
         *m = (struct mover_node){o->name, o->node, rec ? rec->tainted : taintpatch_has(taints, &v->t), {NAN, NAN, NAN}};
         const struct psi_node_sample *s = sampling_of(&v->cs->sampling, o->name);
@@ -404,7 +400,7 @@ static void rebalance(struct visit *v)
     size_t n = 0;
     struct mover_node *mn = mover_nodes(v, &n);
     if (!mn) {
-        fail(v, "OutOfMemory", "out of memory");
+        fail(v, API_REASON_OUT_OF_MEMORY, "out of memory");
         return;
     }
     const struct api_spec *spec = &v->pr.spec;
@@ -418,7 +414,7 @@ static void rebalance(struct visit *v)
     const char *reason = NULL;
     char msg[512];
     if (mover_run(v->cs->mover, &d, &in, &v->next, &reason, msg, sizeof(msg)) < 0)
-        fail(v, reason ? reason : "RebalanceFailed", "%s", msg);
+        fail(v, reason ? reason : API_REASON_REBALANCE_FAILED, "%s", msg);
     count_moves(r, &before, mover_stats(v->cs->mover));
     free(mn);
 }
@@ -508,7 +504,7 @@ int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms,
     int invalid = api_psirebalance_decode(obj, &v.pr, &errs, NULL);
     int rc;
     struct kube_err err;
-    if (get(get(obj, "metadata"), "deletionTimestamp")) {
+    if (jx_get(obj, "metadata.deletionTimestamp")) {
         rc = finalize(r, obj, &v.pr, now_ms);
         if (rc == 0)
             state_forget(r, name);

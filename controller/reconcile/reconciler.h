@@ -27,10 +27,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "events.h"
-#include "informer.h"
-#include "mover.h"
-#include "rest.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+#include "kube/rest.h"
+#include "reconcile/mover.h"
 
 /* What a reconciler works with; all borrowed, and they must outlive it. The informers'
  * values are cJSON objects (projections keeping at least the fields named in

@@ -1,10 +1,10 @@
 /* resources: quantities and pod requests (see resources.h). */
-#include "resources.h"
+#include "reconcile/resources.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "quantity.h"
+#include "api/quantity.h"
 
 double resources_get(const cJSON *obj, const char *key)
 {

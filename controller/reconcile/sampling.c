@@ -1,5 +1,5 @@
 /* sampling: pressure readings of one PsiRebalance's nodes (see sampling.h). */
-#include "sampling.h"
+#include "reconcile/sampling.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,16 +7,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "coverage.h"
-#include "kubelet.h"
+#include "api/reasons.h"
+#include "base/jx.h"
+#include "base/util.h"
 #include "logging.h"
-#include "notify.h"
-#include "prom.h"
-#include "resources.h"
-
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *or_empty(const char *s) { return s ? s : ""; }
+#include "psi/kubelet.h"
+#include "psi/prom.h"
+#include "reconcile/coverage.h"
+#include "reconcile/notify.h"
+#include "reconcile/resources.h"
 
 void sampling_init(struct sampling *s)
 {
@@ -41,8 +40,8 @@ static struct psi_source *source_for(struct sampling *s, const struct sampling_i
     char key[2048];
     const char *token = spec->metrics.prometheus.bearer_token_file;
     snprintf(key, sizeof(key), "%s|%s|%s%s|%s|%d", api_source_name(spec->metrics.source),
-             or_empty(spec->metrics.prometheus.url), token ? "file:" : "reader", or_empty(token),
-             or_empty(spec->metrics.prometheus.ca_file), spec->metrics.prometheus.send_token_over_plain_http);
+             base_or_empty(spec->metrics.prometheus.url), token ? "file:" : "reader", base_or_empty(token),
+             base_or_empty(spec->metrics.prometheus.ca_file), spec->metrics.prometheus.send_token_over_plain_http);
     if (s->source && s->source_key && strcmp(s->source_key, key) == 0)
         return s->source;
     psi_source_free(s->source);
@@ -112,15 +111,15 @@ static int describe(const struct ownership_nodes *nodes, struct descs *d)
     for (size_t i = 0; i < nodes->n; i++) {
         if (!nodes->v[i].owned)
             continue;
-        const cJSON *status = get(nodes->v[i].node, "status"), *a;
+        const cJSON *status = jx_at(nodes->v[i].node, "status"), *a;
         d->ips[d->n] = NULL;
-        cJSON_ArrayForEach(a, get(status, "addresses")) {
-            const cJSON *addr = get(a, "address");
+        cJSON_ArrayForEach(a, jx_at(status, "addresses")) {
+            const cJSON *addr = jx_at(a, "address");
             if (!d->ips[d->n] && cJSON_IsString(addr))
                 d->ips[d->n] = addr->valuestring;
         }
         d->v[d->n] = (struct psi_node_desc){nodes->v[i].name, &d->ips[d->n], d->ips[d->n] ? 1 : 0,
-                                            resources_get(get(status, "capacity"), "cpu")};
+                                            resources_get(jx_at(status, "capacity"), "cpu")};
         d->n++;
     }
     return 0;
@@ -140,7 +139,7 @@ static int follow_metrics(struct sampling *s, const struct sampling_in *in, cons
         log_warn("pressure not readable: taints held", "psirebalance", in->ref->name, "reason", st->reason, "error",
                  st->message);
         if (was != 0)
-            notify_event(in->events, in->ref, "Warning", "MetricsUnavailable", "Sample", s->message, in->now_ms);
+            notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message, in->now_ms);
         return -1;
     }
     char unread[600];
@@ -160,12 +159,12 @@ static int follow_metrics(struct sampling *s, const struct sampling_in *in, cons
         s->metrics = 0;
         log_warn("no node measured: taints held", "psirebalance", in->ref->name, "error", s->message);
         if (was != 0)
-            notify_event(in->events, in->ref, "Warning", "MetricsUnavailable", "Sample", s->message, in->now_ms);
+            notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message, in->now_ms);
         return -1;
     }
     s->metrics = 1;
     if (was == 0)
-        notify_event(in->events, in->ref, "Normal", "MetricsAvailable", "Sample", "pressure readings are back",
+        notify_event(in->events, in->ref, "Normal", API_EVENT_METRICS_AVAILABLE, "Sample", "pressure readings are back",
                      in->now_ms);
     return 0;
 }

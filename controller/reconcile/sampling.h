@@ -9,11 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "events.h"
-#include "ownership.h"
-#include "psirebalance.h"
-#include "rest.h"
-#include "source.h"
+#include "api/psirebalance.h"
+#include "kube/events.h"
+#include "kube/rest.h"
+#include "psi/source.h"
+#include "reconcile/ownership.h"
 
 /* Owned; zero it, then sampling_init. */
 struct sampling {

@@ -1,31 +1,25 @@
 /* tainter: the taint writes of one PsiRebalance (see tainter.h). */
-#include "tainter.h"
+#include "reconcile/tainter.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/reasons.h"
+#include "base/jx.h"
 #include "logging.h"
-#include "nodestatus.h"
-#include "notify.h"
-#include "taintevents.h"
-#include "taintfsm.h"
+#include "reconcile/nodestatus.h"
+#include "reconcile/notify.h"
+#include "reconcile/taintevents.h"
+#include "reconcile/taintfsm.h"
 
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const cJSON *taints_of(const cJSON *node) { return get(get(node, "spec"), "taints"); }
+static const cJSON *taints_of(const cJSON *node) { return jx_get(node, "spec.taints"); }
 
 int tainter_write(const struct tainter *tw, const cJSON *cached, const struct taintpatch_taint *t,
                   enum taintpatch_op op, char *rv, size_t rvlen, struct kube_err *err)
 {
-    const char *name = str(get(cached, "metadata"), "name");
+    const char *name = jx_str(cached, "metadata.name");
     char *path = kube_path("v1", NULL, "nodes", name, NULL);
     cJSON *fresh = NULL;
     const cJSON *node = cached;
@@ -36,7 +30,7 @@ int tainter_write(const struct tainter *tw, const cJSON *cached, const struct ta
     for (int attempt = 0; path && attempt < 2; attempt++) {
         cJSON *patch = NULL;
         char why[256];
-        enum taintpatch_result res = taintpatch_build(taints_of(node), str(get(node, "metadata"), "resourceVersion"),
+        enum taintpatch_result res = taintpatch_build(taints_of(node), jx_str(node, "metadata.resourceVersion"),
                                                       t, op, &patch, why, sizeof(why));
         if (res == TAINTPATCH_NOOP) {
             rc = 0;
@@ -53,7 +47,7 @@ int tainter_write(const struct tainter *tw, const cJSON *cached, const struct ta
         cJSON *reply = kube_rest_patch(tw->client, path, KUBE_PATCH_JSON, patch, NULL, err);
         cJSON_Delete(patch);
         if (reply) {
-            const char *after = str(get(reply, "metadata"), "resourceVersion");
+            const char *after = jx_str(reply, "metadata.resourceVersion");
             snprintf(rv, rvlen, "%s", after ? after : "");
             cJSON_Delete(reply);
             rc = 1;
@@ -102,7 +96,7 @@ int tainter_remove_all(const struct tainter *tw, const struct kube_informer *nod
         tw->counters->taints_removed++;
         log_info("taint removed", "node", all.v[i].name, "psirebalance", t->owner, "key", t->key, "why", why);
         struct kube_event_ref ref = {"v1", "Node", NULL, all.v[i].name, NULL};
-        notify_event(tw->events, &ref, "Normal", "Untainted", "Untaint", why, now_ms);
+        notify_event(tw->events, &ref, "Normal", API_EVENT_UNTAINTED, "Untaint", why, now_ms);
     }
     free(all.v);
     return failures;
@@ -247,7 +241,7 @@ static void step_events(const struct tainter *tw, const struct tainter_cycle *c,
                  api_taint_effect_name(spec->taint.effect), c->t->key, c->t->owner, taintfsm_why_name(act->why),
                  api_resource_name(spec->pressure.resource), pressure);
         struct kube_event_ref ref = {"v1", "Node", NULL, act->node, NULL};
-        notify_event(tw->events, &ref, "Normal", add ? "Tainted" : "Untainted", add ? "Taint" : "Untaint", note,
+        notify_event(tw->events, &ref, "Normal", add ? API_EVENT_TAINTED : API_EVENT_UNTAINTED, add ? "Taint" : "Untaint", note,
                      c->now_ms);
     }
     if (!per_node)

@@ -9,15 +9,15 @@
 
 #include <stdint.h>
 
-#include "events.h"
-#include "informer.h"
-#include "ownership.h"
-#include "reconciler.h"
-#include "rest.h"
-#include "sampling.h"
-#include "status.h"
-#include "taintpatch.h"
-#include "taintstate.h"
+#include "api/status.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+#include "kube/rest.h"
+#include "reconcile/ownership.h"
+#include "reconcile/reconciler.h"
+#include "reconcile/sampling.h"
+#include "reconcile/taintpatch.h"
+#include "reconcile/taintstate.h"
 
 /* What the writes work with; all borrowed. */
 struct tainter {

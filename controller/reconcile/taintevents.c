@@ -1,5 +1,5 @@
 /* taintevents: per-node Events or one summary (see taintevents.h). */
-#include "taintevents.h"
+#include "reconcile/taintevents.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* taintfsm: per-node taint hysteresis and the maxTaintedPercent cap (rules in taintfsm.h). */
-#include "taintfsm.h"
+#include "reconcile/taintfsm.h"
 
 #include <math.h>
 #include <stdlib.h>

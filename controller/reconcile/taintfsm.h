@@ -80,8 +80,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "psirebalance.h"
-#include "status.h"
+#include "api/psirebalance.h"
+#include "api/status.h"
 
 /* The thresholds of spec.pressure, in the units the state machine works in. */
 struct taintfsm_params {

@@ -1,10 +1,10 @@
 /* taintpatch: JSON Patch bodies that add or remove our Node taint without racing. */
-#include "taintpatch.h"
+#include "reconcile/taintpatch.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "names.h"
+#include "api/names.h"
 
 int taintpatch_taint_from_spec(const struct api_spec *spec, const char *owner, struct taintpatch_taint *t,
                                char *err, size_t errlen)

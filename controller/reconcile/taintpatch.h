@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "psirebalance.h"
+#include "api/psirebalance.h"
 
 /* Our taint. Strings are borrowed. */
 struct taintpatch_taint {

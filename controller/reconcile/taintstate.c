@@ -1,5 +1,5 @@
 /* taintstate: the taint state kept between cycles (see taintstate.h). */
-#include "taintstate.h"
+#include "reconcile/taintstate.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "status.h"
-#include "taintfsm.h"
+#include "api/status.h"
+#include "reconcile/taintfsm.h"
 
 /* How long the node cache may lag behind a taint write of ours before what it shows counts
  * again. */

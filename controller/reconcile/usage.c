@@ -1,5 +1,5 @@
 /* usage: the usage query and its answers (see usage.h). */
-#include "usage.h"
+#include "reconcile/usage.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kubelet.h"
+#include "psi/kubelet.h"
 
 /* A growing string. */
 struct buf {

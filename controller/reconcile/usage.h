@@ -35,7 +35,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#include "prom.h"
+#include "psi/prom.h"
 
 struct kube_client;
 

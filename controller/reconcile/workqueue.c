@@ -1,5 +1,5 @@
 /* workqueue: coalescing, delayed, one-at-a-time-per-key work queue (see workqueue.h). */
-#include "workqueue.h"
+#include "reconcile/workqueue.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "authcache.h"
+#include "serve/authcache.h"
 
 #include <stdlib.h>
 #include <string.h>

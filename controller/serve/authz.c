@@ -1,4 +1,4 @@
-#include "authz.h"
+#include "serve/authz.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +8,12 @@
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
 
-#include "authcache.h"
-#include "config.h"
-#include "metrics.h"
-#include "ratelimit.h"
-#include "rest.h"
+#include "base/util.h"
+#include "kube/config.h"
+#include "kube/ratelimit.h"
+#include "kube/rest.h"
+#include "serve/authcache.h"
+#include "serve/metrics.h"
 
 #define ALLOW_TTL_MS 60000
 #define UNAUTHENTICATED_TTL_MS 10000
@@ -31,13 +32,6 @@ struct psi_authz {
     struct psi_metric *results, *api_calls;
 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct psi_authz *psi_authz_new(const char *kubeconfig, const char *context, struct psi_metrics *metrics, char *err,
                                 size_t errlen)
 {
@@ -54,7 +48,7 @@ struct psi_authz *psi_authz_new(const char *kubeconfig, const char *context, str
         return NULL;
     }
     kube_client_set_timeout(a->client, REVIEW_TIMEOUT_MS);
-    kube_ratelimit_init(&a->rl, REVIEWS_PER_SECOND, REVIEW_BURST, mono_ms());
+    kube_ratelimit_init(&a->rl, REVIEWS_PER_SECOND, REVIEW_BURST, base_mono_ms());
     if (metrics) {
         static const char *const result[] = {"result", NULL};
         a->results = psi_metrics_counter(metrics, "psi_rebalancer_metrics_auth_requests_total",
@@ -190,7 +184,7 @@ int psi_authz_check(struct psi_authz *a, const char *token, const char *verb, co
         return answer(a, 401, why, whylen);
     unsigned char key[PSI_AUTHCACHE_KEY];
     digest(token, verb, path, key);
-    int64_t now = mono_ms();
+    int64_t now = base_mono_ms();
     int cached = psi_authcache_get(a->cache, key, now);
     if (cached) {
         a->stats.cache_hits++;

@@ -1,4 +1,4 @@
-#include "http.h"
+#include "serve/http.h"
 
 #include <string.h>
 #include <strings.h>

@@ -1,4 +1,4 @@
-#include "metrics.h"
+#include "serve/metrics.h"
 
 #include <math.h>
 #include <pthread.h>

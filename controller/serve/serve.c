@@ -1,4 +1,4 @@
-#include "serve.h"
+#include "serve/serve.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -21,8 +21,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "http.h"
-#include "tls.h"
+#include "serve/http.h"
+#include "serve/tls.h"
 
 #define CHUNK 16384
 /* After an answer that closes the connection: how long the server goes on reading (and

@@ -1,4 +1,4 @@
-#include "tls.h"
+#include "serve/tls.h"
 
 #include <stdio.h>
 #include <stdlib.h>

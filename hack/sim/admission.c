@@ -1,11 +1,11 @@
 /* admission: the eviction interceptor's decisions and the AdmissionReview format (see
  * admission.h). */
-#include "admission.h"
+#include "hack/sim/admission.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "jx.h"
+#include "base/jx.h"
 
 static void deny(struct admission_decision *out, const char *msg)
 {

@@ -40,7 +40,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "scenario.h"
+#include "hack/sim/scenario.h"
 
 /* The webhook's name, as KubeVirt registers it. */
 #define ADMISSION_WEBHOOK_NAME "virt-launcher-eviction-interceptor.kubevirt.io"

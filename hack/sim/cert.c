@@ -1,5 +1,5 @@
 /* cert: issue a serving certificate signed by a CA we hold (see cert.h). */
-#include "cert.h"
+#include "hack/sim/cert.h"
 
 #include <limits.h>
 #include <stdio.h>

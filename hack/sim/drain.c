@@ -1,12 +1,13 @@
 /* drain: cordon, evict, reboot, uncordon (see drain.h). */
-#include "drain.h"
+#include "hack/sim/drain.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "jx.h"
+#include "base/grow.h"
+#include "base/jx.h"
+#include "hack/sim/nodes.h"
 #include "logging.h"
-#include "nodes.h"
 
 #define DRAIN_RETRY_MS 5000
 
@@ -25,7 +26,7 @@ struct drain {
     uint64_t started_ms;
     uint64_t empty_ms;
     struct asked *asked;
-    size_t n_asked;
+    size_t n_asked, asked_cap;
 };
 
 struct drain *drain_new(struct sim *s, const char *node, int64_t reboot_delay_ms)
@@ -73,10 +74,8 @@ static struct asked *asked_for(struct drain *d, const char *pod)
     for (size_t i = 0; i < d->n_asked; i++)
         if (strcmp(d->asked[i].pod, pod) == 0)
             return &d->asked[i];
-    struct asked *grown = realloc(d->asked, (d->n_asked + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(d->asked, d->n_asked + 1, d->asked_cap) < 0)
         return NULL;
-    d->asked = grown;
     d->asked[d->n_asked].pod = strdup(pod);
     d->asked[d->n_asked].again_ms = 0;
     return &d->asked[d->n_asked++];

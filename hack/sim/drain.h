@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim.h"
+#include "hack/sim/sim.h"
 
 enum drain_state {
     DRAIN_EVICTING,  /* cordoned; pods are being evicted */

@@ -1,14 +1,15 @@
 /* evacuation: marked VMIs become evacuation migrations (see evacuation.h). */
-#include "evacuation.h"
+#include "hack/sim/evacuation.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "admission.h"
-#include "jx.h"
-#include "miglimits.h"
+#include "base/grow.h"
+#include "base/jx.h"
+#include "hack/sim/admission.h"
+#include "hack/sim/miglimits.h"
+#include "hack/sim/objects.h"
 #include "logging.h"
-#include "objects.h"
 
 /* A migration we created and the cache may not show yet (KubeVirt's expectations). */
 struct expect {
@@ -19,7 +20,7 @@ struct expect {
 struct evacuation {
     struct sim *s;
     struct expect *expects;
-    size_t n_expects;
+    size_t n_expects, expects_cap;
 };
 
 struct evacuation *evacuation_new(struct sim *s)
@@ -58,10 +59,8 @@ static bool expected(struct evacuation *e, const char *vmi)
 
 static void expect(struct evacuation *e, const char *vmi)
 {
-    struct expect *grown = realloc(e->expects, (e->n_expects + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(e->expects, e->n_expects + 1, e->expects_cap) < 0)
         return;
-    e->expects = grown;
     e->expects[e->n_expects].vmi = strdup(vmi);
     e->expects[e->n_expects++].until_ms = kube_loop_now_ms() + 10000;
 }
@@ -142,7 +141,7 @@ struct vmi_pass {
     struct evacuation *e;
     struct scan *sc;
     struct created *created;
-    size_t n_created;
+    size_t n_created, created_cap;
 };
 
 static int *created_on(struct vmi_pass *p, const char *node)
@@ -150,10 +149,8 @@ static int *created_on(struct vmi_pass *p, const char *node)
     for (size_t i = 0; i < p->n_created; i++)
         if (strcmp(p->created[i].node, node) == 0)
             return &p->created[i].n;
-    struct created *grown = realloc(p->created, (p->n_created + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(p->created, p->n_created + 1, p->created_cap) < 0)
         return NULL;
-    p->created = grown;
     p->created[p->n_created].node = node;
     p->created[p->n_created].n = 0;
     return &p->created[p->n_created++].n;

@@ -12,7 +12,7 @@
 #ifndef PSI_SIM_EVACUATION_H
 #define PSI_SIM_EVACUATION_H
 
-#include "sim.h"
+#include "hack/sim/sim.h"
 
 struct evacuation;
 

@@ -1,10 +1,10 @@
-#include "exporter.h"
+#include "hack/sim/exporter.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "serve/metrics.h"
 
 #define NCOUNTERS (PSI_NRESOURCES * 2)
 

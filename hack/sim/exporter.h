@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 
-#include "source.h"
+#include "psi/source.h"
 
 struct sim_exporter;
 

@@ -1,5 +1,5 @@
 /* httpsd: a small HTTPS/1.1 server (see httpsd.h). */
-#include "httpsd.h"
+#include "hack/sim/httpsd.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* kubeletd: the nodes' Summary API servers (see kubeletd.h). */
-#include "kubeletd.h"
+#include "hack/sim/kubeletd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,9 +16,9 @@
 
 #include <openssl/ssl.h>
 
-#include "cert.h"
-#include "httpsd.h"
-#include "jx.h"
+#include "base/jx.h"
+#include "hack/sim/cert.h"
+#include "hack/sim/httpsd.h"
 #include "logging.h"
 
 /* A pod of a node (strings owned). */

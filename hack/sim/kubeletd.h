@@ -22,8 +22,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sim.h"
-#include "summary.h"
+#include "hack/sim/sim.h"
+#include "hack/sim/summary.h"
 
 struct kubeletd;
 

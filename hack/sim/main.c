@@ -41,23 +41,23 @@
 
 #include <curl/curl.h>
 
-#include "config.h"
-#include "evacuation.h"
-#include "informer.h"
-#include "jx.h"
-#include "kubeletd.h"
+#include "base/jx.h"
+#include "hack/sim/evacuation.h"
+#include "hack/sim/kubeletd.h"
+#include "hack/sim/mco.h"
+#include "hack/sim/migration.h"
+#include "hack/sim/nodes.h"
+#include "hack/sim/scenario.h"
+#include "hack/sim/sim.h"
+#include "hack/sim/telemetry.h"
+#include "hack/sim/timeline.h"
+#include "hack/sim/webhook.h"
+#include "hack/sim/workload.h"
+#include "kube/config.h"
+#include "kube/informer.h"
+#include "kube/loop.h"
+#include "kube/rest.h"
 #include "logging.h"
-#include "loop.h"
-#include "mco.h"
-#include "migration.h"
-#include "nodes.h"
-#include "rest.h"
-#include "scenario.h"
-#include "sim.h"
-#include "telemetry.h"
-#include "timeline.h"
-#include "webhook.h"
-#include "workload.h"
 
 #define PASS_PERIOD_MS 250
 
@@ -89,6 +89,18 @@ static void on_signal(int sig)
     (void)sig;
     if (g_loop)
         kube_loop_stop(g_loop);
+}
+
+/* A TCP port number (0: any) from s, into *port; false when s is not one. */
+static bool parse_port(const char *s, int *port)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > 65535)
+        return false;
+    *port = (int)v;
+    return true;
 }
 
 static void usage(FILE *f)
@@ -362,7 +374,12 @@ int main(int argc, char **argv)
         case 'n': ns = optarg; break;
         case 'm': metrics = optarg; break;
         case 'w': hook_addr = optarg; break;
-        case 'W': hook_port = atoi(optarg); break;
+        case 'W':
+            if (!parse_port(optarg, &hook_port)) {
+                fprintf(stderr, "psi-sim: --webhook-port: \"%s\" is no port (0 to 65535)\n", optarg);
+                return 2;
+            }
+            break;
         case 'c': ca_cert = optarg; break;
         case 'K': ca_key = optarg; break;
         case 'p': targets = optarg; break;

@@ -1,14 +1,15 @@
 /* mco: the MachineConfig operator stand-in (see mco.h). */
-#include "mco.h"
+#include "hack/sim/mco.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "drain.h"
-#include "jx.h"
+#include "base/grow.h"
+#include "base/jx.h"
+#include "hack/sim/drain.h"
+#include "hack/sim/mcopool.h"
 #include "logging.h"
-#include "mcopool.h"
 
 /* A machine being updated by its daemon. */
 struct update {
@@ -24,7 +25,7 @@ struct mco {
     bool pools_ensured;
     bool compact_labelled; /* mco.compact: the role labels are on the simulated nodes */
     struct update *updates;
-    size_t n_updates;
+    size_t n_updates, updates_cap;
 };
 
 struct mco *mco_new(struct sim *s)
@@ -245,10 +246,8 @@ static struct update *update_of(struct mco *m, const char *node)
 
 static void start_update(struct mco *m, const char *pool, const char *node, const char *target)
 {
-    struct update *grown = realloc(m->updates, (m->n_updates + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(m->updates, m->n_updates + 1, m->updates_cap) < 0)
         return;
-    m->updates = grown;
     struct update *u = &m->updates[m->n_updates];
     memset(u, 0, sizeof(*u));
     u->node = strdup(node);

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sim.h"
+#include "hack/sim/sim.h"
 
 struct mco;
 

@@ -1,5 +1,5 @@
 /* mcopool: the MachineConfig operator's pure bookkeeping (see mcopool.h). */
-#include "mcopool.h"
+#include "hack/sim/mcopool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,8 @@
 
 #include <openssl/evp.h>
 
-#include "jx.h"
+#include "base/jx.h"
+#include "base/strbuf.h"
 
 static bool match_labels(const cJSON *selector, const cJSON *obj)
 {
@@ -104,19 +105,12 @@ cJSON *mcopool_render(const cJSON *pool, const cJSON *const *mcs, size_t n, cJSO
     cJSON_AddStringToObject(md_obj, "name", name);
     cJSON *ann = cJSON_AddObjectToObject(md_obj, "annotations");
     cJSON_AddStringToObject(ann, "machineconfiguration.openshift.io/generated-by-controller-version", "psi-sim");
-    char *src_names = NULL;
-    size_t len = 0;
+    struct strbuf names = STRBUF_INIT;
     const cJSON *r;
-    cJSON_ArrayForEach(r, src) {
-        const char *nm = jx_str0(r, "name");
-        char *grown = realloc(src_names, len + strlen(nm) + 2);
-        if (!grown)
-            break;
-        src_names = grown;
-        len += (size_t)sprintf(src_names + len, "%s%s", len ? "," : "", nm);
-    }
-    cJSON_AddStringToObject(ann, "machineconfiguration.openshift.io/source", src_names ? src_names : "");
-    free(src_names);
+    cJSON_ArrayForEach(r, src)
+        strbuf_addf(&names, "%s%s", names.len ? "," : "", jx_str0(r, "name"));
+    cJSON_AddStringToObject(ann, "machineconfiguration.openshift.io/source", strbuf_str(&names));
+    strbuf_release(&names);
     cJSON *refs = cJSON_AddArrayToObject(md_obj, "ownerReferences");
     cJSON *owner = cJSON_CreateObject();
     cJSON_AddStringToObject(owner, "apiVersion", "machineconfiguration.openshift.io/v1");

@@ -1,8 +1,10 @@
 /* miglimits: KubeVirt's parallel migration limits (see miglimits.h). */
-#include "miglimits.h"
+#include "hack/sim/miglimits.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/grow.h"
 
 static int setting(const cJSON *migrations, const char *key, int fallback)
 {
@@ -44,7 +46,7 @@ void miglimits_clear(struct miglimits *l)
         free(l->nodes[i].node);
     free(l->nodes);
     l->nodes = NULL;
-    l->n_nodes = 0;
+    l->n_nodes = l->nodes_cap = 0;
     l->total = 0;
 }
 
@@ -59,10 +61,8 @@ int miglimits_add(struct miglimits *l, const char *source)
             return 0;
         }
     }
-    struct miglimits_node *grown = realloc(l->nodes, (l->n_nodes + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(l->nodes, l->n_nodes + 1, l->nodes_cap) < 0)
         return -1;
-    l->nodes = grown;
     l->nodes[l->n_nodes].node = strdup(source);
     if (!l->nodes[l->n_nodes].node)
         return -1;

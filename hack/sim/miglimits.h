@@ -45,7 +45,7 @@ struct miglimits {
     int per_cluster, per_node;
     int total;
     struct miglimits_node *nodes;
-    size_t n_nodes;
+    size_t n_nodes, nodes_cap;
 };
 
 /* Start counting with the given limits. */

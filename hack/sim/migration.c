@@ -1,14 +1,15 @@
 /* migration: the migration controller (see migration.h). */
-#include "migration.h"
+#include "hack/sim/migration.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jx.h"
-#include "miglimits.h"
+#include "base/grow.h"
+#include "base/jx.h"
+#include "hack/sim/miglimits.h"
+#include "hack/sim/objects.h"
 #include "logging.h"
-#include "objects.h"
 
 /* What we remember of a migration between passes (its phase timing and planned outcome). */
 struct run {
@@ -33,9 +34,9 @@ struct backoff {
 struct migration {
     struct sim *s;
     struct run *runs;
-    size_t n_runs;
+    size_t n_runs, runs_cap;
     struct backoff *backoffs;
-    size_t n_backoffs;
+    size_t n_backoffs, backoffs_cap;
 };
 
 struct migration *migration_new(struct sim *s)
@@ -79,10 +80,8 @@ static struct run *run_get(struct migration *m, const char *uid, const char *vmi
     for (size_t i = 0; i < m->n_runs; i++)
         if (strcmp(m->runs[i].uid, uid) == 0)
             return &m->runs[i];
-    struct run *grown = realloc(m->runs, (m->n_runs + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(m->runs, m->n_runs + 1, m->runs_cap) < 0)
         return NULL;
-    m->runs = grown;
     struct run *r = &m->runs[m->n_runs++];
     memset(r, 0, sizeof(*r));
     r->uid = strdup(uid);
@@ -99,10 +98,8 @@ static struct backoff *backoff_get(struct migration *m, const char *vmi, bool cr
             return &m->backoffs[i];
     if (!create)
         return NULL;
-    struct backoff *grown = realloc(m->backoffs, (m->n_backoffs + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(m->backoffs, m->n_backoffs + 1, m->backoffs_cap) < 0)
         return NULL;
-    m->backoffs = grown;
     struct backoff *b = &m->backoffs[m->n_backoffs++];
     memset(b, 0, sizeof(*b));
     b->vmi = strdup(vmi);

@@ -27,7 +27,7 @@
 
 #include <stddef.h>
 
-#include "sim.h"
+#include "hack/sim/sim.h"
 
 struct migration;
 

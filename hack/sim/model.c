@@ -1,5 +1,5 @@
 /* model: the simulator's PSI model (see model.h for the formula and why). */
-#include "model.h"
+#include "hack/sim/model.h"
 
 #include <math.h>
 

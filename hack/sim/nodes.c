@@ -1,14 +1,15 @@
 /* nodes: preparing, sizing and cordoning the simulated nodes (see nodes.h). */
-#include "nodes.h"
+#include "hack/sim/nodes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jx.h"
+#include "api/quantity.h"
+#include "base/grow.h"
+#include "base/jx.h"
+#include "hack/sim/quantity_format.h"
 #include "logging.h"
-#include "quantity.h"
-#include "quantity_format.h"
 
 struct prepared {
     char *name;
@@ -19,7 +20,7 @@ struct prepared {
 struct nodes {
     struct sim *s;
     struct prepared *p;
-    size_t n;
+    size_t n, n_cap;
 };
 
 struct nodes *nodes_new(struct sim *s)
@@ -84,10 +85,8 @@ static int prepare_cb(const char *key, const char *rv, const void *obj, void *ud
             log_info("node capacity set", "node", key, "cpu", want, "was", cap ? cap : "");
         }
     }
-    struct prepared *grown = realloc(n->p, (n->n + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(n->p, n->n + 1, n->n_cap) < 0)
         return 1;
-    n->p = grown;
     p.name = strdup(key);
     n->p[n->n++] = p;
     return 0;

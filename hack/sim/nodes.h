@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "sim.h"
+#include "hack/sim/sim.h"
 
 struct nodes;
 

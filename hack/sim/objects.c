@@ -1,10 +1,10 @@
 /* objects: the API objects the simulator creates (see objects.h). */
-#include "objects.h"
+#include "hack/sim/objects.h"
 
 #include <stdio.h>
 
-#include "quantity_format.h"
-#include "sim.h"
+#include "hack/sim/quantity_format.h"
+#include "hack/sim/sim.h"
 
 double objects_launcher_memory(const struct scenario_vm *vm)
 {

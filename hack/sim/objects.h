@@ -24,7 +24,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "scenario.h"
+#include "hack/sim/scenario.h"
 
 /* The image the launcher pods name (kwok runs nothing). */
 #define OBJECTS_LAUNCHER_IMAGE "quay.io/kubevirt/virt-launcher:v1.5.0"

@@ -40,8 +40,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "exporter.h"
-#include "serve.h"
+#include "base/grow.h"
+#include "hack/sim/exporter.h"
+#include "serve/serve.h"
 
 struct instance_override {
     char *node;
@@ -55,7 +56,7 @@ struct app {
     int port;
     const char *targets;
     struct instance_override *inst;
-    size_t n_inst;
+    size_t n_inst, inst_cap;
 };
 
 static double now_s(void)
@@ -298,10 +299,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "psi-pressure-exporter: --instance wants NODE=VALUE, got \"%s\"\n", optarg);
                 return 2;
             }
-            struct instance_override *n = realloc(a.inst, (a.n_inst + 1) * sizeof(*n));
-            if (!n)
+            if (BASE_GROW(a.inst, a.n_inst + 1, a.inst_cap) < 0)
                 return 1;
-            a.inst = n;
             a.inst[a.n_inst].node = strndup(optarg, (size_t)(eq - optarg));
             a.inst[a.n_inst].value = strdup(eq + 1);
             a.n_inst++;

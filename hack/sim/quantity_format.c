@@ -1,5 +1,5 @@
 /* quantity_format: resource amounts as quantities (see quantity_format.h). */
-#include "quantity_format.h"
+#include "hack/sim/quantity_format.h"
 
 #include <math.h>
 #include <stdio.h>

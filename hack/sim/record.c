@@ -1,5 +1,5 @@
 /* record: JSON-lines record of the simulation (see record.h). */
-#include "record.h"
+#include "hack/sim/record.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /* scenario: YAML scenario files (see scenario.h for the format). */
-#include "scenario.h"
+#include "hack/sim/scenario.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,9 +10,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "duration.h"
-#include "quantity.h"
-#include "yamljson.h"
+#include "api/duration.h"
+#include "api/quantity.h"
+#include "kube/yamljson.h"
 
 /* Parsing context: the error buffer and the path of the field being read. */
 struct ctx {

@@ -91,7 +91,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "hack/sim/model.h"
 
 /* Eviction strategies, as KubeVirt names them. */
 enum scenario_strategy {

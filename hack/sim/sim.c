@@ -1,14 +1,14 @@
 /* sim: the controllers' shared context and helpers (see sim.h). */
-#include "sim.h"
+#include "hack/sim/sim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "jx.h"
+#include "base/jx.h"
+#include "hack/sim/miglimits.h"
 #include "logging.h"
-#include "miglimits.h"
 
 double sim_random(struct sim *s)
 {

@@ -17,11 +17,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "informer.h"
-#include "loop.h"
-#include "record.h"
-#include "rest.h"
-#include "scenario.h"
+#include "hack/sim/record.h"
+#include "hack/sim/scenario.h"
+#include "kube/informer.h"
+#include "kube/loop.h"
+#include "kube/rest.h"
 
 /* Names KubeVirt and the MachineConfig operator use. */
 #define SIM_KUBEVIRT_GV "kubevirt.io/v1"

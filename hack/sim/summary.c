@@ -1,5 +1,5 @@
 /* summary: the Summary API reply and the PSI averages (see summary.h). */
-#include "summary.h"
+#include "hack/sim/summary.h"
 
 #include <math.h>
 #include <stdlib.h>

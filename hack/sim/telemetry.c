@@ -1,5 +1,5 @@
 /* telemetry: model, counters and the metrics endpoint (see telemetry.h). */
-#include "telemetry.h"
+#include "hack/sim/telemetry.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,12 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exporter.h"
-#include "metrics.h"
-#include "jx.h"
+#include "base/grow.h"
+#include "base/jx.h"
+#include "hack/sim/exporter.h"
+#include "hack/sim/model.h"
 #include "logging.h"
-#include "model.h"
-#include "serve.h"
+#include "serve/metrics.h"
+#include "serve/serve.h"
 
 /* A VM's usage counter (guarded by the server mutex). */
 struct vm_usage {
@@ -39,7 +40,7 @@ struct telemetry {
     struct sim_exporter *exp;    /* guarded by the server mutex */
     struct vm_usage *usage;      /* per scenario VM; guarded by the server mutex */
     struct node_state *nodes;
-    size_t n_nodes;
+    size_t n_nodes, nodes_cap;
     char *targets_file;
     char *targets_written;       /* the JSON last written */
     char host[64];
@@ -211,10 +212,8 @@ static struct node_state *node_state(struct telemetry *t, const char *name)
     for (size_t i = 0; i < t->n_nodes; i++)
         if (strcmp(t->nodes[i].name, name) == 0)
             return &t->nodes[i];
-    struct node_state *grown = realloc(t->nodes, (t->n_nodes + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(t->nodes, t->n_nodes + 1, t->nodes_cap) < 0)
         return NULL;
-    t->nodes = grown;
     t->nodes[t->n_nodes].name = strdup(name);
     t->nodes[t->n_nodes].cpu_some = 0;
     return &t->nodes[t->n_nodes++];

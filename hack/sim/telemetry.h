@@ -26,10 +26,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kubeletd.h"
-#include "nodes.h"
-#include "sim.h"
-#include "workload.h"
+#include "hack/sim/kubeletd.h"
+#include "hack/sim/nodes.h"
+#include "hack/sim/sim.h"
+#include "hack/sim/workload.h"
 
 struct telemetry;
 

@@ -1,11 +1,12 @@
 /* timeline: the scenario's events (see timeline.h). */
-#include "timeline.h"
+#include "hack/sim/timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "drain.h"
+#include "base/grow.h"
+#include "hack/sim/drain.h"
 #include "logging.h"
 
 struct timeline {
@@ -18,7 +19,7 @@ struct timeline {
     size_t n_drains;
     /* a rolling drain: the nodes left, in order */
     char **rolling;
-    size_t n_rolling, rolling_at;
+    size_t n_rolling, rolling_cap, rolling_at;
     int64_t rolling_delay_ms;
     struct drain *rolling_drain;
 };
@@ -40,7 +41,7 @@ static void free_rolling(struct timeline *t)
         free(t->rolling[i]);
     free(t->rolling);
     t->rolling = NULL;
-    t->n_rolling = t->rolling_at = 0;
+    t->n_rolling = t->rolling_cap = t->rolling_at = 0;
     drain_free(t->rolling_drain);
     t->rolling_drain = NULL;
 }
@@ -67,10 +68,8 @@ static int collect(const char *key, const char *rv, const void *obj, void *ud)
     (void)rv;
     (void)obj;
     struct timeline *t = ud;
-    char **grown = realloc(t->rolling, (t->n_rolling + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(t->rolling, t->n_rolling + 1, t->rolling_cap) < 0)
         return 1;
-    t->rolling = grown;
     t->rolling[t->n_rolling++] = strdup(key);
     return 0;
 }

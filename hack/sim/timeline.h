@@ -7,9 +7,9 @@
 
 #include <stdbool.h>
 
-#include "mco.h"
-#include "sim.h"
-#include "workload.h"
+#include "hack/sim/mco.h"
+#include "hack/sim/sim.h"
+#include "hack/sim/workload.h"
 
 struct timeline;
 

@@ -1,5 +1,5 @@
 /* webhook: the eviction interceptor over HTTPS (see webhook.h). */
-#include "webhook.h"
+#include "hack/sim/webhook.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -8,12 +8,12 @@
 
 #include <openssl/evp.h>
 
-#include "admission.h"
-#include "cert.h"
-#include "httpsd.h"
-#include "jx.h"
+#include "base/jx.h"
+#include "hack/sim/admission.h"
+#include "hack/sim/cert.h"
+#include "hack/sim/httpsd.h"
+#include "kube/rest.h"
 #include "logging.h"
-#include "rest.h"
 
 #define WEBHOOK_PATH "/virt-launcher-eviction"
 #define WEBHOOK_MIGRATION_PATH "/migration-validate-create"

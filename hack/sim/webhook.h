@@ -23,9 +23,9 @@
 
 #include <stddef.h>
 
-#include "config.h"
-#include "record.h"
-#include "scenario.h"
+#include "hack/sim/record.h"
+#include "hack/sim/scenario.h"
+#include "kube/config.h"
 
 struct webhook;
 

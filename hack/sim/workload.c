@@ -1,15 +1,16 @@
 /* workload: VMs, VMIs and launcher pods (see workload.h). */
-#include "workload.h"
+#include "hack/sim/workload.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jx.h"
+#include "base/grow.h"
+#include "base/jx.h"
+#include "hack/sim/nodes.h"
+#include "hack/sim/objects.h"
 #include "logging.h"
-#include "nodes.h"
-#include "objects.h"
 
 enum start_state { START_INIT, START_WAIT, START_DONE };
 
@@ -24,7 +25,7 @@ struct workload {
     struct vm_state *vm;
     enum start_state start;
     char **cordoned;
-    size_t n_cordoned;
+    size_t n_cordoned, cordoned_cap;
 };
 
 struct workload *workload_new(struct sim *s)
@@ -54,7 +55,7 @@ static void uncordon_all(struct workload *w)
     }
     free(w->cordoned);
     w->cordoned = NULL;
-    w->n_cordoned = 0;
+    w->n_cordoned = w->cordoned_cap = 0;
 }
 
 void workload_free(struct workload *w)
@@ -319,10 +320,8 @@ static int cordon_others(const char *key, const char *rv, const void *obj, void 
         return 0;
     if (nodes_cordon(w->s, key, true) < 0)
         return 0;
-    char **grown = realloc(w->cordoned, (w->n_cordoned + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(w->cordoned, w->n_cordoned + 1, w->cordoned_cap) < 0)
         return 1;
-    w->cordoned = grown;
     w->cordoned[w->n_cordoned++] = strdup(key);
     return 0;
 }

@@ -6,9 +6,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "config.h"
 #include "fuzz.h"
-#include "yamljson.h"
+#include "kube/config.h"
+#include "kube/yamljson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

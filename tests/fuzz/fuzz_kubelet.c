@@ -3,7 +3,7 @@
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
-#include "kubelet.h"
+#include "psi/kubelet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,10 +3,10 @@
  * itself as labels. */
 #include <cjson/cJSON.h>
 
+#include "api/names.h"
+#include "api/selector.h"
+#include "api/wildcard.h"
 #include "fuzz.h"
-#include "glob.h"
-#include "names.h"
-#include "selector.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -17,9 +17,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)api_names_check_label_value(s);
     (void)api_names_check_dns_label(s);
     (void)api_names_check_dns_subdomain(s);
-    if (!api_glob_check(s)) {
-        (void)api_glob_match(s, "worker-0");
-        (void)api_glob_match(s, s);
+    if (!api_wildcard_check(s)) {
+        (void)api_wildcard_match(s, "worker-0");
+        (void)api_wildcard_match(s, s);
     }
     cJSON *j = cJSON_ParseWithLength(s, size);
     struct api_selector sel = {0};

@@ -1,6 +1,6 @@
 /* /proc/pressure/<resource> text. */
 #include "fuzz.h"
-#include "procfs.h"
+#include "psi/procfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,7 @@
 /* A Prometheus /api/v1/query reply: read at a 200 and a 503, and the PSI sample built from
  * it for three nodes. */
 #include "fuzz.h"
-#include "prom.h"
+#include "psi/prom.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

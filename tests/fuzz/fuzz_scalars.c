@@ -1,10 +1,10 @@
 /* The scalar parsers, each on the whole input: quantities, durations (and their format
  * read back), RFC 3339 times (and their format read back), base64. */
-#include "base64.h"
-#include "duration.h"
+#include "api/duration.h"
+#include "api/json.h"
+#include "api/quantity.h"
 #include "fuzz.h"
-#include "json.h"
-#include "quantity.h"
+#include "kube/base64.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

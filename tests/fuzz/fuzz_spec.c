@@ -1,8 +1,8 @@
 /* A PsiRebalance as the API server holds it (JSON): decode, validate, encode, compare. */
 #include <cjson/cJSON.h>
 
+#include "api/psirebalance.h"
 #include "fuzz.h"
-#include "psirebalance.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

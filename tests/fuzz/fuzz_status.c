@@ -2,8 +2,8 @@
  * own, set a condition, encode, decode the encoding again. */
 #include <cjson/cJSON.h>
 
+#include "api/status.h"
 #include "fuzz.h"
-#include "status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,10 +2,10 @@
  * into lines; each line is decoded as an event, and as a metav1.Status error reply. */
 #include <cjson/cJSON.h>
 
-#include "framing.h"
 #include "fuzz.h"
-#include "rest.h"
-#include "watch.h"
+#include "kube/framing.h"
+#include "kube/rest.h"
+#include "kube/watch.h"
 
 static int line(const char *l, size_t len, void *ud)
 {

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "psirebalance.h"
-#include "status.h"
+#include "api/psirebalance.h"
+#include "api/status.h"
 
 static cJSON *load(const char *path)
 {

@@ -12,10 +12,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "config.h"
 #include "e2e_util.h"
-#include "events.h"
-#include "rest.h"
+#include "kube/config.h"
+#include "kube/events.h"
+#include "kube/rest.h"
 
 static int64_t wall_ms(void)
 {

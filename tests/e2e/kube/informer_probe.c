@@ -25,10 +25,10 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
-#include "config.h"
-#include "informer.h"
-#include "loop.h"
-#include "rest.h"
+#include "kube/config.h"
+#include "kube/informer.h"
+#include "kube/loop.h"
+#include "kube/rest.h"
 
 struct view {
     char rv[32];

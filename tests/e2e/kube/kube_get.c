@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "rest.h"
+#include "kube/config.h"
+#include "kube/rest.h"
 
 static int copy_atomically(const char *from, const char *to)
 {

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
 #include "e2e_util.h"
-#include "lease.h"
-#include "rest.h"
+#include "kube/config.h"
+#include "kube/lease.h"
+#include "kube/rest.h"
 
 static volatile sig_atomic_t stop;
 

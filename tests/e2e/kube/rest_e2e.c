@@ -15,9 +15,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "config.h"
 #include "e2e_util.h"
-#include "rest.h"
+#include "kube/config.h"
+#include "kube/rest.h"
 
 static struct kube_client *c;
 static char ns[64];

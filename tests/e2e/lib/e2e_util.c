@@ -7,8 +7,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "config.h"
-#include "rest.h"
+#include "kube/config.h"
+#include "kube/rest.h"
 
 static int failures, passes;
 

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "config.h"
 #include "e2e_util.h"
-#include "kubelet.h"
-#include "rest.h"
+#include "kube/config.h"
+#include "kube/rest.h"
+#include "psi/kubelet.h"
 
 int main(int argc, char **argv)
 {

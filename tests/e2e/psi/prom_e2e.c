@@ -24,7 +24,7 @@
 #include <curl/curl.h>
 
 #include "e2e_util.h"
-#include "prom.h"
+#include "psi/prom.h"
 
 #define WINDOW_S 20   /* four scrapes at the bed's 5 s interval */
 #define TOLERANCE 1.0 /* percentage points */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "psirebalance.h"
+#include "api/psirebalance.h"
 #include "testutil.h"
 
 #define CRD "crds/rebalance.psi.dev_psirebalances.yaml"

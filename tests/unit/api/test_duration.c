@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "duration.h"
+#include "api/duration.h"
 
 static void test_parse_valid(void **state)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "quantity.h"
+#include "api/quantity.h"
 
 static double q(const char *s)
 {

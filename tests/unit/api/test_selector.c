@@ -1,4 +1,4 @@
-/* api_selector, api_names, api_glob: label selectors and namespace patterns. */
+/* api_selector, api_names, api_wildcard: label selectors and namespace patterns. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "glob.h"
-#include "names.h"
-#include "selector.h"
+#include "api/names.h"
+#include "api/selector.h"
+#include "api/wildcard.h"
 
 static cJSON *parse(const char *text)
 {
@@ -214,17 +214,17 @@ static void test_unknown_selector_field_warns(void **state)
 static void test_glob(void **state)
 {
     (void)state;
-    assert_null(api_glob_check("kube-system"));
-    assert_null(api_glob_check("openshift-*"));
-    assert_null(api_glob_check("*"));
-    assert_null(api_glob_check("team-?-*"));
-    assert_non_null(api_glob_check(""));
-    assert_non_null(api_glob_check("Kube-System"));
-    assert_non_null(api_glob_check("-*"));
-    assert_non_null(api_glob_check("*-"));
-    assert_non_null(api_glob_check("a.b"));
-    assert_non_null(api_glob_check("[ab]"));
-    assert_non_null(api_glob_check("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+    assert_null(api_wildcard_check("kube-system"));
+    assert_null(api_wildcard_check("openshift-*"));
+    assert_null(api_wildcard_check("*"));
+    assert_null(api_wildcard_check("team-?-*"));
+    assert_non_null(api_wildcard_check(""));
+    assert_non_null(api_wildcard_check("Kube-System"));
+    assert_non_null(api_wildcard_check("-*"));
+    assert_non_null(api_wildcard_check("*-"));
+    assert_non_null(api_wildcard_check("a.b"));
+    assert_non_null(api_wildcard_check("[ab]"));
+    assert_non_null(api_wildcard_check("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
 
     static const struct {
         const char *p, *s;
@@ -240,7 +240,7 @@ static void test_glob(void **state)
         {"team-?", "team-ab", false},         {"*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        if (api_glob_match(cases[i].p, cases[i].s) != cases[i].m)
+        if (api_wildcard_match(cases[i].p, cases[i].s) != cases[i].m)
             fail_msg("'%s' vs '%s': expected %s", cases[i].p, cases[i].s, cases[i].m ? "match" : "no match");
 }
 

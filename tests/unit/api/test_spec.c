@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "psirebalance.h"
+#include "api/psirebalance.h"
 #include "testutil.h"
 
 static const char *const samples[] = {
@@ -48,7 +48,7 @@ static void test_absent_and_empty_spec_get_defaults(void **state)
     assert_int_equal(warns.n, 0);
     assert_true(api_spec_equal(&defaults, &a));
     assert_true(api_spec_equal(&defaults, &b));
-    /* The documented defaults, as the DESIGN and the CRD descriptions state them. */
+    /* The documented defaults, as the CRD descriptions and README state them. */
     assert_int_equal(b.pressure.resource, API_RESOURCE_CPU);
     assert_int_equal(b.pressure.taint_above_percent, 25);
     assert_int_equal(b.pressure.untaint_below_percent, 15);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "status.h"
+#include "api/status.h"
 
 #define T0 1714557600 /* 2024-05-01T10:00:00Z */
 

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "json.h"
+#include "api/json.h"
 
 static void test_good_times(void **state)
 {

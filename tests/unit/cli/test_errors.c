@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "errors.h"
+#include "cli/errors.h"
 
 static struct kube_err mk(long status, const char *reason, const char *msg)
 {

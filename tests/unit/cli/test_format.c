@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "format.h"
+#include "cli/format.h"
 
 static void test_style(void **state)
 {

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "moves.h"
-#include "top.h"
-#include "why.h"
+#include "cli/model.h"
+#include "cli/moves.h"
+#include "cli/top.h"
+#include "cli/why.h"
 
 #define T0 1714557600 /* 2024-05-01T10:00:00Z */
 

@@ -2,10 +2,11 @@
 """Docs and code kept together, mechanically.
 
 The code side: the condition reasons, Event reasons and metric names the operator can emit,
-found in controller/ (a reason #define, a string literal passed as the reason of
-conditions_set, notify_event, act_event, the MachineConfig event, cycle_verdict_set or a
-failed cycle; a "psi_rebalancer_..." string literal for a metric; a reasons header, when the
-tree has one, counts whole).
+found in controller/ and api/reasons.h (a reason #define, a string literal or a reason
+constant passed as the reason of conditions_set, notify_event, act_event, the MachineConfig
+event, cycle_verdict_set or a failed cycle; a "psi_rebalancer_..." string literal for a
+metric; the condition reasons of api/reasons.h count whole, its Event reasons where they are
+recorded).
 
 The docs side: docs/status.md, the reference (tables whose first column is a backticked name
 under the headings "Condition reasons", "Event reasons" and "Metrics"), plus every reason the
@@ -25,7 +26,29 @@ CAMEL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
 def c_files(root):
-    return sorted(p for p in (root / "controller").rglob("*") if p.suffix in (".c", ".h"))
+    files = sorted(p for p in (root / "controller").rglob("*") if p.suffix in (".c", ".h"))
+    return files + [root / "api" / "reasons.h"]  # the list of reasons the code names by constant
+
+
+def constants(paths):
+    """Every string #define of the files, aliases (#define A B) resolved: name -> value."""
+    strings, aliases = {}, {}
+    for path in paths:
+        text = strip_comments(path.read_text())
+        strings.update(re.findall(r'#define\s+(\w+)\s+"([A-Za-z0-9]+)"', text))
+        aliases.update(re.findall(r"#define\s+(\w+)\s+([A-Z][A-Z0-9_]+)\s*$", text, re.M))
+    for _ in range(4):
+        for name, target in aliases.items():
+            if target in strings:
+                strings.setdefault(name, strings[target])
+    return strings
+
+
+def reasons_in(arg, consts):
+    """The reason strings an argument names: literals and constants."""
+    found = set(re.findall(r'"([A-Za-z][A-Za-z0-9]*)"', arg))
+    found.update(consts[n] for n in re.findall(r"\b([A-Z][A-Z0-9_]+)\b", arg) if n in consts)
+    return found - {"Normal", "Warning"}
 
 
 def strip_comments(text):
@@ -82,12 +105,15 @@ EVENT_FUNCS = {"notify_event", "act_event", "event"}
 def code_side(root):
     conditions, events, metrics, literals = set(), set(), set(), set()
     call = re.compile(r"\b(%s)\s*\(" % "|".join(REASON_ARG))
+    consts = constants(c_files(root))
     for path in c_files(root):
         text = strip_comments(path.read_text())
         literals.update(re.findall(r'"([A-Za-z][A-Za-z0-9]*)"', text))
         metrics.update(re.findall(r'"(psi_rebalancer_[a-z0-9_]*[a-z0-9])"', text))
         reasons_header = path.name == "reasons.h"
         for name, value in re.findall(r'#define\s+(\w+)\s+"([A-Za-z0-9]+)"', text):
+            if reasons_header and name.startswith("API_EVENT_"):
+                continue  # Event reasons count where they are recorded
             if reasons_header or "REASON" in name or (path.name == "rebalance.h" and name.startswith("REBALANCE_")):
                 conditions.add(value)
         for m in call.finditer(text):
@@ -97,10 +123,10 @@ def code_side(root):
             idx = REASON_ARG[m.group(1)]
             if len(args) <= idx:
                 continue
-            found = set(re.findall(r'"([A-Za-z][A-Za-z0-9]*)"', args[idx])) - {"Normal", "Warning"}
+            found = reasons_in(args[idx], consts)
             (events if m.group(1) in EVENT_FUNCS else conditions).update(found)
-        for value in re.findall(r'\*fail_reason\s*=\s*"([A-Za-z0-9]+)"', text):
-            conditions.add(value)
+        for value in re.findall(r'\*fail_reason\s*=\s*("[A-Za-z0-9]+"|[A-Z][A-Z0-9_]+)', text):
+            conditions.update(reasons_in(value, consts))
     return {r for r in conditions if CAMEL.match(r)}, {r for r in events if CAMEL.match(r)}, metrics, literals
 
 

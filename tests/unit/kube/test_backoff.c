@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "backoff.h"
+#include "kube/backoff.h"
 
 static void test_growth_and_cap(void **state)
 {

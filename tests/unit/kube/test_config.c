@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base64.h"
-#include "config.h"
-#include "yamljson.h"
+#include "kube/base64.h"
+#include "kube/config.h"
+#include "kube/yamljson.h"
 
 static char datadir[4096];
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events.h"
+#include "kube/events.h"
 
 static char *key(const char *reason, const char *note)
 {

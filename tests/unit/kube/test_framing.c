@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "framing.h"
+#include "kube/framing.h"
 
 /* The lines a framer delivered, concatenated with '\n' after each, for comparison. */
 struct sink {

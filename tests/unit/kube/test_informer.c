@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "informer.h"
+#include "kube/informer.h"
 
 /* What the projection keeps: the name, rv and label "step". */
 struct node_view {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lease.h"
+#include "kube/lease.h"
 
 static const struct kube_lease_timing T = {15000, 10000, 2000};
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "loop.h"
+#include "kube/loop.h"
 
 static char trace[256];
 static size_t ntrace;

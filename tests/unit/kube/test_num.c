@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "num.h"
+#include "kube/num.h"
 
 static void test_integers(void **state)
 {

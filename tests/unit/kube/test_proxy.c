@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "proxy.h"
+#include "kube/proxy.h"
 
 static void test_cidr_and_addresses(void **state)
 {

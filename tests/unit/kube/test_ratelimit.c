@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "ratelimit.h"
+#include "kube/ratelimit.h"
 
 static void test_burst_then_rate(void **state)
 {

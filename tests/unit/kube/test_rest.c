@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rest.h"
+#include "kube/rest.h"
 
 static void test_status_decoding(void **state)
 {

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "watch.h"
+#include "kube/watch.h"
 
 static void test_good_events(void **state)
 {

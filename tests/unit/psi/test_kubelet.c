@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "kubelet.h"
+#include "psi/kubelet.h"
 #include "testutil.h"
 
 static cJSON *load(const char *name)

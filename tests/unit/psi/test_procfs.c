@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "procfs.h"
+#include "psi/procfs.h"
 #include "testutil.h"
 
 static void test_both_lines(void **state)

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "prom.h"
-#include "promreply.h"
+#include "psi/prom.h"
+#include "psi/promreply.h"
 #include "testutil.h"
 
 #define URL "http://prom.test:9090/api/v1/query"

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "prom.h"
-#include "promauth.h"
-#include "promtoken.h"
+#include "psi/prom.h"
+#include "psi/promauth.h"
+#include "psi/promtoken.h"
 
 #define PEM "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

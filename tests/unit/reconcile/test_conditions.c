@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "conditions.h"
+#include "reconcile/conditions.h"
 
 static const struct api_condition *cond(const struct api_status *st, const char *type)
 {

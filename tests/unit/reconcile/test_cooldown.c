@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "cooldown.h"
+#include "reconcile/cooldown.h"
 
 #define MIN (60 * 1000LL)
 

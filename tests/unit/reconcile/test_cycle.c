@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "cycle.h"
+#include "reconcile/cycle.h"
 
 static struct rebalance_node node(const char *name, double cpus, double demand, double pressure)
 {

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "evictor.h"
+#include "reconcile/evictor.h"
 #include "testutil.h"
 
 /* ---- the pod itself ---- */

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "history.h"
+#include "reconcile/history.h"
 
 #define T0 1700000000000LL /* ms */
 

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "conditions.h"
-#include "machineconfig.h"
+#include "reconcile/conditions.h"
+#include "reconcile/machineconfig.h"
 #include "testutil.h"
 
 /* tests/testdata/reconcile/name, parsed; fails the test when missing or not JSON. */
@@ -266,11 +266,10 @@ static void test_pool_paused_and_empty(void **state)
     cJSON_ReplaceItemInObject(spec, "paused", cJSON_CreateFalse());
     machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &both[1]);
     assert_string_equal(both[1].reason, MACHINECONFIG_REASON_PROGRESSING);
-    enum api_condition_status st;
-    const char *reason;
     char msg[512];
-    machineconfig_psi_enabled(both, 2, true, true, &st, &reason, msg, sizeof(msg));
-    assert_string_equal(reason, MACHINECONFIG_REASON_POOL_PAUSED);
+    struct machineconfig_psi out = {.msg = msg, .msglen = sizeof(msg)};
+    machineconfig_psi_enabled(both, 2, true, true, &out);
+    assert_string_equal(out.reason, MACHINECONFIG_REASON_POOL_PAUSED);
     /* the worker pool of a compact cluster: Updated, 0 machines: PoolEmpty, never Enabled */
     cJSON *status = cJSON_GetObjectItemCaseSensitive(pool, "status");
     cJSON_ReplaceItemInObject(status, "machineCount", cJSON_CreateNumber(0));
@@ -334,51 +333,51 @@ static void test_psi_enabled_over_roles(void **state)
     cJSON *updated = fixture("mcp-worker-updated.json"), *updating = fixture("mcp-worker-updating.json"),
           *degraded = fixture("mcp-worker-degraded.json");
     struct machineconfig_pool_eval ev[3];
-    enum api_condition_status status;
-    const char *reason;
     char msg[1024];
+    struct machineconfig_psi out = {.msg = msg, .msglen = sizeof(msg)};
     machineconfig_pool_eval(updated, "worker", "99-worker-psi-rebalancer", &ev[0]);
     machineconfig_pool_eval(updating, "infra", "99-worker-psi-rebalancer", &ev[1]);
     machineconfig_pool_eval(NULL, "gpu", "99-gpu-psi-rebalancer", &ev[2]);
 
-    machineconfig_psi_enabled(ev, 1, true, true, &status, &reason, msg, sizeof(msg));
-    assert_int_equal(status, API_CONDITION_TRUE);
-    assert_string_equal(reason, "Enabled");
-    machineconfig_psi_enabled(ev, 2, true, true, &status, &reason, msg, sizeof(msg));
-    assert_int_equal(status, API_CONDITION_FALSE);
-    assert_string_equal(reason, "Progressing");
+    machineconfig_psi_enabled(ev, 1, true, true, &out);
+    assert_int_equal(out.status, API_CONDITION_TRUE);
+    assert_string_equal(out.reason, "Enabled");
+    machineconfig_psi_enabled(ev, 2, true, true, &out);
+    assert_int_equal(out.status, API_CONDITION_FALSE);
+    assert_string_equal(out.reason, "Progressing");
     assert_non_null(strstr(msg, "1 of 3"));
     assert_null(strstr(msg, "all 3 machines")); /* only the roles in the reported state */
-    machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, msg, sizeof(msg));
-    assert_string_equal(reason, "PoolNotFound");
+    machineconfig_psi_enabled(ev, 3, true, true, &out);
+    assert_string_equal(out.reason, "PoolNotFound");
     machineconfig_pool_eval(degraded, "worker", "99-worker-psi-rebalancer", &ev[0]);
-    machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, msg, sizeof(msg));
-    assert_int_equal(status, API_CONDITION_FALSE);
-    assert_string_equal(reason, "PoolDegraded");
+    machineconfig_psi_enabled(ev, 3, true, true, &out);
+    assert_int_equal(out.status, API_CONDITION_FALSE);
+    assert_string_equal(out.reason, "PoolDegraded");
     /* conditions_derive recognises this reason as a degraded pool. */
     assert_string_equal(MACHINECONFIG_REASON_POOL_DEGRADED, CONDITIONS_REASON_POOL_DEGRADED);
 
-    machineconfig_psi_enabled(ev, 3, false, true, &status, &reason, msg, sizeof(msg));
-    assert_int_equal(status, API_CONDITION_UNKNOWN);
-    assert_string_equal(reason, "MachineConfigAPIUnavailable");
-    machineconfig_psi_enabled(ev, 3, true, false, &status, &reason, msg, sizeof(msg));
-    assert_int_equal(status, API_CONDITION_UNKNOWN);
-    assert_string_equal(reason, "MachineConfigDisabled");
-    machineconfig_psi_enabled(ev, 0, true, true, &status, &reason, msg, sizeof(msg));
-    assert_int_equal(status, API_CONDITION_UNKNOWN);
-    assert_string_equal(reason, "NoRoles");
+    machineconfig_psi_enabled(ev, 3, false, true, &out);
+    assert_int_equal(out.status, API_CONDITION_UNKNOWN);
+    assert_string_equal(out.reason, "MachineConfigAPIUnavailable");
+    machineconfig_psi_enabled(ev, 3, true, false, &out);
+    assert_int_equal(out.status, API_CONDITION_UNKNOWN);
+    assert_string_equal(out.reason, "MachineConfigDisabled");
+    machineconfig_psi_enabled(ev, 0, true, true, &out);
+    assert_int_equal(out.status, API_CONDITION_UNKNOWN);
+    assert_string_equal(out.reason, "NoRoles");
     /* A MachineConfig of our name that is someone else's: False, however updated its pool is. */
     machineconfig_pool_eval(updated, "worker", "99-worker-psi-rebalancer", &ev[0]);
     machineconfig_not_owned("worker", "99-worker-psi-rebalancer", &ev[0]);
-    machineconfig_psi_enabled(ev, 1, true, true, &status, &reason, msg, sizeof(msg));
-    assert_int_equal(status, API_CONDITION_FALSE);
-    assert_string_equal(reason, "MachineConfigNotOwned");
+    machineconfig_psi_enabled(ev, 1, true, true, &out);
+    assert_int_equal(out.status, API_CONDITION_FALSE);
+    assert_string_equal(out.reason, "MachineConfigNotOwned");
     assert_non_null(strstr(msg, "99-worker-psi-rebalancer exists but was not made by psi-rebalancer"));
-    machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, msg, sizeof(msg));
-    assert_string_equal(reason, "MachineConfigNotOwned"); /* before a missing pool */
+    machineconfig_psi_enabled(ev, 3, true, true, &out);
+    assert_string_equal(out.reason, "MachineConfigNotOwned"); /* before a missing pool */
     /* A tiny buffer is never overrun and stays terminated. */
     char tiny[8];
-    machineconfig_psi_enabled(ev, 3, true, true, &status, &reason, tiny, sizeof(tiny));
+    struct machineconfig_psi small = {.msg = tiny, .msglen = sizeof(tiny)};
+    machineconfig_psi_enabled(ev, 3, true, true, &small);
     assert_true(strlen(tiny) < sizeof(tiny));
     cJSON_Delete(updated);
     cJSON_Delete(updating);

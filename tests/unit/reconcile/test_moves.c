@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "json.h"
-#include "moves.h"
+#include "api/json.h"
+#include "reconcile/moves.h"
 #include "testutil.h"
 
 #define T0 1714557600 /* 2024-05-01T10:00:00Z */

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "kube/config.h"
 #include "promcred.h"
-#include "promtoken.h"
+#include "psi/promtoken.h"
 
 struct fixture {
     struct kube_config *cfg;

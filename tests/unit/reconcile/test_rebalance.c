@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "rebalance.h"
+#include "reconcile/rebalance.h"
 #include "testutil.h"
 
 /* ---- fit ---- */

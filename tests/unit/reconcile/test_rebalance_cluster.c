@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "rebalance.h"
+#include "reconcile/rebalance.h"
 
 #define CN 64
 #define CV 512

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "resources.h"
+#include "reconcile/resources.h"
 
 static void test_get(void **state)
 {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "taintevents.h"
+#include "reconcile/taintevents.h"
 
 static void test_per_node_below_the_count(void **state)
 {

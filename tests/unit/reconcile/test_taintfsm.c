@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "taintfsm.h"
+#include "reconcile/taintfsm.h"
 
 #define MAXN 16
 #define SEC 1000

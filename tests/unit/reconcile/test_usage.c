@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "usage.h"
+#include "reconcile/usage.h"
 
 static void test_query(void **state)
 {

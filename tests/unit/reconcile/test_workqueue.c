@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "workqueue.h"
+#include "reconcile/workqueue.h"
 
 static int64_t fake_now;
 

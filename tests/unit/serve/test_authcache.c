@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "authcache.h"
+#include "serve/authcache.h"
 
 static void key_of(int n, unsigned char k[PSI_AUTHCACHE_KEY])
 {

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "metrics.h"
-#include "serve.h"
+#include "serve/metrics.h"
+#include "serve/serve.h"
 
 static void test_parse_bind(void **state)
 {

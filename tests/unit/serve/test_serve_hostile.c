@@ -34,7 +34,7 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "serve.h"
+#include "serve/serve.h"
 
 /* The peak may grow by at most this much over the resident size before the attack. The
  * server's own bound is about max_connections * max_head + budget = 256 * 8 KiB + 8 MiB;

@@ -26,8 +26,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "serve.h"
-#include "tls.h"
+#include "serve/serve.h"
+#include "serve/tls.h"
 
 static void test_versions_and_ciphers(void **state)
 {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "exporter.h"
+#include "hack/sim/exporter.h"
 
 static void test_integration(void **state)
 {

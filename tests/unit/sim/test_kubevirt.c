@@ -13,11 +13,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "admission.h"
-#include "jx.h"
-#include "miglimits.h"
-#include "objects.h"
-#include "scenario.h"
+#include "base/jx.h"
+#include "hack/sim/admission.h"
+#include "hack/sim/miglimits.h"
+#include "hack/sim/objects.h"
+#include "hack/sim/scenario.h"
 
 static cJSON *json(const char *text)
 {

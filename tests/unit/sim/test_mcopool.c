@@ -11,8 +11,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "jx.h"
-#include "mcopool.h"
+#include "base/jx.h"
+#include "hack/sim/mcopool.h"
 
 static cJSON *json(const char *text)
 {

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "model.h"
+#include "hack/sim/model.h"
 
 /* cmocka 1.1.5 compares floats only; doubles within eps: */
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))

@@ -12,8 +12,8 @@
 
 #include <dirent.h>
 
-#include "quantity_format.h"
-#include "scenario.h"
+#include "hack/sim/quantity_format.h"
+#include "hack/sim/scenario.h"
 
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 #define GiB (1024.0 * 1024 * 1024)

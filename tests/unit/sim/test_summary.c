@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "kubelet.h"
-#include "summary.h"
+#include "hack/sim/summary.h"
+#include "psi/kubelet.h"
 
 #define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 

@@ -1,9 +1,9 @@
-/* api_glob: namespace glob patterns. */
-#include "glob.h"
+/* wildcard: namespace patterns (see wildcard.h). */
+#include "api/wildcard.h"
 
 #include <string.h>
 
-const char *api_glob_check(const char *pattern)
+const char *api_wildcard_check(const char *pattern)
 {
     size_t n = strlen(pattern);
     if (n == 0)
@@ -20,7 +20,7 @@ const char *api_glob_check(const char *pattern)
     return NULL;
 }
 
-bool api_glob_match(const char *p, const char *s)
+bool api_wildcard_match(const char *p, const char *s)
 {
     /* Iterative matching with one backtrack point (the last '*'): linear in practice. */
     const char *star = NULL, *resume = NULL;

@@ -1,7 +1,13 @@
-/* jx: read-only helpers over cJSON API objects. Pure. Every getter takes NULL objects and
- * returns NULL (or the fallback) when a step is missing or of another type. */
-#ifndef PSI_SIM_JX_H
-#define PSI_SIM_JX_H
+/* jx: read-only accessors over cJSON API objects, shared by the controller and the simulator.
+ * Pure. Every getter takes NULL objects and returns NULL (or the fallback) when a step is
+ * missing or of another type.
+ *
+ * "" and NULL: jx_str returns a string member as it is, "" included; NULL means it is
+ * missing (or not a string). Where an empty string means the same as a missing one (most
+ * optional API fields), say so with jx_nonempty. jx_eq compares that way too: a missing
+ * string equals "". */
+#ifndef PSI_BASE_JX_H
+#define PSI_BASE_JX_H
 
 #include <stdbool.h>
 
@@ -10,8 +16,17 @@
 /* The member at a dot-separated path ("status.nodeName"), or NULL. */
 const cJSON *jx_get(const cJSON *obj, const char *path);
 
-/* The string at path, or NULL. */
+/* The member key of obj, the key taken as it is (it may hold dots and slashes), or NULL. */
+const cJSON *jx_at(const cJSON *obj, const char *key);
+
+/* The string member key of obj, the key taken as it is, "" included; or NULL. */
+const char *jx_at_str(const cJSON *obj, const char *key);
+
+/* The string at path ("" included), or NULL. */
 const char *jx_str(const cJSON *obj, const char *path);
+
+/* The string at path when it is not empty, or NULL ("" counts as missing). */
+const char *jx_nonempty(const cJSON *obj, const char *path);
 
 /* The string at path, or "" (never NULL). */
 const char *jx_str0(const cJSON *obj, const char *path);

@@ -1,5 +1,5 @@
 /* jx: read-only helpers over cJSON API objects (see jx.h). */
-#include "jx.h"
+#include "base/jx.h"
 
 #include <string.h>
 
@@ -19,6 +19,23 @@ const cJSON *jx_get(const cJSON *obj, const char *path)
         p += n + (dot ? 1 : 0);
     }
     return cur;
+}
+
+const cJSON *jx_at(const cJSON *obj, const char *key)
+{
+    return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+const char *jx_at_str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = jx_at(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const char *jx_nonempty(const cJSON *obj, const char *path)
+{
+    const char *s = jx_str(obj, path);
+    return s && *s ? s : NULL;
 }
 
 const char *jx_str(const cJSON *obj, const char *path)
