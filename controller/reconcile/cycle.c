@@ -6,10 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+#include "base/util.h"
 
-void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt,
-                       ...)
+void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt, ...)
 {
     v->status = st;
     v->reason = reason;
@@ -44,9 +43,9 @@ unsigned cycle_resources(const struct api_spec *spec)
 {
     unsigned mask = 0;
     for (size_t i = 0; i < spec->eviction.nresources; i++) {
-        if (eq(spec->eviction.resources[i], "cpu"))
+        if (base_same(spec->eviction.resources[i], "cpu"))
             mask |= REBALANCE_RES_CPU;
-        else if (eq(spec->eviction.resources[i], "memory"))
+        else if (base_same(spec->eviction.resources[i], "memory"))
             mask |= REBALANCE_RES_MEMORY;
     }
     if (spec->eviction.nresources)
@@ -56,7 +55,10 @@ unsigned cycle_resources(const struct api_spec *spec)
     return spec->pressure.resource == API_RESOURCE_MEMORY ? REBALANCE_RES_MEMORY : 0;
 }
 
-int64_t cycle_settle_ms(const struct api_spec *spec) { return spec->metrics.window_ms + 2 * spec->metrics.interval_ms; }
+int64_t cycle_settle_ms(const struct api_spec *spec)
+{
+    return spec->metrics.window_ms + 2 * spec->metrics.interval_ms;
+}
 
 bool cycle_sustain(int64_t *above_since_ms, double pressure, double evict_above, int64_t sustain_ms, int64_t now_ms)
 {
@@ -80,7 +82,7 @@ static bool migration_unsettles(const struct moves_migration *g, int64_t now_ms,
 static void mark(const char *const *names, size_t n, const char *a, const char *b, bool *settling)
 {
     for (size_t i = 0; i < n; i++)
-        if (eq(names[i], a) || eq(names[i], b))
+        if (base_same(names[i], a) || base_same(names[i], b))
             settling[i] = true;
 }
 
@@ -104,7 +106,7 @@ void cycle_overlay_load(const struct history_virtual *v, size_t nv, struct rebal
     for (size_t i = 0; i < n; i++) {
         double adj = 0;
         for (size_t k = 0; k < nv; k++) {
-            bool src = eq(nodes[i].name, v[k].source), dst = eq(nodes[i].name, v[k].destination);
+            bool src = base_same(nodes[i].name, v[k].source), dst = base_same(nodes[i].name, v[k].destination);
             if ((!src && !dst) || isnan(nodes[i].demand) || !(nodes[i].cpus > 0))
                 continue;
             double before = rebalance_predicted_pressure(nodes[i].demand / nodes[i].cpus);
@@ -128,7 +130,7 @@ void cycle_overlay_requests(const struct history_virtual *v, size_t nv, struct r
 {
     for (size_t k = 0; k < nv; k++)
         for (size_t i = 0; i < n; i++)
-            if (eq(nodes[i].name, v[k].destination) && !isnan(nodes[i].req_cpu)) {
+            if (base_same(nodes[i].name, v[k].destination) && !isnan(nodes[i].req_cpu)) {
                 nodes[i].req_cpu += v[k].req_cpu;
                 nodes[i].req_memory += v[k].req_memory;
                 nodes[i].req_pods += 1;
@@ -156,8 +158,8 @@ size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_no
     return k;
 }
 
-size_t cycle_made(const struct rebalance_plan *plan, const struct rebalance_candidate *cands, struct rebalance_move *made,
-                  size_t n, size_t cap)
+size_t cycle_made(const struct rebalance_plan *plan, const struct rebalance_candidate *cands,
+                  struct rebalance_move *made, size_t n, size_t cap)
 {
     for (size_t k = 0; k < plan->nmoves && n < cap; k++)
         if (!cands[plan->moves[k].candidate].blocked) /* refused or failed ones are blocked */
@@ -177,8 +179,7 @@ bool cycle_observe(struct api_move *m, int64_t now_ms, int64_t settle_ms, double
     return true;
 }
 
-void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made,
-                   const struct rebalance_plan *plan)
+void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made, const struct rebalance_plan *plan)
 {
     if (done && dry)
         cycle_verdict_set(v, API_CONDITION_FALSE, "DryRun", "DryRun, nothing was done; would move: %s", made);
@@ -208,6 +209,6 @@ void cycle_finish(struct cycle_verdict *v, size_t running, bool automatic, const
 
 bool cycle_blocked(const char *reason)
 {
-    return eq(reason, REBALANCE_NO_DESTINATION) || eq(reason, REBALANCE_NO_IMPROVEMENT) ||
-           eq(reason, REBALANCE_LIMITED) || eq(reason, "UsageUnavailable");
+    return base_same(reason, REBALANCE_NO_DESTINATION) || base_same(reason, REBALANCE_NO_IMPROVEMENT) ||
+           base_same(reason, REBALANCE_LIMITED) || base_same(reason, "UsageUnavailable");
 }

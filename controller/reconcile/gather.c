@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
+#include "base/util.h"
 #include "logging.h"
 #include "reconcile/evictor.h"
 #include "reconcile/history.h"
@@ -15,39 +17,23 @@
 /* How often the VirtualMachineInstanceMigration CRD is read again (addedNodeSelector). */
 #define CRD_RECHECK_MS (10 * 60 * 1000)
 
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
-}
-
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
-
-static double num(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* ---- informer projections ---- */
 
 static void copy_item(cJSON *dst, const cJSON *src, const char *key)
 {
-    const cJSON *v = get(src, key);
+    const cJSON *v = jx_at(src, key);
     if (v && !cJSON_IsNull(v))
         cJSON_AddItemToObject(dst, key, cJSON_Duplicate(v, 1));
 }
 
 static void copy_annotations(cJSON *dst_meta, const cJSON *src_meta, const char *const *keys)
 {
-    const cJSON *ann = get(src_meta, "annotations");
+    const cJSON *ann = jx_at(src_meta, "annotations");
     if (!ann)
         return;
     cJSON *out = NULL;
     for (size_t i = 0; keys[i]; i++) {
-        const cJSON *v = get(ann, keys[i]);
+        const cJSON *v = jx_at(ann, keys[i]);
         if (!v)
             continue;
         if (!out)
@@ -61,12 +47,14 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     (void)ud;
     static const char *const ann[] = {"descheduler.alpha.kubernetes.io/prefer-no-eviction",
                                       "descheduler.alpha.kubernetes.io/eviction-in-progress",
-                                      "kubernetes.io/config.mirror", "kubernetes.io/config.source",
-                                      "kubevirt.io/domain", NULL};
+                                      "kubernetes.io/config.mirror",
+                                      "kubernetes.io/config.source",
+                                      "kubevirt.io/domain",
+                                      NULL};
     static const char *const meta_keys[] = {"name", "namespace", "uid", "labels", "deletionTimestamp", NULL};
-    static const char *const spec_keys[] = {"nodeName", "nodeSelector", "tolerations", "priority",
-                                            "priorityClassName", NULL};
-    const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec");
+    static const char *const spec_keys[] = {"nodeName", "nodeSelector",      "tolerations",
+                                            "priority", "priorityClassName", NULL};
+    const cJSON *meta = jx_at(pod, "metadata"), *spec = jx_at(pod, "spec");
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
     for (size_t i = 0; meta_keys[i]; i++)
@@ -74,8 +62,8 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     copy_annotations(m, meta, ann);
     const cJSON *ref;
     cJSON *refs = NULL;
-    cJSON_ArrayForEach(ref, get(meta, "ownerReferences")) {
-        if (!cJSON_IsTrue(get(ref, "controller")))
+    cJSON_ArrayForEach (ref, jx_at(meta, "ownerReferences")) {
+        if (!cJSON_IsTrue(jx_at(ref, "controller")))
             continue;
         if (!refs)
             refs = cJSON_AddArrayToObject(m, "ownerReferences");
@@ -88,8 +76,8 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     cJSON *s = cJSON_AddObjectToObject(out, "spec");
     for (size_t i = 0; spec_keys[i]; i++)
         copy_item(s, spec, spec_keys[i]);
-    const cJSON *na = get(get(spec, "affinity"), "nodeAffinity");
-    const cJSON *req = get(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *na = jx_at(jx_at(spec, "affinity"), "nodeAffinity");
+    const cJSON *req = jx_at(na, "requiredDuringSchedulingIgnoredDuringExecution");
     if (req && !cJSON_IsNull(req))
         cJSON_AddItemToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(s, "affinity"), "nodeAffinity"),
                               "requiredDuringSchedulingIgnoredDuringExecution", cJSON_Duplicate(req, 1));
@@ -99,22 +87,22 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     cJSON_AddNumberToObject(r, "cpu", cpu);
     cJSON_AddNumberToObject(r, "memory", mem);
     cJSON *st = cJSON_AddObjectToObject(out, "status");
-    copy_item(st, get(pod, "status"), "phase");
+    copy_item(st, jx_at(pod, "status"), "phase");
     return out;
 }
 
 void *gather_vmi_projection(const cJSON *vmi, void *ud)
 {
     (void)ud;
-    const cJSON *meta = get(vmi, "metadata"), *status = get(vmi, "status");
+    const cJSON *meta = jx_at(vmi, "metadata"), *status = jx_at(vmi, "status");
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
     copy_item(m, meta, "name");
     copy_item(m, meta, "namespace");
     copy_item(m, meta, "uid");
     cJSON *sp = cJSON_AddObjectToObject(out, "spec");
-    copy_item(sp, get(vmi, "spec"), "evictionStrategy");
-    const cJSON *topo = get(get(get(vmi, "spec"), "domain"), "cpu");
+    copy_item(sp, jx_at(vmi, "spec"), "evictionStrategy");
+    const cJSON *topo = jx_at(jx_at(jx_at(vmi, "spec"), "domain"), "cpu");
     if (topo) {
         cJSON *cpu = cJSON_AddObjectToObject(cJSON_AddObjectToObject(sp, "domain"), "cpu");
         copy_item(cpu, topo, "cores");
@@ -125,17 +113,17 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
     copy_item(s, status, "nodeName");
     copy_item(s, status, "evacuationNodeName");
     copy_item(s, status, "phase");
-    const cJSON *ms = get(status, "migrationState");
+    const cJSON *ms = jx_at(status, "migrationState");
     if (ms) {
         cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
         static const char *const keys[] = {"migrationUid", "sourceNode", "targetNode", "endTimestamp",
-                                           "completed", "failed", NULL};
+                                           "completed",    "failed",     NULL};
         for (size_t i = 0; keys[i]; i++)
             copy_item(o, ms, keys[i]);
     }
     const cJSON *c;
-    cJSON_ArrayForEach(c, get(status, "conditions"))
-        if (eq(str(c, "type"), "LiveMigratable")) {
+    cJSON_ArrayForEach (c, jx_at(status, "conditions"))
+        if (base_same(jx_nonempty(c, "type"), "LiveMigratable")) {
             cJSON *conds = cJSON_AddArrayToObject(s, "conditions");
             cJSON *o = cJSON_CreateObject();
             copy_item(o, c, "type");
@@ -150,7 +138,7 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
 void *gather_vmim_projection(const cJSON *vmim, void *ud)
 {
     (void)ud;
-    const cJSON *meta = get(vmim, "metadata"), *status = get(vmim, "status");
+    const cJSON *meta = jx_at(vmim, "metadata"), *status = jx_at(vmim, "status");
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
     static const char *const meta_keys[] = {"name", "namespace", "uid", "creationTimestamp", NULL};
@@ -159,16 +147,16 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
         copy_item(m, meta, meta_keys[i]);
     copy_annotations(m, meta, ann);
     /* our targeted migrations are known by their labels (they survive a restart) */
-    const cJSON *labels = get(meta, "labels");
-    if (eq(str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY)) {
+    const cJSON *labels = jx_at(meta, "labels");
+    if (base_same(jx_at_str(labels, MOVES_MANAGED_BY_LABEL), MOVES_MANAGED_BY)) {
         cJSON *l = cJSON_AddObjectToObject(m, "labels");
         copy_item(l, labels, MOVES_MANAGED_BY_LABEL);
         copy_item(l, labels, MOVES_OWNER_LABEL);
     }
-    copy_item(cJSON_AddObjectToObject(out, "spec"), get(vmim, "spec"), "vmiName");
+    copy_item(cJSON_AddObjectToObject(out, "spec"), jx_at(vmim, "spec"), "vmiName");
     cJSON *s = cJSON_AddObjectToObject(out, "status");
     copy_item(s, status, "phase");
-    const cJSON *ms = get(status, "migrationState");
+    const cJSON *ms = jx_at(status, "migrationState");
     if (ms) {
         cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
         copy_item(o, ms, "sourceNode");
@@ -178,8 +166,8 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
     }
     const cJSON *h;
     cJSON *hist = NULL;
-    cJSON_ArrayForEach(h, get(status, "phaseTransitionTimestamps"))
-        if (moves_phase_final(str(h, "phase"))) {
+    cJSON_ArrayForEach (h, jx_at(status, "phaseTransitionTimestamps"))
+        if (moves_phase_final(jx_nonempty(h, "phase"))) {
             if (!hist)
                 hist = cJSON_AddArrayToObject(s, "phaseTransitionTimestamps");
             cJSON_AddItemToArray(hist, cJSON_Duplicate(h, 1));
@@ -190,39 +178,39 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
 void *gather_node_projection(const cJSON *node, void *ud)
 {
     (void)ud;
-    const cJSON *meta = get(node, "metadata");
+    const cJSON *meta = jx_at(node, "metadata");
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
     static const char *const keep[] = {"name", "resourceVersion", "creationTimestamp", "labels"};
     for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
-        const cJSON *v = get(meta, keep[i]);
+        const cJSON *v = jx_at(meta, keep[i]);
         if (v)
             cJSON_AddItemToObject(m, keep[i], cJSON_Duplicate(v, 1));
     }
-    const cJSON *nspec = get(node, "spec");
-    const cJSON *taints = get(nspec, "taints");
+    const cJSON *nspec = jx_at(node, "spec");
+    const cJSON *taints = jx_at(nspec, "taints");
     cJSON *spec = cJSON_AddObjectToObject(out, "spec");
     if (taints)
         cJSON_AddItemToObject(spec, "taints", cJSON_Duplicate(taints, 1));
-    if (cJSON_IsTrue(get(nspec, "unschedulable")))
+    if (cJSON_IsTrue(jx_at(nspec, "unschedulable")))
         cJSON_AddTrueToObject(spec, "unschedulable");
-    const cJSON *nstatus = get(node, "status");
+    const cJSON *nstatus = jx_at(node, "status");
     cJSON *status = cJSON_AddObjectToObject(out, "status");
     cJSON *addrs = cJSON_AddArrayToObject(status, "addresses");
     const cJSON *a;
-    cJSON_ArrayForEach(a, get(nstatus, "addresses"))
-        if (eq(str(a, "type"), "InternalIP"))
+    cJSON_ArrayForEach (a, jx_at(nstatus, "addresses"))
+        if (base_same(jx_nonempty(a, "type"), "InternalIP"))
             cJSON_AddItemToArray(addrs, cJSON_Duplicate(a, 1));
     static const char *const capacity[] = {"cpu", NULL}, *const allocatable[] = {"cpu", "memory", "pods", NULL};
     static const char *const *keep_res[] = {capacity, allocatable};
     static const char *const res_names[] = {"capacity", "allocatable"};
     for (size_t k = 0; k < 2; k++) {
-        const cJSON *src = get(nstatus, res_names[k]);
+        const cJSON *src = jx_at(nstatus, res_names[k]);
         if (!src)
             continue;
         cJSON *dst = cJSON_AddObjectToObject(status, res_names[k]);
         for (size_t i = 0; keep_res[k][i]; i++) {
-            const cJSON *v = get(src, keep_res[k][i]);
+            const cJSON *v = jx_at(src, keep_res[k][i]);
             if (v)
                 cJSON_AddItemToObject(dst, keep_res[k][i], cJSON_Duplicate(v, 1));
         }
@@ -232,21 +220,21 @@ void *gather_node_projection(const cJSON *node, void *ud)
 
 void gather_node_view(const cJSON *node, struct rebalance_node *out)
 {
-    const cJSON *st = get(node, "status");
+    const cJSON *st = jx_at(node, "status");
     *out = (struct rebalance_node){
-        .unschedulable = cJSON_IsTrue(get(get(node, "spec"), "unschedulable")),
-        .labels = get(get(node, "metadata"), "labels"),
-        .taints = get(get(node, "spec"), "taints"),
+        .unschedulable = cJSON_IsTrue(jx_at(jx_at(node, "spec"), "unschedulable")),
+        .labels = jx_at(jx_at(node, "metadata"), "labels"),
+        .taints = jx_at(jx_at(node, "spec"), "taints"),
         .pressure = NAN,
-        .cpus = resources_get(get(st, "capacity"), "cpu"),
+        .cpus = resources_get(jx_at(st, "capacity"), "cpu"),
         .demand = NAN,
-        .alloc_cpu = resources_get(get(st, "allocatable"), "cpu"),
-        .alloc_memory = resources_get(get(st, "allocatable"), "memory"),
-        .memory = resources_get(get(st, "capacity"), "memory"),
+        .alloc_cpu = resources_get(jx_at(st, "allocatable"), "cpu"),
+        .alloc_memory = resources_get(jx_at(st, "allocatable"), "memory"),
+        .memory = resources_get(jx_at(st, "capacity"), "memory"),
         .cpu_pressure = NAN,
         .mem_pressure = NAN,
         .mem_used = NAN,
-        .alloc_pods = resources_get(get(st, "allocatable"), "pods"),
+        .alloc_pods = resources_get(jx_at(st, "allocatable"), "pods"),
         .req_cpu = NAN,
         .req_memory = NAN,
         .req_pods = NAN,
@@ -270,7 +258,7 @@ static int collect_mig(const char *key, const char *rv, const void *obj, void *u
         return 0;
     if (!m.source && c->vmis) { /* not handed off yet: the VMI's node is the source */
         const cJSON *vmi = kube_informer_get(c->vmis, m.ns, m.vmi);
-        m.source = str(get(vmi, "status"), "nodeName");
+        m.source = jx_nonempty(jx_at(vmi, "status"), "nodeName");
     }
     struct gather_migrations *o = c->out;
     if (o->n == c->cap) {
@@ -293,7 +281,6 @@ int gather_migrations(const struct kube_informer *vmims, const struct kube_infor
     out->n = 0;
     return vmims && kube_informer_foreach(vmims, collect_mig, &c) != 0 ? -1 : 0;
 }
-
 
 /* ---- candidates ---- */
 
@@ -327,7 +314,7 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
     (void)key, (void)rv;
     struct pods_ctx *c = ud;
     const cJSON *pod = obj;
-    const char *node = str(get(pod, "spec"), "nodeName");
+    const char *node = jx_nonempty(jx_at(pod, "spec"), "nodeName");
     if (!node)
         return 0;
     long idx = -1;
@@ -339,28 +326,30 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
     struct gather_candidates *g = c->out;
     if (cands_grow(g) < 0)
         return -1;
-    const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec");
+    const cJSON *meta = jx_at(pod, "metadata"), *spec = jx_at(pod, "spec");
     const char *kind, *name;
     evictor_pod_workload(pod, &kind, &name);
     struct gather_workload *w = &g->w[g->n];
-    *w = (struct gather_workload){.pod = pod, .kind = kind, .name = name ? name : str(meta, "name"), .usage = NAN};
-    w->key = history_key(kind, str(meta, "namespace"), w->name);
-    w->vmi = eq(kind, "VirtualMachineInstance") ? name : NULL;
+    *w = (struct gather_workload){
+        .pod = pod, .kind = kind, .name = name ? name : jx_nonempty(meta, "name"), .usage = NAN};
+    w->key = history_key(kind, jx_nonempty(meta, "namespace"), w->name);
+    w->vmi = base_same(kind, "VirtualMachineInstance") ? name : NULL;
     if (!w->key)
         return -1;
-    double req_cpu = num(get(pod, "requests"), "cpu"), req_mem = num(get(pod, "requests"), "memory");
+    double req_cpu = jx_num(jx_at(pod, "requests"), "cpu", NAN),
+           req_mem = jx_num(jx_at(pod, "requests"), "memory", NAN);
     g->c[g->n] = (struct rebalance_candidate){
-        .ns = str(meta, "namespace"),
-        .name = str(meta, "name"),
+        .ns = jx_nonempty(meta, "namespace"),
+        .name = jx_nonempty(meta, "name"),
         .workload = w->key,
         .node = (size_t)idx,
         .req_cpu = isnan(req_cpu) ? 0 : req_cpu,
         .req_memory = isnan(req_mem) ? 0 : req_mem,
         .demand = NAN,
         .vm = w->vmi != NULL,
-        .node_selector = get(spec, "nodeSelector"),
-        .affinity = get(spec, "affinity"),
-        .tolerations = get(spec, "tolerations"),
+        .node_selector = jx_at(spec, "nodeSelector"),
+        .affinity = jx_at(spec, "affinity"),
+        .tolerations = jx_at(spec, "tolerations"),
     };
     g->n++;
     return 0;
@@ -457,8 +446,8 @@ static int usage_from_prometheus(struct gather *g, const struct gather_usage_in 
  * once). */
 static int usage_from_kubelets(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
 {
-    struct usage_kubelet q = {u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage, u->node_mem,
-                              u->ref_mem};
+    struct usage_kubelet q = {u->descs, in->nnodes,   u->node_usage, u->refs,
+                              u->nrefs, u->ref_usage, u->node_mem,   u->ref_mem};
     return usage_from_kubelet(in->client, &q, why, len);
 }
 
@@ -474,9 +463,9 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
     for (size_t i = 0; i < in->nnodes; i++) {
         const cJSON *a;
         u->ips[i] = NULL;
-        cJSON_ArrayForEach(a, get(get(in->nodes[i].node, "status"), "addresses"))
-            if (!u->ips[i] && str(a, "address"))
-                u->ips[i] = str(a, "address");
+        cJSON_ArrayForEach (a, jx_at(jx_at(in->nodes[i].node, "status"), "addresses"))
+            if (!u->ips[i] && jx_nonempty(a, "address"))
+                u->ips[i] = jx_nonempty(a, "address");
         u->descs[i] = (struct psi_node_desc){in->nodes[i].name, &u->ips[i], u->ips[i] ? 1 : 0, 0};
         u->node_usage[i] = NAN;
         if (u->node_mem)
@@ -531,7 +520,7 @@ int gather_node_requests(struct kube_client *client, const char *node, struct ga
     }
     *out = (struct gather_requests){0, 0, 0};
     const cJSON *it;
-    cJSON_ArrayForEach(it, get(list, "items")) {
+    cJSON_ArrayForEach (it, jx_at(list, "items")) {
         double c, m;
         resources_pod_requests(it, &c, &m);
         out->cpu += c, out->memory += m, out->pods += 1;
@@ -548,7 +537,7 @@ enum migrate_support gather_migrate_support(struct kube_client *client, struct g
     int64_t every = s->support == MIGRATE_UNKNOWN ? 60000 : CRD_RECHECK_MS;
     if (s->checked_ms && now_ms - s->checked_ms < every)
         return s->support;
-    enum migrate_support was = s->checked_ms ? s->support : (enum migrate_support)-1;
+    enum migrate_support was = s->checked_ms ? s->support : (enum migrate_support) - 1;
     char *path = kube_path("apiextensions.k8s.io/v1", NULL, "customresourcedefinitions", MIGRATE_CRD_NAME, NULL);
     struct kube_err err;
     kube_err_clear(&err);

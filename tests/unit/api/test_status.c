@@ -24,8 +24,13 @@ static void build(struct api_status *st)
     api_status_set_condition(st, API_CONDITION_PSI_ENABLED, API_CONDITION_TRUE, "MachineConfigUpdated",
                              "PSI is on for role worker", 3, T0 - 600);
     api_status_set_condition(st, API_CONDITION_DEGRADED, API_CONDITION_FALSE, "AsExpected", "", 3, T0 - 900);
-    st->summary = (struct api_summary){.nodes = 3, .pressured = 1, .tainted = 1, .evictions = 2,
-                                       .migrations_succeeded = 2, .migrations_failed = 0, .migrations_in_flight = 0,
+    st->summary = (struct api_summary){.nodes = 3,
+                                       .pressured = 1,
+                                       .tainted = 1,
+                                       .evictions = 2,
+                                       .migrations_succeeded = 2,
+                                       .migrations_failed = 0,
+                                       .migrations_in_flight = 0,
                                        .node_states = {1, 1, 1, 0, 0}};
     struct api_machine_config_status *mc = api_status_add_machine_config(st, "worker");
     mc->name = strdup("99-worker-psi-rebalancer");
@@ -65,7 +70,8 @@ static void test_encode_shape(void **state)
     char *text = cJSON_PrintUnformatted(j);
     cJSON *n0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "pressure"), "cpu")), "31.2");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "pressure"), "memory")), "0.0");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "pressure"), "memory")),
+                        "0.0");
     assert_null(cJSON_GetObjectItem(n0, "utilization")); /* NAN: left out */
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "state")), "Tainted");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "since")), "2024-05-01T09:58:00Z");
@@ -211,11 +217,14 @@ static void test_move_prediction(void **state)
     assert_null(cJSON_GetObjectItem(pr, "observedSource")); /* not settled yet */
     cJSON_Delete(j);
     m->observed = true, m->observed_source = 14.0, m->observed_destination = 3.1;
+    m->vm_restart = true;
     j = api_status_encode(&st);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "vmRestart")));
     assert_int_equal(api_status_decode(j, &back, &errs, &warns), 0);
     assert_int_equal(warns.n, 0);
     assert_true(back.moves[0].predicted && back.moves[0].observed);
     assert_true(fabs(back.moves[0].observed_destination - 3.1) < 1e-9);
+    assert_true(back.moves[0].vm_restart);
     assert_false(api_status_changed(&st, &back, NULL));
     back.moves[0].observed_source = 20;
     assert_true(api_status_changed(&st, &back, NULL));
@@ -227,8 +236,10 @@ static void test_move_prediction(void **state)
     q->source_node = strdup("worker-1");
     j = api_status_encode(&plain);
     assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "prediction"));
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "vmRestart"));
     assert_int_equal(api_status_decode(j, &plain_back, &errs, &warns), 0);
     assert_false(plain_back.moves[0].predicted);
+    assert_false(plain_back.moves[0].vm_restart);
     cJSON_Delete(j);
     /* a bad reading is named */
     cJSON *bad = parse("{\"moves\":[{\"name\":\"vm\",\"sourceNode\":\"a\",\"phase\":\"Succeeded\","
@@ -311,6 +322,7 @@ static void test_decode_bad_input_table(void **state)
         {"{\"moves\":[{\"name\":\"vm\",\"phase\":\"Teleported\"}]}", "status.moves[0].phase"},
         {"{\"moves\":[{\"name\":\"vm\",\"time\":\"\"}]}", "status.moves[0].time"},
         {"{\"moves\":[{\"name\":\"vm\",\"failures\":1e19}]}", "status.moves[0].failures"},
+        {"{\"moves\":[{\"name\":\"vm\",\"vmRestart\":\"yes\"}]}", "status.moves[0].vmRestart"},
         {"{\"machineConfigs\":[{\"role\":\"worker\",\"updated\":\"yes\"}]}", "status.machineConfigs[0].updated"},
     };
     struct api_status ref;
@@ -383,13 +395,13 @@ static void test_real_changes_count(void **state)
     (void)state;
     struct api_status a, b;
     build(&a);
-#define EXPECT_CHANGE(mutation)                                                                                       \
-    do {                                                                                                              \
-        build(&b);                                                                                                    \
-        mutation;                                                                                                     \
-        if (!api_status_changed(&a, &b, NULL))                                                                        \
-            fail_msg("not seen as a change: %s", #mutation);                                                          \
-        api_status_free(&b);                                                                                          \
+#define EXPECT_CHANGE(mutation)                              \
+    do {                                                     \
+        build(&b);                                           \
+        mutation;                                            \
+        if (!api_status_changed(&a, &b, NULL))               \
+            fail_msg("not seen as a change: %s", #mutation); \
+        api_status_free(&b);                                 \
     } while (0)
     EXPECT_CHANGE(b.observed_generation = 4);
     EXPECT_CHANGE(b.summary.tainted = 2);
@@ -453,10 +465,12 @@ static void test_set_condition(void **state)
     assert_int_equal(st.nconditions, 1);
     assert_int_equal(st.conditions[0].last_transition_time, T0);
     /* same everything: nothing changes */
-    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "Starting", "first cycle", 1, T0 + 5), 0);
+    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "Starting", "first cycle", 1, T0 + 5),
+                     0);
     assert_int_equal(st.conditions[0].last_transition_time, T0);
     /* new message, same status: lastTransitionTime stays */
-    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "NoMetrics", "no data", 1, T0 + 10), 1);
+    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "NoMetrics", "no data", 1, T0 + 10),
+                     1);
     assert_int_equal(st.conditions[0].last_transition_time, T0);
     assert_string_equal(st.conditions[0].reason, "NoMetrics");
     /* status flips: lastTransitionTime moves */
