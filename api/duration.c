@@ -26,8 +26,7 @@ int api_duration_parse(const char *s, int64_t *out_ms, char *err, size_t errlen)
         int64_t n = 0;
         while (*p >= '0' && *p <= '9') {
             if (++digits > MAX_DIGITS) {
-                snprintf(err, errlen, "must be a duration with at most %d digits per term, got '%s'",
-                         MAX_DIGITS, s);
+                snprintf(err, errlen, "must be a duration with at most %d digits per term, got '%s'", MAX_DIGITS, s);
                 return -1;
             }
             n = n * 10 + (*p++ - '0');

@@ -22,8 +22,7 @@ struct api_errors {
 };
 
 /* Append an error for field with a printf-formatted message; always returns -1. */
-int api_errors_add(struct api_errors *e, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int api_errors_add(struct api_errors *e, const char *field, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The first error whose field is exactly field, or NULL. */
 const struct api_error *api_errors_find(const struct api_errors *e, const char *field);

@@ -47,8 +47,7 @@ static const char *type_name(const cJSON *v)
     return "null";
 }
 
-static int wrong_type(const char *path, const char *key, const cJSON *v, const char *want,
-                      struct api_errors *errs)
+static int wrong_type(const char *path, const char *key, const cJSON *v, const char *want, struct api_errors *errs)
 {
     char p[API_JSON_PATH_MAX];
     return api_errors_add(errs, api_json_path(p, path, key), "must be of type %s, got %s", want, type_name(v));
@@ -94,8 +93,8 @@ int api_json_string(const cJSON *obj, const char *path, const char *key, char **
     return 0;
 }
 
-int api_json_enum(const cJSON *obj, const char *path, const char *key, const char *const *names, int n,
-                  int *out, struct api_errors *errs)
+int api_json_enum(const cJSON *obj, const char *path, const char *key, const char *const *names, int n, int *out,
+                  struct api_errors *errs)
 {
     const cJSON *v = api_json_get(obj, key);
     if (!v)
@@ -116,8 +115,7 @@ int api_json_enum(const cJSON *obj, const char *path, const char *key, const cha
                           v->valuestring, list);
 }
 
-int api_json_duration(const cJSON *obj, const char *path, const char *key, int64_t *out_ms,
-                      struct api_errors *errs)
+int api_json_duration(const cJSON *obj, const char *path, const char *key, int64_t *out_ms, struct api_errors *errs)
 {
     const cJSON *v = api_json_get(obj, key);
     if (!v)
@@ -144,8 +142,7 @@ int api_json_time(const cJSON *obj, const char *path, const char *key, int64_t *
     return 0;
 }
 
-int api_json_object(const cJSON *obj, const char *path, const char *key, const cJSON **out,
-                    struct api_errors *errs)
+int api_json_object(const cJSON *obj, const char *path, const char *key, const cJSON **out, struct api_errors *errs)
 {
     const cJSON *v = api_json_get(obj, key);
     *out = NULL;
@@ -157,8 +154,7 @@ int api_json_object(const cJSON *obj, const char *path, const char *key, const c
     return 0;
 }
 
-int api_json_array(const cJSON *obj, const char *path, const char *key, const cJSON **out,
-                   struct api_errors *errs)
+int api_json_array(const cJSON *obj, const char *path, const char *key, const cJSON **out, struct api_errors *errs)
 {
     const cJSON *v = api_json_get(obj, key);
     *out = NULL;
@@ -192,8 +188,7 @@ int api_json_strv_dup(char *const *v, size_t n, char ***out)
     return 0;
 }
 
-int api_json_strv(const cJSON *obj, const char *path, const char *key, char ***out, size_t *n,
-                  struct api_errors *errs)
+int api_json_strv(const cJSON *obj, const char *path, const char *key, char ***out, size_t *n, struct api_errors *errs)
 {
     const cJSON *arr;
     if (api_json_array(obj, path, key, &arr, errs) < 0)
@@ -210,7 +205,7 @@ int api_json_strv(const cJSON *obj, const char *path, const char *key, char ***o
     int rc = 0;
     const cJSON *it;
     int i = 0;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach (it, arr) {
         if (!cJSON_IsString(it)) {
             rc = api_errors_add(errs, api_json_index(ip, p, i), "must be of type string, got %s", type_name(it));
         } else if (!(v[k++] = strdup(it->valuestring))) {
@@ -232,7 +227,7 @@ int api_json_strv(const cJSON *obj, const char *path, const char *key, char ***o
 void api_json_unknown(const cJSON *obj, const char *path, const char *const *known, struct api_errors *warns)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, obj) {
+    cJSON_ArrayForEach (it, obj) {
         bool found = false;
         for (const char *const *k = known; *k && !found; k++)
             found = strcmp(*k, it->string) == 0;

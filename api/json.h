@@ -33,28 +33,24 @@ int api_json_bool(const cJSON *obj, const char *path, const char *key, bool *out
 int api_json_string(const cJSON *obj, const char *path, const char *key, char **out, struct api_errors *errs);
 
 /* A JSON string that must be one of names[0..n) into *out (its index). */
-int api_json_enum(const cJSON *obj, const char *path, const char *key, const char *const *names, int n,
-                  int *out, struct api_errors *errs);
+int api_json_enum(const cJSON *obj, const char *path, const char *key, const char *const *names, int n, int *out,
+                  struct api_errors *errs);
 
 /* A duration string ("30s") into *out_ms. */
-int api_json_duration(const cJSON *obj, const char *path, const char *key, int64_t *out_ms,
-                      struct api_errors *errs);
+int api_json_duration(const cJSON *obj, const char *path, const char *key, int64_t *out_ms, struct api_errors *errs);
 
 /* An RFC 3339 timestamp string into *out (Unix seconds). */
 int api_json_time(const cJSON *obj, const char *path, const char *key, int64_t *out, struct api_errors *errs);
 
 /* A JSON object into *out (NULL when absent or null). */
-int api_json_object(const cJSON *obj, const char *path, const char *key, const cJSON **out,
-                    struct api_errors *errs);
+int api_json_object(const cJSON *obj, const char *path, const char *key, const cJSON **out, struct api_errors *errs);
 
 /* A JSON array into *out (NULL when absent or null). */
-int api_json_array(const cJSON *obj, const char *path, const char *key, const cJSON **out,
-                   struct api_errors *errs);
+int api_json_array(const cJSON *obj, const char *path, const char *key, const cJSON **out, struct api_errors *errs);
 
 /* A JSON array of strings into a new NULL-free vector *out of *n entries (previous freed with
  * api_json_strv_free); an element that is not a string is an error at path.key[i]. */
-int api_json_strv(const cJSON *obj, const char *path, const char *key, char ***out, size_t *n,
-                  struct api_errors *errs);
+int api_json_strv(const cJSON *obj, const char *path, const char *key, char ***out, size_t *n, struct api_errors *errs);
 
 /* Free a vector of n strings. */
 void api_json_strv_free(char **v, size_t n);

@@ -130,11 +130,11 @@ void api_spec_free(struct api_spec *s)
 /* ---- decode ---- */
 
 /* An enum field into an enum lvalue through an int. */
-#define DECODE_ENUM(obj, path, key, names, field, errs)                                                              \
-    do {                                                                                                             \
-        int v_ = (int)(field);                                                                                       \
-        api_json_enum(obj, path, key, names, (int)(sizeof(names) / sizeof(names[0])), &v_, errs);                    \
-        (field) = v_;                                                                                                \
+#define DECODE_ENUM(obj, path, key, names, field, errs)                                           \
+    do {                                                                                          \
+        int v_ = (int)(field);                                                                    \
+        api_json_enum(obj, path, key, names, (int)(sizeof(names) / sizeof(names[0])), &v_, errs); \
+        (field) = v_;                                                                             \
     } while (0)
 
 /* bearerTokenFile naming the operator's own token (the default of old CRDs, stored in old
@@ -176,17 +176,33 @@ static void decode_selector(const cJSON *obj, const char *path, const char *key,
 int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *errs, struct api_errors *warns)
 {
     static const char *const spec_known[] = {"nodeSelector", "machineConfig", "metrics", "pressure",
-                                             "taint", "eviction", NULL};
+                                             "taint",        "eviction",      NULL};
     static const char *const mc_known[] = {"enabled", "roles", "schedstats", "deletionPolicy", NULL};
     static const char *const metrics_known[] = {"source", "prometheus", "interval", "window", NULL};
     static const char *const prom_known[] = {"url", "bearerTokenFile", "caFile", "sendTokenOverPlainHTTP", NULL};
-    static const char *const pressure_known[] = {"resource", "stall", "taintAbovePercent", "untaintBelowPercent", "sustain",
-                                                 "maxTaintedPercent", "utilizationFloorPercent", NULL};
+    static const char *const pressure_known[] = {"resource",
+                                                 "stall",
+                                                 "taintAbovePercent",
+                                                 "untaintBelowPercent",
+                                                 "sustain",
+                                                 "maxTaintedPercent",
+                                                 "utilizationFloorPercent",
+                                                 NULL};
     static const char *const taint_known[] = {"key", "effect", NULL};
-    static const char *const eviction_known[] = {"mode", "method", "evictAbovePercent", "reliefTargetPercent",
-                                                 "resources", "podSelector",
-                                                 "excludedNamespaces", "maxPerNode", "maxPerNamespace", "maxTotal",
-                                                 "maxInFlightMigrations", "allowVMRestart", "cooldown", NULL};
+    static const char *const eviction_known[] = {"mode",
+                                                 "method",
+                                                 "evictAbovePercent",
+                                                 "reliefTargetPercent",
+                                                 "resources",
+                                                 "podSelector",
+                                                 "excludedNamespaces",
+                                                 "maxPerNode",
+                                                 "maxPerNamespace",
+                                                 "maxTotal",
+                                                 "maxInFlightMigrations",
+                                                 "allowVMRestart",
+                                                 "cooldown",
+                                                 NULL};
     static const char *const cooldown_known[] = {"initial", "max", "history", NULL};
     size_t before = errs ? errs->n : 0;
     if (api_spec_defaults(s) < 0)
@@ -392,7 +408,8 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
     check_set("spec.machineConfig.roles", s->machine_config.roles, s->machine_config.nroles, 16,
               api_names_check_dns_label, "a role name", errs);
     if (s->machine_config.enabled && s->machine_config.nroles == 0)
-        api_errors_add(errs, "spec.machineConfig.roles", "must name at least one role when machineConfig.enabled is true");
+        api_errors_add(errs, "spec.machineConfig.roles",
+                       "must name at least one role when machineConfig.enabled is true");
 
     /* metrics */
     const char *url = s->metrics.prometheus.url;
@@ -409,8 +426,10 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
     if (fields_ok(errs, FIELDS("spec.metrics.interval", "spec.metrics.window")) &&
         s->metrics.window_ms < s->metrics.interval_ms) {
         char b[32];
-        api_errors_add(errs, "spec.metrics.window", "must be at least interval (%s), so that no stall between two "
-                       "samples goes unseen", api_duration_format(s->metrics.interval_ms, b, sizeof(b)));
+        api_errors_add(errs, "spec.metrics.window",
+                       "must be at least interval (%s), so that no stall between two "
+                       "samples goes unseen",
+                       api_duration_format(s->metrics.interval_ms, b, sizeof(b)));
     }
 
     /* pressure */
@@ -426,7 +445,8 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
     }
     if (s->pressure.stall == API_STALL_FULL && s->pressure.resource == API_RESOURCE_CPU &&
         fields_ok(errs, FIELDS("spec.pressure.resource")))
-        api_errors_add(errs, "spec.pressure.stall", "full applies to memory and io: the kernel reports CPU full as 0 "
+        api_errors_add(errs, "spec.pressure.stall",
+                       "full applies to memory and io: the kernel reports CPU full as 0 "
                        "for a whole node");
     if (fields_ok(errs, FIELDS("spec.pressure.taintAbovePercent", "spec.pressure.untaintBelowPercent")) &&
         s->pressure.untaint_below_percent >= s->pressure.taint_above_percent)
@@ -439,8 +459,10 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
     else if ((why = api_names_check_qualified(s->taint.key)))
         api_errors_add(errs, "spec.taint.key", "'%s' is not a qualified name: %s", s->taint.key, why);
     else if (reserved_taint_key(s->taint.key))
-        api_errors_add(errs, "spec.taint.key", "'%s' must not be in the kubernetes.io or k8s.io namespaces, which "
-                       "Kubernetes components own", s->taint.key);
+        api_errors_add(errs, "spec.taint.key",
+                       "'%s' must not be in the kubernetes.io or k8s.io namespaces, which "
+                       "Kubernetes components own",
+                       s->taint.key);
 
     /* eviction */
     check_range("spec.eviction.evictAbovePercent", s->eviction.evict_above_percent, 1, 100, errs);
@@ -571,7 +593,8 @@ cJSON *api_spec_encode(const struct api_spec *s)
          add_selector(e, "podSelector", &s->eviction.pod_selector) &&
          add_strv(e, "excludedNamespaces", s->eviction.excluded_namespaces, s->eviction.nexcluded_namespaces) &&
          add_int(e, "maxPerNode", s->eviction.max_per_node) &&
-         add_int(e, "maxPerNamespace", s->eviction.max_per_namespace) && add_int(e, "maxTotal", s->eviction.max_total) &&
+         add_int(e, "maxPerNamespace", s->eviction.max_per_namespace) &&
+         add_int(e, "maxTotal", s->eviction.max_total) &&
          add_int(e, "maxInFlightMigrations", s->eviction.max_in_flight_migrations) &&
          cJSON_AddBoolToObject(e, "allowVMRestart", s->eviction.allow_vm_restart);
     cJSON *cd = ok ? cJSON_AddObjectToObject(e, "cooldown") : NULL;
@@ -610,8 +633,7 @@ bool api_spec_equal(const struct api_spec *a, const struct api_spec *b)
                    b->machine_config.nroles) &&
            a->machine_config.schedstats == b->machine_config.schedstats &&
            a->machine_config.deletion_policy == b->machine_config.deletion_policy &&
-           a->metrics.source == b->metrics.source &&
-           str_eq(a->metrics.prometheus.url, b->metrics.prometheus.url) &&
+           a->metrics.source == b->metrics.source && str_eq(a->metrics.prometheus.url, b->metrics.prometheus.url) &&
            str_eq(a->metrics.prometheus.bearer_token_file, b->metrics.prometheus.bearer_token_file) &&
            str_eq(a->metrics.prometheus.ca_file, b->metrics.prometheus.ca_file) &&
            a->metrics.prometheus.send_token_over_plain_http == b->metrics.prometheus.send_token_over_plain_http &&
@@ -628,8 +650,7 @@ bool api_spec_equal(const struct api_spec *a, const struct api_spec *b)
            a->eviction.mode == b->eviction.mode && a->eviction.method == b->eviction.method &&
            a->eviction.evict_above_percent == b->eviction.evict_above_percent &&
            a->eviction.has_relief_target == b->eviction.has_relief_target &&
-           (!a->eviction.has_relief_target ||
-            a->eviction.relief_target_percent == b->eviction.relief_target_percent) &&
+           (!a->eviction.has_relief_target || a->eviction.relief_target_percent == b->eviction.relief_target_percent) &&
            strv_eq(a->eviction.resources, a->eviction.nresources, b->eviction.resources, b->eviction.nresources) &&
            api_selector_equal(&a->eviction.pod_selector, &b->eviction.pod_selector) &&
            strv_eq(a->eviction.excluded_namespaces, a->eviction.nexcluded_namespaces, b->eviction.excluded_namespaces,

@@ -46,9 +46,9 @@ struct api_spec {
     struct {
         enum api_source source;
         struct {
-            char *url;               /* NULL only in a spec built without api_spec_defaults */
-            char *bearer_token_file; /* NULL: the pressure-reading ServiceAccount's token; "": none */
-            char *ca_file;           /* NULL when unset */
+            char *url;                       /* NULL only in a spec built without api_spec_defaults */
+            char *bearer_token_file;         /* NULL: the pressure-reading ServiceAccount's token; "": none */
+            char *ca_file;                   /* NULL when unset */
             bool send_token_over_plain_http; /* a token may go to an http:// URL */
         } prometheus;
         int64_t interval_ms, window_ms;
@@ -70,15 +70,15 @@ struct api_spec {
         enum api_eviction_mode mode;
         enum api_eviction_method method;
         int64_t evict_above_percent;
-        bool has_relief_target;        /* reliefTargetPercent given (else untaintBelowPercent) */
+        bool has_relief_target; /* reliefTargetPercent given (else untaintBelowPercent) */
         int64_t relief_target_percent;
-        char **resources;              /* "cpu", "memory": what moves balance; none given: pressure.resource */
+        char **resources; /* "cpu", "memory": what moves balance; none given: pressure.resource */
         size_t nresources;
         struct api_selector pod_selector;
         char **excluded_namespaces;
         size_t nexcluded_namespaces;
         int64_t max_per_node, max_per_namespace, max_total, max_in_flight_migrations;
-        bool allow_vm_restart;         /* a VM KubeVirt would restart may be moved by eviction */
+        bool allow_vm_restart; /* a VM KubeVirt would restart may be moved by eviction */
         struct {
             int64_t initial_ms, max_ms, history_ms;
         } cooldown;

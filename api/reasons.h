@@ -7,12 +7,12 @@
 #define PSI_API_REASONS_H
 
 /* ---- Ready and Degraded (conditions.h) ---- */
-#define API_REASON_AS_EXPECTED "AsExpected"          /* Degraded False */
-#define API_REASON_CYCLE_SUCCEEDED "CycleSucceeded"  /* Ready True */
-#define API_REASON_CYCLE_FAILED "CycleFailed"        /* a failed cycle that named no reason */
-#define API_REASON_PENDING "Pending"                 /* not decided yet (also Rebalancing) */
-#define API_REASON_INVALID_SPEC "InvalidSpec"        /* the spec does not validate */
-#define API_REASON_INVALID_REASON "InvalidReason"    /* stands in for a reason the CRD would refuse */
+#define API_REASON_AS_EXPECTED "AsExpected"         /* Degraded False */
+#define API_REASON_CYCLE_SUCCEEDED "CycleSucceeded" /* Ready True */
+#define API_REASON_CYCLE_FAILED "CycleFailed"       /* a failed cycle that named no reason */
+#define API_REASON_PENDING "Pending"                /* not decided yet (also Rebalancing) */
+#define API_REASON_INVALID_SPEC "InvalidSpec"       /* the spec does not validate */
+#define API_REASON_INVALID_REASON "InvalidReason"   /* stands in for a reason the CRD would refuse */
 /* why a cycle failed (Ready False, Degraded True) */
 #define API_REASON_OUT_OF_MEMORY "OutOfMemory"
 #define API_REASON_MACHINE_CONFIG_WRITE_FAILED "MachineConfigWriteFailed"
@@ -22,15 +22,15 @@
 
 /* ---- MetricsAvailable (psi/source.h: why a sample failed) ---- */
 #define API_REASON_SAMPLE_SUCCEEDED "SampleSucceeded"
-#define API_REASON_SOURCE_UNREACHABLE "SourceUnreachable" /* connect/DNS failure, timeout, 503 of a proxy */
-#define API_REASON_TLS_ERROR "TLSError"                   /* handshake or certificate verification failed */
-#define API_REASON_UNAUTHORIZED "Unauthorized"            /* HTTP 401 */
-#define API_REASON_FORBIDDEN "Forbidden"                  /* HTTP 403 */
-#define API_REASON_NOT_FOUND "NotFound"                   /* HTTP 404: wrong URL or path */
-#define API_REASON_UNEXPECTED_STATUS "UnexpectedStatus"   /* another non-2xx reply that is no API error */
-#define API_REASON_MALFORMED_REPLY "MalformedReply"       /* not JSON, or JSON of the wrong shape */
-#define API_REASON_INVALID_VALUE "InvalidValue"           /* NaN, +/-Inf or a negative pressure */
-#define API_REASON_QUERY_ERROR "QueryError"               /* the server refused or failed the query */
+#define API_REASON_SOURCE_UNREACHABLE "SourceUnreachable"  /* connect/DNS failure, timeout, 503 of a proxy */
+#define API_REASON_TLS_ERROR "TLSError"                    /* handshake or certificate verification failed */
+#define API_REASON_UNAUTHORIZED "Unauthorized"             /* HTTP 401 */
+#define API_REASON_FORBIDDEN "Forbidden"                   /* HTTP 403 */
+#define API_REASON_NOT_FOUND "NotFound"                    /* HTTP 404: wrong URL or path */
+#define API_REASON_UNEXPECTED_STATUS "UnexpectedStatus"    /* another non-2xx reply that is no API error */
+#define API_REASON_MALFORMED_REPLY "MalformedReply"        /* not JSON, or JSON of the wrong shape */
+#define API_REASON_INVALID_VALUE "InvalidValue"            /* NaN, +/-Inf or a negative pressure */
+#define API_REASON_QUERY_ERROR "QueryError"                /* the server refused or failed the query */
 #define API_REASON_SOURCE_CONFIG_ERROR "SourceConfigError" /* bad URL, unreadable token or CA file */
 #define API_REASON_TIMEOUT "Timeout"                       /* no reply within the time allowed */
 #define API_REASON_PSI_UNAVAILABLE "PSIUnavailable"        /* the node reports no PSI (KubeletPSI off, no psi=1) */
@@ -47,22 +47,22 @@
 #define API_REASON_MACHINE_CONFIG_DISABLED "MachineConfigDisabled"
 #define API_REASON_NO_ROLES "NoRoles"
 #define API_REASON_MACHINE_CONFIG_NOT_OWNED "MachineConfigNotOwned" /* our name, someone else's object */
-#define API_REASON_PRESSURE_REPORTED "PressureReported" /* machineConfig off, and every node reports PSI */
+#define API_REASON_PRESSURE_REPORTED "PressureReported"             /* machineConfig off, and every node reports PSI */
 
 /* ---- NodeConflict ---- */
 #define API_REASON_NODE_CONFLICT "NodeConflict" /* also Degraded True */
 
 /* ---- Rebalancing (cycle.h decides; the plan's own from rebalance.h) ---- */
-#define API_REASON_DISABLED "Disabled"                          /* eviction.mode Disabled */
+#define API_REASON_DISABLED "Disabled"                           /* eviction.mode Disabled */
 #define API_REASON_RESOURCE_NOT_SUPPORTED "ResourceNotSupported" /* pressure.resource other than cpu */
-#define API_REASON_METRICS_UNAVAILABLE "MetricsUnavailable"     /* also Degraded True and an Event */
-#define API_REASON_PODS_UNAVAILABLE "PodsUnavailable"           /* the podSelector's pods cannot be watched */
-#define API_REASON_WAITING_FOR_PODS "WaitingForPods"            /* ... are being listed */
-#define API_REASON_USAGE_UNAVAILABLE "UsageUnavailable"         /* no CPU usage to predict a move with */
-#define API_REASON_DRY_RUN "DryRun"                             /* DryRun would move */
-#define API_REASON_MOVING "Moving"                              /* moves made (or planned) */
-#define API_REASON_EVICTION_REFUSED "EvictionRefused"           /* also an Event */
-#define API_REASON_MIGRATIONS_IN_FLIGHT "MigrationsInFlight"    /* our moves under way */
+#define API_REASON_METRICS_UNAVAILABLE "MetricsUnavailable"      /* also Degraded True and an Event */
+#define API_REASON_PODS_UNAVAILABLE "PodsUnavailable"            /* the podSelector's pods cannot be watched */
+#define API_REASON_WAITING_FOR_PODS "WaitingForPods"             /* ... are being listed */
+#define API_REASON_USAGE_UNAVAILABLE "UsageUnavailable"          /* no CPU usage to predict a move with */
+#define API_REASON_DRY_RUN "DryRun"                              /* DryRun would move */
+#define API_REASON_MOVING "Moving"                               /* moves made (or planned) */
+#define API_REASON_EVICTION_REFUSED "EvictionRefused"            /* also an Event */
+#define API_REASON_MIGRATIONS_IN_FLIGHT "MigrationsInFlight"     /* our moves under way */
 #define API_REASON_NO_PRESSURED_NODE "NoPressuredNode"
 #define API_REASON_SETTLING "Settling"
 #define API_REASON_NO_CANDIDATE "NoCandidate"

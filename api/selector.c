@@ -84,7 +84,7 @@ int api_selector_decode(const cJSON *json, const char *path, struct api_selector
     if (api_json_object(json, path, "matchLabels", &labels, errs) < 0)
         rc = -1;
     api_json_path(p, path, "matchLabels");
-    cJSON_ArrayForEach(it, labels) {
+    cJSON_ArrayForEach (it, labels) {
         if (!cJSON_IsString(it))
             rc = api_errors_add(errs, api_json_path(ip, p, it->string), "must be of type string");
         else if (api_selector_add_label(sel, it->string, it->valuestring) < 0)
@@ -98,7 +98,7 @@ int api_selector_decode(const cJSON *json, const char *path, struct api_selector
         if (!sel->exprs)
             return api_errors_add(errs, path, "out of memory");
         api_json_path(p, path, "matchExpressions");
-        cJSON_ArrayForEach(it, exprs) {
+        cJSON_ArrayForEach (it, exprs) {
             if (decode_expr(it, api_json_index(ip, p, i), &sel->exprs[i], errs, warns) < 0)
                 rc = -1;
             i++;
@@ -144,8 +144,8 @@ int api_selector_validate(const struct api_selector *sel, const char *path, stru
         for (size_t k = 0; k < r->nvalues; k++) {
             char kp[API_JSON_PATH_MAX];
             if ((why = api_names_check_label_value(r->values[k])))
-                rc = api_errors_add(errs, api_json_index(kp, vp, (int)k), "'%s' is not a label value: %s",
-                                    r->values[k], why);
+                rc = api_errors_add(errs, api_json_index(kp, vp, (int)k), "'%s' is not a label value: %s", r->values[k],
+                                    why);
         }
     }
     return rc;

@@ -13,8 +13,8 @@ static const char *const condition_status_names[] = {"True", "False", "Unknown"}
 static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted", "Cooling", "Unknown"};
 /* The keys of summary.nodeStates, by enum api_node_state. */
 static const char *const node_state_keys[] = {"normal", "pressured", "tainted", "cooling", "unknown", NULL};
-static const char *const move_phase_names[API_MOVE_PHASES] = {"WouldMove", "Evicted", "MigrationRequested",
-                                                             "Migrating", "Succeeded", "Failed"};
+static const char *const move_phase_names[API_MOVE_PHASES] = {"WouldMove", "Evicted",   "MigrationRequested",
+                                                              "Migrating", "Succeeded", "Failed"};
 
 const char *api_condition_status_name(enum api_condition_status v)
 {
@@ -111,7 +111,8 @@ int api_status_copy(struct api_status *dst, const struct api_status *src)
     for (; dst->nconditions < nc; dst->nconditions++) {
         struct api_condition *c = &dst->conditions[dst->nconditions];
         const struct api_condition *o = &src->conditions[dst->nconditions];
-        if (dup_or_null(&c->type, o->type) | dup_or_null(&c->reason, o->reason) | dup_or_null(&c->message, o->message)) {
+        if (dup_or_null(&c->type, o->type) | dup_or_null(&c->reason, o->reason) |
+            dup_or_null(&c->message, o->message)) {
             condition_free(c);
             goto oom;
         }
@@ -316,7 +317,8 @@ static int decode_reading(const cJSON *obj, const char *path, const char *key, d
         *out = v;
     } else {
         char fp[API_JSON_PATH_MAX];
-        rc = api_errors_add(errs, api_json_path(fp, path, key), "must be a decimal percentage from 0 to 100 such as \"31.2\", got '%.40s'", s);
+        rc = api_errors_add(errs, api_json_path(fp, path, key),
+                            "must be a decimal percentage from 0 to 100 such as \"31.2\", got '%.40s'", s);
     }
     free(s);
     return rc;
@@ -325,7 +327,7 @@ static int decode_reading(const cJSON *obj, const char *path, const char *key, d
 static int decode_condition(const cJSON *j, const char *path, struct api_condition *c, struct api_errors *errs,
                             struct api_errors *warns)
 {
-    static const char *const known[] = {"type", "status", "observedGeneration", "lastTransitionTime", "reason",
+    static const char *const known[] = {"type",    "status", "observedGeneration", "lastTransitionTime", "reason",
                                         "message", NULL};
     if (!cJSON_IsObject(j))
         return api_errors_add(errs, path, "must be of type object");
@@ -366,8 +368,8 @@ static int decode_mc(const cJSON *j, const char *path, struct api_machine_config
 static int decode_node(const cJSON *j, const char *path, struct api_node_status *n, struct api_errors *errs,
                        struct api_errors *warns)
 {
-    static const char *const known[] = {"name", "pressure", "utilization", "state", "since", "evictions",
-                                        "migrations", NULL};
+    static const char *const known[] = {"name",  "pressure",  "utilization", "state",
+                                        "since", "evictions", "migrations",  NULL};
     static const char *const pressure_known[] = {"cpu", "memory", "io", NULL};
     static const char *const migrations_known[] = {"succeeded", "failed", "inFlight", NULL};
     for (int r = 0; r < API_RESOURCES; r++)
@@ -407,11 +409,11 @@ static int decode_node(const cJSON *j, const char *path, struct api_node_status 
 static int decode_move(const cJSON *j, const char *path, struct api_move *m, struct api_errors *errs,
                        struct api_errors *warns)
 {
-    static const char *const known[] = {"kind", "namespace", "name", "pod", "sourceNode", "destinationNode",
-                                        "targetNode", "time", "endTime", "phase", "migration", "failures",
-                                        "vmRestart", "cooldownUntil", "prediction", NULL};
-    static const char *const prediction_known[] = {"source", "destination", "observedSource",
-                                                   "observedDestination", NULL};
+    static const char *const known[] = {
+        "kind",    "namespace", "name",      "pod",      "sourceNode", "destinationNode", "targetNode", "time",
+        "endTime", "phase",     "migration", "failures", "vmRestart",  "cooldownUntil",   "prediction", NULL};
+    static const char *const prediction_known[] = {"source", "destination", "observedSource", "observedDestination",
+                                                   NULL};
     if (!cJSON_IsObject(j))
         return api_errors_add(errs, path, "must be of type object");
     api_json_unknown(j, path, known, warns);
@@ -467,7 +469,7 @@ static int decode_list(const cJSON *json, const char *path, const char *key, siz
         return api_errors_add(errs, p, "out of memory");
     *out = v;
     int rc = 0, i = 0;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach (it, arr) {
         void *elem = memset(v + (*n)++ * elem_size, 0, elem_size);
         rc |= dec(it, api_json_index(ip, p, i++), elem, errs, warns);
     }
@@ -510,10 +512,18 @@ static void drop_untyped_conditions(struct api_status *st)
 
 int api_status_decode(const cJSON *json, struct api_status *st, struct api_errors *errs, struct api_errors *warns)
 {
-    static const char *const known[] = {"observedGeneration", "conditions", "lastSuccessfulCycleTime", "summary",
-                                        "machineConfigs", "nodes", "moves", "taintKeys", NULL};
-    static const char *const summary_known[] = {"nodes", "pressured", "tainted", "evictions", "migrationsSucceeded",
-                                                "migrationsFailed", "migrationsInFlight", "nodeStates", NULL};
+    static const char *const known[] = {
+        "observedGeneration", "conditions", "lastSuccessfulCycleTime", "summary", "machineConfigs", "nodes", "moves",
+        "taintKeys",          NULL};
+    static const char *const summary_known[] = {"nodes",
+                                                "pressured",
+                                                "tainted",
+                                                "evictions",
+                                                "migrationsSucceeded",
+                                                "migrationsFailed",
+                                                "migrationsInFlight",
+                                                "nodeStates",
+                                                NULL};
     const char *path = "status";
     size_t before = errs ? errs->n : 0;
     api_status_free(st);
@@ -621,8 +631,8 @@ static bool encode_prediction(cJSON *o, const struct api_move *m)
         return true;
     cJSON *p = cJSON_AddObjectToObject(o, "prediction");
     return p &&
-           (!m->predicted ||
-            (add_reading(p, "source", m->predicted_source) && add_reading(p, "destination", m->predicted_destination))) &&
+           (!m->predicted || (add_reading(p, "source", m->predicted_source) &&
+                              add_reading(p, "destination", m->predicted_destination))) &&
            (!m->observed || (add_reading(p, "observedSource", m->observed_source) &&
                              add_reading(p, "observedDestination", m->observed_destination)));
 }
@@ -807,7 +817,8 @@ static bool move_equal(const struct api_move *a, const struct api_move *b)
            str_eq(a->source_node, b->source_node) && str_eq(a->destination_node, b->destination_node) &&
            str_eq(a->target_node, b->target_node) && a->time == b->time && a->end_time == b->end_time &&
            a->phase == b->phase && str_eq(a->migration, b->migration) && a->failures == b->failures &&
-           a->vm_restart == b->vm_restart && a->cooldown_until == b->cooldown_until && a->predicted == b->predicted && a->observed == b->observed &&
+           a->vm_restart == b->vm_restart && a->cooldown_until == b->cooldown_until && a->predicted == b->predicted &&
+           a->observed == b->observed &&
            (!a->predicted || (reading_eq(a->predicted_source, b->predicted_source) &&
                               reading_eq(a->predicted_destination, b->predicted_destination))) &&
            (!a->observed || (reading_eq(a->observed_source, b->observed_source) &&

@@ -61,29 +61,29 @@ struct api_node_status {
 
 /* What became of a move (status.moves[].phase). */
 enum api_move_phase {
-    API_MOVE_WOULD_MOVE,  /* DryRun: the move that would have been made */
-    API_MOVE_EVICTED,     /* the pod was evicted (it restarts elsewhere) */
-    API_MOVE_REQUESTED,   /* KubeVirt accepted the eviction as a live migration, none runs yet */
-    API_MOVE_MIGRATING,   /* its live migration runs */
-    API_MOVE_SUCCEEDED,   /* its live migration completed */
-    API_MOVE_FAILED,      /* its latest live migration failed */
+    API_MOVE_WOULD_MOVE, /* DryRun: the move that would have been made */
+    API_MOVE_EVICTED,    /* the pod was evicted (it restarts elsewhere) */
+    API_MOVE_REQUESTED,  /* KubeVirt accepted the eviction as a live migration, none runs yet */
+    API_MOVE_MIGRATING,  /* its live migration runs */
+    API_MOVE_SUCCEEDED,  /* its live migration completed */
+    API_MOVE_FAILED,     /* its latest live migration failed */
 };
 #define API_MOVE_PHASES 6
 
 /* One move of a workload (status.moves[]). Strings owned; NULL when unset. */
 struct api_move {
-    char *kind, *ns, *name;  /* the workload: VirtualMachineInstance ns/name, or the pod's controller */
-    char *pod;               /* the pod evicted */
+    char *kind, *ns, *name; /* the workload: VirtualMachineInstance ns/name, or the pod's controller */
+    char *pod;              /* the pod evicted */
     char *source_node;
-    char *destination_node;  /* the node predicted to take it */
-    char *target_node;       /* where it went (a live migration's target), once known */
-    int64_t time;            /* requested (decided, in DryRun) */
-    int64_t end_time;        /* finished; 0 while it runs */
+    char *destination_node; /* the node predicted to take it */
+    char *target_node;      /* where it went (a live migration's target), once known */
+    int64_t time;           /* requested (decided, in DryRun) */
+    int64_t end_time;       /* finished; 0 while it runs */
     enum api_move_phase phase;
-    char *migration;         /* the VirtualMachineInstanceMigration carrying it */
-    bool vm_restart;         /* a VM moved by eviction that KubeVirt restarts (allowVMRestart) */
-    int64_t failures;        /* failed live migrations of it since it was requested */
-    int64_t cooldown_until;  /* not moved again before this */
+    char *migration;        /* the VirtualMachineInstanceMigration carrying it */
+    bool vm_restart;        /* a VM moved by eviction that KubeVirt restarts (allowVMRestart) */
+    int64_t failures;       /* failed live migrations of it since it was requested */
+    int64_t cooldown_until; /* not moved again before this */
     /* The pressure (percent) predicted after the move for source and destination, and observed
      * once it settled: how good the decision was. */
     bool predicted;

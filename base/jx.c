@@ -83,7 +83,7 @@ const cJSON *jx_condition(const cJSON *obj, const char *type)
 {
     const cJSON *conds = jx_get(obj, "status.conditions");
     const cJSON *c;
-    cJSON_ArrayForEach(c, (cJSON_IsArray(conds) ? conds : NULL)) {
+    cJSON_ArrayForEach (c, (cJSON_IsArray(conds) ? conds : NULL)) {
         if (jx_eq(jx_str(c, "type"), type))
             return c;
     }

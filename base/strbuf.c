@@ -53,9 +53,15 @@ void strbuf_addf(struct strbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-bool strbuf_failed(const struct strbuf *b) { return b->failed; }
+bool strbuf_failed(const struct strbuf *b)
+{
+    return b->failed;
+}
 
-const char *strbuf_str(const struct strbuf *b) { return b->s ? b->s : ""; }
+const char *strbuf_str(const struct strbuf *b)
+{
+    return b->s ? b->s : "";
+}
 
 char *strbuf_take(struct strbuf *b)
 {

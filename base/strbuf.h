@@ -14,7 +14,10 @@ struct strbuf {
     bool failed; /* an append ran out of memory */
 };
 
-#define STRBUF_INIT {NULL, 0, 0, false}
+#define STRBUF_INIT       \
+    {                     \
+        NULL, 0, 0, false \
+    }
 
 /* Append n bytes of s. */
 void strbuf_addn(struct strbuf *b, const char *s, size_t n);

@@ -5,13 +5,25 @@
 #include <string.h>
 #include <time.h>
 
-char *base_strdup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+char *base_strdup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
 
-bool base_same(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+bool base_same(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
 
-const char *base_nonempty(const char *s) { return s && *s ? s : NULL; }
+const char *base_nonempty(const char *s)
+{
+    return s && *s ? s : NULL;
+}
 
-const char *base_or_empty(const char *s) { return s ? s : ""; }
+const char *base_or_empty(const char *s)
+{
+    return s ? s : "";
+}
 
 int64_t base_mono_ms(void)
 {

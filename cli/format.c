@@ -122,7 +122,7 @@ char *cli_fmt_extra(const cJSON *v, char *buf, size_t len)
     size_t used = 0;
     buf[0] = '\0';
     const cJSON *it;
-    cJSON_ArrayForEach(it, v) {
+    cJSON_ArrayForEach (it, v) {
         if (number_of(it, &d) < 0 || used >= len)
             continue;
         int w = snprintf(buf + used, len - used, "%s%s %.1f%%", used ? ", " : "", it->string, d);

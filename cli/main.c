@@ -27,25 +27,24 @@ struct flags {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: kubectl psi COMMAND [ARGS] [flags]\n"
-            "\n"
-            "commands:\n"
-            "  top [NAME]     per node: pressure, thresholds, state and why, utilisation, VMs, moves in and out\n"
-            "                 (NAME: one PsiRebalance; all by default)\n"
-            "  moves [NAME]   recent moves: source -> destination, method, phase, predicted and observed\n"
-            "                 pressure where known, cooldown\n"
-            "  why NODE       why NODE is or is not being relieved right now\n"
-            "\n"
-            "flags:\n"
-            "  -w, --watch            top: follow changes (a watch, not polling) until Ctrl-C\n"
-            "  -o, --output json      top, moves: JSON instead of a table (with -w: one document per change)\n"
-            "      --node NODE        top: only this node\n"
-            "      --kubeconfig PATH  kubeconfig (default: $KUBECONFIG, then ~/.kube/config)\n"
-            "      --context NAME     kubeconfig context (default: current-context)\n"
-            "      --version          print the version and build\n"
-            "  -h, --help             this help\n"
-            "Colour only on a terminal; NO_COLOR turns it off.\n");
+    fprintf(out, "usage: kubectl psi COMMAND [ARGS] [flags]\n"
+                 "\n"
+                 "commands:\n"
+                 "  top [NAME]     per node: pressure, thresholds, state and why, utilisation, VMs, moves in and out\n"
+                 "                 (NAME: one PsiRebalance; all by default)\n"
+                 "  moves [NAME]   recent moves: source -> destination, method, phase, predicted and observed\n"
+                 "                 pressure where known, cooldown\n"
+                 "  why NODE       why NODE is or is not being relieved right now\n"
+                 "\n"
+                 "flags:\n"
+                 "  -w, --watch            top: follow changes (a watch, not polling) until Ctrl-C\n"
+                 "  -o, --output json      top, moves: JSON instead of a table (with -w: one document per change)\n"
+                 "      --node NODE        top: only this node\n"
+                 "      --kubeconfig PATH  kubeconfig (default: $KUBECONFIG, then ~/.kube/config)\n"
+                 "      --context NAME     kubeconfig context (default: current-context)\n"
+                 "      --version          print the version and build\n"
+                 "  -h, --help             this help\n"
+                 "Colour only on a terminal; NO_COLOR turns it off.\n");
 }
 
 static int parse_flags(int argc, char **argv, struct flags *f)
@@ -123,7 +122,7 @@ static struct cli_psir *decode_all(const cJSON *list, size_t *n)
         fprintf(stderr, "kubectl-psi: out of memory\n");
         return NULL;
     }
-    cJSON_ArrayForEach(it, items) {
+    cJSON_ArrayForEach (it, items) {
         char err[256];
         if (cli_psir_decode(it, &ps[*n], err, sizeof(err)) < 0) {
             fprintf(stderr, "kubectl-psi: skipped %s\n", err);

@@ -70,8 +70,8 @@ const struct api_condition *cli_psir_condition(const struct cli_psir *p, const c
 double cli_psir_relief_target(const struct cli_psir *p)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(p->raw, "spec");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "eviction"),
-                                                      "reliefTargetPercent");
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "eviction"), "reliefTargetPercent");
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
@@ -151,8 +151,9 @@ void cli_vms_sort(struct cli_vms *v)
 int cli_vms_from_list(struct cli_vms *v, const cJSON *list)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items")) {
-        const cJSON *node = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "status"), "nodeName");
+    cJSON_ArrayForEach (it, cJSON_GetObjectItemCaseSensitive(list, "items")) {
+        const cJSON *node =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "status"), "nodeName");
         if (cJSON_IsString(node) && node->valuestring[0] && cli_vms_add(v, node->valuestring) < 0)
             return -1;
     }

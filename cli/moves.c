@@ -39,8 +39,8 @@ char *cli_moves_predicted(const cJSON *raw, char *buf, size_t len)
 
 char *cli_moves_observed(const cJSON *raw, char *buf, size_t len)
 {
-    char *s = pair(cJSON_GetObjectItemCaseSensitive(raw, "prediction"), "observedSource", "observedDestination", buf,
-                   len);
+    char *s =
+        pair(cJSON_GetObjectItemCaseSensitive(raw, "prediction"), "observedSource", "observedDestination", buf, len);
     return s ? s : first_of(raw, observed_keys, buf, len);
 }
 
@@ -71,8 +71,8 @@ static void render_move(FILE *f, const struct cli_psir *p, size_t i, int64_t now
         snprintf(route, sizeof(route), "%s -> %s", m->source_node ? m->source_node : "?", dst);
     fprintf(f, "%6s  %-50s %-36s %-7s %s%-18s%s %-14s %-14s %s\n", age, workload, route, cli_move_method(m, raw),
             phase_color(st, m->phase), api_move_phase_name(m->phase), cli_style_reset(st),
-            cli_moves_predicted(raw, pred, sizeof(pred)) ? pred : "-", cli_moves_observed(raw, obs, sizeof(obs)) ? obs : "-",
-            cool);
+            cli_moves_predicted(raw, pred, sizeof(pred)) ? pred : "-",
+            cli_moves_observed(raw, obs, sizeof(obs)) ? obs : "-", cool);
 }
 
 void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now, const struct cli_style *st)
@@ -88,13 +88,13 @@ void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now,
         if (i)
             fputc('\n', f);
         fprintf(f, "PsiRebalance %s: %zu move%s in the last %s (eviction %s, method %s)\n", p->pr.name, s->nmoves,
-                s->nmoves == 1 ? "" : "s", cli_fmt_duration(p->pr.spec.eviction.cooldown.history_ms / 1000, hist,
-                                                             sizeof(hist)),
+                s->nmoves == 1 ? "" : "s",
+                cli_fmt_duration(p->pr.spec.eviction.cooldown.history_ms / 1000, hist, sizeof(hist)),
                 api_eviction_mode_name(p->pr.spec.eviction.mode), api_eviction_method_name(p->pr.spec.eviction.method));
         if (!s->nmoves)
             continue;
-        fprintf(f, "%6s  %-50s %-36s %-7s %-18s %-14s %-14s %s\n", "AGE", "WORKLOAD", "SOURCE -> DESTINATION",
-                "METHOD", "PHASE", "PREDICTED S/D", "OBSERVED S/D", "COOLDOWN");
+        fprintf(f, "%6s  %-50s %-36s %-7s %-18s %-14s %-14s %s\n", "AGE", "WORKLOAD", "SOURCE -> DESTINATION", "METHOD",
+                "PHASE", "PREDICTED S/D", "OBSERVED S/D", "COOLDOWN");
         for (size_t k = s->nmoves; k-- > 0;)
             render_move(f, p, k, now, st);
     }

@@ -23,8 +23,14 @@ char *cli_moves_predicted(const cJSON *raw, char *buf, size_t len);
 char *cli_moves_observed(const cJSON *raw, char *buf, size_t len);
 
 /* Other members of a served move that may hold those pressures, in the order looked for. */
-#define CLI_MOVES_PREDICTED_KEYS {"predictedPressure", "predicted", NULL}
-#define CLI_MOVES_OBSERVED_KEYS {"observedPressure", "observed", NULL}
+#define CLI_MOVES_PREDICTED_KEYS               \
+    {                                          \
+        "predictedPressure", "predicted", NULL \
+    }
+#define CLI_MOVES_OBSERVED_KEYS              \
+    {                                        \
+        "observedPressure", "observed", NULL \
+    }
 
 /* Print the moves of every PsiRebalance in ps[0..n) to f, newest first. */
 void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now, const struct cli_style *st);

@@ -257,7 +257,8 @@ int cli_source_watch(struct cli_source *s, const char *name, bool with_vms, cli_
 {
     struct watch w = {.draw = draw, .ud = ud};
     struct kube_err e = {0};
-    char *psir_path = kube_path(PSIR_GV, NULL, API_PLURAL, NULL, NULL), *vmi_path = kube_path(VMI_GV, NULL, VMI_RESOURCE, NULL, NULL);
+    char *psir_path = kube_path(PSIR_GV, NULL, API_PLURAL, NULL, NULL),
+         *vmi_path = kube_path(VMI_GV, NULL, VMI_RESOURCE, NULL, NULL);
     char selector[400] = "";
     if (name)
         snprintf(selector, sizeof(selector), "metadata.name=%s", name);

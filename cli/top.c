@@ -23,12 +23,12 @@ static char *why_unknown(const struct cli_psir *p, const struct api_node_status 
     return buf;
 }
 
-char *cli_top_state_why(const struct cli_psir *p, const struct api_node_status *n, int64_t now, char *buf,
-                        size_t len)
+char *cli_top_state_why(const struct cli_psir *p, const struct api_node_status *n, int64_t now, char *buf, size_t len)
 {
     const struct api_spec *s = &p->pr.spec;
     double pct = n->pressure[s->pressure.resource];
-    long long taint = (long long)s->pressure.taint_above_percent, untaint = (long long)s->pressure.untaint_below_percent,
+    long long taint = (long long)s->pressure.taint_above_percent,
+              untaint = (long long)s->pressure.untaint_below_percent,
               evict = (long long)s->eviction.evict_above_percent;
     char held[32], sustain[32];
     cli_fmt_duration(n->since ? now - n->since : 0, held, sizeof(held));
@@ -69,8 +69,9 @@ static void render_header(FILE *f, const struct cli_psir *p)
     char target[48] = "";
     if (!isnan(relief))
         snprintf(target, sizeof(target), ", relieved to below %.0f%%", relief);
-    fprintf(f, "PsiRebalance %s: %s pressure (%s); taint above %lld%%, untaint below %lld%%, evict above %lld%%%s, "
-               "sustain %llds; eviction %s, method %s\n",
+    fprintf(f,
+            "PsiRebalance %s: %s pressure (%s); taint above %lld%%, untaint below %lld%%, evict above %lld%%%s, "
+            "sustain %llds; eviction %s, method %s\n",
             p->pr.name, api_resource_name(s->pressure.resource), api_stall_name(s->pressure.stall),
             (long long)s->pressure.taint_above_percent, (long long)s->pressure.untaint_below_percent,
             (long long)s->eviction.evict_above_percent, target, (long long)(s->pressure.sustain_ms / 1000),
@@ -108,16 +109,19 @@ static void render_footer(FILE *f, const struct cli_psir *p)
 {
     const struct api_status *s = &p->pr.status;
     const struct api_summary *m = &s->summary;
-    fprintf(f, "nodes %lld, pressured %lld, tainted %lld; evictions %lld; migrations %lld succeeded, %lld failed, "
-               "%lld in flight\n",
+    fprintf(f,
+            "nodes %lld, pressured %lld, tainted %lld; evictions %lld; migrations %lld succeeded, %lld failed, "
+            "%lld in flight\n",
             (long long)m->nodes, (long long)m->pressured, (long long)m->tainted, (long long)m->evictions,
             (long long)m->migrations_succeeded, (long long)m->migrations_failed, (long long)m->migrations_in_flight);
     if ((int64_t)s->nnodes < m->nodes)
-        fprintf(f, "%lld selected nodes are not listed in status (it lists the nodes with something to say and the "
-                   "10 hottest; the others are Normal)\n",
+        fprintf(f,
+                "%lld selected nodes are not listed in status (it lists the nodes with something to say and the "
+                "10 hottest; the others are Normal)\n",
                 (long long)(m->nodes - (int64_t)s->nnodes));
     const int64_t *by = m->node_states;
-    if (by[API_NODE_NORMAL] + by[API_NODE_PRESSURED] + by[API_NODE_TAINTED] + by[API_NODE_COOLING] + by[API_NODE_UNKNOWN])
+    if (by[API_NODE_NORMAL] + by[API_NODE_PRESSURED] + by[API_NODE_TAINTED] + by[API_NODE_COOLING] +
+        by[API_NODE_UNKNOWN])
         fprintf(f, "by state: %lld Normal, %lld Pressured, %lld Tainted, %lld Cooling, %lld Unknown\n",
                 (long long)by[API_NODE_NORMAL], (long long)by[API_NODE_PRESSURED], (long long)by[API_NODE_TAINTED],
                 (long long)by[API_NODE_COOLING], (long long)by[API_NODE_UNKNOWN]);

@@ -18,8 +18,7 @@
 
 /* Why node n of p is in its state at now (Unix s), one phrase into buf ("above taint 25%
  * for 4s of sustain 10s", "metrics unavailable: ..."). Returns buf. */
-char *cli_top_state_why(const struct cli_psir *p, const struct api_node_status *n, int64_t now, char *buf,
-                        size_t len);
+char *cli_top_state_why(const struct cli_psir *p, const struct api_node_status *n, int64_t now, char *buf, size_t len);
 
 /* Print the table of every PsiRebalance in ps[0..n) to f; node filters to one node (NULL:
  * all); vms may be NULL (no VM counts). */

@@ -38,9 +38,15 @@ static bool has(const struct cli_why *w, const char *code)
 static const char *decision_code(const char *reason)
 {
     static const char *const map[][2] = {
-        {"NoDestination", "no-destination"}, {"NoImprovingMove", "no-improvement"}, {"LimitReached", "limits"},
-        {"NoCandidate", "protected"},        {"UsageUnknown", "usage-unknown"},     {"UsageUnavailable", "usage-unknown"},
-        {"Settling", "settling"},            {"EvictionRefused", "protected"},      {"OscillationHeld", "oscillation"},
+        {"NoDestination", "no-destination"},
+        {"NoImprovingMove", "no-improvement"},
+        {"LimitReached", "limits"},
+        {"NoCandidate", "protected"},
+        {"UsageUnknown", "usage-unknown"},
+        {"UsageUnavailable", "usage-unknown"},
+        {"Settling", "settling"},
+        {"EvictionRefused", "protected"},
+        {"OscillationHeld", "oscillation"},
     };
     for (size_t i = 0; reason && i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(reason, map[i][0]) == 0)
@@ -55,7 +61,8 @@ static bool global_reasons(const struct cli_psir *p, struct cli_why *w)
     const struct api_condition *ready = cli_psir_condition(p, API_CONDITION_READY);
     const struct api_condition *rb = cli_psir_condition(p, API_CONDITION_REBALANCING);
     if (ready && eq(ready->reason, "InvalidSpec")) {
-        add(w, "spec", "the PsiRebalance's spec is invalid, so nothing is done: %s", ready->message ? ready->message : "");
+        add(w, "spec", "the PsiRebalance's spec is invalid, so nothing is done: %s",
+            ready->message ? ready->message : "");
         return true;
     }
     if (s->eviction.mode == API_MODE_DISABLED) {
@@ -130,14 +137,16 @@ static void held_back(const struct cli_psir *p, const struct api_node_status *ns
     const struct api_spec *s = &p->pr.spec;
     char held[32], need[32];
     if (ns->state == API_NODE_PRESSURED && ns->since && (now - ns->since) * 1000 < s->pressure.sustain_ms)
-        add(w, "sustain", "its pressure rose above the taint level %s ago; a node is relieved once it stays above "
-                          "evictAbovePercent for the whole sustain window (%s)",
+        add(w, "sustain",
+            "its pressure rose above the taint level %s ago; a node is relieved once it stays above "
+            "evictAbovePercent for the whole sustain window (%s)",
             cli_fmt_duration(now - ns->since, held, sizeof(held)),
             cli_fmt_duration(s->pressure.sustain_ms / 1000, need, sizeof(need)));
     int64_t settle = (s->metrics.window_ms + 2 * s->metrics.interval_ms) / 1000, touched = last_touch(p, ns->name);
     if (touched && now - touched < settle)
-        add(w, "settling", "a move touched it %s ago: its pressure settles for %s (metrics.window + 2 x "
-                           "metrics.interval) before the next move is planned",
+        add(w, "settling",
+            "a move touched it %s ago: its pressure settles for %s (metrics.window + 2 x "
+            "metrics.interval) before the next move is planned",
             cli_fmt_duration(now - touched, held, sizeof(held)), cli_fmt_duration(settle, need, sizeof(need)));
     const struct api_condition *rb = cli_psir_condition(p, API_CONDITION_REBALANCING);
     if (rb)
@@ -175,8 +184,9 @@ void cli_why(const struct cli_psir *ps, size_t n, const char *node, int64_t now,
             add(out, "metrics-unknown", "its pressure is unknown: MetricsAvailable is False (%s): %s",
                 m->reason ? m->reason : "", m->message ? m->message : "");
         else
-            add(out, "metrics-unknown", "its %s pressure is unknown: the last cycle had no reading for it, so its "
-                                        "taint is held and nothing is moved off it",
+            add(out, "metrics-unknown",
+                "its %s pressure is unknown: the last cycle had no reading for it, so its "
+                "taint is held and nothing is moved off it",
                 api_resource_name(s->pressure.resource));
     } else if (pct <= (double)s->eviction.evict_above_percent) {
         if (out->verdict != CLI_VERDICT_RELIEVING)
@@ -208,8 +218,9 @@ const char *cli_verdict_name(enum cli_verdict v)
 void cli_why_render(FILE *f, const struct cli_why *w, const char *node, int64_t now, const struct cli_style *st)
 {
     if (!w->psir) {
-        fprintf(f, "Node %s: %s (not selected by any spec.nodeSelector, or left out of a status that lists the "
-                   "hottest nodes first)\n",
+        fprintf(f,
+                "Node %s: %s (not selected by any spec.nodeSelector, or left out of a status that lists the "
+                "hottest nodes first)\n",
                 node, cli_verdict_name(w->verdict));
         return;
     }
@@ -220,8 +231,9 @@ void cli_why_render(FILE *f, const struct cli_why *w, const char *node, int64_t 
         cli_fmt_pct(ns->pressure[k], pct[k], sizeof(pct[k]));
     fprintf(f, "Node %s (PsiRebalance %s; eviction %s, method %s)\n", node, w->psir->pr.name,
             api_eviction_mode_name(s->eviction.mode), api_eviction_method_name(s->eviction.method));
-    fprintf(f, "  pressure   cpu %s, memory %s, io %s; acting on %s (%s): taint above %lld%%, untaint below %lld%%, "
-               "evict above %lld%%\n",
+    fprintf(f,
+            "  pressure   cpu %s, memory %s, io %s; acting on %s (%s): taint above %lld%%, untaint below %lld%%, "
+            "evict above %lld%%\n",
             pct[0], pct[1], pct[2], api_resource_name(s->pressure.resource), api_stall_name(s->pressure.stall),
             (long long)s->pressure.taint_above_percent, (long long)s->pressure.untaint_below_percent,
             (long long)s->eviction.evict_above_percent);

@@ -19,10 +19,10 @@
 
 /* The answer, in short. */
 enum cli_verdict {
-    CLI_VERDICT_RELIEVING,   /* moves off it are under way */
-    CLI_VERDICT_NOTHING,     /* its pressure does not call for relief */
-    CLI_VERDICT_BLOCKED,     /* it calls for relief and something holds it back */
-    CLI_VERDICT_NOT_LISTED,  /* no PsiRebalance lists it */
+    CLI_VERDICT_RELIEVING,  /* moves off it are under way */
+    CLI_VERDICT_NOTHING,    /* its pressure does not call for relief */
+    CLI_VERDICT_BLOCKED,    /* it calls for relief and something holds it back */
+    CLI_VERDICT_NOT_LISTED, /* no PsiRebalance lists it */
 };
 
 /* One reason: a stable code (for scripts and tests: "mode", "spec", "resource",
@@ -37,8 +37,8 @@ struct cli_why_reason {
 
 struct cli_why {
     enum cli_verdict verdict;
-    const struct cli_psir *psir;           /* the PsiRebalance that lists the node, or NULL */
-    const struct api_node_status *node;    /* its entry, or NULL */
+    const struct cli_psir *psir;        /* the PsiRebalance that lists the node, or NULL */
+    const struct api_node_status *node; /* its entry, or NULL */
     struct cli_why_reason reasons[CLI_WHY_MAX];
     size_t n;
 };

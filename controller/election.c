@@ -110,9 +110,15 @@ struct election *election_start(const char *kubeconfig, const char *context, con
     return e;
 }
 
-bool election_leading(const struct election *e) { return atomic_load(&e->leading); }
+bool election_leading(const struct election *e)
+{
+    return atomic_load(&e->leading);
+}
 
-bool election_lost(const struct election *e) { return atomic_load(&e->lost); }
+bool election_lost(const struct election *e)
+{
+    return atomic_load(&e->lost);
+}
 
 void election_stop(struct election *e)
 {

@@ -50,7 +50,10 @@ static void put(struct out *o, const char *s, size_t n)
     o->buf[o->pos] = '\0';
 }
 
-static void puts_(struct out *o, const char *s) { put(o, s, strlen(s)); }
+static void puts_(struct out *o, const char *s)
+{
+    put(o, s, strlen(s));
+}
 
 /* A JSON string body (without quotes), escaping what JSON requires. */
 static void put_json_escaped(struct out *o, const char *s)
@@ -98,8 +101,8 @@ int logging_format_line(char *buf, int len, const struct logging_entry *e)
     gmtime_r(&secs, &tm);
     char ts[40];
     int ms = (int)((t - (double)secs) * 1000.0);
-    snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
     if (e->format == LOGGING_JSON) {
         puts_(&o, "{\"level\":\"");
         puts_(&o, level_names[level]);

@@ -36,7 +36,8 @@ struct flags {
     enum logging_format format;
 };
 
-struct operator {
+struct operator
+{
     struct flags flags;
     struct kube_config *cfg;
     struct kube_client *client;
@@ -48,8 +49,8 @@ struct operator {
     struct psi_tls *tls;
     struct psi_authz *authz;
     struct manager *manager;
-    int leading;        /* the manager runs */
-    int ready;          /* published to /readyz under the health server's lock */
+    int leading; /* the manager runs */
+    int ready;   /* published to /readyz under the health server's lock */
     int exit_code;
     uint64_t start_timer;
 };
@@ -124,9 +125,32 @@ static int default_binds(struct flags *f)
 
 static int parse_flags(int argc, char **argv, struct flags *f)
 {
-    *f = (struct flags){.leader_elect = 1, .election_id = "psi-rebalancer-leader", .metrics_secure = 1, .api_qps = 50, .api_burst = 100, .level = LOGGING_INFO, .format = LOGGING_TEXT};
-    enum { KUBECONFIG = 1, CONTEXT, LEADER_ELECT, NAMESPACE, ID, QPS, BURST, METRICS, HEALTH, LEVEL, FORMAT, HELP, VERSION,
-           SECURE, CERT_DIR, TLS_MIN, CIPHERS };
+    *f = (struct flags){.leader_elect = 1,
+                        .election_id = "psi-rebalancer-leader",
+                        .metrics_secure = 1,
+                        .api_qps = 50,
+                        .api_burst = 100,
+                        .level = LOGGING_INFO,
+                        .format = LOGGING_TEXT};
+    enum {
+        KUBECONFIG = 1,
+        CONTEXT,
+        LEADER_ELECT,
+        NAMESPACE,
+        ID,
+        QPS,
+        BURST,
+        METRICS,
+        HEALTH,
+        LEVEL,
+        FORMAT,
+        HELP,
+        VERSION,
+        SECURE,
+        CERT_DIR,
+        TLS_MIN,
+        CIPHERS
+    };
     static const struct option opts[] = {
         {"kubeconfig", required_argument, 0, KUBECONFIG},
         {"context", required_argument, 0, CONTEXT},
@@ -221,7 +245,7 @@ static void healthz(const struct psi_serve_request *req, struct psi_serve_reply 
 static void readyz(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
 {
     (void)req;
-    const struct operator *op = ud;
+    const struct operator* op = ud;
     if (op->ready)
         psi_serve_reply_text(reply, 200, "text/plain", "ok\n");
     else
@@ -231,7 +255,7 @@ static void readyz(const struct psi_serve_request *req, struct psi_serve_reply *
 /* /metrics: rendered for a caller whose token may get it (when secure). */
 static void metrics(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
 {
-    struct operator *op = ud;
+    struct operator* op = ud;
     if (op->authz) {
         char why[512];
         int status = psi_authz_check(op->authz, req->bearer, "get", req->path, why, sizeof(why));
@@ -262,12 +286,12 @@ static void count_request(const char *method, long status, void *ud)
 
 /* psi_rebalancer_api_requests_total{method, code}: every REST call of the operator's client
  * (code 0: no reply). Watches are counted by the manager's watch metrics. */
-static int count_api_requests(struct operator *op)
+static int count_api_requests(struct operator* op)
 {
     static const char *const labels[] = {"method", "code", NULL};
-    struct psi_metric *f = psi_metrics_counter(op->metrics, "psi_rebalancer_api_requests_total",
-                                               "Requests to the API server by method and HTTP status (0: no reply).",
-                                               labels);
+    struct psi_metric *f =
+        psi_metrics_counter(op->metrics, "psi_rebalancer_api_requests_total",
+                            "Requests to the API server by method and HTTP status (0: no reply).", labels);
     if (!f)
         return -1;
     kube_client_set_observer(op->client, count_request, f);
@@ -294,7 +318,7 @@ static void log_serving(const struct psi_serve *s, const char *paths, const char
     log_info("serving", "paths", paths, "port", port, "scheme", scheme);
 }
 
-static void set_ready(struct operator *op, int ready)
+static void set_ready(struct operator* op, int ready)
 {
     if (op->ready == ready)
         return;
@@ -313,7 +337,7 @@ static void start_manager(struct kube_loop *loop, void *ud);
  * replica is ready; the leader once its caches are synced). */
 static void watch_ready(struct kube_loop *loop, void *ud)
 {
-    struct operator *op = ud;
+    struct operator* op = ud;
     if (op->election && election_leading(op->election) && !op->manager && !op->start_timer)
         start_manager(loop, op);
     set_ready(op, !op->leading || manager_synced(op->manager));
@@ -322,7 +346,7 @@ static void watch_ready(struct kube_loop *loop, void *ud)
 static void start_manager(struct kube_loop *loop, void *ud)
 {
     (void)loop;
-    struct operator *op = ud;
+    struct operator* op = ud;
     op->start_timer = 0;
     struct kube_err err;
     op->manager = manager_new(op->client, op->loop, op->events, op->metrics, &err);
@@ -346,7 +370,7 @@ static void log_tls(const char *msg, void *ud)
 }
 
 /* HTTPS and authorization for the metrics server, unless --metrics-secure=false. */
-static int secure_metrics(struct operator *op)
+static int secure_metrics(struct operator* op)
 {
     char err[512];
     struct psi_tls_options o = {.cert_dir = op->flags.metrics_cert_dir,
@@ -369,7 +393,7 @@ static int secure_metrics(struct operator *op)
 }
 
 /* The health endpoint and the metrics endpoint, each in a thread of its own. */
-static int start_endpoints(struct operator *op)
+static int start_endpoints(struct operator* op)
 {
     op->health = serve_on(op->flags.health_addr, "--health-probe-bind-address");
     op->metrics_server = serve_on(op->flags.metrics_addr, "--metrics-bind-address");
@@ -395,7 +419,7 @@ static int start_endpoints(struct operator *op)
     return 0;
 }
 
-static int setup(struct operator *op)
+static int setup(struct operator* op)
 {
     struct kube_err err = {0};
     if (kube_config_load(op->flags.kubeconfig, op->flags.context, &op->cfg, &err) < 0 ||
@@ -436,7 +460,7 @@ static int setup(struct operator *op)
 
 /* Graceful end: Events still held back are sent, then the Lease is released so a successor
  * takes over at once. The loop has returned, so no reconcile is half done. */
-static void shutdown_operator(struct operator *op)
+static void shutdown_operator(struct operator* op)
 {
     struct kube_err err;
     if (op->events && kube_events_flush(op->events, (int64_t)time(NULL) * 1000, 1, NULL, &err) < 0)

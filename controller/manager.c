@@ -48,8 +48,9 @@ struct manager {
     int64_t queue_timer_due;
     uint64_t events_timer;
     struct {
-        struct psi_metric *pressure, *reconcile_seconds, *sample_seconds, *reconciles, *taint_transitions, *watch_restarts,
-            *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations, *prediction_error, *predictions;
+        struct psi_metric *pressure, *reconcile_seconds, *sample_seconds, *reconciles, *taint_transitions,
+            *watch_restarts, *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations, *prediction_error,
+            *predictions;
         /* per PsiRebalance, from the objects (status_metrics), for alerts and dashboards */
         struct psi_metric *ready, *selected, *tainted, *taint_cap, *held, *unknown, *rebalancing, *interval,
             *taint_above, *untaint_below, *tainted_since, *last_success;
@@ -139,7 +140,7 @@ static bool changed(const cJSON *a, const cJSON *b)
     if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
         return true;
     const cJSON *ia;
-    cJSON_ArrayForEach(ia, a) {
+    cJSON_ArrayForEach (ia, a) {
         const cJSON *ib = cJSON_GetObjectItemCaseSensitive(b, ia->string);
         if (!ib)
             return true;
@@ -151,7 +152,7 @@ static bool changed(const cJSON *a, const cJSON *b)
         if (cJSON_GetArraySize(ia) != cJSON_GetArraySize(ib))
             return true;
         const cJSON *ma;
-        cJSON_ArrayForEach(ma, ia) {
+        cJSON_ArrayForEach (ma, ia) {
             const cJSON *mb = cJSON_GetObjectItemCaseSensitive(ib, ma->string);
             if (!mb || (strcmp(ma->string, "resourceVersion") != 0 && !cJSON_Compare(ma, mb, true)))
                 return true;
@@ -182,7 +183,10 @@ static void informer_log(enum kube_watch_level level, const char *msg, void *ud)
 
 /* An informer's value free function: projections are cJSON objects (cJSON_Delete takes a
  * cJSON *, so it is not called through a void * function pointer). */
-static void free_json(void *value) { cJSON_Delete(value); }
+static void free_json(void *value)
+{
+    cJSON_Delete(value);
+}
 
 static struct kube_informer *informer(struct manager *m, const char *path, kube_informer_project_fn project,
                                       bool psirebalances, struct kube_err *err)
@@ -310,8 +314,8 @@ static int publish_one_health(const char *key, const char *rv, const void *obj, 
 /* The per-PsiRebalance gauges, rebuilt from the cached objects (so a deleted one leaves). */
 static void publish_health(struct manager *m)
 {
-    struct psi_metric *fams[] = {m->m.ready, m->m.selected, m->m.tainted,     m->m.taint_cap,
-                                 m->m.held,  m->m.unknown,  m->m.rebalancing, m->m.interval,
+    struct psi_metric *fams[] = {m->m.ready,       m->m.selected,      m->m.tainted,      m->m.taint_cap,
+                                 m->m.held,        m->m.unknown,       m->m.rebalancing,  m->m.interval,
                                  m->m.taint_above, m->m.untaint_below, m->m.tainted_since};
     for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
         psi_metric_clear(fams[i]);
@@ -351,7 +355,8 @@ static void publish(struct manager *m, double seconds, int rc)
     reconciler_foreach_pressure(m->reconciler, publish_pressure, m);
     publish_health(m);
     struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools, m->vmis, m->vmims};
-    const char *names[] = {"psirebalances",           "nodes", "machineconfigs", "machineconfigpools",
+    const char *names[] = {"psirebalances",           "nodes",
+                           "machineconfigs",          "machineconfigpools",
                            "virtualmachineinstances", "virtualmachineinstancemigrations"};
     for (size_t i = 0; i < 6; i++) {
         if (!infs[i])
@@ -372,8 +377,9 @@ static int register_health_metrics(struct manager *m)
                                    "1 when the PsiRebalance's Ready condition is True, else 0.", psir);
     m->m.selected = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_nodes",
                                       "Nodes the PsiRebalance selects (status.summary.nodes).", psir);
-    m->m.tainted = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_tainted_nodes",
-                                     "Nodes carrying the PsiRebalance's pressure taint (status.summary.tainted).", psir);
+    m->m.tainted =
+        psi_metrics_gauge(r, "psi_rebalancer_psirebalance_tainted_nodes",
+                          "Nodes carrying the PsiRebalance's pressure taint (status.summary.tainted).", psir);
     m->m.taint_cap = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_taint_cap_nodes",
                                        "The most nodes spec.pressure.maxTaintedPercent lets be tainted at once.", psir);
     m->m.held = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_pressured_untainted_nodes",
@@ -390,19 +396,19 @@ static int register_health_metrics(struct manager *m)
                                       "spec.metrics.interval: how often the PsiRebalance's cycle runs.", psir);
     m->m.taint_above = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_taint_above_percent",
                                          "spec.pressure.taintAbovePercent: nodes above it are tainted.", psir);
-    m->m.untaint_below = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_untaint_below_percent",
-                                           "spec.pressure.untaintBelowPercent: tainted nodes below it lose the taint.",
-                                           psir);
-    m->m.tainted_since = psi_metrics_gauge(r, "psi_rebalancer_node_tainted_since_timestamp_seconds",
-                                           "When a tainted node entered its state (Tainted or Cooling), Unix seconds.",
-                                           psir_node);
+    m->m.untaint_below =
+        psi_metrics_gauge(r, "psi_rebalancer_psirebalance_untaint_below_percent",
+                          "spec.pressure.untaintBelowPercent: tainted nodes below it lose the taint.", psir);
+    m->m.tainted_since =
+        psi_metrics_gauge(r, "psi_rebalancer_node_tainted_since_timestamp_seconds",
+                          "When a tainted node entered its state (Tainted or Cooling), Unix seconds.", psir_node);
     m->m.last_success = psi_metrics_gauge(r, "psi_rebalancer_last_successful_reconcile_timestamp_seconds",
                                           "When a reconcile cycle of the PsiRebalance last succeeded, Unix seconds "
                                           "(the dead-man switch of the alerts).",
                                           psir);
     return m->m.ready && m->m.selected && m->m.tainted && m->m.taint_cap && m->m.held && m->m.unknown &&
-                   m->m.rebalancing && m->m.interval && m->m.taint_above && m->m.untaint_below &&
-                   m->m.tainted_since && m->m.last_success
+                   m->m.rebalancing && m->m.interval && m->m.taint_above && m->m.untaint_below && m->m.tainted_since &&
+                   m->m.last_success
                ? 0
                : -1;
 }
@@ -416,27 +422,28 @@ static int register_metrics(struct manager *m)
     static const char *const op[] = {"op", NULL};
     static const char *const resource[] = {"resource", NULL};
     static const double buckets[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
-    m->m.pressure = psi_metrics_gauge(m->metrics, "psi_rebalancer_node_pressure_percent",
-                                      "Last sampled PSI pressure of a node, percent over the window, of the line (stall: some or "
-                                      "full) spec.pressure.stall names for spec.pressure.resource, some for the others.",
-                                      pressure);
+    m->m.pressure =
+        psi_metrics_gauge(m->metrics, "psi_rebalancer_node_pressure_percent",
+                          "Last sampled PSI pressure of a node, percent over the window, of the line (stall: some or "
+                          "full) spec.pressure.stall names for spec.pressure.resource, some for the others.",
+                          pressure);
     m->m.reconciles = psi_metrics_counter(m->metrics, "psi_rebalancer_reconciles_total",
                                           "Reconcile cycles of PsiRebalances, by result.", result);
-    m->m.reconcile_seconds = psi_metrics_histogram(m->metrics, "psi_rebalancer_reconcile_duration_seconds",
-                                                   "Duration of one reconcile cycle.", buckets,
-                                                   sizeof(buckets) / sizeof(buckets[0]), NULL);
+    m->m.reconcile_seconds =
+        psi_metrics_histogram(m->metrics, "psi_rebalancer_reconcile_duration_seconds",
+                              "Duration of one reconcile cycle.", buckets, sizeof(buckets) / sizeof(buckets[0]), NULL);
     m->m.sample_seconds = psi_metrics_histogram(m->metrics, "psi_rebalancer_pressure_sample_duration_seconds",
                                                 "Duration of reading every node's pressure from the source (the "
                                                 "PromQL query, or the kubelets), part of a reconcile cycle.",
                                                 buckets, sizeof(buckets) / sizeof(buckets[0]), NULL);
     m->m.taint_transitions = psi_metrics_counter(m->metrics, "psi_rebalancer_taint_transitions_total",
                                                  "Pressure taints added to and removed from nodes.", op);
-    m->m.watch_restarts = psi_metrics_gauge(m->metrics, "psi_rebalancer_watch_restarts",
-                                            "Watch failures and expiries (each a reconnect or relist), by resource.",
-                                            resource);
-    m->m.source_errors = psi_metrics_counter(m->metrics, "psi_rebalancer_metric_source_errors_total",
-                                             "Pressure samples that failed (source unreachable, refused, malformed).",
-                                             NULL);
+    m->m.watch_restarts =
+        psi_metrics_gauge(m->metrics, "psi_rebalancer_watch_restarts",
+                          "Watch failures and expiries (each a reconnect or relist), by resource.", resource);
+    m->m.source_errors =
+        psi_metrics_counter(m->metrics, "psi_rebalancer_metric_source_errors_total",
+                            "Pressure samples that failed (source unreachable, refused, malformed).", NULL);
     m->m.status_writes = psi_metrics_counter(m->metrics, "psi_rebalancer_status_writes_total",
                                              "PsiRebalance status updates written.", NULL);
     m->m.evictions = psi_metrics_counter(m->metrics, "psi_rebalancer_evictions_total",
@@ -452,12 +459,13 @@ static int register_metrics(struct manager *m)
         "Sum of |observed - predicted| pressure (percentage points) of the moves' sources and destinations, checked "
         "once each move settled; divide by psi_rebalancer_predictions_checked_total for the mean error.",
         role);
-    m->m.predictions = psi_metrics_counter(m->metrics, "psi_rebalancer_predictions_checked_total",
-                                           "Moves whose predicted pressure was checked against the observed one.",
-                                           NULL);
-    return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.sample_seconds && m->m.taint_transitions &&
-                   m->m.watch_restarts && m->m.source_errors && m->m.status_writes && m->m.evictions &&
-                   m->m.migrations && m->m.prediction_error && m->m.predictions && register_health_metrics(m) == 0
+    m->m.predictions =
+        psi_metrics_counter(m->metrics, "psi_rebalancer_predictions_checked_total",
+                            "Moves whose predicted pressure was checked against the observed one.", NULL);
+    return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.sample_seconds &&
+                   m->m.taint_transitions && m->m.watch_restarts && m->m.source_errors && m->m.status_writes &&
+                   m->m.evictions && m->m.migrations && m->m.prediction_error && m->m.predictions &&
+                   register_health_metrics(m) == 0
                ? 0
                : -1;
 }
@@ -550,7 +558,8 @@ static int api_exists(struct kube_client *c, const char *gv, bool *exists, struc
 }
 
 /* Whether the group-version gv serves resource (its discovery document lists it). */
-static int api_has_resource(struct kube_client *c, const char *gv, const char *resource, bool *has, struct kube_err *err)
+static int api_has_resource(struct kube_client *c, const char *gv, const char *resource, bool *has,
+                            struct kube_err *err)
 {
     char path[256];
     snprintf(path, sizeof(path), "/apis/%s", gv);
@@ -559,8 +568,7 @@ static int api_has_resource(struct kube_client *c, const char *gv, const char *r
         return kube_err_wrap(err, "discovering %s", gv);
     *has = false;
     const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(reply, "resources"))
-    {
+    cJSON_ArrayForEach (r, cJSON_GetObjectItemCaseSensitive(reply, "resources")) {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(r, "name");
         *has = *has || (cJSON_IsString(name) && strcmp(name->valuestring, resource) == 0);
     }
@@ -589,8 +597,8 @@ int manager_start(struct manager *m, struct kube_err *err)
     if (!m->nodes)
         return -1;
     if (kv_api) {
-        m->vmis = quiet_informer(m, "/apis/" MOVER_KUBEVIRT_GV "/virtualmachineinstances", NULL,
-                                 gather_vmi_projection, err);
+        m->vmis =
+            quiet_informer(m, "/apis/" MOVER_KUBEVIRT_GV "/virtualmachineinstances", NULL, gather_vmi_projection, err);
         m->vmims = m->vmis ? informer(m, "/apis/" MOVER_KUBEVIRT_GV "/virtualmachineinstancemigrations",
                                       gather_vmim_projection, false, err)
                            : NULL;
@@ -603,8 +611,7 @@ int manager_start(struct manager *m, struct kube_err *err)
             return -1;
     }
     struct reconciler_deps deps = {m->client, m->events, m->psirebalances, m->nodes, m->machineconfigs, m->pools,
-                                   m->vmis,   m->vmims,  pods_for,         m,
-                                   m->kubevirts};
+                                   m->vmis,   m->vmims,  pods_for,         m,        m->kubevirts};
     m->reconciler = reconciler_new(&deps);
     if (!m->reconciler)
         return kube_err_set(err, 0, "NoMemory", "out of memory");

@@ -28,8 +28,7 @@ void status_health_of(const cJSON *obj, struct status_health *out,
     memset(out, 0, sizeof(*out));
     const cJSON *spec = at(obj, "spec", NULL), *status = at(obj, "status", NULL);
     const cJSON *c;
-    cJSON_ArrayForEach(c, at(status, "conditions", NULL))
-    {
+    cJSON_ArrayForEach (c, at(status, "conditions", NULL)) {
         if (is(at(c, "type", NULL), "Ready"))
             out->ready = is(at(c, "status", NULL), "True");
     }
@@ -44,8 +43,7 @@ void status_health_of(const cJSON *obj, struct status_health *out,
     if (!cJSON_IsString(interval) || api_duration_parse(interval->valuestring, &out->interval_ms, err, sizeof(err)) < 0)
         out->interval_ms = 0;
     const cJSON *n;
-    cJSON_ArrayForEach(n, at(status, "nodes", NULL))
-    {
+    cJSON_ArrayForEach (n, at(status, "nodes", NULL)) {
         const cJSON *state = at(n, "state", NULL), *name = at(n, "name", NULL);
         out->held += is(state, "Pressured");
         out->unknown += is(state, "Unknown");

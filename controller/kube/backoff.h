@@ -20,9 +20,9 @@ struct kube_backoff {
     uint64_t initial_ms;
     uint64_t max_ms;
     uint64_t reset_after_ms;
-    double jitter;          /* 0..1: share of the delay that may be taken off at random */
-    unsigned failures;      /* consecutive failures counted so far */
-    bool up;                /* a connection is established (kube_backoff_up) */
+    double jitter;     /* 0..1: share of the delay that may be taken off at random */
+    unsigned failures; /* consecutive failures counted so far */
+    bool up;           /* a connection is established (kube_backoff_up) */
     uint64_t up_since_ms;
     uint64_t last_failure_ms;
 };

@@ -62,8 +62,7 @@ int kube_base64_decode(const char *text, unsigned char **out, size_t *out_len, s
         }
     }
     switch (digits % 4) {
-    case 1: /* a lone digit carries no full byte */
-        return fail_at(buf, bad_at, n);
+    case 1: /* a lone digit carries no full byte */ return fail_at(buf, bad_at, n);
     case 2:
         if (pad && pad != 2)
             return fail_at(buf, bad_at, n);

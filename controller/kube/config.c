@@ -143,8 +143,7 @@ static int load_one(const char *path, struct kc_file *f, struct kube_err *err)
 
 /* Collect the entries of a section ("clusters", "users", "contexts") from all files; the first
  * file to define a name wins. */
-static int collect(struct kc_file *files, int nfiles, const char *section, struct kc_section *out,
-                   struct kube_err *err)
+static int collect(struct kc_file *files, int nfiles, const char *section, struct kc_section *out, struct kube_err *err)
 {
     out->v = NULL;
     out->n = 0;
@@ -156,15 +155,14 @@ static int collect(struct kc_file *files, int nfiles, const char *section, struc
             return kube_err_set(err, 0, "Config", "kubeconfig %s: %s: not a list", files[f].path, section);
         int i = 0;
         const cJSON *item;
-        cJSON_ArrayForEach(item, list)
-        {
+        cJSON_ArrayForEach (item, list) {
             if (!cJSON_IsObject(item))
-                return kube_err_set(err, 0, "Config", "kubeconfig %s: %s[%d]: not a mapping",
-                                    files[f].path, section, i);
+                return kube_err_set(err, 0, "Config", "kubeconfig %s: %s[%d]: not a mapping", files[f].path, section,
+                                    i);
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(item, "name");
             if (!cJSON_IsString(name) || !name->valuestring[0])
-                return kube_err_set(err, 0, "Config", "kubeconfig %s: %s[%d].name: %s", files[f].path,
-                                    section, i, name && !cJSON_IsNull(name) ? "not a string" : "missing");
+                return kube_err_set(err, 0, "Config", "kubeconfig %s: %s[%d].name: %s", files[f].path, section, i,
+                                    name && !cJSON_IsNull(name) ? "not a string" : "missing");
             int dup = 0;
             for (int k = 0; k < out->n; k++)
                 if (!strcmp(out->v[k].name, name->valuestring))
@@ -227,8 +225,7 @@ static int get_str(const cJSON *obj, const struct field_ctx *fc, const char *fie
 }
 
 /* Get an optional file path field, resolved and checked readable: *out is malloc'd or NULL. */
-static int get_file(const cJSON *obj, const struct field_ctx *fc, const char *field, char **out,
-                    struct kube_err *err)
+static int get_file(const cJSON *obj, const struct field_ctx *fc, const char *field, char **out, struct kube_err *err)
 {
     const char *p;
     *out = NULL;
@@ -245,8 +242,7 @@ static int get_file(const cJSON *obj, const struct field_ctx *fc, const char *fi
         int e = errno;
         if (fd >= 0)
             close(fd);
-        kube_err_set(err, 0, "Config", FIELD_FMT ": cannot read %s: %s", FIELD_ARGS(fc, field), full,
-                     strerror(e));
+        kube_err_set(err, 0, "Config", FIELD_FMT ": cannot read %s: %s", FIELD_ARGS(fc, field), full, strerror(e));
         free(full);
         return -1;
     }
@@ -266,8 +262,8 @@ static int get_b64(const cJSON *obj, const struct field_ctx *fc, const char *fie
         return 0;
     size_t bad = 0;
     if (kube_base64_decode(s, &out->data, &out->len, &bad))
-        return kube_err_set(err, 0, "Config", FIELD_FMT ": not base64 (bad data at offset %zu)",
-                            FIELD_ARGS(fc, field), bad);
+        return kube_err_set(err, 0, "Config", FIELD_FMT ": not base64 (bad data at offset %zu)", FIELD_ARGS(fc, field),
+                            bad);
     if (!out->len)
         return kube_err_set(err, 0, "Config", FIELD_FMT ": empty after base64 decoding", FIELD_ARGS(fc, field));
     return 0;
@@ -441,8 +437,7 @@ static int fill_user(struct kube_config *cfg, const struct kc_entry *e, struct k
     if (!u || cJSON_IsNull(u))
         return 0; /* a user with no credentials: anonymous */
     if (!cJSON_IsObject(u))
-        return kube_err_set(err, 0, "Config", "kubeconfig %s: users[%d].user: not a mapping", e->file->path,
-                            e->index);
+        return kube_err_set(err, 0, "Config", "kubeconfig %s: users[%d].user: not a mapping", e->file->path, e->index);
     const char *token, *user, *pass;
     if (get_str(u, &fc, "token", &token, err) || get_str(u, &fc, "username", &user, err) ||
         get_str(u, &fc, "password", &pass, err))
@@ -454,8 +449,7 @@ static int fill_user(struct kube_config *cfg, const struct kc_entry *e, struct k
         return -1;
     if (get_file(u, &fc, "client-certificate", &cfg->cert_file, err) ||
         get_b64(u, &fc, "client-certificate-data", &cfg->cert_data, err) ||
-        get_file(u, &fc, "client-key", &cfg->key_file, err) ||
-        get_b64(u, &fc, "client-key-data", &cfg->key_data, err))
+        get_file(u, &fc, "client-key", &cfg->key_file, err) || get_b64(u, &fc, "client-key-data", &cfg->key_data, err))
         return -1;
     int has_cert = cfg->cert_file || cfg->cert_data.data, has_key = cfg->key_file || cfg->key_data.data;
     if (cfg->cert_file && cfg->cert_data.data)
@@ -521,8 +515,8 @@ static int resolve(struct kc_file *files, int nfiles, const char *source, const 
     if (!ce) {
         char names[512];
         list_names(&contexts, names, sizeof(names));
-        kube_err_set(err, 0, "Config", "kubeconfig %s: %s: context \"%s\" not found (contexts: %s)", source,
-                     ctx_from, ctxname, names);
+        kube_err_set(err, 0, "Config", "kubeconfig %s: %s: context \"%s\" not found (contexts: %s)", source, ctx_from,
+                     ctxname, names);
         goto out;
     }
     const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(ce->item, "context");
@@ -712,8 +706,7 @@ static char *home_kubeconfig(void)
     return p;
 }
 
-int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out,
-                     struct kube_err *err)
+int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out, struct kube_err *err)
 {
     *out = NULL;
     if (kubeconfig_path && *kubeconfig_path) {
@@ -809,11 +802,11 @@ const char *kube_config_server(const struct kube_config *cfg)
     return cfg->effective_server;
 }
 
-#define SETOPT(opt, val)                                                                                       \
-    do {                                                                                                       \
-        CURLcode rc_ = curl_easy_setopt(easy, opt, val);                                                       \
-        if (rc_ != CURLE_OK)                                                                                   \
-            return kube_err_set(err, 0, "Config", "setting %s: %s", #opt, curl_easy_strerror(rc_));            \
+#define SETOPT(opt, val)                                                                            \
+    do {                                                                                            \
+        CURLcode rc_ = curl_easy_setopt(easy, opt, val);                                            \
+        if (rc_ != CURLE_OK)                                                                        \
+            return kube_err_set(err, 0, "Config", "setting %s: %s", #opt, curl_easy_strerror(rc_)); \
     } while (0)
 
 static int add_header(struct curl_slist **headers, const char *h, struct kube_err *err)

@@ -33,31 +33,31 @@ struct kube_blob {
 
 /* A resolved configuration. All strings are owned by the struct (NULL when absent). */
 struct kube_config {
-    char *source;          /* file the config came from ("a:b" when merged), or "in-cluster" */
-    char *context;         /* context name used; NULL in-cluster */
-    char *cluster_name;    /* cluster entry name; NULL in-cluster */
-    char *user_name;       /* user entry name; NULL in-cluster */
-    char *namespace;       /* the context's namespace or the in-cluster namespace file; NULL if none */
+    char *source;       /* file the config came from ("a:b" when merged), or "in-cluster" */
+    char *context;      /* context name used; NULL in-cluster */
+    char *cluster_name; /* cluster entry name; NULL in-cluster */
+    char *user_name;    /* user entry name; NULL in-cluster */
+    char *namespace;    /* the context's namespace or the in-cluster namespace file; NULL if none */
 
-    char *server;          /* base URL as configured, no trailing slash */
-    char *effective_server;/* base URL requests use (host replaced by tls-server-name, if set) */
-    char *tls_server_name; /* name to verify the server certificate against (and send as SNI) */
+    char *server;                  /* base URL as configured, no trailing slash */
+    char *effective_server;        /* base URL requests use (host replaced by tls-server-name, if set) */
+    char *tls_server_name;         /* name to verify the server certificate against (and send as SNI) */
     struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO list mapping tls-server-name to the real host */
-    char *host_header;     /* "Host: <original host[:port]>" when tls-server-name is set */
-    int insecure;          /* 1 only when insecure-skip-tls-verify is explicitly true */
-    char *proxy_url;       /* cluster.proxy-url */
-    const char *user_agent; /* User-Agent (borrowed, set by the program); NULL: psi-rebalancer/<version> */
+    char *host_header;             /* "Host: <original host[:port]>" when tls-server-name is set */
+    int insecure;                  /* 1 only when insecure-skip-tls-verify is explicitly true */
+    char *proxy_url;               /* cluster.proxy-url */
+    const char *user_agent;        /* User-Agent (borrowed, set by the program); NULL: psi-rebalancer/<version> */
 
-    char *ca_file;             /* certificate-authority */
-    struct kube_blob ca_data;  /* certificate-authority-data, decoded */
-    char *cert_file;           /* client-certificate */
-    struct kube_blob cert_data;/* client-certificate-data, decoded */
-    char *key_file;            /* client-key */
-    struct kube_blob key_data; /* client-key-data, decoded */
+    char *ca_file;              /* certificate-authority */
+    struct kube_blob ca_data;   /* certificate-authority-data, decoded */
+    char *cert_file;            /* client-certificate */
+    struct kube_blob cert_data; /* client-certificate-data, decoded */
+    char *key_file;             /* client-key */
+    struct kube_blob key_data;  /* client-key-data, decoded */
 
-    char *token;           /* static bearer token (user.token) */
-    char *token_file;      /* user.tokenFile or the in-cluster token file; re-read on change */
-    char *username;        /* basic auth, rarely used */
+    char *token;      /* static bearer token (user.token) */
+    char *token_file; /* user.tokenFile or the in-cluster token file; re-read on change */
+    char *username;   /* basic auth, rarely used */
     char *password;
 
     /* token_file cache: the token read last, and the file's identity then */
@@ -69,12 +69,10 @@ struct kube_config {
 
 /* Load the configuration by the lookup order above. context (may be NULL) overrides
  * current-context. On success *out is a new config the caller frees with kube_config_free. */
-int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out,
-                     struct kube_err *err);
+int kube_config_load(const char *kubeconfig_path, const char *context, struct kube_config **out, struct kube_err *err);
 
 /* Load one kubeconfig file, or a colon-separated list merged as for $KUBECONFIG. */
-int kube_config_load_file(const char *paths, const char *context, struct kube_config **out,
-                          struct kube_err *err);
+int kube_config_load_file(const char *paths, const char *context, struct kube_config **out, struct kube_err *err);
 
 /* Load the in-cluster config from the environment and service-account directory sa_dir
  * (NULL: $PSI_SERVICEACCOUNT_DIR, else KUBE_SERVICEACCOUNT_DIR). */
@@ -88,12 +86,10 @@ const char *kube_config_serviceaccount_dir(void);
 void kube_config_free(struct kube_config *cfg);
 
 /* Set on easy everything that does not depend on the request: TLS material, the proxy
- * (proxy_url, or none: never one from the environment, see proxy.h), the Authorization header (token file re-read when its mtime/size/inode changed), User-Agent
- * (user_agent, or psi-rebalancer/<PSI_VERSION>) and Accept: application/json, appended to
- * *headers (the caller sets CURLOPT_HTTPHEADER after adding its own and frees with
- * curl_slist_free_all). */
-int kube_config_prepare(struct kube_config *cfg, CURL *easy, struct curl_slist **headers,
-                        struct kube_err *err);
+ * (proxy_url, or none: never one from the environment, see proxy.h), the Authorization header (token file re-read when
+ * its mtime/size/inode changed), User-Agent (user_agent, or psi-rebalancer/<PSI_VERSION>) and Accept: application/json,
+ * appended to *headers (the caller sets CURLOPT_HTTPHEADER after adding its own and frees with curl_slist_free_all). */
+int kube_config_prepare(struct kube_config *cfg, CURL *easy, struct curl_slist **headers, struct kube_err *err);
 
 /* The base URL to prefix API paths with (no trailing slash); owned by cfg. */
 const char *kube_config_server(const struct kube_config *cfg);

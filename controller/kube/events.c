@@ -21,7 +21,8 @@ struct kube_event_agg *kube_event_agg_new(int64_t window_ms, int64_t patch_inter
     if (!a)
         return NULL;
     a->window_ms = window_ms > 0 ? window_ms : KUBE_EVENTS_DEFAULT_WINDOW_MS;
-    a->interval_ms = patch_interval_ms > 0 ? patch_interval_ms : (patch_interval_ms < 0 ? 0 : KUBE_EVENTS_DEFAULT_PATCH_INTERVAL_MS);
+    a->interval_ms =
+        patch_interval_ms > 0 ? patch_interval_ms : (patch_interval_ms < 0 ? 0 : KUBE_EVENTS_DEFAULT_PATCH_INTERVAL_MS);
     a->max = max_series ? max_series : KUBE_EVENTS_DEFAULT_MAX_SERIES;
     return a;
 }
@@ -163,8 +164,7 @@ void kube_event_agg_sent(struct kube_event_series *s, int sent_count, int64_t no
     s->last_sent_ms = now_ms;
 }
 
-struct kube_event_series *kube_event_agg_due(struct kube_event_agg *a, int64_t now_ms, int force,
-                                             int64_t *next_due_ms)
+struct kube_event_series *kube_event_agg_due(struct kube_event_agg *a, int64_t now_ms, int force, int64_t *next_due_ms)
 {
     int64_t next = INT64_MAX;
     struct kube_event_series *found = NULL;
@@ -206,7 +206,8 @@ struct kube_events *kube_events_new(struct kube_client *c, const char *controlle
 {
     kube_err_clear(err);
     if (!controller || !*controller || !instance || !*instance || strlen(controller) > 128 || strlen(instance) > 128) {
-        kube_err_set(err, 0, "Config", "event recorder: reportingController and reportingInstance must be 1..128 bytes");
+        kube_err_set(err, 0, "Config",
+                     "event recorder: reportingController and reportingInstance must be 1..128 bytes");
         return NULL;
     }
     struct kube_events *ev = calloc(1, sizeof(*ev));
@@ -268,8 +269,7 @@ static int create_event(struct kube_events *ev, struct kube_event_series *s, con
 {
     const char *ns = r->ns && *r->ns ? r->ns : "default"; /* cluster-scoped objects: events in default */
     char name[256], when[48];
-    snprintf(name, sizeof(name), "%.200s.%llx%02x", r->name, (unsigned long long)now_ms * 1000ULL,
-             ev->seq++ & 0xff);
+    snprintf(name, sizeof(name), "%.200s.%llx%02x", r->name, (unsigned long long)now_ms * 1000ULL, ev->seq++ & 0xff);
     micro_time(now_ms, when, sizeof(when));
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "apiVersion", "events.k8s.io/v1");
@@ -344,8 +344,7 @@ static int patch_series(struct kube_events *ev, struct kube_event_series *s, int
 }
 
 int kube_events_record(struct kube_events *ev, const struct kube_event_ref *regarding, const char *type,
-                       const char *reason, const char *action, const char *note, int64_t now_ms,
-                       struct kube_err *err)
+                       const char *reason, const char *action, const char *note, int64_t now_ms, struct kube_err *err)
 {
     kube_err_clear(err);
     if (!regarding || !regarding->kind || !regarding->name || !*regarding->kind || !*regarding->name)
@@ -355,16 +354,15 @@ int kube_events_record(struct kube_events *ev, const struct kube_event_ref *rega
                             type ? type : "(null)");
     if (!reason || !*reason || strlen(reason) > 128 || !action || !*action || strlen(action) > 128)
         return kube_err_set(err, 0, "Encode", "recording event: reason and action must be 1..128 bytes");
-    char *key = kube_event_key(regarding->kind, regarding->ns, regarding->name, regarding->uid, type, reason, action,
-                               note);
+    char *key =
+        kube_event_key(regarding->kind, regarding->ns, regarding->name, regarding->uid, type, reason, action, note);
     if (!key)
         return kube_err_set(err, 0, "Encode", "out of memory");
     struct kube_event_series *s;
     enum kube_event_action act = kube_event_agg_observe(ev->agg, key, now_ms, &s);
     free(key);
     switch (act) {
-    case KUBE_EVENT_CREATE:
-        return create_event(ev, s, regarding, type, reason, action, note, now_ms, err);
+    case KUBE_EVENT_CREATE: return create_event(ev, s, regarding, type, reason, action, note, now_ms, err);
     case KUBE_EVENT_PATCH: {
         int rc = patch_series(ev, s, now_ms, err);
         if (rc == 1) {
@@ -381,8 +379,7 @@ int kube_events_record(struct kube_events *ev, const struct kube_event_ref *rega
         }
         return rc;
     }
-    case KUBE_EVENT_DEFER:
-        return 0;
+    case KUBE_EVENT_DEFER: return 0;
     }
     return 0;
 }

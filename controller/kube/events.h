@@ -23,14 +23,14 @@
 
 /* One aggregated series: an Event and how often it happened. */
 struct kube_event_series {
-    char *key;               /* identity of the occurrence (see kube_event_key) */
-    char *event_ns;          /* the Event object, once created (NULL before) */
+    char *key;      /* identity of the occurrence (see kube_event_key) */
+    char *event_ns; /* the Event object, once created (NULL before) */
     char *event_name;
-    int count;               /* occurrences in this series */
-    int sent_count;          /* count the API has (1 after create) */
-    int64_t first_ms;        /* first occurrence */
-    int64_t last_ms;         /* last occurrence */
-    int64_t last_sent_ms;    /* last create/patch */
+    int count;            /* occurrences in this series */
+    int sent_count;       /* count the API has (1 after create) */
+    int64_t first_ms;     /* first occurrence */
+    int64_t last_ms;      /* last occurrence */
+    int64_t last_sent_ms; /* last create/patch */
 };
 
 struct kube_event_agg;
@@ -70,8 +70,7 @@ void kube_event_agg_sent(struct kube_event_series *s, int sent_count, int64_t no
 /* The next series with unsent repeats whose patch is due at now_ms (force: ignore the
  * interval), or NULL; *next_due_ms (may be NULL) gets when the earliest pending one is due
  * (INT64_MAX if none). Also forgets series quiet for longer than the window. */
-struct kube_event_series *kube_event_agg_due(struct kube_event_agg *a, int64_t now_ms, int force,
-                                             int64_t *next_due_ms);
+struct kube_event_series *kube_event_agg_due(struct kube_event_agg *a, int64_t now_ms, int force, int64_t *next_due_ms);
 
 /* Number of live series. */
 size_t kube_event_agg_size(const struct kube_event_agg *a);
@@ -105,12 +104,10 @@ void kube_events_set_aggregation(struct kube_events *ev, int64_t window_ms, int6
 /* Record an occurrence at now_ms (wall clock, ms since the epoch: it is the Event's time).
  * type is "Normal" or "Warning"; note may be NULL (truncated to 1 kB). 0 or -1 with err. */
 int kube_events_record(struct kube_events *ev, const struct kube_event_ref *regarding, const char *type,
-                       const char *reason, const char *action, const char *note, int64_t now_ms,
-                       struct kube_err *err);
+                       const char *reason, const char *action, const char *note, int64_t now_ms, struct kube_err *err);
 
 /* Send due series patches (force: all pending, e.g. at shutdown). *next_due_ms (may be NULL)
  * gets when to flush again (INT64_MAX: nothing pending). 0, or -1 with the last error. */
-int kube_events_flush(struct kube_events *ev, int64_t now_ms, int force, int64_t *next_due_ms,
-                      struct kube_err *err);
+int kube_events_flush(struct kube_events *ev, int64_t now_ms, int force, int64_t *next_due_ms, struct kube_err *err);
 
 #endif

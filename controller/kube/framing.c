@@ -10,10 +10,10 @@
 #define FRAMING_KEEP_CAP ((size_t)1 << 20)
 
 struct kube_framing {
-    char *buf;      /* the incomplete line, NUL-terminated room kept at buf[len] */
+    char *buf; /* the incomplete line, NUL-terminated room kept at buf[len] */
     size_t len;
     size_t cap;
-    size_t max;     /* maximum line length, line ending excluded */
+    size_t max; /* maximum line length, line ending excluded */
     bool failed;
 };
 
@@ -79,8 +79,7 @@ static int framing_too_long(struct kube_framing *f, struct kube_err *err)
 {
     f->failed = true;
     f->len = 0;
-    return kube_err_set(err, 0, "Decode", "watch stream framing: a line exceeds the %zu byte limit",
-                        f->max);
+    return kube_err_set(err, 0, "Decode", "watch stream framing: a line exceeds the %zu byte limit", f->max);
 }
 
 /* Deliver the buffered line and start a new one. */
@@ -103,8 +102,8 @@ static int framing_emit(struct kube_framing *f, kube_framing_line_fn cb, void *u
     return rc;
 }
 
-int kube_framing_feed(struct kube_framing *f, const char *data, size_t len,
-                      kube_framing_line_fn cb, void *ud, struct kube_err *err)
+int kube_framing_feed(struct kube_framing *f, const char *data, size_t len, kube_framing_line_fn cb, void *ud,
+                      struct kube_err *err)
 {
     if (f->failed)
         return kube_err_set(err, 0, "Decode", "watch stream framing: stream already failed");
@@ -117,8 +116,7 @@ int kube_framing_feed(struct kube_framing *f, const char *data, size_t len,
         if (n > 0) {
             if (framing_reserve(f, f->len + n) < 0) {
                 f->failed = true;
-                return kube_err_set(err, 0, "Decode",
-                                    "watch stream framing: out of memory for a %zu byte line",
+                return kube_err_set(err, 0, "Decode", "watch stream framing: out of memory for a %zu byte line",
                                     f->len + n);
             }
             memcpy(f->buf + f->len, data, n);

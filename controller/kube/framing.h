@@ -34,8 +34,8 @@ void kube_framing_free(struct kube_framing *f);
 /* Feed len bytes; call cb for every line completed. Returns 0; or the callback's non-zero
  * value (the rest of this chunk is dropped: reset before reuse); or -1 with err set (line
  * over the bound, out of memory), after which the framer stays failed until reset. */
-int kube_framing_feed(struct kube_framing *f, const char *data, size_t len,
-                      kube_framing_line_fn cb, void *ud, struct kube_err *err);
+int kube_framing_feed(struct kube_framing *f, const char *data, size_t len, kube_framing_line_fn cb, void *ud,
+                      struct kube_err *err);
 
 /* Bytes of an incomplete line held back (0 at a clean end of stream). */
 size_t kube_framing_pending(const struct kube_framing *f);

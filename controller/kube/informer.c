@@ -8,17 +8,17 @@
 struct inf_entry {
     char *key;
     char *rv;
-    char *uid;                 /* may be NULL */
-    void *value;               /* the projection */
-    unsigned gen;              /* list generation that last saw it */
-    struct inf_entry *next;    /* bucket chain */
+    char *uid;              /* may be NULL */
+    void *value;            /* the projection */
+    unsigned gen;           /* list generation that last saw it */
+    struct inf_entry *next; /* bucket chain */
 };
 
 struct kube_informer {
     struct inf_entry **buckets;
     size_t nbuckets;
     size_t count;
-    unsigned gen;              /* bumped by each list_begin */
+    unsigned gen; /* bumped by each list_begin */
     bool synced;
     char *rv;
 
@@ -36,8 +36,8 @@ struct kube_informer {
     struct kube_informer_stats stats;
 };
 
-__attribute__((format(printf, 3, 4)))
-static void inf_log(struct kube_informer *inf, enum kube_watch_level level, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void inf_log(struct kube_informer *inf, enum kube_watch_level level,
+                                                          const char *fmt, ...)
 {
     if (!inf->h.log)
         return;
@@ -122,8 +122,7 @@ static void *inf_default_project(const cJSON *obj, void *ud)
 {
     (void)ud;
     cJSON *copy = cJSON_Duplicate(obj, 1);
-    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(copy, "metadata"),
-                                            "managedFields");
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(copy, "metadata"), "managedFields");
     return copy;
 }
 
@@ -198,15 +197,13 @@ static void inf_upsert(struct kube_informer *inf, const cJSON *obj, bool from_li
 {
     char key[512];
     if (!inf_key(obj, key, sizeof(key))) {
-        inf_log(inf, KUBE_WATCH_WARN, "informer ignoring an object without metadata.name path=%s",
-                inf->path);
+        inf_log(inf, KUBE_WATCH_WARN, "informer ignoring an object without metadata.name path=%s", inf->path);
         return;
     }
     const char *rv = meta_str(obj, "resourceVersion");
     const char *uid = meta_str(obj, "uid");
     if (!rv) {
-        inf_log(inf, KUBE_WATCH_WARN,
-                "informer ignoring an object without metadata.resourceVersion path=%s key=%s",
+        inf_log(inf, KUBE_WATCH_WARN, "informer ignoring an object without metadata.resourceVersion path=%s key=%s",
                 inf->path, key);
         return;
     }
@@ -327,8 +324,8 @@ void kube_informer_list_end(struct kube_informer *inf, const char *rv)
     inf_set_rv(inf, rv);
     inf->stats.lists++;
     inf->synced = true;
-    inf_log(inf, KUBE_WATCH_INFO, "informer synced path=%s rv=%s objects=%zu relist_deletes=%zu",
-            inf->path, rv ? rv : "", inf->count, removed);
+    inf_log(inf, KUBE_WATCH_INFO, "informer synced path=%s rv=%s objects=%zu relist_deletes=%zu", inf->path,
+            rv ? rv : "", inf->count, removed);
     if (inf->h.on_synced)
         inf->h.on_synced(inf->ud);
 }
@@ -337,14 +334,9 @@ void kube_informer_event(struct kube_informer *inf, enum kube_watch_type type, c
 {
     switch (type) {
     case KUBE_WATCH_ADDED:
-    case KUBE_WATCH_MODIFIED:
-        inf_upsert(inf, obj, false);
-        break;
-    case KUBE_WATCH_DELETED:
-        inf_remove(inf, obj);
-        break;
-    case KUBE_WATCH_BOOKMARK:
-        break;
+    case KUBE_WATCH_MODIFIED: inf_upsert(inf, obj, false); break;
+    case KUBE_WATCH_DELETED: inf_remove(inf, obj); break;
+    case KUBE_WATCH_BOOKMARK: break;
     }
     inf_set_rv(inf, meta_str(obj, "resourceVersion"));
 }
@@ -392,8 +384,7 @@ struct kube_informer *kube_informer_new(const struct kube_informer_opts *opts, s
     inf->path = strdup(opts->path);
     inf->label_selector = opts->label_selector ? strdup(opts->label_selector) : NULL;
     inf->field_selector = opts->field_selector ? strdup(opts->field_selector) : NULL;
-    if (!inf->path || (opts->label_selector && !inf->label_selector) ||
-        (opts->field_selector && !inf->field_selector))
+    if (!inf->path || (opts->label_selector && !inf->label_selector) || (opts->field_selector && !inf->field_selector))
         goto oom;
     inf->list_mode = opts->list_mode;
     inf->watch_timeout_s = opts->watch_timeout_seconds;
@@ -433,8 +424,8 @@ void kube_informer_free(struct kube_informer *inf)
     free(inf);
 }
 
-int kube_informer_start(struct kube_informer *inf, struct kube_loop *loop,
-                        struct kube_client *client, struct kube_err *err)
+int kube_informer_start(struct kube_informer *inf, struct kube_loop *loop, struct kube_client *client,
+                        struct kube_err *err)
 {
     if (!inf->watch) {
         struct kube_watch_opts wo = {
@@ -506,8 +497,7 @@ size_t kube_informer_len(const struct kube_informer *inf)
 }
 
 int kube_informer_foreach(const struct kube_informer *inf,
-                          int (*fn)(const char *key, const char *rv, const void *obj, void *ud),
-                          void *ud)
+                          int (*fn)(const char *key, const char *rv, const void *obj, void *ud), void *ud)
 {
     for (size_t i = 0; i < inf->nbuckets; i++)
         for (const struct inf_entry *e = inf->buckets[i]; e; e = e->next) {

@@ -49,17 +49,17 @@ struct kube_informer_handlers {
 };
 
 struct kube_informer_opts {
-    const char *path;            /* collection, e.g. "/api/v1/nodes" (required) */
-    const char *label_selector;  /* may be NULL */
-    const char *field_selector;  /* may be NULL */
+    const char *path;           /* collection, e.g. "/api/v1/nodes" (required) */
+    const char *label_selector; /* may be NULL */
+    const char *field_selector; /* may be NULL */
     enum kube_watch_list_mode list_mode;
-    int watch_timeout_seconds;   /* 0: the watch's random 300..600 s */
-    bool watch_no_bookmarks;     /* see kube_watch_opts.no_bookmarks */
+    int watch_timeout_seconds;        /* 0: the watch's random 300..600 s */
+    bool watch_no_bookmarks;          /* see kube_watch_opts.no_bookmarks */
     kube_informer_project_fn project; /* NULL: keep a cJSON copy without managedFields */
     void (*free_value)(void *value);  /* frees what project returns (NULL: free()) */
     void *project_ud;
     struct kube_informer_handlers handlers;
-    void *ud;                    /* passed to the handlers */
+    void *ud; /* passed to the handlers */
 };
 
 /* Counters of what the handlers were told. */
@@ -81,8 +81,8 @@ void kube_informer_free(struct kube_informer *inf);
 
 /* Start watching through loop and client (both borrowed; they must outlive the informer).
  * Returns 0 or -1 with err. */
-int kube_informer_start(struct kube_informer *inf, struct kube_loop *loop,
-                        struct kube_client *client, struct kube_err *err);
+int kube_informer_start(struct kube_informer *inf, struct kube_loop *loop, struct kube_client *client,
+                        struct kube_err *err);
 
 /* Stop watching; the cache is kept (a later start relists and diffs). */
 void kube_informer_stop(struct kube_informer *inf);
@@ -109,8 +109,7 @@ size_t kube_informer_len(const struct kube_informer *inf);
 /* Call fn for every cached object (unspecified order) until it returns non-zero (which is
  * then returned; 0 otherwise). fn must not change the informer. */
 int kube_informer_foreach(const struct kube_informer *inf,
-                          int (*fn)(const char *key, const char *rv, const void *obj, void *ud),
-                          void *ud);
+                          int (*fn)(const char *key, const char *rv, const void *obj, void *ud), void *ud);
 
 /* The last resourceVersion seen (list, event or bookmark), "" before any. */
 const char *kube_informer_rv(const struct kube_informer *inf);

@@ -89,7 +89,7 @@ struct kube_lease {
     char *ns, *name, *identity, *path, *collection;
     struct kube_lease_timing t;
     struct kube_lease_memory mem;
-    cJSON *obj;     /* the Lease last read (for updates) */
+    cJSON *obj; /* the Lease last read (for updates) */
     char holder[256];
     int64_t next_ms;
     int started;
@@ -195,10 +195,10 @@ static void set_spec(cJSON *obj, const char *holder, int64_t duration_s, int new
     }
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
     double transitions = cJSON_IsNumber(tr) ? tr->valuedouble : 0;
-#define SET(key, item)                                                                                         \
-    do {                                                                                                       \
-        cJSON_DeleteItemFromObjectCaseSensitive(spec, key);                                                    \
-        cJSON_AddItemToObject(spec, key, item);                                                                \
+#define SET(key, item)                                      \
+    do {                                                    \
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, key); \
+        cJSON_AddItemToObject(spec, key, item);             \
     } while (0)
     SET("holderIdentity", cJSON_CreateString(holder));
     SET("leaseDurationSeconds", cJSON_CreateNumber((double)duration_s));
@@ -248,8 +248,7 @@ static void set_call_timeout(struct kube_lease *l, int64_t now_ms)
     kube_client_set_timeout(l->client, (long)timeout);
 }
 
-enum kube_lease_state kube_lease_tick(struct kube_lease *l, int64_t now_ms, int64_t *next_tick_ms,
-                                      struct kube_err *err)
+enum kube_lease_state kube_lease_tick(struct kube_lease *l, int64_t now_ms, int64_t *next_tick_ms, struct kube_err *err)
 {
     kube_err_clear(err);
     if (l->started && now_ms < l->next_ms) {
@@ -310,8 +309,7 @@ enum kube_lease_state kube_lease_tick(struct kube_lease *l, int64_t now_ms, int6
         break;
     }
     case KUBE_LEASE_ACT_WAIT:
-    case KUBE_LEASE_ACT_STEP_DOWN:
-        break;
+    case KUBE_LEASE_ACT_STEP_DOWN: break;
     }
     /* a leader whose renewals failed past the deadline steps down now, not a tick later */
     if (l->mem.leader && NOW() - l->mem.last_renew_ms > l->t.renew_deadline_ms)

@@ -32,19 +32,19 @@ struct kube_lease_timing {
 
 /* The Lease as read from the API (the fields the decision needs). */
 struct kube_lease_record {
-    int exists;                 /* 0: the Lease does not exist (404) */
-    char holder[256];           /* spec.holderIdentity ("" when released/absent) */
-    int64_t duration_s;         /* spec.leaseDurationSeconds */
-    char resource_version[64];  /* metadata.resourceVersion: changes iff the record changed */
+    int exists;                /* 0: the Lease does not exist (404) */
+    char holder[256];          /* spec.holderIdentity ("" when released/absent) */
+    int64_t duration_s;        /* spec.leaseDurationSeconds */
+    char resource_version[64]; /* metadata.resourceVersion: changes iff the record changed */
 };
 
 /* What the decider remembers between decisions. Zero-initialise it. */
 struct kube_lease_memory {
-    char observed_rv[64];       /* resourceVersion of the record last seen */
-    int64_t observed_at_ms;     /* our clock when that record was first seen */
+    char observed_rv[64];   /* resourceVersion of the record last seen */
+    int64_t observed_at_ms; /* our clock when that record was first seen */
     int64_t observed_duration_s;
-    int leader;                 /* we hold the lease */
-    int64_t last_renew_ms;      /* our clock at our last successful create/renew */
+    int leader;            /* we hold the lease */
+    int64_t last_renew_ms; /* our clock at our last successful create/renew */
 };
 
 enum kube_lease_action {

@@ -110,8 +110,7 @@ static void loop_unlink(struct kube_loop *loop, struct loop_xfer *x)
     loop->nxfers--;
 }
 
-int kube_loop_add(struct kube_loop *loop, CURL *easy, kube_loop_done_fn done, void *ud,
-                  struct kube_err *err)
+int kube_loop_add(struct kube_loop *loop, CURL *easy, kube_loop_done_fn done, void *ud, struct kube_err *err)
 {
     if (loop_find(loop, easy))
         return kube_err_set(err, 0, "Internal", "event loop: transfer added twice");
@@ -121,8 +120,7 @@ int kube_loop_add(struct kube_loop *loop, CURL *easy, kube_loop_done_fn done, vo
     CURLMcode mc = curl_multi_add_handle(loop->multi, easy);
     if (mc != CURLM_OK) {
         free(x);
-        return kube_err_set(err, 0, "Internal", "event loop: adding a transfer: %s",
-                            curl_multi_strerror(mc));
+        return kube_err_set(err, 0, "Internal", "event loop: adding a transfer: %s", curl_multi_strerror(mc));
     }
     x->easy = easy;
     x->done = done;
@@ -150,8 +148,7 @@ int kube_loop_transfers(const struct kube_loop *loop)
     return loop->nxfers;
 }
 
-uint64_t kube_loop_timer(struct kube_loop *loop, uint64_t delay_ms, uint64_t period_ms,
-                         kube_loop_timer_fn fn, void *ud)
+uint64_t kube_loop_timer(struct kube_loop *loop, uint64_t delay_ms, uint64_t period_ms, kube_loop_timer_fn fn, void *ud)
 {
     if (loop->ntimers == loop->cap_timers) {
         size_t cap = loop->cap_timers ? loop->cap_timers * 2 : 16;
@@ -270,8 +267,7 @@ int kube_loop_run(struct kube_loop *loop, struct kube_err *err)
         int numfds = 0;
         CURLMcode mc = curl_multi_poll(loop->multi, &wfd, 1, loop_wait_ms(loop), &numfds);
         if (mc != CURLM_OK) {
-            rc = kube_err_set(err, 0, "Internal", "event loop: curl_multi_poll: %s",
-                              curl_multi_strerror(mc));
+            rc = kube_err_set(err, 0, "Internal", "event loop: curl_multi_poll: %s", curl_multi_strerror(mc));
             break;
         }
         if (wfd.revents) {
@@ -282,8 +278,7 @@ int kube_loop_run(struct kube_loop *loop, struct kube_err *err)
         int running = 0;
         mc = curl_multi_perform(loop->multi, &running);
         if (mc != CURLM_OK) {
-            rc = kube_err_set(err, 0, "Internal", "event loop: curl_multi_perform: %s",
-                              curl_multi_strerror(mc));
+            rc = kube_err_set(err, 0, "Internal", "event loop: curl_multi_perform: %s", curl_multi_strerror(mc));
             break;
         }
         loop_run_timers(loop); /* deferred work queued by write callbacks, before completions */

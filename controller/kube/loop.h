@@ -37,8 +37,7 @@ void kube_loop_free(struct kube_loop *loop);
 
 /* Add an easy handle (its options set; CURLOPT_PRIVATE stays the caller's); done is called
  * once when the transfer ends. Returns 0 or -1 with err. */
-int kube_loop_add(struct kube_loop *loop, CURL *easy, kube_loop_done_fn done, void *ud,
-                  struct kube_err *err);
+int kube_loop_add(struct kube_loop *loop, CURL *easy, kube_loop_done_fn done, void *ud, struct kube_err *err);
 
 /* Remove a transfer before it ended, without calling its done callback (no-op if absent).
  * Not from inside a libcurl callback. */
@@ -49,8 +48,8 @@ int kube_loop_transfers(const struct kube_loop *loop);
 
 /* Call fn after delay_ms, then every period_ms when period_ms > 0. Returns a timer id
  * (never 0) for kube_loop_cancel, or 0 when out of memory. */
-uint64_t kube_loop_timer(struct kube_loop *loop, uint64_t delay_ms, uint64_t period_ms,
-                         kube_loop_timer_fn fn, void *ud);
+uint64_t kube_loop_timer(struct kube_loop *loop, uint64_t delay_ms, uint64_t period_ms, kube_loop_timer_fn fn,
+                         void *ud);
 
 /* Cancel a timer (no-op for 0, a fired one-shot or an unknown id). */
 void kube_loop_cancel(struct kube_loop *loop, uint64_t timer_id);

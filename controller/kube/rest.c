@@ -274,14 +274,13 @@ size_t kube_rest_reply_write(char *ptr, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-#define SETOPT(opt, val)                                                                                       \
-    do {                                                                                                       \
-        CURLcode rc_ = curl_easy_setopt(c->easy, opt, val);                                                    \
-        if (rc_ != CURLE_OK) {                                                                                 \
-            kube_err_set(err, 0, "Transport", "%s %s: setting %s: %s", method, url, #opt,                      \
-                         curl_easy_strerror(rc_));                                                             \
-            goto out;                                                                                          \
-        }                                                                                                      \
+#define SETOPT(opt, val)                                                                                            \
+    do {                                                                                                            \
+        CURLcode rc_ = curl_easy_setopt(c->easy, opt, val);                                                         \
+        if (rc_ != CURLE_OK) {                                                                                      \
+            kube_err_set(err, 0, "Transport", "%s %s: setting %s: %s", method, url, #opt, curl_easy_strerror(rc_)); \
+            goto out;                                                                                               \
+        }                                                                                                           \
     } while (0)
 
 cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *path, const char *content_type,
@@ -344,8 +343,8 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
         if (r.too_big)
             kube_err_set(err, 0, "Transport", "%s %s: reply larger than %ld bytes", method, url, MAX_REPLY);
         else
-            kube_err_set(err, 0, "Transport", "%s %s%s%s%s: %s%s%s", method, url,
-                         c->cfg->connect_to ? " (server " : "", c->cfg->connect_to ? c->cfg->server : "",
+            kube_err_set(err, 0, "Transport", "%s %s%s%s%s: %s%s%s", method, url, c->cfg->connect_to ? " (server " : "",
+                         c->cfg->connect_to ? c->cfg->server : "",
                          c->cfg->connect_to ? " under its tls-server-name)" : "", curl_easy_strerror(rc),
                          c->errbuf[0] ? ": " : "", c->errbuf);
         goto out;
@@ -366,8 +365,8 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
     if (!result) {
         char snip[512];
         snippet(r.data, r.len, snip, sizeof(snip));
-        kube_err_set(err, status, "Decode", "%s %s: HTTP %ld reply of %zu bytes is not JSON: \"%s\"", method, url, status,
-                     r.len, snip);
+        kube_err_set(err, status, "Decode", "%s %s: HTTP %ld reply of %zu bytes is not JSON: \"%s\"", method, url,
+                     status, r.len, snip);
     }
 out:
     curl_slist_free_all(headers);
@@ -389,9 +388,7 @@ static char *write_path(const char *path, const struct kube_write_opts *o, int a
 {
     const char *fm = o && o->field_manager ? o->field_manager : (apply ? "psi-rebalancer" : NULL);
     const char *pairs[] = {
-        "fieldManager", fm,
-        "force", apply && o && o->force ? "true" : NULL,
-        "dryRun", o && o->dry_run ? "All" : NULL,
+        "fieldManager", fm, "force", apply && o && o->force ? "true" : NULL, "dryRun", o && o->dry_run ? "All" : NULL,
         NULL,
     };
     return kube_path_query(path, pairs);
@@ -414,21 +411,22 @@ static cJSON *write_verb(struct kube_client *c, const char *method, const char *
     if (!p)
         kube_err_set(err, 0, "Encode", "out of memory");
     else
-        res = kube_rest_request(c, method, p, ctype, text,
-                                KUBE_REQUEST_WRITE | (opts && opts->discard_reply ? KUBE_REQUEST_DISCARD_REPLY : 0), err);
+        res =
+            kube_rest_request(c, method, p, ctype, text,
+                              KUBE_REQUEST_WRITE | (opts && opts->discard_reply ? KUBE_REQUEST_DISCARD_REPLY : 0), err);
     free(p);
     free(text);
     return res;
 }
 
-cJSON *kube_rest_create(struct kube_client *c, const char *path, const cJSON *body,
-                        const struct kube_write_opts *opts, struct kube_err *err)
+cJSON *kube_rest_create(struct kube_client *c, const char *path, const cJSON *body, const struct kube_write_opts *opts,
+                        struct kube_err *err)
 {
     return write_verb(c, "POST", path, "application/json", body, opts, 0, err);
 }
 
-cJSON *kube_rest_update(struct kube_client *c, const char *path, const cJSON *body,
-                        const struct kube_write_opts *opts, struct kube_err *err)
+cJSON *kube_rest_update(struct kube_client *c, const char *path, const cJSON *body, const struct kube_write_opts *opts,
+                        struct kube_err *err)
 {
     return write_verb(c, "PUT", path, "application/json", body, opts, 0, err);
 }
@@ -504,12 +502,17 @@ static cJSON *list_page(struct kube_client *c, const char *path, const struct ku
     char lim[32];
     snprintf(lim, sizeof(lim), "%ld", limit);
     const char *pairs[] = {
-        "labelSelector", o && o->label_selector && *o->label_selector ? o->label_selector : NULL,
-        "fieldSelector", o && o->field_selector && *o->field_selector ? o->field_selector : NULL,
-        "limit", limit > 0 ? lim : NULL,
+        "labelSelector",
+        o && o->label_selector && *o->label_selector ? o->label_selector : NULL,
+        "fieldSelector",
+        o && o->field_selector && *o->field_selector ? o->field_selector : NULL,
+        "limit",
+        limit > 0 ? lim : NULL,
         /* a continue token carries its own snapshot: resourceVersion must not be sent with it */
-        "resourceVersion", !cont && o && o->resource_version ? o->resource_version : NULL,
-        "continue", cont,
+        "resourceVersion",
+        !cont && o && o->resource_version ? o->resource_version : NULL,
+        "continue",
+        cont,
         NULL,
     };
     char *p = kube_path_query(path, pairs);
@@ -537,8 +540,10 @@ static cJSON *list_page(struct kube_client *c, const char *path, const struct ku
 int kube_rest_list_check_continue(const char *prev, const char *next, long pages, char *why, size_t whylen)
 {
     if (prev && strcmp(prev, next) == 0) {
-        snprintf(why, whylen, "the server answered page %ld with the continue token it was asked with (%.40s): "
-                 "paging would not end", pages, next);
+        snprintf(why, whylen,
+                 "the server answered page %ld with the continue token it was asked with (%.40s): "
+                 "paging would not end",
+                 pages, next);
         return -1;
     }
     if (pages >= KUBE_REST_LIST_MAX_PAGES) {
@@ -549,8 +554,8 @@ int kube_rest_list_check_continue(const char *prev, const char *next, long pages
 }
 
 /* The pages after the first of a list into all; 0, or -1 with err (all left to the caller). */
-static int list_rest(struct kube_client *c, const char *path, const struct kube_list_opts *opts, long limit,
-                     cJSON *all, struct kube_err *err)
+static int list_rest(struct kube_client *c, const char *path, const struct kube_list_opts *opts, long limit, cJSON *all,
+                     struct kube_err *err)
 {
     cJSON *items = cJSON_GetObjectItemCaseSensitive(all, "items");
     char *prev = NULL;
@@ -586,8 +591,7 @@ static int list_rest(struct kube_client *c, const char *path, const struct kube_
     return rc;
 }
 
-cJSON *kube_rest_list(struct kube_client *c, const char *path, const struct kube_list_opts *opts,
-                      struct kube_err *err)
+cJSON *kube_rest_list(struct kube_client *c, const char *path, const struct kube_list_opts *opts, struct kube_err *err)
 {
     long limit = opts ? opts->limit : 0;
     cJSON *all = NULL;

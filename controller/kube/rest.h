@@ -86,8 +86,7 @@ cJSON *kube_rest_get(struct kube_client *c, const char *path, struct kube_err *e
  * token expired (410) it pages once more from the start (client-go's pager lists in one
  * piece instead, a reply that may pass the reply cap on a large cluster). A continue token
  * that repeats, or more than KUBE_REST_LIST_MAX_PAGES pages, is an error ("Decode"). */
-cJSON *kube_rest_list(struct kube_client *c, const char *path, const struct kube_list_opts *opts,
-                      struct kube_err *err);
+cJSON *kube_rest_list(struct kube_client *c, const char *path, const struct kube_list_opts *opts, struct kube_err *err);
 
 /* Most pages kube_rest_list reads for one list (500 items each by default: 5 million
  * items), so that a server handing out continue tokens for ever ends in an error. */
@@ -103,17 +102,17 @@ int kube_rest_list_check_continue(const char *prev, const char *next, long pages
 const char *kube_rest_list_rv(const cJSON *list);
 
 /* POST body to path (a collection). Returns the created object (caller frees) or NULL. */
-cJSON *kube_rest_create(struct kube_client *c, const char *path, const cJSON *body,
-                        const struct kube_write_opts *opts, struct kube_err *err);
+cJSON *kube_rest_create(struct kube_client *c, const char *path, const cJSON *body, const struct kube_write_opts *opts,
+                        struct kube_err *err);
 
 /* PUT body to path (carry metadata.resourceVersion for optimistic concurrency: 409 Conflict
  * when stale). Returns the stored object (caller frees) or NULL. */
-cJSON *kube_rest_update(struct kube_client *c, const char *path, const cJSON *body,
-                        const struct kube_write_opts *opts, struct kube_err *err);
+cJSON *kube_rest_update(struct kube_client *c, const char *path, const cJSON *body, const struct kube_write_opts *opts,
+                        struct kube_err *err);
 
 /* PATCH path with body of the given type. Returns the patched object (caller frees) or NULL. */
-cJSON *kube_rest_patch(struct kube_client *c, const char *path, enum kube_patch_type type,
-                       const cJSON *body, const struct kube_write_opts *opts, struct kube_err *err);
+cJSON *kube_rest_patch(struct kube_client *c, const char *path, enum kube_patch_type type, const cJSON *body,
+                       const struct kube_write_opts *opts, struct kube_err *err);
 
 /* DELETE path with optional DeleteOptions body (may be NULL). Returns the reply (the object
  * or a Status; caller frees) or NULL. */
@@ -135,14 +134,13 @@ int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int 
 /* Any request: method, path (with query), content type and body text (both may be NULL).
  * Returns the parsed reply (caller frees; a 2xx reply with an empty body gives an empty
  * object) or NULL with err. flags: KUBE_REQUEST_*. */
-cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *path,
-                         const char *content_type, const char *body, unsigned flags,
-                         struct kube_err *err);
+cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *path, const char *content_type,
+                         const char *body, unsigned flags, struct kube_err *err);
 
 /* Decode an error reply into err: body (may be NULL/not JSON) a metav1.Status, status the
  * HTTP code, url names the request. Always returns -1. */
-int kube_rest_decode_status(const char *body, size_t len, long status, const char *method,
-                            const char *url, struct kube_err *err);
+int kube_rest_decode_status(const char *body, size_t len, long status, const char *method, const char *url,
+                            struct kube_err *err);
 
 /* A reply body gathered by kube_rest_reply_write: zero-initialise it and set max (bytes, the
  * NUL included); data holds len bytes and a NUL and is the caller's to free; too_big is set

@@ -14,11 +14,11 @@
 #include "kube/framing.h"
 #include "kube/num.h"
 
-#define WATCH_TIMEOUT_MIN_S 300   /* server-side timeoutSeconds, drawn from [min, max] */
+#define WATCH_TIMEOUT_MIN_S 300 /* server-side timeoutSeconds, drawn from [min, max] */
 #define WATCH_TIMEOUT_MAX_S 600
-#define WATCH_CLIENT_GRACE_S 60   /* client-side limit: timeoutSeconds plus this */
+#define WATCH_CLIENT_GRACE_S 60 /* client-side limit: timeoutSeconds plus this */
 #define WATCH_CONNECT_TIMEOUT_MS 10000
-#define WATCH_ERRBODY_MAX 65536   /* bytes of an error reply kept for its Status */
+#define WATCH_ERRBODY_MAX 65536 /* bytes of an error reply kept for its Status */
 #define WATCH_SHORT_STREAM_MS 1000
 #define WATCH_RETRY_AFTER_MAX_S 60
 #define WATCH_DEFAULT_PAGE 500
@@ -62,19 +62,19 @@ struct kube_watch {
     char *errbody;
     size_t errlen;
     long retry_after_s;
-    bool stream_failed;          /* framing or decoding failed in the write callback */
+    bool stream_failed; /* framing or decoding failed in the write callback */
     struct kube_err stream_err;
-    bool list_begun;             /* list_begin delivered for the current streaming list */
+    bool list_begun; /* list_begin delivered for the current streaming list */
     uint64_t stream_events;
     uint64_t stream_started_ms;
-    uint64_t last_data_ms;       /* when the stream last delivered bytes */
-    unsigned stream_timeout_s;   /* the timeoutSeconds it was opened with */
+    uint64_t last_data_ms;     /* when the stream last delivered bytes */
+    unsigned stream_timeout_s; /* the timeoutSeconds it was opened with */
 
     /* events decoded in the write callback, delivered from the loop */
     cJSON **queue;
     size_t qhead, qlen, qcap;
     uint64_t dispatch_timer, connect_timer, stall_timer;
-    bool bookmarks;              /* ask for bookmarks (allowWatchBookmarks) */
+    bool bookmarks; /* ask for bookmarks (allowWatchBookmarks) */
 
     struct kube_backoff backoff;         /* reconnects after failures */
     struct kube_backoff expired_backoff; /* relists after 410: the server is fine, so these
@@ -99,8 +99,8 @@ static double watch_rand01(struct kube_watch *w)
     return (double)(watch_rand(w) >> 11) / (double)(1ULL << 53);
 }
 
-__attribute__((format(printf, 3, 4)))
-static void watch_log(struct kube_watch *w, enum kube_watch_level level, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void watch_log(struct kube_watch *w, enum kube_watch_level level,
+                                                            const char *fmt, ...)
 {
     if (!w->h.log)
         return;
@@ -261,8 +261,7 @@ static void watch_schedule(struct kube_watch *w, uint64_t delay_ms)
     w->state = W_WAIT;
     w->connect_timer = kube_loop_timer(w->loop, delay_ms, 0, watch_connect_cb, w);
     if (!w->connect_timer) {
-        watch_log(w, KUBE_WATCH_ERROR, "watch cannot schedule a reconnect path=%s reason=OutOfMemory",
-                  w->path);
+        watch_log(w, KUBE_WATCH_ERROR, "watch cannot schedule a reconnect path=%s reason=OutOfMemory", w->path);
         w->state = W_IDLE;
     }
 }
@@ -273,27 +272,25 @@ static void watch_backoff(struct kube_watch *w, bool failure)
 {
     if (failure)
         w->stats.failures++;
-    uint64_t delay = kube_backoff_next(failure ? &w->backoff : &w->expired_backoff,
-                                       kube_loop_now_ms(), watch_rand01(w));
+    uint64_t delay =
+        kube_backoff_next(failure ? &w->backoff : &w->expired_backoff, kube_loop_now_ms(), watch_rand01(w));
     if (w->retry_after_s > 0) {
         long ra = w->retry_after_s > WATCH_RETRY_AFTER_MAX_S ? WATCH_RETRY_AFTER_MAX_S : w->retry_after_s;
         if ((uint64_t)ra * 1000u > delay)
             delay = (uint64_t)ra * 1000u;
     }
-    watch_log(w, KUBE_WATCH_INFO, "watch retrying path=%s delay_ms=%llu relist=%s", w->path,
-              (unsigned long long)delay, w->need_relist ? "true" : "false");
+    watch_log(w, KUBE_WATCH_INFO, "watch retrying path=%s delay_ms=%llu relist=%s", w->path, (unsigned long long)delay,
+              w->need_relist ? "true" : "false");
     watch_schedule(w, delay);
 }
 
 /* The resource version is gone (410): the state must be listed again. via: "event" (an
  * ERROR event in the stream) or "reply" (the HTTP status of the watch request). */
-static void watch_expired(struct kube_watch *w, const char *via, const char *reason,
-                          const char *message)
+static void watch_expired(struct kube_watch *w, const char *via, const char *reason, const char *message)
 {
     w->stats.expired++;
     w->need_relist = true;
-    watch_log(w, KUBE_WATCH_INFO,
-              "watch relisting path=%s status=410 reason=%s via=%s rv=%s msg=\"%s\"", w->path,
+    watch_log(w, KUBE_WATCH_INFO, "watch relisting path=%s status=410 reason=%s via=%s rv=%s msg=\"%s\"", w->path,
               reason && *reason ? reason : "Gone", via, kube_watch_rv(w), message ? message : "");
     /* Through a backoff of its own, so a server that keeps answering 410 is not hammered;
      * the first relist follows within a second. */
@@ -303,16 +300,14 @@ static void watch_expired(struct kube_watch *w, const char *via, const char *rea
 /* A status that means "this server does not do streaming lists" rather than a failure. */
 static bool watch_is_refusal(long status)
 {
-    return status == 400 || status == 405 || status == 406 || status == 415 || status == 422 ||
-           status == 501;
+    return status == 400 || status == 405 || status == 406 || status == 415 || status == 422 || status == 501;
 }
 
 static void watch_streaming_refused(struct kube_watch *w, long status, const char *msg)
 {
     w->streaming_refused = true;
     w->need_relist = true;
-    watch_log(w, KUBE_WATCH_WARN,
-              "watch streaming list refused, using LIST path=%s status=%ld msg=\"%s\"", w->path,
+    watch_log(w, KUBE_WATCH_WARN, "watch streaming list refused, using LIST path=%s status=%ld msg=\"%s\"", w->path,
               status, msg ? msg : "");
     watch_schedule(w, 0);
 }
@@ -343,8 +338,8 @@ static int watch_handle(struct kube_watch *w, const cJSON *ev)
                    watch_is_refusal(c)) {
             watch_streaming_refused(w, c, e.message);
         } else {
-            watch_log(w, KUBE_WATCH_WARN, "watch error event path=%s code=%ld reason=%s msg=\"%s\"",
-                      w->path, c, e.reason ? e.reason : "", e.message ? e.message : "");
+            watch_log(w, KUBE_WATCH_WARN, "watch error event path=%s code=%ld reason=%s msg=\"%s\"", w->path, c,
+                      e.reason ? e.reason : "", e.message ? e.message : "");
             watch_backoff(w, true);
         }
         return 1;
@@ -354,8 +349,8 @@ static int watch_handle(struct kube_watch *w, const cJSON *ev)
     w->stream_events++;
     if (w->state == W_STREAM_LIST) {
         if (type == KUBE_WATCH_BOOKMARK) {
-            const char *end = json_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
-                                       "annotations", KUBE_WATCH_INITIAL_EVENTS_END);
+            const char *end = json_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "annotations",
+                                       KUBE_WATCH_INITIAL_EVENTS_END);
             if (!end || strcmp(end, "true") != 0)
                 return 0; /* progress only: the list is not complete yet */
             if (!w->list_begun) {
@@ -367,15 +362,13 @@ static int watch_handle(struct kube_watch *w, const cJSON *ev)
             w->state = W_WATCHING;
             w->stats.lists++;
             w->stats.streamed_lists++;
-            watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=stream rv=%s", w->path,
-                      kube_watch_rv(w));
+            watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=stream rv=%s", w->path, kube_watch_rv(w));
             if (w->h.list_end)
                 w->h.list_end(kube_watch_rv(w), w->ud);
             return 0;
         }
         if (type == KUBE_WATCH_DELETED) {
-            watch_log(w, KUBE_WATCH_WARN, "watch ignoring a DELETED event in an initial list path=%s",
-                      w->path);
+            watch_log(w, KUBE_WATCH_WARN, "watch ignoring a DELETED event in an initial list path=%s", w->path);
             return 0;
         }
         if (!w->list_begun) {
@@ -432,14 +425,12 @@ static int watch_line(const char *line, size_t len, void *ud)
     cJSON *ev = cJSON_ParseWithLength(line, len);
     if (!cJSON_IsObject(ev)) {
         cJSON_Delete(ev);
-        kube_err_set(&w->stream_err, 0, "Decode", "watch %s: an event is not a JSON object: %.120s",
-                     w->path, line);
+        kube_err_set(&w->stream_err, 0, "Decode", "watch %s: an event is not a JSON object: %.120s", w->path, line);
         return -1;
     }
     if (queue_push(w, ev) < 0) {
         cJSON_Delete(ev);
-        kube_err_set(&w->stream_err, 0, "Decode", "watch %s: out of memory queueing an event",
-                     w->path);
+        kube_err_set(&w->stream_err, 0, "Decode", "watch %s: out of memory queueing an event", w->path);
         return -1;
     }
     if (!w->dispatch_timer)
@@ -557,11 +548,11 @@ static void watch_done(struct kube_loop *loop, CURL *easy, CURLcode result, void
         if (w->stream_failed) {
             /* An event was lost (undecodable or over the line bound): list again. */
             w->need_relist = true;
-            watch_log(w, KUBE_WATCH_WARN, "watch stream dropped path=%s reason=%s msg=\"%s\"",
-                      w->path, w->stream_err.reason, w->stream_err.msg);
+            watch_log(w, KUBE_WATCH_WARN, "watch stream dropped path=%s reason=%s msg=\"%s\"", w->path,
+                      w->stream_err.reason, w->stream_err.msg);
         } else {
-            watch_log(w, KUBE_WATCH_WARN, "watch stream failed path=%s reason=Transport msg=\"%s%s%s\"",
-                      w->path, curl_easy_strerror(result), w->errbuf[0] ? ": " : "", w->errbuf);
+            watch_log(w, KUBE_WATCH_WARN, "watch stream failed path=%s reason=Transport msg=\"%s%s%s\"", w->path,
+                      curl_easy_strerror(result), w->errbuf[0] ? ": " : "", w->errbuf);
         }
         watch_backoff(w, true);
         return;
@@ -569,14 +560,12 @@ static void watch_done(struct kube_loop *loop, CURL *easy, CURLcode result, void
     if (w->status == 200) {
         uint64_t lasted = kube_loop_now_ms() - w->stream_started_ms;
         bool by_timeout = lasted + 1000 >= (uint64_t)w->stream_timeout_s * 1000u;
-        if (streaming && w->mode == KUBE_WATCH_LIST_AUTO &&
-            (by_timeout || lasted >= WATCH_INITIAL_END_STALL_MS)) {
+        if (streaming && w->mode == KUBE_WATCH_LIST_AUTO && (by_timeout || lasted >= WATCH_INITIAL_END_STALL_MS)) {
             /* The server's timeout came before the initial-events-end bookmark: it does
              * not do streaming lists (a server that does sends it right after the state). */
             watch_streaming_refused(w, w->status, "the stream ended without the initial-events-end bookmark");
         } else if (streaming) {
-            watch_log(w, KUBE_WATCH_WARN,
-                      "watch stream ended before the initial list was complete path=%s", w->path);
+            watch_log(w, KUBE_WATCH_WARN, "watch stream ended before the initial list was complete path=%s", w->path);
             watch_backoff(w, true);
         } else if (w->stream_events == 0 && lasted < WATCH_SHORT_STREAM_MS) {
             watch_log(w, KUBE_WATCH_WARN, "watch stream ended at once path=%s", w->path);
@@ -594,8 +583,8 @@ static void watch_done(struct kube_loop *loop, CURL *easy, CURLcode result, void
     } else if (streaming && w->mode == KUBE_WATCH_LIST_AUTO && watch_is_refusal(w->status)) {
         watch_streaming_refused(w, w->status, e.msg);
     } else {
-        watch_log(w, KUBE_WATCH_WARN, "watch request failed path=%s status=%ld reason=%s msg=\"%s\"",
-                  w->path, w->status, e.reason, e.msg);
+        watch_log(w, KUBE_WATCH_WARN, "watch request failed path=%s status=%ld reason=%s msg=\"%s\"", w->path,
+                  w->status, e.reason, e.msg);
         watch_backoff(w, true);
     }
 }
@@ -611,27 +600,26 @@ static int watch_list(struct kube_watch *w)
     struct kube_err e = {0};
     cJSON *list = kube_rest_list(w->client, w->path, &lo, &e);
     if (!list) {
-        watch_log(w, KUBE_WATCH_WARN, "watch list failed path=%s status=%ld reason=%s msg=\"%s\"",
-                  w->path, e.status, e.reason, e.msg);
+        watch_log(w, KUBE_WATCH_WARN, "watch list failed path=%s status=%ld reason=%s msg=\"%s\"", w->path, e.status,
+                  e.reason, e.msg);
         return -1;
     }
     const char *rv = kube_rest_list_rv(list);
     if (!rv || !*rv) {
-        watch_log(w, KUBE_WATCH_WARN, "watch list failed path=%s reason=Decode msg=\"no resourceVersion\"",
-                  w->path);
+        watch_log(w, KUBE_WATCH_WARN, "watch list failed path=%s reason=Decode msg=\"no resourceVersion\"", w->path);
         cJSON_Delete(list);
         return -1;
     }
     watch_list_begin(w);
     const cJSON *item;
-    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    cJSON_ArrayForEach (item, cJSON_GetObjectItemCaseSensitive(list, "items"))
         if (w->h.list_item)
             w->h.list_item(item, w->ud);
     watch_set_rv(w, rv);
     w->need_relist = false;
     w->stats.lists++;
-    watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=list rv=%s items=%d", w->path,
-              kube_watch_rv(w), cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")));
+    watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=list rv=%s items=%d", w->path, kube_watch_rv(w),
+              cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")));
     cJSON_Delete(list);
     if (w->h.list_end)
         w->h.list_end(kube_watch_rv(w), w->ud);
@@ -648,21 +636,30 @@ static int watch_open(struct kube_watch *w, bool streaming, struct kube_err *err
     w->url = NULL;
 
     /* Rotated at random so that the watches of many clients do not all end together. */
-    unsigned timeout_s = w->timeout_s > 0 ? (unsigned)w->timeout_s
-                                          : WATCH_TIMEOUT_MIN_S + (unsigned)(watch_rand(w) %
-                                            (WATCH_TIMEOUT_MAX_S - WATCH_TIMEOUT_MIN_S + 1));
+    unsigned timeout_s =
+        w->timeout_s > 0
+            ? (unsigned)w->timeout_s
+            : WATCH_TIMEOUT_MIN_S + (unsigned)(watch_rand(w) % (WATCH_TIMEOUT_MAX_S - WATCH_TIMEOUT_MIN_S + 1));
     char timeout[16];
     snprintf(timeout, sizeof(timeout), "%u", timeout_s);
     w->stream_timeout_s = timeout_s;
     const char *pairs[] = {
-        "watch", "1",
-        "allowWatchBookmarks", w->bookmarks ? "true" : NULL,
-        "labelSelector", w->label_selector,
-        "fieldSelector", w->field_selector,
-        "timeoutSeconds", timeout,
-        "sendInitialEvents", streaming ? "true" : NULL,
-        "resourceVersionMatch", streaming ? "NotOlderThan" : NULL,
-        "resourceVersion", streaming ? NULL : kube_watch_rv(w),
+        "watch",
+        "1",
+        "allowWatchBookmarks",
+        w->bookmarks ? "true" : NULL,
+        "labelSelector",
+        w->label_selector,
+        "fieldSelector",
+        w->field_selector,
+        "timeoutSeconds",
+        timeout,
+        "sendInitialEvents",
+        streaming ? "true" : NULL,
+        "resourceVersionMatch",
+        streaming ? "NotOlderThan" : NULL,
+        "resourceVersion",
+        streaming ? NULL : kube_watch_rv(w),
         NULL,
     };
     char *pq = kube_path_query(w->path, pairs);
@@ -685,8 +682,7 @@ static int watch_open(struct kube_watch *w, bool streaming, struct kube_err *err
     curl_easy_setopt(w->easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(w->easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(w->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)WATCH_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(w->easy, CURLOPT_TIMEOUT_MS,
-                     ((long)timeout_s + WATCH_CLIENT_GRACE_S) * 1000L);
+    curl_easy_setopt(w->easy, CURLOPT_TIMEOUT_MS, ((long)timeout_s + WATCH_CLIENT_GRACE_S) * 1000L);
     curl_easy_setopt(w->easy, CURLOPT_WRITEFUNCTION, watch_write);
     curl_easy_setopt(w->easy, CURLOPT_WRITEDATA, w);
     curl_easy_setopt(w->easy, CURLOPT_HEADERFUNCTION, watch_header);
@@ -722,16 +718,15 @@ static void watch_connect_cb(struct kube_loop *loop, void *ud)
     struct kube_watch *w = ud;
     w->connect_timer = 0;
     w->retry_after_s = 0;
-    bool stream = w->mode == KUBE_WATCH_LIST_STREAM ||
-                  (w->mode == KUBE_WATCH_LIST_AUTO && !w->streaming_refused);
+    bool stream = w->mode == KUBE_WATCH_LIST_STREAM || (w->mode == KUBE_WATCH_LIST_AUTO && !w->streaming_refused);
     if (w->need_relist && !stream && watch_list(w) < 0) {
         watch_backoff(w, true);
         return;
     }
     struct kube_err e = {0};
     if (watch_open(w, w->need_relist, &e) < 0) {
-        watch_log(w, KUBE_WATCH_ERROR, "watch cannot open a stream path=%s reason=%s msg=\"%s\"",
-                  w->path, e.reason, e.msg);
+        watch_log(w, KUBE_WATCH_ERROR, "watch cannot open a stream path=%s reason=%s msg=\"%s\"", w->path, e.reason,
+                  e.msg);
         watch_backoff(w, true);
     }
 }
@@ -739,9 +734,8 @@ static void watch_connect_cb(struct kube_loop *loop, void *ud)
 /* ---- life cycle ---- */
 
 struct kube_watch *kube_watch_new(struct kube_loop *loop, struct kube_client *client,
-                                  const struct kube_watch_opts *opts,
-                                  const struct kube_watch_handler *handler, void *ud,
-                                  struct kube_err *err)
+                                  const struct kube_watch_opts *opts, const struct kube_watch_handler *handler,
+                                  void *ud, struct kube_err *err)
 {
     if (!opts || !opts->path || opts->path[0] != '/') {
         kube_err_set(err, 0, "Invalid", "watch: a collection path starting with / is required");
@@ -771,8 +765,7 @@ struct kube_watch *kube_watch_new(struct kube_loop *loop, struct kube_client *cl
     w->framing = kube_framing_new(0);
     w->easy = curl_easy_init();
     if (!w->path || (opts->label_selector && *opts->label_selector && !w->label_selector) ||
-        (opts->field_selector && *opts->field_selector && !w->field_selector) || !w->framing ||
-        !w->easy)
+        (opts->field_selector && *opts->field_selector && !w->field_selector) || !w->framing || !w->easy)
         goto oom;
     return w;
 oom:

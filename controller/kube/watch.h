@@ -68,15 +68,15 @@ struct kube_watch_handler {
 };
 
 struct kube_watch_opts {
-    const char *path;              /* collection path, e.g. "/api/v1/nodes" (required) */
-    const char *label_selector;    /* may be NULL */
-    const char *field_selector;    /* may be NULL */
+    const char *path;           /* collection path, e.g. "/api/v1/nodes" (required) */
+    const char *label_selector; /* may be NULL */
+    const char *field_selector; /* may be NULL */
     enum kube_watch_list_mode list_mode;
-    long page_size;                /* LIST limit= (0: 500) */
-    int timeout_seconds;           /* server-side timeoutSeconds (0: random 300..600) */
-    bool no_bookmarks;             /* leave out allowWatchBookmarks (a server then sends no
-                                    * bookmark, as one that ignores sendInitialEvents does:
-                                    * tests use it to reach the fallback to LIST) */
+    long page_size;      /* LIST limit= (0: 500) */
+    int timeout_seconds; /* server-side timeoutSeconds (0: random 300..600) */
+    bool no_bookmarks;   /* leave out allowWatchBookmarks (a server then sends no
+                          * bookmark, as one that ignores sendInitialEvents does:
+                          * tests use it to reach the fallback to LIST) */
 };
 
 /* Counters, for logs, metrics and tests. */
@@ -86,9 +86,9 @@ struct kube_watch_stats {
     uint64_t streams;        /* watch streams opened (200 received) */
     uint64_t events;         /* ADDED/MODIFIED/DELETED delivered after a list */
     uint64_t bookmarks;
-    uint64_t expired;        /* 410 Gone/Expired seen (each leads to a relist) */
-    uint64_t failures;       /* transport errors and error replies (each backs off) */
-    bool streaming_refused;  /* the server refused a streaming list; LIST is used */
+    uint64_t expired;       /* 410 Gone/Expired seen (each leads to a relist) */
+    uint64_t failures;      /* transport errors and error replies (each backs off) */
+    bool streaming_refused; /* the server refused a streaming list; LIST is used */
 };
 
 struct kube_watch;
@@ -97,9 +97,8 @@ struct kube_watch;
  * outlive the watch; opts' strings are copied; ud is passed to the handler. NULL with err
  * on failure. Free with kube_watch_free. */
 struct kube_watch *kube_watch_new(struct kube_loop *loop, struct kube_client *client,
-                                  const struct kube_watch_opts *opts,
-                                  const struct kube_watch_handler *handler, void *ud,
-                                  struct kube_err *err);
+                                  const struct kube_watch_opts *opts, const struct kube_watch_handler *handler,
+                                  void *ud, struct kube_err *err);
 
 /* Start: the list happens at the loop's next turn. Returns 0 or -1 with err. */
 int kube_watch_start(struct kube_watch *w, struct kube_err *err);

@@ -30,8 +30,8 @@ static int plain_number(const char *s, double *v)
         return all_digits(p + 2, "0123456789abcdefABCDEF") && (*v = (double)strtoull(p + 2, NULL, 16), 1);
     if (p[0] == '0' && p[1] == 'o' && p == s)
         return all_digits(p + 2, "01234567") && (*v = (double)strtoull(p + 2, NULL, 8), 1);
-    if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF") || !strcmp(s, ".nan") ||
-        !strcmp(s, ".NaN") || !strcmp(s, ".NAN"))
+    if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF") || !strcmp(s, ".nan") || !strcmp(s, ".NaN") ||
+        !strcmp(s, ".NAN"))
         return 0; /* not representable in JSON: keep as a string */
     /* [0-9]* (.[0-9]*)? ([eE][-+]?[0-9]+)? with at least one digit in the mantissa */
     int mant = 0;
@@ -165,11 +165,11 @@ static int table_set(struct table *t, const void *owner, const char *key, void *
 }
 
 struct frame {
-    cJSON *node;  /* array or object being filled */
-    char *key;    /* pending mapping key (objects) */
+    cJSON *node;   /* array or object being filled */
+    char *key;     /* pending mapping key (objects) */
     size_t anchor; /* index of its anchor, or NO_ANCHOR */
-    long count;   /* nodes in the subtree so far, itself included */
-    int height;   /* levels of the subtree so far (1: no children yet) */
+    long count;    /* nodes in the subtree so far, itself included */
+    int height;    /* levels of the subtree so far (1: no children yet) */
 };
 
 struct anchor {
@@ -316,8 +316,7 @@ static int on_event(struct builder *b, const yaml_event_t *ev)
         if (remember_anchor(b, ev->data.scalar.anchor, node, 0, &anchor))
             return cJSON_Delete(node), fail(b, m, "out of memory");
         return attach(b, node, 1, 1, m);
-    case YAML_ALIAS_EVENT:
-        return on_alias(b, ev);
+    case YAML_ALIAS_EVENT: return on_alias(b, ev);
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT: {
         if (b->depth >= MAX_DEPTH)
@@ -346,8 +345,7 @@ static int on_event(struct builder *b, const yaml_event_t *ev)
         }
         return attach(b, f.node, f.count, f.height, m);
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -371,8 +369,8 @@ cJSON *kube_yamljson_parse(const char *text, size_t len, char *errbuf, size_t er
         if (!yaml_parser_parse(&parser, &ev)) {
             if (parser.context)
                 snprintf(errbuf, errlen, "line %zu column %zu: %s %s (line %zu column %zu)",
-                         parser.problem_mark.line + 1, parser.problem_mark.column + 1, parser.problem,
-                         parser.context, parser.context_mark.line + 1, parser.context_mark.column + 1);
+                         parser.problem_mark.line + 1, parser.problem_mark.column + 1, parser.problem, parser.context,
+                         parser.context_mark.line + 1, parser.context_mark.column + 1);
             else
                 snprintf(errbuf, errlen, "line %zu column %zu: %s", parser.problem_mark.line + 1,
                          parser.problem_mark.column + 1, parser.problem ? parser.problem : "YAML error");

@@ -24,9 +24,8 @@ const char *psi_kubelet_avg_name(enum psi_kubelet_avg a)
     return (a >= PSI_AVG10 && a <= PSI_AVG300) ? avg_names[a] : "?";
 }
 
-int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, unsigned full,
-                              long window_s, struct psi_value out[PSI_NRESOURCES], char *errbuf,
-                              size_t errlen)
+int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, unsigned full, long window_s,
+                              struct psi_value out[PSI_NRESOURCES], char *errbuf, size_t errlen)
 {
     for (int r = 0; r < PSI_NRESOURCES; r++) {
         out[r].known = 0;
@@ -66,8 +65,7 @@ int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, unsigned
             return psi_errbuf_fail(errbuf, errlen, "node.%s.psi.%s.%s is not a number", rname, kname, avg);
         double d = v->valuedouble;
         if (isnan(d) || isinf(d) || d < 0 || d > 100)
-            return psi_errbuf_fail(errbuf, errlen, "node.%s.psi.%s.%s = %g is outside 0..100", rname,
-                                   kname, avg, d);
+            return psi_errbuf_fail(errbuf, errlen, "node.%s.psi.%s.%s = %g is outside 0..100", rname, kname, avg, d);
         tmp[r].known = 1;
         tmp[r].percent = d;
     }
@@ -116,8 +114,8 @@ static const char *reason_of(const struct kube_err *e)
         return e->status >= 200 && e->status < 300 ? PSI_REASON_MALFORMED : PSI_REASON_BAD_STATUS;
     if (e->status == 0 && strcmp(e->reason, "Timeout") == 0)
         return PSI_REASON_TIMEOUT;
-    if (e->status == 0 || e->status == 400 || e->status == 500 || e->status == 502 ||
-        e->status == 503 || e->status == 504)
+    if (e->status == 0 || e->status == 400 || e->status == 500 || e->status == 502 || e->status == 503 ||
+        e->status == 504)
         return PSI_REASON_UNREACHABLE;
     return PSI_REASON_BAD_STATUS;
 }

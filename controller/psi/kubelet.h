@@ -51,9 +51,8 @@ const char *psi_kubelet_avg_name(enum psi_kubelet_avg a);
  * for those in full (PSI_RES_BIT set) and "some" for the others, for window into out[] (others
  * and absent ones Unknown). Returns 0, or -1 with a message in errbuf when summary is not a
  * summary object or a psi value is not a number in 0..100 (out[] is then all Unknown). */
-int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, unsigned full,
-                              long window_s, struct psi_value out[PSI_NRESOURCES], char *errbuf,
-                              size_t errlen);
+int psi_kubelet_parse_summary(const cJSON *summary, unsigned resources, unsigned full, long window_s,
+                              struct psi_value out[PSI_NRESOURCES], char *errbuf, size_t errlen);
 
 /* Read a Summary's CPU utilisation (pure): node.cpu.usageNanoCores over cpus, in percent
  * (clamped to 100), into *out; Unknown when cpus <= 0 or the usage is absent or invalid. */

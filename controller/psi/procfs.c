@@ -9,8 +9,7 @@
 #include "psi/source.h"
 
 /* Parse the "key=value ..." part of one line (len bytes at s) into ln. */
-static int parse_fields(const char *s, size_t len, int lineno, struct psi_procfs_line *ln,
-                        char *errbuf, size_t errlen)
+static int parse_fields(const char *s, size_t len, int lineno, struct psi_procfs_line *ln, char *errbuf, size_t errlen)
 {
     enum { K10, K60, K300, KTOTAL, NKEYS };
     static const char *const keys[NKEYS] = {"avg10", "avg60", "avg300", "total"};
@@ -47,12 +46,10 @@ static int parse_fields(const char *s, size_t len, int lineno, struct psi_procfs
         errno = 0;
         if (k == KTOTAL) {
             if (val[0] == '-' || val[0] == '+')
-                return psi_errbuf_fail(errbuf, errlen, "line %d: total=%s is not an unsigned integer",
-                                       lineno, val);
+                return psi_errbuf_fail(errbuf, errlen, "line %d: total=%s is not an unsigned integer", lineno, val);
             unsigned long long t = strtoull(val, &end, 10);
             if (errno || !end || *end != '\0')
-                return psi_errbuf_fail(errbuf, errlen, "line %d: total=%s is not an unsigned integer",
-                                       lineno, val);
+                return psi_errbuf_fail(errbuf, errlen, "line %d: total=%s is not an unsigned integer", lineno, val);
             ln->total_us = (uint64_t)t;
         } else {
             double d = strtod(val, &end);
@@ -103,8 +100,7 @@ int psi_procfs_parse(const char *text, struct psi_procfs *out, char *errbuf, siz
                 ln = &out->full;
                 has = &out->has_full;
             } else {
-                return psi_errbuf_fail(errbuf, errlen,
-                                       "line %d: expected \"some ...\" or \"full ...\", got \"%.*s\"",
+                return psi_errbuf_fail(errbuf, errlen, "line %d: expected \"some ...\" or \"full ...\", got \"%.*s\"",
                                        lineno, (int)(l > 40 ? 40 : l), s);
             }
             if (*has)

@@ -87,8 +87,8 @@ const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name
     return NULL;
 }
 
-int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url,
-                         struct psi_prom_vector *out, struct psi_status *st)
+int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url, struct psi_prom_vector *out,
+                         struct psi_status *st)
 {
     memset(out, 0, sizeof(*out));
     psi_status_ok(st);
@@ -97,11 +97,11 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
     char ex[200];
     excerpt(body ? body : "", len, ex, sizeof(ex));
     if (http_status == 401)
-        return psi_status_fail(st, PSI_REASON_UNAUTHORIZED,
-                               "%s answered 401 Unauthorized (check the bearer token): %s", url, ex);
+        return psi_status_fail(st, PSI_REASON_UNAUTHORIZED, "%s answered 401 Unauthorized (check the bearer token): %s",
+                               url, ex);
     if (http_status == 403)
-        return psi_status_fail(st, PSI_REASON_FORBIDDEN,
-                               "%s answered 403 Forbidden (the token lacks permission): %s", url, ex);
+        return psi_status_fail(st, PSI_REASON_FORBIDDEN, "%s answered 403 Forbidden (the token lacks permission): %s",
+                               url, ex);
 
     struct psi_promreply r;
     char why[256] = "";
@@ -118,13 +118,11 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
             psi_promreply_free(&r);
         if (http_status == 404)
             return psi_status_fail(st, PSI_REASON_NOT_FOUND,
-                                   "%s answered 404 Not Found (is the URL a Prometheus or Thanos querier?): %s",
-                                   url, ex);
+                                   "%s answered 404 Not Found (is the URL a Prometheus or Thanos querier?): %s", url,
+                                   ex);
         if (http_status == 502 || http_status == 503 || http_status == 504)
-            return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s answered HTTP %ld: %s", url,
-                                   http_status, ex);
-        return psi_status_fail(st, PSI_REASON_BAD_STATUS, "%s answered HTTP %ld: %s", url,
-                               http_status, ex);
+            return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s answered HTTP %ld: %s", url, http_status, ex);
+        return psi_status_fail(st, PSI_REASON_BAD_STATUS, "%s answered HTTP %ld: %s", url, http_status, ex);
     }
     if (rc == -2)
         return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is refused: %s", url, why);
@@ -165,13 +163,11 @@ struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_stat
     }
     int https = strncmp(url, "https://", 8) == 0;
     if (!https && strncmp(url, "http://", 7) != 0) {
-        psi_status_fail(st, PSI_REASON_CONFIG,
-                        "Prometheus URL \"%s\" does not start with http:// or https://", url);
+        psi_status_fail(st, PSI_REASON_CONFIG, "Prometheus URL \"%s\" does not start with http:// or https://", url);
         return NULL;
     }
     if (strchr(url, '?') || strchr(url, '#')) {
-        psi_status_fail(st, PSI_REASON_CONFIG,
-                        "Prometheus URL \"%s\" must not carry a query or fragment", url);
+        psi_status_fail(st, PSI_REASON_CONFIG, "Prometheus URL \"%s\" must not carry a query or fragment", url);
         return NULL;
     }
     struct psi_prom *p = calloc(1, sizeof(*p));
@@ -187,7 +183,7 @@ struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_stat
     p->endpoint = str_printf("%s/api/v1/query", p->base);
     if (!p->endpoint)
         goto oom;
-    struct psi_promauth_config ac = {cfg->token_fn, cfg->token_file,       cfg->own_token_file, cfg->own_token,
+    struct psi_promauth_config ac = {cfg->token_fn, cfg->token_file,      cfg->own_token_file,  cfg->own_token,
                                      cfg->ca_file,  cfg->service_ca_file, cfg->plain_http_token};
     p->auth = psi_promauth_new(&ac, st);
     if (!p->auth) {
@@ -330,20 +326,15 @@ static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:
-        return psi_status_fail(st, PSI_REASON_CONFIG, "request to %s cannot be made: %s",
-                               p->endpoint, why);
+        return psi_status_fail(st, PSI_REASON_CONFIG, "request to %s cannot be made: %s", p->endpoint, why);
     case CURLE_WRITE_ERROR:
         if (p->reply.too_big)
-            return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is larger than %ld bytes",
-                                   p->endpoint, MAX_REPLY);
-        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "reading the reply of %s failed: %s",
-                               p->endpoint, why);
+            return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is larger than %ld bytes", p->endpoint,
+                                   MAX_REPLY);
+        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "reading the reply of %s failed: %s", p->endpoint, why);
     case CURLE_OPERATION_TIMEDOUT:
-        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s did not answer in time: %s",
-                               p->endpoint, why);
-    default:
-        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s is unreachable: %s", p->endpoint,
-                               why);
+        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s did not answer in time: %s", p->endpoint, why);
+    default: return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s is unreachable: %s", p->endpoint, why);
     }
 }
 
@@ -358,8 +349,7 @@ static void reply_trim(struct psi_prom *p)
     }
 }
 
-int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out,
-                          struct psi_status *st)
+int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out, struct psi_status *st)
 {
     memset(out, 0, sizeof(*out));
     psi_status_ok(st);
@@ -377,8 +367,7 @@ int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vecto
     return failed;
 }
 
-int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out,
-                   struct psi_status *st)
+int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out, struct psi_status *st)
 {
     memset(out, 0, sizeof(*out));
     CURL *e = psi_prom_query_start(p, promql, st);
@@ -412,9 +401,10 @@ char *psi_prom_psi_query(const struct psi_request *req)
         q = n;
     }
     if (q && req->utilization) {
-        char *n = str_printf("%s or label_replace(1 - avg by (node, instance) "
-                             "(rate(node_cpu_seconds_total{mode=\"idle\"}[%lds])), \"psi_resource\", \"%s\", \"\", \"\")",
-                             q, window_s, UTILIZATION_TAG);
+        char *n =
+            str_printf("%s or label_replace(1 - avg by (node, instance) "
+                       "(rate(node_cpu_seconds_total{mode=\"idle\"}[%lds])), \"psi_resource\", \"%s\", \"\", \"\")",
+                       q, window_s, UTILIZATION_TAG);
         free(q);
         q = n;
     }
@@ -552,8 +542,7 @@ static long index_match(const struct node_index *ix, const struct psi_prom_serie
     return idx_get(ix->ips, ix->cap, host);
 }
 
-long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes,
-                         size_t n)
+long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes, size_t n)
 {
     struct node_index ix;
     if (index_build(&ix, nodes, n) < 0)
@@ -580,8 +569,7 @@ static void fill_utilization(const struct node_index *ix, const struct psi_prom_
     out->nodes[i].utilization.percent = pct;
 }
 
-int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req,
-                         struct psi_sample *out)
+int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req, struct psi_sample *out)
 {
     unsigned wanted = req->resources ? req->resources : PSI_RES_ALL;
     struct node_index ix;

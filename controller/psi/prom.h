@@ -43,11 +43,11 @@
 /* Client settings; strings are copied by psi_prom_new (see promauth.h for the credential
  * and trust fields). */
 struct psi_prom_config {
-    const char *url;         /* base URL, e.g. https://thanos-querier.openshift-monitoring.svc:9091 */
-    const char *token_file;  /* bearer token file, or NULL for none (unused with token_fn) */
-    const char *ca_file;     /* CA bundle (PEM) trusted alone for https, or NULL */
-    long connect_timeout_ms; /* 0: 5000 */
-    long timeout_ms;         /* whole request; 0: 15000 */
+    const char *url;                          /* base URL, e.g. https://thanos-querier.openshift-monitoring.svc:9091 */
+    const char *token_file;                   /* bearer token file, or NULL for none (unused with token_fn) */
+    const char *ca_file;                      /* CA bundle (PEM) trusted alone for https, or NULL */
+    long connect_timeout_ms;                  /* 0: 5000 */
+    long timeout_ms;                          /* whole request; 0: 15000 */
     const char *service_ca_file;              /* with ca_file NULL: trusted when present, plus the system's */
     const struct psi_prom_token_fn *token_fn; /* the token to send, or NULL */
     const char *own_token_file, *own_token;   /* the operator's own API token: never sent */
@@ -91,8 +91,7 @@ const char *psi_prom_endpoint(const struct psi_prom *p);
 
 /* Run an instant query, blocking. Fills out (caller frees with psi_prom_vector_free) and
  * returns 0, or returns -1 with st failed (out left empty). */
-int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out,
-                   struct psi_status *st);
+int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out, struct psi_status *st);
 
 /* Non-blocking use (e.g. in kube_loop): set up p's easy handle for promql and return it
  * (owned by p; the caller runs it, e.g. kube_loop_add), or NULL with st failed. */
@@ -100,16 +99,15 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
 
 /* Finish a transfer started by psi_prom_query_start, given its result code: as
  * psi_prom_query's return and out. */
-int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out,
-                          struct psi_status *st);
+int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out, struct psi_status *st);
 
 /* Parse a /api/v1/query reply (pure): body of len bytes, the HTTP status, url naming the
  * request in messages. Returns 0 with out filled, or -1 with st failed:
  * Unauthorized (401), Forbidden (403), QueryError (status "error": errorType and error;
  * or a result type other than vector), NotFound (404), SourceUnreachable (502/503/504
  * that are no Prometheus error), UnexpectedStatus (other non-2xx), MalformedReply. */
-int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url,
-                         struct psi_prom_vector *out, struct psi_status *st);
+int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url, struct psi_prom_vector *out,
+                         struct psi_status *st);
 
 /* Free the contents of v (NULL is fine). */
 void psi_prom_vector_free(struct psi_prom_vector *v);
@@ -127,13 +125,11 @@ const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name
 char *psi_prom_psi_query(const struct psi_request *req);
 
 /* Index of the node among nodes[0..n) that series s belongs to (rules above), or -1. */
-long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes,
-                         size_t n);
+long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes, size_t n);
 
 /* Fill out (prepared by psi_sample_init for req) from the reply v of psi_prom_psi_query
  * (pure). Returns 0, or -1 with out->status failed (InvalidValue). */
-int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req,
-                         struct psi_sample *out);
+int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req, struct psi_sample *out);
 
 /* A Prometheus source over a new client for cfg (see source.h); NULL with st failed.
  * Free with psi_source_free. */

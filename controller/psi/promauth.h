@@ -34,12 +34,12 @@ struct psi_prom_token_fn {
 /* Settings; strings are copied, token_fn's struct too (its ud stays the caller's). */
 struct psi_promauth_config {
     const struct psi_prom_token_fn *token_fn; /* the token to send, or NULL */
-    const char *token_file;      /* or a token file (used when token_fn is NULL), or NULL: none */
-    const char *own_token_file;  /* the operator's own API token file, never sent (may be NULL) */
-    const char *own_token;       /* the operator's own static API token, never sent (may be NULL) */
-    const char *ca_file;         /* CA bundle trusted alone, or NULL */
-    const char *service_ca_file; /* with ca_file NULL: trusted when present, with the system store */
-    int plain_http_token;        /* a token may go over http:// (the spec asks for it by name) */
+    const char *token_file;                   /* or a token file (used when token_fn is NULL), or NULL: none */
+    const char *own_token_file;               /* the operator's own API token file, never sent (may be NULL) */
+    const char *own_token;                    /* the operator's own static API token, never sent (may be NULL) */
+    const char *ca_file;                      /* CA bundle trusted alone, or NULL */
+    const char *service_ca_file;              /* with ca_file NULL: trusted when present, with the system store */
+    int plain_http_token;                     /* a token may go over http:// (the spec asks for it by name) */
 };
 
 struct psi_promauth;

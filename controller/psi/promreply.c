@@ -108,7 +108,7 @@ static int hex4(struct reader *r, unsigned *out)
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
         char c = r->p[i];
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
                      : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
                      : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
                                             : 16u;
@@ -194,7 +194,9 @@ static int string(struct reader *r, struct buf *b, size_t max)
         char e = *r->p++, u8[4];
         size_t un = 1;
         switch (e) {
-        case '"': case '\\': case '/': u8[0] = e; break;
+        case '"':
+        case '\\':
+        case '/': u8[0] = e; break;
         case 'b': u8[0] = '\b'; break;
         case 'f': u8[0] = '\f'; break;
         case 'n': u8[0] = '\n'; break;
@@ -204,8 +206,7 @@ static int string(struct reader *r, struct buf *b, size_t max)
             if (unicode_escape(r, u8, &un) < 0)
                 return READ_ERROR;
             break;
-        default:
-            return fail(r, "a string has the unknown escape \\%c", e);
+        default: return fail(r, "a string has the unknown escape \\%c", e);
         }
         if (b && kept + un <= max) {
             if (buf_add(b, u8, un) < 0)

@@ -16,7 +16,7 @@ struct psi_promtoken {
     char identity[320];
     char *token;
     int64_t expires_ms, renew_ms;
-    int64_t next_try_ms; /* after a failed request: not before this */
+    int64_t next_try_ms;  /* after a failed request: not before this */
     struct kube_err last; /* the last failure, repeated until the next try */
 };
 
@@ -100,10 +100,8 @@ static const char *hint(long status)
                "serviceaccounts/token for this ServiceAccount";
     case 404:
         return "the ServiceAccount does not exist: config/rbac (or the OLM bundle) creates it beside the operator";
-    case 0:
-        return "the API server did not answer";
-    default:
-        return "the API server refused the request";
+    case 0: return "the API server did not answer";
+    default: return "the API server refused the request";
     }
 }
 

@@ -58,8 +58,7 @@ int psi_sample_init(struct psi_sample *out, const struct psi_request *req)
         return 0;
     out->nodes = calloc(req->n_nodes, sizeof(*out->nodes));
     if (!out->nodes)
-        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory for %zu nodes",
-                               req->n_nodes);
+        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory for %zu nodes", req->n_nodes);
     out->n_nodes = req->n_nodes;
     for (size_t i = 0; i < req->n_nodes; i++) {
         out->nodes[i].name = strdup(req->nodes[i].name ? req->nodes[i].name : "");
@@ -143,10 +142,8 @@ int psi_source_sample(struct psi_source *src, const struct psi_request *req, str
 }
 
 struct psi_source *psi_source_new(const char *name,
-                                  int (*sample)(struct psi_source *, const struct psi_request *,
-                                                struct psi_sample *),
-                                  void (*free_impl)(struct psi_source *), void *impl,
-                                  struct psi_status *st)
+                                  int (*sample)(struct psi_source *, const struct psi_request *, struct psi_sample *),
+                                  void (*free_impl)(struct psi_source *), void *impl, struct psi_status *st)
 {
     struct psi_source *src = calloc(1, sizeof(*src));
     if (!src) {

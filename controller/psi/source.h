@@ -69,10 +69,10 @@ struct psi_node_desc {
 struct psi_request {
     const struct psi_node_desc *nodes; /* borrowed */
     size_t n_nodes;
-    unsigned resources;   /* PSI_RES_BIT set; 0 means all */
-    unsigned full;        /* PSI_RES_BIT set of the resources read as "full"; the others "some" */
-    long window_s;        /* averaging window in seconds (rate window, kernel average) */
-    int utilization;      /* also read each node's CPU utilisation */
+    unsigned resources; /* PSI_RES_BIT set; 0 means all */
+    unsigned full;      /* PSI_RES_BIT set of the resources read as "full"; the others "some" */
+    long window_s;      /* averaging window in seconds (rate window, kernel average) */
+    int utilization;    /* also read each node's CPU utilisation */
 };
 
 /* Per node: the pressure of each resource (Unknown when not requested or not found) and the
@@ -89,8 +89,8 @@ struct psi_sample {
     struct psi_node_sample *nodes;
     size_t n_nodes;
     struct psi_status status;
-    size_t n_node_errors;  /* nodes the source failed to read while the sample stayed ok */
-    char node_error[512];  /* the first of those errors, for a log line */
+    size_t n_node_errors; /* nodes the source failed to read while the sample stayed ok */
+    char node_error[512]; /* the first of those errors, for a log line */
 };
 
 /* A source: an implementation behind function pointers. */
@@ -126,8 +126,7 @@ int psi_sample_init(struct psi_sample *out, const struct psi_request *req);
 void psi_sample_free(struct psi_sample *s);
 
 /* Record a per-node read error that left the node Unknown (keeps the first message). */
-void psi_sample_node_error(struct psi_sample *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void psi_sample_node_error(struct psi_sample *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Mark node i unread for reason (a PSI_REASON_* string) and record the printf-formatted
  * message as psi_sample_node_error does. */
@@ -145,10 +144,8 @@ int psi_source_sample(struct psi_source *src, const struct psi_request *req, str
  * it, or NULL with st failed (SourceConfigError) when out of memory; impl stays the caller's
  * then. Free with psi_source_free. */
 struct psi_source *psi_source_new(const char *name,
-                                  int (*sample)(struct psi_source *, const struct psi_request *,
-                                                struct psi_sample *),
-                                  void (*free_impl)(struct psi_source *), void *impl,
-                                  struct psi_status *st);
+                                  int (*sample)(struct psi_source *, const struct psi_request *, struct psi_sample *),
+                                  void (*free_impl)(struct psi_source *), void *impl, struct psi_status *st);
 
 /* Free a source made by a psi_*_source_new (NULL is fine). */
 void psi_source_free(struct psi_source *src);
@@ -160,7 +157,6 @@ int psi_percent_check(double v, double *out);
 
 /* Write a printf-formatted message into errbuf (nothing when errbuf is NULL or errlen 0);
  * returns -1. For the parsers that report into a caller's buffer. */
-int psi_errbuf_fail(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int psi_errbuf_fail(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

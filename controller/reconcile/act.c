@@ -55,8 +55,8 @@ static void migration_succeeded(const struct act *a, const struct api_move *m, c
     history_succeeded(a->h, m);
     a->stats->migrations_succeeded++;
     bool targeted = migrate_move_targeted(m);
-    bool elsewhere = targeted && m->target_node && m->destination_node &&
-                     strcmp(m->target_node, m->destination_node) != 0;
+    bool elsewhere =
+        targeted && m->target_node && m->destination_node && strcmp(m->target_node, m->destination_node) != 0;
     char note[512];
     snprintf(note, sizeof(note), "VirtualMachineInstance %s/%s migrated %s -> %s (migration %s%s%s%s)", m->ns, m->name,
              m->source_node ? m->source_node : "?", m->target_node ? m->target_node : "?", migration,
@@ -221,8 +221,8 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
     const struct rebalance_candidate *c = &r->cands->c[mv->candidate];
     const struct gather_workload *w = &r->cands->w[mv->candidate];
     const char *src = r->nodes[mv->source].name, *dst = r->nodes[mv->destination].name;
-    enum api_move_phase ph = r->dry ? API_MOVE_WOULD_MOVE
-                                    : (out == REBALANCE_EVICTED ? API_MOVE_EVICTED : API_MOVE_REQUESTED);
+    enum api_move_phase ph =
+        r->dry ? API_MOVE_WOULD_MOVE : (out == REBALANCE_EVICTED ? API_MOVE_EVICTED : API_MOVE_REQUESTED);
     struct history_entry e = {w->key, w->kind, c->ns, w->name, c->name, src, dst, ph};
     struct api_move *rec = history_record(a->h, &e, a->in->now_ms);
     if (rec && !r->dry) { /* checked against what the nodes show once it settled (cycle_observe) */
@@ -265,25 +265,28 @@ static void tell(const struct act *a, struct act_round *r, size_t k, enum rebala
     const char *src = r->nodes[mv->source].name, *dst = r->nodes[mv->destination].name;
     bool dry = r->dry, targeted = r->targeted && c->vm && w->vmi;
     const char *kind = w->kind ? w->kind : "Pod";
-    const char *what = dry ? (targeted ? "would migrate" : "would move")
+    const char *what = dry                        ? (targeted ? "would migrate" : "would move")
                        : out == REBALANCE_EVICTED ? "evicted"
-                       : targeted                ? "live migration created for"
-                                                 : "live migration asked for";
+                       : targeted                 ? "live migration created for"
+                                                  : "live migration asked for";
     /* source -> destination; with Evict the destination is what the plan predicts (the
      * scheduler places the pod), with Migrate where it is sent */
     char note[1024];
     snprintf(note, sizeof(note),
-             "%s %s %s/%s (pod %s): %s -> %s%s, predicted load %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%%s%s%s%s%s", what,
-             kind, c->ns, w->name, c->name, src, dst, targeted ? "" : " (predicted)", src, 100 * mv->src_load,
+             "%s %s %s/%s (pod %s): %s -> %s%s, predicted load %s %.0f%% -> %.0f%%, %s %.0f%% -> %.0f%%%s%s%s%s%s",
+             what, kind, c->ns, w->name, c->name, src, dst, targeted ? "" : " (predicted)", src, 100 * mv->src_load,
              100 * mv->src_load_after, dst, 100 * mv->dst_load, 100 * mv->dst_load_after,
              rec && rec->migration ? "; migration " : "", rec && rec->migration ? rec->migration : "",
              w->restarts ? "; the VM restarts, it is not migrated (allowVMRestart): " : "",
              w->restarts ? w->restarts : "", dry ? "; DryRun: nothing was done" : "");
-    log_info(dry ? "dry run: would move"
-                 : (out == REBALANCE_EVICTED ? "evicted" : (targeted ? "live migration created" : "live migration asked")),
-             "psirebalance", a->in->pr->name, "workload", w->key, "pod", c->name, "source", src, "destination", dst,
-             "method", targeted ? "Migrate" : "Evict");
-    act_event(a, "Normal", dry ? API_EVENT_WOULD_MOVE : (out == REBALANCE_EVICTED ? API_EVENT_EVICTED : API_EVENT_MIGRATION_REQUESTED),
+    log_info(
+        dry ? "dry run: would move"
+            : (out == REBALANCE_EVICTED ? "evicted" : (targeted ? "live migration created" : "live migration asked")),
+        "psirebalance", a->in->pr->name, "workload", w->key, "pod", c->name, "source", src, "destination", dst,
+        "method", targeted ? "Migrate" : "Evict");
+    act_event(a, "Normal",
+              dry ? API_EVENT_WOULD_MOVE
+                  : (out == REBALANCE_EVICTED ? API_EVENT_EVICTED : API_EVENT_MIGRATION_REQUESTED),
               dry ? "DryRun" : (targeted ? "Migrate" : "Evict"), note);
     size_t used = strlen(r->made);
     if (used + 1 < r->made_len)

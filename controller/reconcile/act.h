@@ -43,11 +43,11 @@ struct act_round {
     bool dry;                           /* DryRun: dryRun=All, remembered as would-be moves */
     bool targeted;                      /* VM moves are targeted live migrations */
     int64_t settle_ms;
-    int refused;        /* out: refusals (added to) */
-    bool failed;        /* out: an eviction failed */
-    char *fail_msg;     /* out: what failed */
+    int refused;    /* out: refusals (added to) */
+    bool failed;    /* out: an eviction failed */
+    char *fail_msg; /* out: what failed */
     size_t fail_len;
-    char *made;         /* out: the moves made, described and appended ("; " between) */
+    char *made; /* out: the moves made, described and appended ("; " between) */
     size_t made_len;
 };
 

@@ -5,12 +5,15 @@
 
 #include "base/jx.h"
 
-static bool ours(const cJSON *f) { return cJSON_IsString(f) && strcmp(f->valuestring, BODIES_FINALIZER) == 0; }
+static bool ours(const cJSON *f)
+{
+    return cJSON_IsString(f) && strcmp(f->valuestring, BODIES_FINALIZER) == 0;
+}
 
 bool bodies_has_finalizer(const cJSON *obj)
 {
     const cJSON *f;
-    cJSON_ArrayForEach(f, jx_get(obj, "metadata.finalizers"))
+    cJSON_ArrayForEach (f, jx_get(obj, "metadata.finalizers"))
         if (ours(f))
             return true;
     return false;
@@ -35,7 +38,7 @@ static cJSON *finalizers(const cJSON *list, bool present)
     cJSON *next = cJSON_CreateArray();
     const cJSON *f;
     bool ok = next != NULL;
-    cJSON_ArrayForEach(f, list)
+    cJSON_ArrayForEach (f, list)
         if (ok && !ours(f))
             ok = cJSON_AddItemToArray(next, cJSON_Duplicate(f, 1));
     if (ok && present)
@@ -52,8 +55,8 @@ cJSON *bodies_finalizer_patch(const cJSON *obj, bool present)
     const cJSON *meta = jx_at(obj, "metadata");
     const cJSON *list = jx_at(meta, "finalizers"), *rv = jx_at(meta, "resourceVersion");
     cJSON *next = finalizers(list, present);
-    cJSON *test = operation("test", "/metadata/resourceVersion",
-                            cJSON_CreateString(cJSON_IsString(rv) ? rv->valuestring : ""));
+    cJSON *test =
+        operation("test", "/metadata/resourceVersion", cJSON_CreateString(cJSON_IsString(rv) ? rv->valuestring : ""));
     cJSON *set = next ? operation(list ? "replace" : "add", "/metadata/finalizers", next) : NULL;
     cJSON *patch = cJSON_CreateArray();
     if (patch && test && cJSON_AddItemToArray(patch, test)) {

@@ -117,7 +117,8 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
     }
     if (metrics_false) {
         first = first ? first : reason_of(metrics, API_REASON_METRICS_UNAVAILABLE);
-        msg_add(&m, partial ? "some nodes not measured, their taints held" : "pressure metrics unavailable, taints held",
+        msg_add(&m,
+                partial ? "some nodes not measured, their taints held" : "pressure metrics unavailable, taints held",
                 metrics->message);
     }
     if (pool_degraded) {

@@ -37,7 +37,10 @@ void cooldown_free(struct cooldown *c)
     free(c);
 }
 
-void cooldown_set_params(struct cooldown *c, const struct cooldown_params *p) { c->p = *p; }
+void cooldown_set_params(struct cooldown *c, const struct cooldown_params *p)
+{
+    c->p = *p;
+}
 
 int64_t cooldown_hold_ms(const struct cooldown_params *p, int k)
 {
@@ -47,7 +50,10 @@ int64_t cooldown_hold_ms(const struct cooldown_params *p, int k)
     return hold < p->max_ms ? hold : p->max_ms;
 }
 
-static int64_t now(const struct cooldown *c) { return c->clock.now_ms(c->clock.ud); }
+static int64_t now(const struct cooldown *c)
+{
+    return c->clock.now_ms(c->clock.ud);
+}
 
 /* Index of key, or where it would go (*found false). */
 static size_t find(const struct cooldown *c, const char *key, int *found)
@@ -104,7 +110,10 @@ int cooldown_record_at(struct cooldown *c, const char *key, int64_t at_ms)
     return 0;
 }
 
-int cooldown_record(struct cooldown *c, const char *key) { return cooldown_record_at(c, key, now(c)); }
+int cooldown_record(struct cooldown *c, const char *key)
+{
+    return cooldown_record_at(c, key, now(c));
+}
 
 /* Moves of h inside the window ending at t. */
 static int recent(const struct cooldown *c, const struct history *h, int64_t t)
@@ -157,4 +166,7 @@ void cooldown_prune(struct cooldown *c)
     c->n = w;
 }
 
-size_t cooldown_size(const struct cooldown *c) { return c->n; }
+size_t cooldown_size(const struct cooldown *c)
+{
+    return c->n;
+}

@@ -8,8 +8,7 @@
 
 #include "base/util.h"
 
-void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt,
-                       ...)
+void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt, ...)
 {
     v->status = st;
     v->reason = reason;
@@ -56,7 +55,10 @@ unsigned cycle_resources(const struct api_spec *spec)
     return spec->pressure.resource == API_RESOURCE_MEMORY ? REBALANCE_RES_MEMORY : 0;
 }
 
-int64_t cycle_settle_ms(const struct api_spec *spec) { return spec->metrics.window_ms + 2 * spec->metrics.interval_ms; }
+int64_t cycle_settle_ms(const struct api_spec *spec)
+{
+    return spec->metrics.window_ms + 2 * spec->metrics.interval_ms;
+}
 
 bool cycle_sustain(int64_t *above_since_ms, double pressure, double evict_above, int64_t sustain_ms, int64_t now_ms)
 {
@@ -156,8 +158,8 @@ size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_no
     return k;
 }
 
-size_t cycle_made(const struct rebalance_plan *plan, const struct rebalance_candidate *cands, struct rebalance_move *made,
-                  size_t n, size_t cap)
+size_t cycle_made(const struct rebalance_plan *plan, const struct rebalance_candidate *cands,
+                  struct rebalance_move *made, size_t n, size_t cap)
 {
     for (size_t k = 0; k < plan->nmoves && n < cap; k++)
         if (!cands[plan->moves[k].candidate].blocked) /* refused or failed ones are blocked */
@@ -177,8 +179,7 @@ bool cycle_observe(struct api_move *m, int64_t now_ms, int64_t settle_ms, double
     return true;
 }
 
-void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made,
-                   const struct rebalance_plan *plan)
+void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made, const struct rebalance_plan *plan)
 {
     if (done && dry)
         cycle_verdict_set(v, API_CONDITION_FALSE, "DryRun", "DryRun, nothing was done; would move: %s", made);

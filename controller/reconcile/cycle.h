@@ -34,8 +34,8 @@ struct cycle_verdict {
 };
 
 /* Set *v (message printf-formatted). */
-void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt,
-                       ...) __attribute__((format(printf, 4, 5)));
+void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Whether nothing is to be decided this cycle whatever the nodes show (eviction.mode
  * Disabled; no resource to balance (cycle_resources); pressure not readable): then *v says
@@ -81,8 +81,8 @@ size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_no
 /* After a round of moves: append the moves made (those whose candidate their outcome did not
  * block) to made (n so far, cap at most) for the next round's rebalance_params.made, which
  * counts them against every limit. Returns the new count. */
-size_t cycle_made(const struct rebalance_plan *plan, const struct rebalance_candidate *cands, struct rebalance_move *made,
-                  size_t n, size_t cap);
+size_t cycle_made(const struct rebalance_plan *plan, const struct rebalance_candidate *cands,
+                  struct rebalance_move *made, size_t n, size_t cap);
 
 /* What a move's prediction is checked against: once move m that was predicted has ended (a
  * live migration Succeeded, or an eviction) and settled (settle_ms since its end), its
@@ -96,8 +96,7 @@ unsigned cycle_resources(const struct api_spec *spec);
 
 /* The verdict after the rounds: done moves made (made describes them), else the plan's
  * reason, else the evictions were refused. */
-void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made,
-                   const struct rebalance_plan *plan);
+void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made, const struct rebalance_plan *plan);
 
 /* The final word: with eviction.method Migrate falling back to eviction (fallback_why, NULL
  * otherwise) the message says so; in Automatic mode, running moves under way make the

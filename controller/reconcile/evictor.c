@@ -19,7 +19,7 @@
 static const cJSON *controller_ref(const cJSON *pod)
 {
     const cJSON *ref;
-    cJSON_ArrayForEach(ref, jx_get(pod, "metadata.ownerReferences"))
+    cJSON_ArrayForEach (ref, jx_get(pod, "metadata.ownerReferences"))
         if (cJSON_IsTrue(jx_at(ref, "controller")))
             return ref;
     return NULL;
@@ -134,7 +134,7 @@ const char *evictor_vm_restarts(const char *strategy, bool migratable)
 bool evictor_vmi_migratable(const cJSON *vmi)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, jx_get(vmi, "status.conditions"))
+    cJSON_ArrayForEach (c, jx_get(vmi, "status.conditions"))
         if (base_same(jx_str(c, "type"), "LiveMigratable"))
             return base_same(jx_str(c, "status"), "True");
     return false;
@@ -160,8 +160,7 @@ const char *evictor_check(const struct evictor_facts *x, const struct evictor_fi
     return NULL;
 }
 
-const char *evictor_room(const struct evictor_limits *l, const struct evictor_tally *t, bool vm, char *why,
-                         size_t len)
+const char *evictor_room(const struct evictor_limits *l, const struct evictor_tally *t, bool vm, char *why, size_t len)
 {
     if (t->total >= l->max_total) {
         snprintf(why, len, "maxTotal (%d) reached", l->max_total);

@@ -113,7 +113,6 @@ struct evictor_tally {
 
 /* Why one more move (vm: a live migration) does not fit under l given t, written to why and
  * returned, or NULL when it fits. */
-const char *evictor_room(const struct evictor_limits *l, const struct evictor_tally *t, bool vm, char *why,
-                         size_t len);
+const char *evictor_room(const struct evictor_limits *l, const struct evictor_tally *t, bool vm, char *why, size_t len);
 
 #endif

@@ -47,11 +47,13 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     (void)ud;
     static const char *const ann[] = {"descheduler.alpha.kubernetes.io/prefer-no-eviction",
                                       "descheduler.alpha.kubernetes.io/eviction-in-progress",
-                                      "kubernetes.io/config.mirror", "kubernetes.io/config.source",
-                                      "kubevirt.io/domain", NULL};
+                                      "kubernetes.io/config.mirror",
+                                      "kubernetes.io/config.source",
+                                      "kubevirt.io/domain",
+                                      NULL};
     static const char *const meta_keys[] = {"name", "namespace", "uid", "labels", "deletionTimestamp", NULL};
-    static const char *const spec_keys[] = {"nodeName", "nodeSelector", "tolerations", "priority",
-                                            "priorityClassName", NULL};
+    static const char *const spec_keys[] = {"nodeName", "nodeSelector",      "tolerations",
+                                            "priority", "priorityClassName", NULL};
     const cJSON *meta = jx_at(pod, "metadata"), *spec = jx_at(pod, "spec");
     cJSON *out = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(out, "metadata");
@@ -60,7 +62,7 @@ void *gather_pod_projection(const cJSON *pod, void *ud)
     copy_annotations(m, meta, ann);
     const cJSON *ref;
     cJSON *refs = NULL;
-    cJSON_ArrayForEach(ref, jx_at(meta, "ownerReferences")) {
+    cJSON_ArrayForEach (ref, jx_at(meta, "ownerReferences")) {
         if (!cJSON_IsTrue(jx_at(ref, "controller")))
             continue;
         if (!refs)
@@ -115,12 +117,12 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
     if (ms) {
         cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
         static const char *const keys[] = {"migrationUid", "sourceNode", "targetNode", "endTimestamp",
-                                           "completed", "failed", NULL};
+                                           "completed",    "failed",     NULL};
         for (size_t i = 0; keys[i]; i++)
             copy_item(o, ms, keys[i]);
     }
     const cJSON *c;
-    cJSON_ArrayForEach(c, jx_at(status, "conditions"))
+    cJSON_ArrayForEach (c, jx_at(status, "conditions"))
         if (base_same(jx_nonempty(c, "type"), "LiveMigratable")) {
             cJSON *conds = cJSON_AddArrayToObject(s, "conditions");
             cJSON *o = cJSON_CreateObject();
@@ -164,7 +166,7 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
     }
     const cJSON *h;
     cJSON *hist = NULL;
-    cJSON_ArrayForEach(h, jx_at(status, "phaseTransitionTimestamps"))
+    cJSON_ArrayForEach (h, jx_at(status, "phaseTransitionTimestamps"))
         if (moves_phase_final(jx_nonempty(h, "phase"))) {
             if (!hist)
                 hist = cJSON_AddArrayToObject(s, "phaseTransitionTimestamps");
@@ -196,7 +198,7 @@ void *gather_node_projection(const cJSON *node, void *ud)
     cJSON *status = cJSON_AddObjectToObject(out, "status");
     cJSON *addrs = cJSON_AddArrayToObject(status, "addresses");
     const cJSON *a;
-    cJSON_ArrayForEach(a, jx_at(nstatus, "addresses"))
+    cJSON_ArrayForEach (a, jx_at(nstatus, "addresses"))
         if (base_same(jx_nonempty(a, "type"), "InternalIP"))
             cJSON_AddItemToArray(addrs, cJSON_Duplicate(a, 1));
     static const char *const capacity[] = {"cpu", NULL}, *const allocatable[] = {"cpu", "memory", "pods", NULL};
@@ -280,7 +282,6 @@ int gather_migrations(const struct kube_informer *vmims, const struct kube_infor
     return vmims && kube_informer_foreach(vmims, collect_mig, &c) != 0 ? -1 : 0;
 }
 
-
 /* ---- candidates ---- */
 
 struct pods_ctx {
@@ -329,12 +330,14 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
     const char *kind, *name;
     evictor_pod_workload(pod, &kind, &name);
     struct gather_workload *w = &g->w[g->n];
-    *w = (struct gather_workload){.pod = pod, .kind = kind, .name = name ? name : jx_nonempty(meta, "name"), .usage = NAN};
+    *w = (struct gather_workload){
+        .pod = pod, .kind = kind, .name = name ? name : jx_nonempty(meta, "name"), .usage = NAN};
     w->key = history_key(kind, jx_nonempty(meta, "namespace"), w->name);
     w->vmi = base_same(kind, "VirtualMachineInstance") ? name : NULL;
     if (!w->key)
         return -1;
-    double req_cpu = jx_num(jx_at(pod, "requests"), "cpu", NAN), req_mem = jx_num(jx_at(pod, "requests"), "memory", NAN);
+    double req_cpu = jx_num(jx_at(pod, "requests"), "cpu", NAN),
+           req_mem = jx_num(jx_at(pod, "requests"), "memory", NAN);
     g->c[g->n] = (struct rebalance_candidate){
         .ns = jx_nonempty(meta, "namespace"),
         .name = jx_nonempty(meta, "name"),
@@ -443,8 +446,8 @@ static int usage_from_prometheus(struct gather *g, const struct gather_usage_in 
  * once). */
 static int usage_from_kubelets(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
 {
-    struct usage_kubelet q = {u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage, u->node_mem,
-                              u->ref_mem};
+    struct usage_kubelet q = {u->descs, in->nnodes,   u->node_usage, u->refs,
+                              u->nrefs, u->ref_usage, u->node_mem,   u->ref_mem};
     return usage_from_kubelet(in->client, &q, why, len);
 }
 
@@ -460,7 +463,7 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
     for (size_t i = 0; i < in->nnodes; i++) {
         const cJSON *a;
         u->ips[i] = NULL;
-        cJSON_ArrayForEach(a, jx_at(jx_at(in->nodes[i].node, "status"), "addresses"))
+        cJSON_ArrayForEach (a, jx_at(jx_at(in->nodes[i].node, "status"), "addresses"))
             if (!u->ips[i] && jx_nonempty(a, "address"))
                 u->ips[i] = jx_nonempty(a, "address");
         u->descs[i] = (struct psi_node_desc){in->nodes[i].name, &u->ips[i], u->ips[i] ? 1 : 0, 0};
@@ -517,7 +520,7 @@ int gather_node_requests(struct kube_client *client, const char *node, struct ga
     }
     *out = (struct gather_requests){0, 0, 0};
     const cJSON *it;
-    cJSON_ArrayForEach(it, jx_at(list, "items")) {
+    cJSON_ArrayForEach (it, jx_at(list, "items")) {
         double c, m;
         resources_pod_requests(it, &c, &m);
         out->cpu += c, out->memory += m, out->pods += 1;
@@ -534,7 +537,7 @@ enum migrate_support gather_migrate_support(struct kube_client *client, struct g
     int64_t every = s->support == MIGRATE_UNKNOWN ? 60000 : CRD_RECHECK_MS;
     if (s->checked_ms && now_ms - s->checked_ms < every)
         return s->support;
-    enum migrate_support was = s->checked_ms ? s->support : (enum migrate_support)-1;
+    enum migrate_support was = s->checked_ms ? s->support : (enum migrate_support) - 1;
     char *path = kube_path("apiextensions.k8s.io/v1", NULL, "customresourcedefinitions", MIGRATE_CRD_NAME, NULL);
     struct kube_err err;
     kube_err_clear(&err);

@@ -8,7 +8,10 @@
 #include "base/util.h"
 #include "reconcile/moves.h"
 
-static int64_t clock_now(void *ud) { return ((struct history *)ud)->clock_ms; }
+static int64_t clock_now(void *ud)
+{
+    return ((struct history *)ud)->clock_ms;
+}
 
 struct history *history_new(void)
 {
@@ -62,7 +65,10 @@ char *history_key(const char *kind, const char *ns, const char *name)
     return k;
 }
 
-static char *move_key(const struct api_move *m) { return history_key(m->kind, m->ns, m->name); }
+static char *move_key(const struct api_move *m)
+{
+    return history_key(m->kind, m->ns, m->name);
+}
 
 int history_recent(const struct history *h, int64_t since_s, struct rebalance_recent **out, size_t *n)
 {
@@ -80,8 +86,8 @@ int history_recent(const struct history *h, int64_t since_s, struct rebalance_re
             *out = NULL, *n = 0;
             return -1;
         }
-        (*out)[(*n)++] = (struct rebalance_recent){key, m->source_node,
-                                                   m->target_node ? m->target_node : m->destination_node};
+        (*out)[(*n)++] =
+            (struct rebalance_recent){key, m->source_node, m->target_node ? m->target_node : m->destination_node};
     }
     return 0;
 }
@@ -224,9 +230,15 @@ bool history_cooling(const struct history *h, const char *key, bool dry)
     return cooldown_until(dry ? h->dry_cool : h->cool, key) != 0;
 }
 
-bool history_refused(const struct history *h, const char *key) { return cooldown_until(h->refusals, key) != 0; }
+bool history_refused(const struct history *h, const char *key)
+{
+    return cooldown_until(h->refusals, key) != 0;
+}
 
-void history_refusal(struct history *h, const char *key) { cooldown_record(h->refusals, key); }
+void history_refusal(struct history *h, const char *key)
+{
+    cooldown_record(h->refusals, key);
+}
 
 /* The strings of a new move, copied from e; -1 on no memory. */
 static int fill_move(struct api_move *m, const struct history_entry *e)
@@ -237,8 +249,8 @@ static int fill_move(struct api_move *m, const struct history_entry *e)
     m->pod = strdup(e->pod);
     m->source_node = strdup(e->source);
     m->destination_node = e->destination ? strdup(e->destination) : NULL;
-    bool ok = m->kind && (m->ns || !e->ns) && m->name && m->pod && m->source_node &&
-              (m->destination_node || !e->destination);
+    bool ok =
+        m->kind && (m->ns || !e->ns) && m->name && m->pod && m->source_node && (m->destination_node || !e->destination);
     return ok ? 0 : -1;
 }
 
@@ -300,8 +312,8 @@ void history_failed(struct history *h, struct api_move *m)
     free(key);
 }
 
-int history_add_virtual(struct history *h, const char *key, const char *source, const char *destination,
-                        double demand, const double requests[2])
+int history_add_virtual(struct history *h, const char *key, const char *source, const char *destination, double demand,
+                        const double requests[2])
 {
     struct history_virtual *nv = realloc(h->virt, (h->nvirt + 1) * sizeof(*nv));
     if (!nv)

@@ -34,8 +34,8 @@ struct history_node {
     char *name;
     int64_t above_since_ms; /* 0: not above evictAbovePercent */
     int64_t settle_until_ms;
-    bool relieving;     /* a source, not yet seen below the relief target */
-    double scale_cpu;   /* its CPU curve's calibrated scale; 0: none yet */
+    bool relieving;   /* a source, not yet seen below the relief target */
+    double scale_cpu; /* its CPU curve's calibrated scale; 0: none yet */
     int64_t evictions, succeeded, failed;
 };
 
@@ -47,8 +47,8 @@ struct history_virtual {
 
 /* All owned; read freely, change through the functions below. */
 struct history {
-    bool loaded;              /* the status was read back */
-    struct api_status status; /* moves (oldest first) and summary counters: what status shows */
+    bool loaded;                /* the status was read back */
+    struct api_status status;   /* moves (oldest first) and summary counters: what status shows */
     struct history_node *nodes; /* sorted by name */
     size_t nnodes;
     struct history_virtual *virt;
@@ -60,8 +60,8 @@ struct history {
 
 /* A move decided, for history_record. Strings are copied. */
 struct history_entry {
-    const char *key;      /* workload key (history_key) */
-    const char *kind;     /* workload kind; NULL: "Pod" */
+    const char *key;  /* workload key (history_key) */
+    const char *kind; /* workload kind; NULL: "Pod" */
     const char *ns;
     const char *workload; /* workload name */
     const char *pod;
@@ -138,8 +138,8 @@ void history_failed(struct history *h, struct api_move *m);
 
 /* Keep a DryRun move of workload key from source to destination as if made (demand in cores,
  * its requests). Returns 0, or -1 on no memory. */
-int history_add_virtual(struct history *h, const char *key, const char *source, const char *destination,
-                        double demand, const double requests[2]);
+int history_add_virtual(struct history *h, const char *key, const char *source, const char *destination, double demand,
+                        const double requests[2]);
 
 /* Drop the virtual moves whose DryRun cooldown ended. */
 void history_prune_virtual(struct history *h);

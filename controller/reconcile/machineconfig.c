@@ -63,7 +63,7 @@ static bool put(cJSON *obj, const char *key, cJSON *item)
     if (!item)
         return false;
     bool ok = cJSON_GetObjectItemCaseSensitive(obj, key) ? cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item)
-                                                          : cJSON_AddItemToObject(obj, key, item);
+                                                         : cJSON_AddItemToObject(obj, key, item);
     if (!ok) {
         cJSON_Delete(item);
         return false;
@@ -213,7 +213,7 @@ static const cJSON *pool_condition(const cJSON *status, const char *type)
     const cJSON *it, *conds = get(status, "conditions");
     if (!cJSON_IsArray(conds))
         return NULL;
-    cJSON_ArrayForEach(it, conds) {
+    cJSON_ArrayForEach (it, conds) {
         if (str_is(get_str(it, "type"), type))
             return it;
     }
@@ -226,7 +226,7 @@ static bool source_has(const cJSON *configuration, const char *mc_name)
     const cJSON *it, *source = get(configuration, "source");
     if (!cJSON_IsArray(source))
         return false;
-    cJSON_ArrayForEach(it, source) {
+    cJSON_ArrayForEach (it, source) {
         if (str_is(get_str(it, "name"), mc_name))
             return true;
     }
@@ -286,8 +286,8 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
                  out->pool, role);
         return;
     }
-    bool pool_updated = condition_true(pool_condition(status, "Updated")) &&
-                        out->updated_machines == out->machines && !pending;
+    bool pool_updated =
+        condition_true(pool_condition(status, "Updated")) && out->updated_machines == out->machines && !pending;
     if (out->rendered && pool_updated) {
         out->status = API_CONDITION_TRUE;
         out->updated = true;
@@ -312,8 +312,9 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
         out->updated_machines = 0;
         snprintf(out->message, sizeof(out->message), "pool %s has not rendered %s yet", out->pool, mc_name);
     } else {
-        snprintf(out->message, sizeof(out->message), "pool %s: %lld of %lld machines updated to a configuration with %s",
-                 out->pool, (long long)out->updated_machines, (long long)out->machines, mc_name);
+        snprintf(out->message, sizeof(out->message),
+                 "pool %s: %lld of %lld machines updated to a configuration with %s", out->pool,
+                 (long long)out->updated_machines, (long long)out->machines, mc_name);
     }
 }
 
@@ -369,7 +370,7 @@ void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t 
         snprintf(msg, msglen, "spec.machineConfig.roles names no role");
         return;
     }
-    static const char *const order[] = {MACHINECONFIG_REASON_NOT_OWNED, MACHINECONFIG_REASON_POOL_DEGRADED,
+    static const char *const order[] = {MACHINECONFIG_REASON_NOT_OWNED,      MACHINECONFIG_REASON_POOL_DEGRADED,
                                         MACHINECONFIG_REASON_POOL_NOT_FOUND, MACHINECONFIG_REASON_POOL_EMPTY,
                                         MACHINECONFIG_REASON_POOL_PAUSED,    MACHINECONFIG_REASON_PROGRESSING};
     *status = API_CONDITION_TRUE;

@@ -103,9 +103,9 @@ struct machineconfig_pool_eval {
     enum api_condition_status status; /* PSIEnabled for this role */
     const char *reason;               /* one of the MACHINECONFIG_REASON_* (static) */
     char message[512];
-    char pool[254];  /* the pool's name; "" when none */
-    bool rendered;   /* our MachineConfig is in status.configuration.source */
-    bool updated;    /* status True: every machine runs a configuration with it */
+    char pool[254]; /* the pool's name; "" when none */
+    bool rendered;  /* our MachineConfig is in status.configuration.source */
+    bool updated;   /* status True: every machine runs a configuration with it */
     int64_t updated_machines, machines, degraded_machines;
 };
 

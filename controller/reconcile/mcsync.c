@@ -210,8 +210,8 @@ static int retire_one(const struct mcsync *m, const struct mcsync_in *in, const 
                  jx_str(in->obj, "metadata.name"));
         char note[512];
         snprintf(note, sizeof(note),
-                 "MachineConfig %s deleted (deletionPolicy Delete): its pool reboots its machines without %s",
-                 x->name, MACHINECONFIG_KARG_PSI);
+                 "MachineConfig %s deleted (deletionPolicy Delete): its pool reboots its machines without %s", x->name,
+                 MACHINECONFIG_KARG_PSI);
         event(m, in, API_EVENT_MACHINE_CONFIG_DELETED, "Delete", note);
     } else {
         log_error("machineconfig not deleted", "machineconfig", x->name ? x->name : "", "error", err.msg);

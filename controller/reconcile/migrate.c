@@ -39,17 +39,16 @@ cJSON *migrate_vmim_new(const struct migrate_request *r)
     cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
     cJSON *spec = cJSON_AddObjectToObject(o, "spec");
     cJSON *sel = cJSON_AddObjectToObject(spec, "addedNodeSelector");
-    bool ok = cJSON_AddStringToObject(o, "apiVersion", "kubevirt.io/v1") &&
-              cJSON_AddStringToObject(o, "kind", "VirtualMachineInstanceMigration") && md && labels && ann && spec &&
-              sel && cJSON_AddStringToObject(md, "generateName", gen) &&
-              cJSON_AddStringToObject(md, "namespace", r->ns) &&
-              cJSON_AddStringToObject(labels, MIGRATE_MANAGED_BY_LABEL, MIGRATE_MANAGED_BY) &&
-              cJSON_AddStringToObject(labels, MIGRATE_OWNER_LABEL, r->owner) &&
-              cJSON_AddStringToObject(ann, MIGRATE_SOURCE_ANNOTATION, r->source) &&
-              cJSON_AddStringToObject(ann, MIGRATE_DESTINATION_ANNOTATION, r->destination) &&
-              cJSON_AddStringToObject(ann, MIGRATE_PREDICTION_ANNOTATION, pred) &&
-              cJSON_AddStringToObject(spec, "vmiName", r->vmi) &&
-              cJSON_AddStringToObject(sel, MIGRATE_HOSTNAME_LABEL, host);
+    bool ok =
+        cJSON_AddStringToObject(o, "apiVersion", "kubevirt.io/v1") &&
+        cJSON_AddStringToObject(o, "kind", "VirtualMachineInstanceMigration") && md && labels && ann && spec && sel &&
+        cJSON_AddStringToObject(md, "generateName", gen) && cJSON_AddStringToObject(md, "namespace", r->ns) &&
+        cJSON_AddStringToObject(labels, MIGRATE_MANAGED_BY_LABEL, MIGRATE_MANAGED_BY) &&
+        cJSON_AddStringToObject(labels, MIGRATE_OWNER_LABEL, r->owner) &&
+        cJSON_AddStringToObject(ann, MIGRATE_SOURCE_ANNOTATION, r->source) &&
+        cJSON_AddStringToObject(ann, MIGRATE_DESTINATION_ANNOTATION, r->destination) &&
+        cJSON_AddStringToObject(ann, MIGRATE_PREDICTION_ANNOTATION, pred) &&
+        cJSON_AddStringToObject(spec, "vmiName", r->vmi) && cJSON_AddStringToObject(sel, MIGRATE_HOSTNAME_LABEL, host);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -64,7 +63,7 @@ enum migrate_support migrate_crd_support(const cJSON *crd, char *why, size_t len
         return MIGRATE_UNSUPPORTED;
     }
     const cJSON *v, *version = NULL;
-    cJSON_ArrayForEach(v, jx_get(crd, "spec.versions"))
+    cJSON_ArrayForEach (v, jx_get(crd, "spec.versions"))
         if (base_same(jx_nonempty(v, "name"), "v1"))
             version = v;
     if (!version || cJSON_IsFalse(jx_at(version, "served"))) {

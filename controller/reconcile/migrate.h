@@ -56,9 +56,9 @@ const char *migrate_hostname(const cJSON *node, const char *name);
  * CPUs (1.0 = all of them). */
 struct migrate_request {
     const char *ns, *vmi;
-    const char *owner;              /* the PsiRebalance's name */
+    const char *owner;                /* the PsiRebalance's name */
     const char *source, *destination; /* node names */
-    const char *hostname;           /* the destination's hostname label (migrate_hostname) */
+    const char *hostname;             /* the destination's hostname label (migrate_hostname) */
     double src_load, src_load_after, dst_load, dst_load_after;
 };
 
@@ -85,7 +85,7 @@ bool migrate_move_targeted(const struct api_move *m);
 
 /* What to do with a migration of ours (g->owner set). */
 enum migrate_action {
-    MIGRATE_KEEP,   /* it runs, or it succeeded: nothing */
+    MIGRATE_KEEP,          /* it runs, or it succeeded: nothing */
     MIGRATE_DELETE_FAILED, /* it failed (counted by moves_follow): delete it */
     MIGRATE_DELETE_STUCK,  /* it waited past MIGRATE_STUCK_S: delete it, count a failure */
 };

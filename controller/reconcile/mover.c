@@ -41,10 +41,10 @@ struct decision {
     struct rebalance_params p;
     struct rebalance_recent *recent; /* the moves within cooldown.history */
     size_t nrecent;
-    unsigned resources;              /* balanced on (cycle_resources) */
-    double *node_mem;                /* memory in use per node, when memory is balanced */
+    unsigned resources; /* balanced on (cycle_resources) */
+    double *node_mem;   /* memory in use per node, when memory is balanced */
     struct gather_candidates cands;
-    const cJSON *kubevirt;           /* the KubeVirt CR (its default eviction strategy), or NULL */
+    const cJSON *kubevirt; /* the KubeVirt CR (its default eviction strategy), or NULL */
     struct rebalance_plan plan;
     struct cycle_verdict v;
     bool keep; /* the last decision stands */
@@ -75,7 +75,10 @@ void mover_free(struct mover *mv)
     free(mv);
 }
 
-const struct mover_stats *mover_stats(const struct mover *mv) { return &mv->stats; }
+const struct mover_stats *mover_stats(const struct mover *mv)
+{
+    return &mv->stats;
+}
 
 /* ---- the decision ---- */
 
@@ -142,8 +145,8 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
     struct moves_counts counts;
     moves_count(dc->migs->v, dc->migs->n, names, nn, &counts, outbound);
     counts.in_flight += history_requested(mv->h, in->now_ms);
-    struct cycle_settle_facts f = {dc->migs->v, dc->migs->n, mv->h->status.moves, mv->h->status.nmoves,
-                                   in->now_ms, cycle_settle_ms(spec)};
+    struct cycle_settle_facts f = {dc->migs->v,          dc->migs->n, mv->h->status.moves,
+                                   mv->h->status.nmoves, in->now_ms,  cycle_settle_ms(spec)};
     cycle_settling(&f, names, until, nn, settling);
     dc->p = (struct rebalance_params){
         .evict_above = (double)spec->eviction.evict_above_percent,
@@ -160,8 +163,7 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
         .resources = dc->resources,
     };
     /* history: a workload does not go back to a node it left, nor load back where it came from */
-    if (history_recent(mv->h, (in->now_ms - spec->eviction.cooldown.history_ms) / 1000, &dc->recent,
-                       &dc->nrecent) < 0)
+    if (history_recent(mv->h, (in->now_ms - spec->eviction.cooldown.history_ms) / 1000, &dc->recent, &dc->nrecent) < 0)
         goto out;
     dc->p.recent = dc->recent, dc->p.nrecent = dc->nrecent;
     /* KubeVirt's parallel limits as its CR sets them (the first one: a cluster has one) */
@@ -223,8 +225,8 @@ static int find_candidates(struct decision *dc)
 static int read_demand(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
-    struct gather_usage_in u = {dc->d->client, in->prom, (long)(in->pr->spec.metrics.window_ms / 1000), in->nodes,
-                                dc->nn, dc->node_mem};
+    struct gather_usage_in u = {dc->d->client, in->prom, (long)(in->pr->spec.metrics.window_ms / 1000),
+                                in->nodes,     dc->nn,   dc->node_mem};
     char why[1024];
     mv->stats.usage_queries++;
     if (gather_usage(&mv->g, &u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
@@ -275,9 +277,9 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
         };
         const char *b = evictor_check(&x, &f);
         /* moved by eviction, a VM KubeVirt would restart goes only if the spec allows it */
-        const char *restarts = !b && vmi && !mv->targeted
-                                   ? evictor_vm_restarts(evictor_vm_strategy(vmi, dc->kubevirt), evictor_vmi_migratable(vmi))
-                                   : NULL;
+        const char *restarts = !b && vmi && !mv->targeted ? evictor_vm_restarts(evictor_vm_strategy(vmi, dc->kubevirt),
+                                                                                evictor_vmi_migratable(vmi))
+                                                          : NULL;
         if (restarts && !spec->eviction.allow_vm_restart)
             b = restarts;
         dc->cands.w[j].restarts = b ? NULL : restarts;
@@ -557,8 +559,8 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
         check_predictions(mv, in);
     const char *fallback = method(mv, &a);
 
-    struct decision dc = {.d = d, .in = in, .migs = &migs, .nn = in->nnodes,
-                          .dry = in->pr->spec.eviction.mode == API_MODE_DRY_RUN};
+    struct decision dc = {
+        .d = d, .in = in, .migs = &migs, .nn = in->nnodes, .dry = in->pr->spec.eviction.mode == API_MODE_DRY_RUN};
     bool set = true;
     int rc = 0;
     if (cycle_gate(&in->pr->spec, in->metrics_ok, &dc.v)) {

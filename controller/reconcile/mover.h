@@ -73,7 +73,7 @@ struct mover_deps {
      * is asked for); NULL when it cannot be made. */
     struct kube_informer *(*pods)(void *ud, const char *label_selector);
     void *pods_ud;
-    struct kube_informer *kubevirts;    /* KubeVirt CRs (their migration limits); NULL: none */
+    struct kube_informer *kubevirts; /* KubeVirt CRs (their migration limits); NULL: none */
 };
 
 /* A selected node this cycle. */
@@ -90,19 +90,19 @@ struct mover_input {
     const struct api_psirebalance *pr; /* decoded */
     const struct mover_node *nodes;
     size_t nnodes;
-    bool sampled;                      /* a new pressure sample was taken: decide */
-    bool metrics_ok;                   /* the last sample succeeded */
+    bool sampled;                       /* a new pressure sample was taken: decide */
+    bool metrics_ok;                    /* the last sample succeeded */
     const struct psi_prom_config *prom; /* the Prometheus for usage; NULL with the Kubelet source */
-    int64_t now_ms;                    /* wall clock, ms since the epoch */
+    int64_t now_ms;                     /* wall clock, ms since the epoch */
 };
 
 /* Counters for the metrics endpoint. */
 struct mover_stats {
-    uint64_t evictions;          /* evictions made (200) */
+    uint64_t evictions;            /* evictions made (200) */
     uint64_t migrations_requested; /* evictions answered with a live migration */
-    uint64_t dry_run_moves;      /* moves DryRun would have made */
-    uint64_t refused;            /* evictions refused (PDB, ...) */
-    uint64_t eviction_failures;  /* evictions that failed otherwise */
+    uint64_t dry_run_moves;        /* moves DryRun would have made */
+    uint64_t refused;              /* evictions refused (PDB, ...) */
+    uint64_t eviction_failures;    /* evictions that failed otherwise */
     uint64_t migrations_succeeded, migrations_failed;
     uint64_t usage_queries, usage_failures;
     /* predicted against observed pressure of moves that settled (cycle_observe): the sum of

@@ -9,7 +9,10 @@
 #include "base/jx.h"
 #include "base/util.h"
 
-bool moves_phase_final(const char *phase) { return base_same(phase, "Succeeded") || base_same(phase, "Failed"); }
+bool moves_phase_final(const char *phase)
+{
+    return base_same(phase, "Succeeded") || base_same(phase, "Failed");
+}
 
 bool moves_phase_running(const char *phase)
 {
@@ -44,7 +47,7 @@ int moves_migration_read(const cJSON *vmim, struct moves_migration *m)
     m->end = time_of(jx_nonempty(ms, "endTimestamp"));
     if (!m->end && moves_phase_final(m->phase)) {
         const cJSON *h;
-        cJSON_ArrayForEach(h, jx_at(st, "phaseTransitionTimestamps"))
+        cJSON_ArrayForEach (h, jx_at(st, "phaseTransitionTimestamps"))
             if (base_same(jx_nonempty(h, "phase"), m->phase))
                 m->end = time_of(jx_nonempty(h, "phaseTransitionTimestamp"));
     }
@@ -204,7 +207,8 @@ void moves_prune(struct api_status *st, int64_t now_s, int64_t history_s)
 static int kubevirt_setting(const cJSON *migrations, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(migrations, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e6 || v->valuedouble != (double)(int)v->valuedouble)
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e6 ||
+        v->valuedouble != (double)(int)v->valuedouble)
         return 0;
     return (int)v->valuedouble;
 }

@@ -40,14 +40,14 @@
 /* One VirtualMachineInstanceMigration as read. Strings are borrowed from its JSON. */
 struct moves_migration {
     const char *ns, *name, *vmi;
-    const char *phase;         /* KubeVirt's phase; "" before the first */
-    const char *source;        /* source node: the annotation, else status.migrationState; NULL: unknown */
-    const char *target;        /* target node once known, else NULL */
-    const char *reason;        /* status.migrationState.failureReason (why it failed), else NULL */
-    bool evacuation;           /* annotated kubevirt.io/evacuationMigration */
-    const char *owner;         /* a targeted migration of ours: the PsiRebalance named by its
-                                * MOVES_OWNER_LABEL (with MOVES_MANAGED_BY_LABEL ours); else NULL */
-    int64_t created, end;      /* Unix s; end 0 while unfinished or unknown */
+    const char *phase;    /* KubeVirt's phase; "" before the first */
+    const char *source;   /* source node: the annotation, else status.migrationState; NULL: unknown */
+    const char *target;   /* target node once known, else NULL */
+    const char *reason;   /* status.migrationState.failureReason (why it failed), else NULL */
+    bool evacuation;      /* annotated kubevirt.io/evacuationMigration */
+    const char *owner;    /* a targeted migration of ours: the PsiRebalance named by its
+                           * MOVES_OWNER_LABEL (with MOVES_MANAGED_BY_LABEL ours); else NULL */
+    int64_t created, end; /* Unix s; end 0 while unfinished or unknown */
 };
 
 /* Whether a KubeVirt migration phase is final (Succeeded, Failed). */
@@ -85,10 +85,10 @@ void moves_kubevirt_limits(const cJSON *kubevirt, int *per_cluster, int *per_nod
 enum moves_event_kind { MOVES_STARTED, MOVES_SUCCEEDED, MOVES_FAILED };
 
 struct moves_event {
-    size_t move;               /* index into the moves */
+    size_t move; /* index into the moves */
     enum moves_event_kind kind;
-    const char *migration;     /* its name (borrowed from the migrations) */
-    const char *reason;        /* MOVES_FAILED: why, when KubeVirt said (borrowed), else NULL */
+    const char *migration; /* its name (borrowed from the migrations) */
+    const char *reason;    /* MOVES_FAILED: why, when KubeVirt said (borrowed), else NULL */
 };
 
 /* Whether a move is still followed (MigrationRequested, Migrating, Failed). */

@@ -15,14 +15,10 @@ static int class_of(enum api_node_state s)
 {
     switch (s) {
     case API_NODE_TAINTED:
-    case API_NODE_COOLING:
-        return CLASS_TAINTED;
-    case API_NODE_PRESSURED:
-        return CLASS_PRESSURED;
-    case API_NODE_UNKNOWN:
-        return CLASS_UNKNOWN;
-    case API_NODE_NORMAL:
-        break;
+    case API_NODE_COOLING: return CLASS_TAINTED;
+    case API_NODE_PRESSURED: return CLASS_PRESSURED;
+    case API_NODE_UNKNOWN: return CLASS_UNKNOWN;
+    case API_NODE_NORMAL: break;
     }
     return CLASS_NONE;
 }
@@ -106,20 +102,20 @@ static size_t reading_size(const char *key, double v)
 size_t nodestatus_entry_size(const struct api_node_status *n)
 {
     static const char *const keys[API_RESOURCES] = {"cpu", "memory", "io"};
-    size_t size = 1 + 2; /* separating comma and the braces */
-    size += 10 + strlen(n->name ? n->name : "");              /* "name":"...", */
+    size_t size = 1 + 2;                         /* separating comma and the braces */
+    size += 10 + strlen(n->name ? n->name : ""); /* "name":"...", */
     size_t pressure = 0;
     for (int k = 0; k < API_RESOURCES; k++)
         pressure += reading_size(keys[k], n->pressure[k]);
     if (pressure)
-        size += 13 + pressure;                                   /* "pressure":{...}, */
+        size += 13 + pressure; /* "pressure":{...}, */
     size += reading_size("utilization", n->utilization);
-    size += 11 + strlen(api_node_state_name(n->state));          /* "state":"Normal", */
+    size += 11 + strlen(api_node_state_name(n->state)); /* "state":"Normal", */
     if (n->since)
-        size += 31;                                              /* "since":"2025-01-01T00:00:00Z", */
-    size += 13 + digits(n->evictions);                           /* "evictions":0, */
+        size += 31;                    /* "since":"2025-01-01T00:00:00Z", */
+    size += 13 + digits(n->evictions); /* "evictions":0, */
     size += 49 + digits(n->migrations.succeeded) + digits(n->migrations.failed) +
-            digits(n->migrations.in_flight);                     /* "migrations":{...} */
+            digits(n->migrations.in_flight); /* "migrations":{...} */
     return size;
 }
 

@@ -11,7 +11,10 @@
 
 /* ---- small JSON helpers ---- */
 
-static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
 
 static const char *str(const cJSON *o, const char *k)
 {
@@ -19,7 +22,10 @@ static const char *str(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+static bool eq(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
 
 /* ---- prediction ---- */
 
@@ -35,7 +41,10 @@ double rebalance_demand_scaled(double usage, double pressure, double scale)
     return usage / (1.0 - stall);
 }
 
-double rebalance_demand(double usage, double cpu_pressure) { return rebalance_demand_scaled(usage, cpu_pressure, 1); }
+double rebalance_demand(double usage, double cpu_pressure)
+{
+    return rebalance_demand_scaled(usage, cpu_pressure, 1);
+}
 
 double rebalance_node_demand_scaled(double usage, double cpus, double cpu_pressure, double scale)
 {
@@ -68,7 +77,10 @@ double rebalance_predict(double load, double scale)
     return 100.0 * (v > 1 ? 1 : v);
 }
 
-double rebalance_predicted_pressure(double load) { return rebalance_predict(load, 1); }
+double rebalance_predicted_pressure(double load)
+{
+    return rebalance_predict(load, 1);
+}
 
 double rebalance_load_from_served(double served)
 {
@@ -108,7 +120,7 @@ bool rebalance_tolerates(const cJSON *tolerations, const cJSON *taint)
 {
     const char *key = str(taint, "key"), *value = str(taint, "value"), *effect = str(taint, "effect");
     const cJSON *t;
-    cJSON_ArrayForEach(t, tolerations) {
+    cJSON_ArrayForEach (t, tolerations) {
         const char *tk = str(t, "key"), *tv = str(t, "value"), *te = str(t, "effect"), *op = str(t, "operator");
         if (te && *te && !eq(te, effect))
             continue;
@@ -149,7 +161,7 @@ static bool requirement_matches(const cJSON *req, const char *value)
         return value == NULL;
     if (eq(op, "In") || eq(op, "NotIn")) {
         bool in = false;
-        cJSON_ArrayForEach(v, values)
+        cJSON_ArrayForEach (v, values)
             if (value && cJSON_IsString(v) && strcmp(v->valuestring, value) == 0)
                 in = true;
         return eq(op, "In") ? in : !in;
@@ -169,10 +181,10 @@ static bool term_matches(const cJSON *term, const cJSON *labels, const char *nod
     const cJSON *exprs = get(term, "matchExpressions"), *fields = get(term, "matchFields"), *r;
     if (cJSON_GetArraySize(exprs) == 0 && cJSON_GetArraySize(fields) == 0)
         return false; /* an empty term matches no node */
-    cJSON_ArrayForEach(r, exprs)
+    cJSON_ArrayForEach (r, exprs)
         if (!requirement_matches(r, str(labels, str(r, "key") ? str(r, "key") : "")))
             return false;
-    cJSON_ArrayForEach(r, fields) {
+    cJSON_ArrayForEach (r, fields) {
         const char *key = str(r, "key");
         if (!requirement_matches(r, eq(key, "metadata.name") ? node_name : NULL))
             return false;
@@ -186,7 +198,7 @@ bool rebalance_affinity_matches(const cJSON *affinity, const cJSON *labels, cons
     if (!req || cJSON_IsNull(req))
         return true;
     const cJSON *term;
-    cJSON_ArrayForEach(term, get(req, "nodeSelectorTerms"))
+    cJSON_ArrayForEach (term, get(req, "nodeSelectorTerms"))
         if (term_matches(term, labels, node_name))
             return true;
     return false;
@@ -226,7 +238,7 @@ const char *rebalance_fit(const struct rebalance_candidate *c, const struct reba
         return why;
     }
     const cJSON *sel;
-    cJSON_ArrayForEach(sel, c->node_selector) {
+    cJSON_ArrayForEach (sel, c->node_selector) {
         const char *have = str(n->labels, sel->string);
         if (!cJSON_IsString(sel) || !have || strcmp(have, sel->valuestring) != 0) {
             snprintf(why, len, "node selector %s does not match", sel->string);
@@ -238,7 +250,7 @@ const char *rebalance_fit(const struct rebalance_candidate *c, const struct reba
         return why;
     }
     const cJSON *t;
-    cJSON_ArrayForEach(t, n->taints) {
+    cJSON_ArrayForEach (t, n->taints) {
         const char *effect = str(t, "effect");
         if (!eq(effect, "NoSchedule") && !eq(effect, "NoExecute"))
             continue;
@@ -252,9 +264,15 @@ const char *rebalance_fit(const struct rebalance_candidate *c, const struct reba
 
 /* ---- nodes ---- */
 
-static double margin_of(const struct rebalance_params *p) { return p->margin > 0 ? p->margin : REBALANCE_MARGIN; }
+static double margin_of(const struct rebalance_params *p)
+{
+    return p->margin > 0 ? p->margin : REBALANCE_MARGIN;
+}
 
-double rebalance_target(const struct rebalance_params *p) { return p->target > 0 ? p->target : p->untaint_below; }
+double rebalance_target(const struct rebalance_params *p)
+{
+    return p->target > 0 ? p->target : p->untaint_below;
+}
 
 bool rebalance_is_source(const struct rebalance_params *p, const struct rebalance_node *n)
 {
@@ -265,9 +283,15 @@ bool rebalance_is_source(const struct rebalance_params *p, const struct rebalanc
     return n->relieving && n->pressure >= rebalance_target(p);
 }
 
-static bool known(double v) { return !isnan(v) && v > 0; }
+static bool known(double v)
+{
+    return !isnan(v) && v > 0;
+}
 
-static unsigned resources_of(const struct rebalance_params *p) { return p->resources ? p->resources : REBALANCE_RES_CPU; }
+static unsigned resources_of(const struct rebalance_params *p)
+{
+    return p->resources ? p->resources : REBALANCE_RES_CPU;
+}
 
 const char *rebalance_destination_check(const struct rebalance_params *p, const struct rebalance_node *n, char *why,
                                         size_t len)
@@ -324,7 +348,7 @@ double rebalance_vmi_vcpus(const cJSON *vmi)
 const char *rebalance_vmi_check(const cJSON *vmi)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, get(get(vmi, "status"), "conditions"))
+    cJSON_ArrayForEach (c, get(get(vmi, "status"), "conditions"))
         if (eq(str(c, "type"), "LiveMigratable") && eq(str(c, "status"), "False"))
             return "not live-migratable";
     return NULL;
@@ -347,8 +371,8 @@ struct state {
 
 /* A destination as judged for one move. */
 struct eval {
-    double dst_after;  /* its highest predicted pressure after the move */
-    double lt_after;   /* its load after, on the resource driving the move */
+    double dst_after; /* its highest predicted pressure after the move */
+    double lt_after;  /* its load after, on the resource driving the move */
 };
 
 struct work {
@@ -357,15 +381,15 @@ struct work {
     size_t nn;
     const struct rebalance_candidate *cands;
     size_t nc;
-    unsigned res;                 /* resources balanced on */
+    unsigned res; /* resources balanced on */
     double target;
     double *base[REBALANCE_NRES]; /* per node: the pressure read (percent) */
     double *l0[REBALANCE_NRES];   /* per node: the load it was read at */
     double *k[REBALANCE_NRES];    /* per node: the curve scale (a source's own, a destination's) */
     bool *source;
-    struct state cur, sim;        /* what is planned this cycle; a source's set being tried */
-    struct rebalance_move *set;   /* the set being tried (up to nc moves) */
-    bool *dest_used;              /* took an eviction this cycle */
+    struct state cur, sim;      /* what is planned this cycle; a source's set being tried */
+    struct rebalance_move *set; /* the set being tried (up to nc moves) */
+    bool *dest_used;            /* took an eviction this cycle */
     int *moved_from, *outbound;
     struct ns_count *ns;
     size_t nns;
@@ -373,9 +397,11 @@ struct work {
     /* what stood in the way, for the message */
     bool usage_unknown, any_candidate, any_destination, limited, any_fit;
     char limit_why[256], fit_why[256], useless_why[256];
-    bool emitting;                /* judging what is planned now, not the set */
+    bool emitting; /* judging what is planned now, not the set */
     size_t held;
-    struct { size_t cand, dest; } held_seen[64];
+    struct {
+        size_t cand, dest;
+    } held_seen[64];
     struct rebalance_plan *out;
 };
 
@@ -402,7 +428,10 @@ static int ns_add(struct work *w, const char *ns)
     return 0;
 }
 
-static bool watched(const struct work *w, int r) { return (w->res >> r) & 1u; }
+static bool watched(const struct work *w, int r)
+{
+    return (w->res >> r) & 1u;
+}
 
 static double capacity(const struct work *w, size_t i, int r)
 {
@@ -538,15 +567,14 @@ static void note_held(struct work *w, size_t ci, size_t s, size_t t, const char 
     size_t used = strlen(out->held_message);
     if (w->held < 3 && used + 1 < sizeof(out->held_message))
         snprintf(out->held_message + used, sizeof(out->held_message) - used, "%s%s not moved from %s to %s: %s",
-                 used ? "; " : "", w->cands[ci].workload ? w->cands[ci].workload : w->cands[ci].name,
-                 w->nodes[s].name, w->nodes[t].name, why);
+                 used ? "; " : "", w->cands[ci].workload ? w->cands[ci].workload : w->cands[ci].name, w->nodes[s].name,
+                 w->nodes[t].name, why);
     w->held++;
 }
 
 /* The move rules on every resource balanced on (rebalance.h: Convergence, Destinations); r
  * drives the move. The destination's figures go to *e. */
-static bool pair_ok(const struct work *w, const struct state *st, size_t ci, size_t s, size_t t, int r,
-                    struct eval *e)
+static bool pair_ok(const struct work *w, const struct state *st, size_t ci, size_t s, size_t t, int r, struct eval *e)
 {
     const struct rebalance_candidate *c = &w->cands[ci];
     e->dst_after = 0;
@@ -622,9 +650,8 @@ static long best_destination(struct work *w, const struct state *st, size_t ci, 
             continue;
         bool better = best < 0 || e.dst_after < be.dst_after - REBALANCE_NOISE ||
                       (fabs(e.dst_after - be.dst_after) <= REBALANCE_NOISE &&
-                       (e.lt_after < be.lt_after - 1e-12 ||
-                        (fabs(e.lt_after - be.lt_after) <= 1e-12 &&
-                         strcmp(w->nodes[t].name, w->nodes[best].name) < 0)));
+                       (e.lt_after < be.lt_after - 1e-12 || (fabs(e.lt_after - be.lt_after) <= 1e-12 &&
+                                                             strcmp(w->nodes[t].name, w->nodes[best].name) < 0)));
         if (better)
             best = (long)t, be = e;
     }
@@ -635,8 +662,8 @@ static long best_destination(struct work *w, const struct state *st, size_t ci, 
  * INFINITY when no amount can (what it reads is not explained by its load). */
 static double needed(const struct work *w, const struct state *st, size_t s, int r)
 {
-    double L = load_of(w, st, s, r), goal = rebalance_curve(w->l0[r][s]) -
-                                            (w->base[r][s] - w->target) / (100.0 * w->k[r][s]);
+    double L = load_of(w, st, s, r),
+           goal = rebalance_curve(w->l0[r][s]) - (w->base[r][s] - w->target) / (100.0 * w->k[r][s]);
     if (isnan(L) || goal <= 0)
         return INFINITY;
     double lo = 0, hi = L;
@@ -1051,8 +1078,9 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
     if (nsrc == 0) {
         out->reason = REBALANCE_SETTLING;
         list_nodes(out, w, waiting, nwait);
-        msg_add(out, " %s above the relief target but a recent move touched %s: waiting for the pressure readings "
-                     "to settle",
+        msg_add(out,
+                " %s above the relief target but a recent move touched %s: waiting for the pressure readings "
+                "to settle",
                 nwait == 1 ? "is" : "are", nwait == 1 ? "it" : "them");
         return;
     }
@@ -1083,8 +1111,10 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
         if (w->useless_why[0])
             msg_add(out, "%s, so none is made", w->useless_why);
         else
-            msg_add(out, "no move to a node that can take it lowers the predicted maximum load by the margin "
-                         "while keeping that node below taintAbovePercent %.0f%%", p->taint_above);
+            msg_add(out,
+                    "no move to a node that can take it lowers the predicted maximum load by the margin "
+                    "while keeping that node below taintAbovePercent %.0f%%",
+                    p->taint_above);
         if (!w->any_fit && w->fit_why[0])
             msg_add(out, " (%s)", w->fit_why);
         explain_blocked(out, w, sources, nsrc);

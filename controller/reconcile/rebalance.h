@@ -171,47 +171,47 @@ double rebalance_calibrate(double prev, double served, double pressure);
 /* A node, as the plan sees it. */
 struct rebalance_node {
     const char *name;
-    bool selected;        /* owned by this PsiRebalance */
-    bool tainted;         /* carries our pressure taint */
-    bool unschedulable;   /* spec.unschedulable (cordoned) */
-    const cJSON *labels;  /* metadata.labels (may be NULL) */
-    const cJSON *taints;  /* spec.taints (may be NULL) */
-    double pressure;      /* percent: the highest of the resources balanced on; NAN when unknown */
-    bool sustained;       /* above evictAbovePercent for the whole sustain window */
-    bool relieving;       /* a source in an earlier cycle, not yet seen below the target */
-    bool settling;        /* a move touched it less than the settle time ago, or one runs */
-    double cpus;          /* CPU capacity (cores) the load is relative to; <= 0 or NAN: unknown */
-    double demand;        /* cores wanted (rebalance_demand of its usage); NAN: unknown */
+    bool selected;       /* owned by this PsiRebalance */
+    bool tainted;        /* carries our pressure taint */
+    bool unschedulable;  /* spec.unschedulable (cordoned) */
+    const cJSON *labels; /* metadata.labels (may be NULL) */
+    const cJSON *taints; /* spec.taints (may be NULL) */
+    double pressure;     /* percent: the highest of the resources balanced on; NAN when unknown */
+    bool sustained;      /* above evictAbovePercent for the whole sustain window */
+    bool relieving;      /* a source in an earlier cycle, not yet seen below the target */
+    bool settling;       /* a move touched it less than the settle time ago, or one runs */
+    double cpus;         /* CPU capacity (cores) the load is relative to; <= 0 or NAN: unknown */
+    double demand;       /* cores wanted (rebalance_demand of its usage); NAN: unknown */
     double alloc_cpu, alloc_memory, alloc_pods; /* allocatable; NAN: not checked */
     double req_cpu, req_memory, req_pods;       /* requested by the pods placed there; NAN: unknown */
-    int outbound;         /* live migrations running from it (any origin) */
+    int outbound;                               /* live migrations running from it (any origin) */
     /* read only when params.resources is set (else CPU alone, and `pressure` is its pressure): */
-    double cpu_pressure;  /* CPU pressure, percent; NAN: unknown */
-    double mem_pressure;  /* memory pressure, percent; NAN: unknown */
-    double memory;        /* memory capacity (bytes) memory load is relative to; <= 0 or NAN: unknown */
-    double mem_used;      /* memory in use (bytes: the working sets); NAN: unknown */
+    double cpu_pressure;          /* CPU pressure, percent; NAN: unknown */
+    double mem_pressure;          /* memory pressure, percent; NAN: unknown */
+    double memory;                /* memory capacity (bytes) memory load is relative to; <= 0 or NAN: unknown */
+    double mem_used;              /* memory in use (bytes: the working sets); NAN: unknown */
     double scale[REBALANCE_NRES]; /* calibrated curve scale per resource (rebalance_calibrate); <= 0: none */
 };
 
 /* A workload that might move: one pod on a node. */
 struct rebalance_candidate {
-    const char *ns, *name;   /* the pod */
-    const char *workload;    /* cooldown, history and report key, e.g. "VirtualMachineInstance ns/vm" */
-    size_t node;             /* index of the node it runs on */
+    const char *ns, *name; /* the pod */
+    const char *workload;  /* cooldown, history and report key, e.g. "VirtualMachineInstance ns/vm" */
+    size_t node;           /* index of the node it runs on */
     double req_cpu, req_memory;
-    double demand;           /* cores wanted (rebalance_demand of its usage); NAN: unknown */
-    double max_demand;       /* cores it cannot want more than (a VM's vCPUs); <= 0 or NAN: unknown */
-    double mem_used;         /* memory in use (bytes); NAN: unknown (its memory request stands in) */
-    bool vm;                 /* a KubeVirt VM: the eviction becomes a live migration */
+    double demand;              /* cores wanted (rebalance_demand of its usage); NAN: unknown */
+    double max_demand;          /* cores it cannot want more than (a VM's vCPUs); <= 0 or NAN: unknown */
+    double mem_used;            /* memory in use (bytes); NAN: unknown (its memory request stands in) */
+    bool vm;                    /* a KubeVirt VM: the eviction becomes a live migration */
     const cJSON *node_selector; /* spec.nodeSelector (may be NULL) */
     const cJSON *affinity;      /* spec.affinity (may be NULL) */
     const cJSON *tolerations;   /* spec.tolerations (may be NULL) */
-    const char *blocked;     /* NULL: it may move; else why not (evictor.h) */
+    const char *blocked;        /* NULL: it may move; else why not (evictor.h) */
 };
 
 /* One move within the history window, most recent last (what oscillation is judged on). */
 struct rebalance_recent {
-    const char *workload;    /* rebalance_candidate.workload */
+    const char *workload;             /* rebalance_candidate.workload */
     const char *source, *destination; /* node names */
 };
 
@@ -219,11 +219,11 @@ struct rebalance_move;
 
 struct rebalance_params {
     double evict_above, taint_above, untaint_below; /* percent */
-    double target;            /* percent: relieve a source below this; <= 0 takes untaint_below */
-    double margin;            /* load; 0 takes REBALANCE_MARGIN */
-    unsigned resources;       /* REBALANCE_RES_* balanced on; 0: CPU alone, read from `pressure` */
+    double target;                                  /* percent: relieve a source below this; <= 0 takes untaint_below */
+    double margin;                                  /* load; 0 takes REBALANCE_MARGIN */
+    unsigned resources; /* REBALANCE_RES_* balanced on; 0: CPU alone, read from `pressure` */
     int max_per_node, max_per_namespace, max_total; /* per cycle */
-    int max_in_flight;        /* spec.eviction.maxInFlightMigrations */
+    int max_in_flight;                              /* spec.eviction.maxInFlightMigrations */
     int in_flight;            /* migrations not finished in the cluster, any origin, before this cycle */
     int kubevirt_per_cluster; /* 0 takes REBALANCE_KUBEVIRT_PER_CLUSTER */
     int kubevirt_per_node;    /* 0 takes REBALANCE_KUBEVIRT_PER_NODE */
@@ -240,16 +240,16 @@ struct rebalance_params {
 
 /* One planned move. */
 struct rebalance_move {
-    size_t candidate;        /* index into the candidates */
+    size_t candidate;           /* index into the candidates */
     size_t source, destination; /* node indexes: the coolest destination (a prediction with
                                  * eviction, the target of a targeted live migration) */
-    double demand;           /* cores, estimated */
-    double mem;              /* bytes in use, estimated */
-    double relief;           /* percentage points the source is predicted to lose */
+    double demand;              /* cores, estimated */
+    double mem;                 /* bytes in use, estimated */
+    double relief;              /* percentage points the source is predicted to lose */
     double src_load, src_load_after, dst_load, dst_load_after; /* on the resource driving it */
-    double src_pressure_after; /* predicted, percent (the highest of the resources) */
-    double dst_pressure_after; /* predicted, percent (the highest of the resources) */
-    enum rebalance_resource resource; /* the resource the source was relieved on */
+    double src_pressure_after;                                 /* predicted, percent (the highest of the resources) */
+    double dst_pressure_after;                                 /* predicted, percent (the highest of the resources) */
+    enum rebalance_resource resource;                          /* the resource the source was relieved on */
 };
 
 struct rebalance_plan {
@@ -264,8 +264,7 @@ struct rebalance_plan {
 /* Why c cannot run on node n (written to why, and returned), or NULL when it fits:
  * requests against allocatable minus requested, spec.unschedulable, node selector, required
  * node affinity, NoSchedule/NoExecute taints it does not tolerate. */
-const char *rebalance_fit(const struct rebalance_candidate *c, const struct rebalance_node *n, char *why,
-                          size_t len);
+const char *rebalance_fit(const struct rebalance_candidate *c, const struct rebalance_node *n, char *why, size_t len);
 
 /* Whether tolerations (a JSON array, may be NULL) tolerate taint (a JSON object). */
 bool rebalance_tolerates(const cJSON *tolerations, const cJSON *taint);
@@ -290,8 +289,8 @@ const char *rebalance_destination_check(const struct rebalance_params *p, const 
 /* Whether moving demand d (cores) from s to t passes the convergence rule and keeps t predicted
  * below the taint level on CPU (their demands as s->demand and t->demand, t with its scale or
  * REBALANCE_SAFETY); the loads after go to *s_after and *t_after (may be NULL). */
-bool rebalance_move_ok(const struct rebalance_params *p, const struct rebalance_node *s,
-                       const struct rebalance_node *t, double d, double *s_after, double *t_after);
+bool rebalance_move_ok(const struct rebalance_params *p, const struct rebalance_node *s, const struct rebalance_node *t,
+                       double d, double *s_after, double *t_after);
 
 /* Plan this cycle's moves (rules above) into *out (free with rebalance_plan_free). Returns 0,
  * or -1 on no memory. */
@@ -312,12 +311,12 @@ double rebalance_vmi_vcpus(const cJSON *vmi);
 /* ---- the Eviction API's answer ---- */
 
 enum rebalance_evict_outcome {
-    REBALANCE_EVICTED,     /* 200/201: the pod goes (it restarts elsewhere) */
-    REBALANCE_MIGRATING,   /* 429 "Eviction triggered evacuation" / "Evacuation in progress":
-                            * KubeVirt accepted it as a live migration */
-    REBALANCE_REFUSED,     /* another 429 (a PodDisruptionBudget, a VM that cannot migrate): skip */
-    REBALANCE_GONE,        /* 404: the pod is gone already */
-    REBALANCE_ERROR,       /* anything else: a failure */
+    REBALANCE_EVICTED,   /* 200/201: the pod goes (it restarts elsewhere) */
+    REBALANCE_MIGRATING, /* 429 "Eviction triggered evacuation" / "Evacuation in progress":
+                          * KubeVirt accepted it as a live migration */
+    REBALANCE_REFUSED,   /* another 429 (a PodDisruptionBudget, a VM that cannot migrate): skip */
+    REBALANCE_GONE,      /* 404: the pod is gone already */
+    REBALANCE_ERROR,     /* anything else: a failure */
 };
 
 /* Classify an eviction's answer: http status (0 for success) and the server's message. */

@@ -54,7 +54,10 @@ struct visit {
     char fail_msg[512];
 };
 
-static int64_t now_s(int64_t now_ms) { return now_ms / 1000; }
+static int64_t now_s(int64_t now_ms)
+{
+    return now_ms / 1000;
+}
 
 static void fail(struct visit *v, const char *reason, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void fail(struct visit *v, const char *reason, const char *fmt, ...)
@@ -270,7 +273,8 @@ static int report_invalid(struct reconciler *r, const cJSON *obj, const struct a
     const char *msg = joined ? joined : "invalid spec";
     int64_t now = now_s(now_ms);
     conditions_set(&next, API_CONDITION_READY, API_CONDITION_FALSE, API_REASON_INVALID_SPEC, msg, pr->generation, now);
-    conditions_set(&next, API_CONDITION_DEGRADED, API_CONDITION_TRUE, API_REASON_INVALID_SPEC, msg, pr->generation, now);
+    conditions_set(&next, API_CONDITION_DEGRADED, API_CONDITION_TRUE, API_REASON_INVALID_SPEC, msg, pr->generation,
+                   now);
     next.observed_generation = pr->generation;
     log_error("invalid psirebalance: nothing done", "psirebalance", pr->name, "error", msg);
     int rc = 0;
@@ -291,7 +295,8 @@ static void machine_configs(struct visit *v)
     struct mcsync m = {r->deps.client, r->deps.events, r->deps.machineconfigs, r->deps.pools, r->deps.psirebalances};
     struct mcsync_in in = {v->obj, &v->pr.spec, v->pr.generation, v->now_ms};
     if (mcsync_ensure(&m, &in, &v->next) < 0 || mcsync_retire(&m, &in) < 0)
-        fail(v, API_REASON_MACHINE_CONFIG_WRITE_FAILED, "a MachineConfig could not be written or deleted (see the operator log)");
+        fail(v, API_REASON_MACHINE_CONFIG_WRITE_FAILED,
+             "a MachineConfig could not be written or deleted (see the operator log)");
     /* Not managing PSI here: what the nodes report says whether it is on. */
     const struct sampling *sm = &v->cs->sampling;
     if (!v->pr.spec.machine_config.enabled && sm->metrics == 1 && !sm->partial && sm->measured > 0)
@@ -313,8 +318,8 @@ static void retire_taint_keys(struct visit *v)
         struct taintpatch_taint old = {v->next.taint_keys[i], v->t.effect, v->t.owner};
         if (strcmp(old.key, v->t.key) == 0) {
             i++;
-        } else if (tainter_remove_all(&tw, v->r->deps.nodes, &old, "taint key changed: the taint under the old key removed",
-                                      v->now_ms) == 0) {
+        } else if (tainter_remove_all(&tw, v->r->deps.nodes, &old,
+                                      "taint key changed: the taint under the old key removed", v->now_ms) == 0) {
             api_status_remove_taint_key(&v->next, old.key);
         } else {
             fail(v, API_REASON_TAINT_WRITE_FAILED, "taints under the old key %s could not all be removed", old.key);
@@ -334,8 +339,8 @@ static void sample_and_taint(struct visit *v)
     const cJSON *meta = jx_at(v->obj, "metadata");
     struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, jx_str(meta, "name"), jx_str(meta, "uid")};
     struct psi_prom_config cfg;
-    struct sampling_in in = {r->deps.client, r->deps.events, &ref, &v->pr.spec, &v->nodes,
-                             prom_config(r, &v->pr.spec, &cfg), v->now_ms};
+    struct sampling_in in = {
+        r->deps.client, r->deps.events, &ref, &v->pr.spec, &v->nodes, prom_config(r, &v->pr.spec, &cfg), v->now_ms};
     v->sampled = sampling_take(&cs->sampling, &in) == 0;
     r->counters.samples++;
     r->counters.sample_failures += !v->sampled;
@@ -406,10 +411,16 @@ static void rebalance(struct visit *v)
     const struct api_spec *spec = &v->pr.spec;
     struct psi_prom_config cfg;
     const struct psi_prom_config *prom = prom_config(r, spec, &cfg);
-    struct mover_deps d = {r->deps.client, r->deps.events, r->deps.vmis,    r->deps.vmims,
+    struct mover_deps d = {r->deps.client, r->deps.events,  r->deps.vmis,     r->deps.vmims,
                            r->deps.pods,   r->deps.pods_ud, r->deps.kubevirts};
-    struct mover_input in = {v->obj, &v->pr, mn, n, v->sampled, v->cs->sampling.metrics == 1,
-                             spec->metrics.source == API_SOURCE_PROMETHEUS ? prom : NULL, v->now_ms};
+    struct mover_input in = {v->obj,
+                             &v->pr,
+                             mn,
+                             n,
+                             v->sampled,
+                             v->cs->sampling.metrics == 1,
+                             spec->metrics.source == API_SOURCE_PROMETHEUS ? prom : NULL,
+                             v->now_ms};
     struct mover_stats before = *mover_stats(v->cs->mover);
     const char *reason = NULL;
     char msg[512];
@@ -446,7 +457,8 @@ static int conclude(struct visit *v)
     struct conditions_cycle cycle = {v->fail_reason == NULL, v->fail_reason, v->fail_msg};
     conditions_derive(&v->next, &cycle, v->pr.generation, now);
     v->next.observed_generation = v->pr.generation;
-    v->next.last_successful_cycle_time = cs->last_success_s ? cs->last_success_s : v->pr.status.last_successful_cycle_time;
+    v->next.last_successful_cycle_time =
+        cs->last_success_s ? cs->last_success_s : v->pr.status.last_successful_cycle_time;
     int64_t interval_s = v->pr.spec.metrics.interval_ms / 1000;
     struct api_status_compare cmp = {interval_s > 60 ? interval_s : 60, 0.5};
     struct kube_err err;
@@ -481,8 +493,8 @@ static int live_cycle(struct visit *v, int64_t *requeue_ms)
     struct sampling *sm = &v->cs->sampling;
     if (sm->metrics >= 0)
         conditions_set(&v->next, API_CONDITION_METRICS_AVAILABLE,
-                       sm->metrics && !sm->partial ? API_CONDITION_TRUE : API_CONDITION_FALSE,
-                       sm->reason, sm->message, v->pr.generation, now_s(v->now_ms));
+                       sm->metrics && !sm->partial ? API_CONDITION_TRUE : API_CONDITION_FALSE, sm->reason, sm->message,
+                       v->pr.generation, now_s(v->now_ms));
     rebalance(v);
     int rc = conclude(v) < 0 || v->fail_reason ? -1 : 0;
     int64_t next_sample = v->cs->next_sample_ms;
@@ -548,7 +560,10 @@ void reconciler_free(struct reconciler *r)
     free(r);
 }
 
-const struct reconciler_counters *reconciler_counters(const struct reconciler *r) { return &r->counters; }
+const struct reconciler_counters *reconciler_counters(const struct reconciler *r)
+{
+    return &r->counters;
+}
 
 void reconciler_foreach_pressure(const struct reconciler *r,
                                  void (*fn)(const char *psirebalance, const char *node, const char *stall,

@@ -37,7 +37,7 @@
  * gather_node_projection for nodes; whole objects for the others). */
 struct reconciler_deps {
     struct kube_client *client;
-    struct kube_events *events;           /* may be NULL: no Events */
+    struct kube_events *events; /* may be NULL: no Events */
     struct kube_informer *psirebalances;
     struct kube_informer *nodes;
     struct kube_informer *machineconfigs; /* NULL: the MachineConfig API does not exist */
@@ -46,7 +46,7 @@ struct reconciler_deps {
     /* The pod informer for a labelSelector, made on demand (see mover_deps); NULL: none. */
     struct kube_informer *(*pods)(void *ud, const char *label_selector);
     void *pods_ud;
-    struct kube_informer *kubevirts;      /* KubeVirt CRs; NULL: none (KubeVirt's default limits) */
+    struct kube_informer *kubevirts; /* KubeVirt CRs; NULL: none (KubeVirt's default limits) */
 };
 
 /* Counters a metrics endpoint reads; zero-initialised by reconciler_new. */

@@ -19,7 +19,8 @@ double resources_get(const cJSON *obj, const char *key)
 
 static double request_of(const cJSON *container, const char *res)
 {
-    const cJSON *req = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(container, "resources"), "requests");
+    const cJSON *req =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(container, "resources"), "requests");
     double v = resources_get(req, res);
     return isnan(v) || v < 0 ? 0 : v;
 }
@@ -34,9 +35,9 @@ static double effective(const cJSON *spec, const char *res)
 {
     double sum = 0, init_max = 0, sidecars = 0;
     const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "containers"))
+    cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive(spec, "containers"))
         sum += request_of(c, res);
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "initContainers")) {
+    cJSON_ArrayForEach (c, cJSON_GetObjectItemCaseSensitive(spec, "initContainers")) {
         double r = request_of(c, res);
         if (is_sidecar(c)) {
             sidecars += r;

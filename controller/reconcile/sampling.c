@@ -113,7 +113,7 @@ static int describe(const struct ownership_nodes *nodes, struct descs *d)
             continue;
         const cJSON *status = jx_at(nodes->v[i].node, "status"), *a;
         d->ips[d->n] = NULL;
-        cJSON_ArrayForEach(a, jx_at(status, "addresses")) {
+        cJSON_ArrayForEach (a, jx_at(status, "addresses")) {
             const cJSON *addr = jx_at(a, "address");
             if (!d->ips[d->n] && cJSON_IsString(addr))
                 d->ips[d->n] = addr->valuestring;
@@ -139,7 +139,8 @@ static int follow_metrics(struct sampling *s, const struct sampling_in *in, cons
         log_warn("pressure not readable: taints held", "psirebalance", in->ref->name, "reason", st->reason, "error",
                  st->message);
         if (was != 0)
-            notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message, in->now_ms);
+            notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message,
+                         in->now_ms);
         return -1;
     }
     char unread[600];
@@ -159,7 +160,8 @@ static int follow_metrics(struct sampling *s, const struct sampling_in *in, cons
         s->metrics = 0;
         log_warn("no node measured: taints held", "psirebalance", in->ref->name, "error", s->message);
         if (was != 0)
-            notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message, in->now_ms);
+            notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message,
+                         in->now_ms);
         return -1;
     }
     s->metrics = 1;
@@ -183,10 +185,10 @@ int sampling_take(struct sampling *s, const struct sampling_in *in)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (src) {
         /* cpu "some" always: the rebalancer's predictions read it */
-        unsigned full = spec->pressure.stall == API_STALL_FULL ? PSI_RES_BIT(psi_resource_of(spec->pressure.resource))
-                                                               : 0;
-        struct psi_request req = {d.v, d.n, PSI_RES_ALL, full, (long)(spec->metrics.window_ms / 1000),
-                                  spec->pressure.has_utilization_floor};
+        unsigned full =
+            spec->pressure.stall == API_STALL_FULL ? PSI_RES_BIT(psi_resource_of(spec->pressure.resource)) : 0;
+        struct psi_request req = {
+            d.v, d.n, PSI_RES_ALL, full, (long)(spec->metrics.window_ms / 1000), spec->pressure.has_utilization_floor};
         psi_source_sample(src, &req, &sample);
         st = sample.status;
     }

@@ -21,19 +21,19 @@ struct sampling {
     char *source_key;         /* the spec fields the source was made from */
     struct psi_sample sample; /* the last successful sample, nodes sorted by name */
     bool have_sample;
-    unsigned full;            /* PSI_RES_BIT set of the resources the sample read as "full" */
-    int metrics;              /* -1 not read yet, 0 failed or no node measured, 1 ok */
-    bool partial;             /* ok, but some nodes not measured (coverage.h) */
-    size_t measured;          /* nodes the last answered sample measured (of the resource acted on) */
-    char reason[48];          /* MetricsAvailable's */
+    unsigned full;   /* PSI_RES_BIT set of the resources the sample read as "full" */
+    int metrics;     /* -1 not read yet, 0 failed or no node measured, 1 ok */
+    bool partial;    /* ok, but some nodes not measured (coverage.h) */
+    size_t measured; /* nodes the last answered sample measured (of the resource acted on) */
+    char reason[48]; /* MetricsAvailable's */
     char message[1024];
-    double last_seconds;      /* how long the last sample took */
+    double last_seconds; /* how long the last sample took */
 };
 
 /* What one sample needs; all borrowed. */
 struct sampling_in {
-    struct kube_client *client;    /* for the kubelet source */
-    struct kube_events *events;    /* may be NULL */
+    struct kube_client *client;       /* for the kubelet source */
+    struct kube_events *events;       /* may be NULL */
     const struct kube_event_ref *ref; /* the PsiRebalance, for Events */
     const struct api_spec *spec;
     const struct ownership_nodes *nodes; /* the owned ones are sampled */

@@ -14,7 +14,10 @@
 #include "reconcile/taintevents.h"
 #include "reconcile/taintfsm.h"
 
-static const cJSON *taints_of(const cJSON *node) { return jx_get(node, "spec.taints"); }
+static const cJSON *taints_of(const cJSON *node)
+{
+    return jx_get(node, "spec.taints");
+}
 
 int tainter_write(const struct tainter *tw, const cJSON *cached, const struct taintpatch_taint *t,
                   enum taintpatch_op op, char *rv, size_t rvlen, struct kube_err *err)
@@ -30,8 +33,8 @@ int tainter_write(const struct tainter *tw, const cJSON *cached, const struct ta
     for (int attempt = 0; path && attempt < 2; attempt++) {
         cJSON *patch = NULL;
         char why[256];
-        enum taintpatch_result res = taintpatch_build(taints_of(node), jx_str(node, "metadata.resourceVersion"),
-                                                      t, op, &patch, why, sizeof(why));
+        enum taintpatch_result res = taintpatch_build(taints_of(node), jx_str(node, "metadata.resourceVersion"), t, op,
+                                                      &patch, why, sizeof(why));
         if (res == TAINTPATCH_NOOP) {
             rc = 0;
             break;
@@ -107,11 +110,11 @@ int tainter_remove_all(const struct tainter *tw, const struct kube_informer *nod
 /* The state machine's input: one entry per node it looks at. */
 struct step {
     struct taintfsm_input *in;
-    const cJSON **node;                   /* per input: the cached node */
-    struct nodestatus_reading *readings;  /* per input */
+    const cJSON **node;                  /* per input: the cached node */
+    struct nodestatus_reading *readings; /* per input */
     size_t n;
-    char (*written)[32];                  /* per input: resourceVersion after our write */
-    bool *done;                           /* per input: our write happened */
+    char (*written)[32]; /* per input: resourceVersion after our write */
+    bool *done;          /* per input: our write happened */
     struct taintfsm_result res;
 };
 
@@ -241,8 +244,8 @@ static void step_events(const struct tainter *tw, const struct tainter_cycle *c,
                  api_taint_effect_name(spec->taint.effect), c->t->key, c->t->owner, taintfsm_why_name(act->why),
                  api_resource_name(spec->pressure.resource), pressure);
         struct kube_event_ref ref = {"v1", "Node", NULL, act->node, NULL};
-        notify_event(tw->events, &ref, "Normal", add ? API_EVENT_TAINTED : API_EVENT_UNTAINTED, add ? "Taint" : "Untaint", note,
-                     c->now_ms);
+        notify_event(tw->events, &ref, "Normal", add ? API_EVENT_TAINTED : API_EVENT_UNTAINTED,
+                     add ? "Taint" : "Untaint", note, c->now_ms);
     }
     if (!per_node)
         summary_event(tw, c, s);

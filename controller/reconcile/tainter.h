@@ -2,8 +2,9 @@
  * state machine (taintfsm.h) over the owned nodes and those that still carry our taint, makes
  * its writes (JSON patches from taintpatch.h that test the taints they were built from; on a
  * conflict the node is read again and the patch rebuilt once), records the Events of the
- * taint changes after all writes (one per node, or one summary past a count: taintevents.h), keeps the result (taintstate.h) and fills the status's per-node
- * entries (nodestatus.h). Deletion takes our taint off every node. Not thread-safe. */
+ * taint changes after all writes (one per node, or one summary past a count: taintevents.h), keeps the result
+ * (taintstate.h) and fills the status's per-node entries (nodestatus.h). Deletion takes our taint off every node. Not
+ * thread-safe. */
 #ifndef PSI_RECONCILE_TAINTER_H
 #define PSI_RECONCILE_TAINTER_H
 
@@ -33,7 +34,7 @@ struct tainter_cycle {
     const struct taintpatch_taint *t;
     const struct kube_event_ref *owner; /* the PsiRebalance: what a summary Event is about */
     const struct sampling *sampling;    /* this cycle's readings */
-    struct taintstate *state;        /* updated */
+    struct taintstate *state;           /* updated */
     int64_t now_ms;
 };
 

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-bool taintevents_per_node(size_t changes) { return changes <= TAINTEVENTS_PER_NODE_MAX; }
+bool taintevents_per_node(size_t changes)
+{
+    return changes <= TAINTEVENTS_PER_NODE_MAX;
+}
 
 /* Room kept at the end of a list for " ... and 123456789 more)". */
 #define TAIL_ROOM 32

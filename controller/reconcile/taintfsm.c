@@ -35,16 +35,11 @@ const char *taintfsm_op_name(enum taintfsm_op op)
 const char *taintfsm_why_name(enum taintfsm_why why)
 {
     switch (why) {
-    case TAINTFSM_WHY_PRESSURE:
-        return "Pressure";
-    case TAINTFSM_WHY_COOLED:
-        return "Cooled";
-    case TAINTFSM_WHY_CAP:
-        return "Cap";
-    case TAINTFSM_WHY_UNSELECTED:
-        return "Unselected";
-    case TAINTFSM_WHY_RESTORE:
-        return "Restore";
+    case TAINTFSM_WHY_PRESSURE: return "Pressure";
+    case TAINTFSM_WHY_COOLED: return "Cooled";
+    case TAINTFSM_WHY_CAP: return "Cap";
+    case TAINTFSM_WHY_UNSELECTED: return "Unselected";
+    case TAINTFSM_WHY_RESTORE: return "Restore";
     }
     return "Unknown";
 }
@@ -78,10 +73,10 @@ static bool wants_taint(enum api_node_state s)
 
 /* What a selected node is for the cap once its own transitions are done. */
 enum role {
-    ROLE_NONE,      /* neither holds nor wants the taint */
-    ROLE_HOLDER,    /* Tainted or Cooling: holds the taint, pressure known */
-    ROLE_HELD,      /* Unknown, taint held as found on the node */
-    ROLE_NEWCOMER,  /* Pressured, sustain passed: wants the taint */
+    ROLE_NONE,     /* neither holds nor wants the taint */
+    ROLE_HOLDER,   /* Tainted or Cooling: holds the taint, pressure known */
+    ROLE_HELD,     /* Unknown, taint held as found on the node */
+    ROLE_NEWCOMER, /* Pressured, sustain passed: wants the taint */
 };
 
 /* Per-node working state during a step. */
@@ -153,8 +148,7 @@ static void step_node(const struct taintfsm_params *p, const struct taintfsm_inp
                 w->cooled = true;
             }
             break;
-        case API_NODE_UNKNOWN:
-            break;
+        case API_NODE_UNKNOWN: break;
         }
         if (st == before)
             break;

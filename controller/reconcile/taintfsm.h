@@ -85,12 +85,12 @@
 
 /* The thresholds of spec.pressure, in the units the state machine works in. */
 struct taintfsm_params {
-    double taint_above;         /* percent */
-    double untaint_below;       /* percent, < taint_above */
-    int64_t sustain_ms;         /* >= 0 */
+    double taint_above;          /* percent */
+    double untaint_below;        /* percent, < taint_above */
+    int64_t sustain_ms;          /* >= 0 */
     int64_t max_tainted_percent; /* 0..99 (100 is treated as 99 would: the N - 1 bound holds) */
-    double utilization_floor;   /* percent; <= 0: no gate */
-    double swap_margin;         /* percentage points a newcomer must beat an incumbent by */
+    double utilization_floor;    /* percent; <= 0: no gate */
+    double swap_margin;          /* percentage points a newcomer must beat an incumbent by */
 };
 
 /* One node as the controller sees it this cycle. Strings are borrowed. */
@@ -129,9 +129,9 @@ struct taintfsm_node {
     const char *name;          /* borrowed from the input */
     enum api_node_state state; /* Unknown when there was no usable sample */
     int64_t since_ms;
-    bool tainted;              /* the taint is on once the actions are applied */
-    double pressure;           /* the effective pressure used; NAN when Unknown */
-    size_t input;              /* index of the node in the input */
+    bool tainted;    /* the taint is on once the actions are applied */
+    double pressure; /* the effective pressure used; NAN when Unknown */
+    size_t input;    /* index of the node in the input */
 };
 
 /* Release with taintfsm_result_free. */

@@ -6,8 +6,8 @@
 
 #include "api/names.h"
 
-int taintpatch_taint_from_spec(const struct api_spec *spec, const char *owner, struct taintpatch_taint *t,
-                               char *err, size_t errlen)
+int taintpatch_taint_from_spec(const struct api_spec *spec, const char *owner, struct taintpatch_taint *t, char *err,
+                               size_t errlen)
 {
     memset(t, 0, sizeof(*t));
     const char *why = !owner || !*owner ? "must not be empty" : api_names_check_label_value(owner);
@@ -46,7 +46,7 @@ const char *taintpatch_owner(const cJSON *taints, const char *key, const char *e
     const cJSON *it;
     if (!cJSON_IsArray(taints))
         return NULL;
-    cJSON_ArrayForEach(it, taints) {
+    cJSON_ArrayForEach (it, taints) {
         if (is_key_effect(it, key, effect))
             return str_of(it, "value");
     }
@@ -64,7 +64,7 @@ bool taintpatch_has_any(const cJSON *taints, const struct taintpatch_taint *t)
     const cJSON *it;
     if (!cJSON_IsArray(taints))
         return false;
-    cJSON_ArrayForEach(it, taints) {
+    cJSON_ArrayForEach (it, taints) {
         if (is_ours(it, t))
             return true;
     }
@@ -109,7 +109,7 @@ enum taintpatch_result taintpatch_build(const cJSON *taints, const char *resourc
         /* Present, and no copy of ours left under another effect: nothing to do. */
         bool stale = false;
         const cJSON *it;
-        cJSON_ArrayForEach(it, cur) {
+        cJSON_ArrayForEach (it, cur) {
             stale = stale || (is_ours(it, t) && strcmp(str_of(it, "effect"), t->effect) != 0);
         }
         if (owner && !stale)
@@ -124,7 +124,7 @@ enum taintpatch_result taintpatch_build(const cJSON *taints, const char *resourc
     cJSON *next = cJSON_CreateArray();
     bool ok = next != NULL;
     const cJSON *it;
-    cJSON_ArrayForEach(it, cur) {
+    cJSON_ArrayForEach (it, cur) {
         if (!ok)
             break;
         if (is_ours(it, t))

@@ -49,8 +49,8 @@ enum taintpatch_result {
 
 /* Fill *t from spec.taint and owner (borrowed). Returns 0, or -1 with why in err when owner
  * cannot be a taint value (a label value: at most 63 of [A-Za-z0-9._-], alphanumeric at both ends). */
-int taintpatch_taint_from_spec(const struct api_spec *spec, const char *owner, struct taintpatch_taint *t,
-                               char *err, size_t errlen);
+int taintpatch_taint_from_spec(const struct api_spec *spec, const char *owner, struct taintpatch_taint *t, char *err,
+                               size_t errlen);
 
 /* The value of the taint with this key and effect in taints (a JSON array, or NULL for none):
  * who owns it. NULL when there is no such taint; "" when it has no value. Borrowed from taints. */

@@ -17,8 +17,8 @@ const struct taintstate_record *taintstate_find(const struct taintstate *ts, con
 
 bool taintstate_cache_behind(const struct taintstate_record *rec, const cJSON *cached, int64_t now_ms)
 {
-    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cached, "metadata"),
-                                                       "resourceVersion");
+    const cJSON *rv =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cached, "metadata"), "resourceVersion");
     return rec && rec->written_rv[0] && now_ms - rec->written_ms < TAINTSTATE_OWN_WRITE_GRACE_MS &&
            cJSON_IsString(rv) && strcmp(rv->valuestring, rec->written_rv) != 0;
 }

@@ -127,7 +127,10 @@ char *usage_memory_query(const struct usage_ref *refs, size_t nrefs)
     return b.s;
 }
 
-static bool eq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+static bool eq(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
 
 static double value_of(const struct psi_prom_series *s)
 {
@@ -203,7 +206,7 @@ static void from_summary(const cJSON *summary, double (*reading)(const cJSON *),
 {
     *node_usage = reading(cJSON_GetObjectItemCaseSensitive(summary, "node"));
     const cJSON *pod;
-    cJSON_ArrayForEach(pod, cJSON_GetObjectItemCaseSensitive(summary, "pods")) {
+    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(summary, "pods")) {
         const cJSON *ref = cJSON_GetObjectItemCaseSensitive(pod, "podRef");
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(ref, "name");
         const cJSON *ns = cJSON_GetObjectItemCaseSensitive(ref, "namespace");

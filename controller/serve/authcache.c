@@ -44,8 +44,8 @@ int psi_authcache_get(const struct psi_authcache *c, const unsigned char key[PSI
     return 0;
 }
 
-void psi_authcache_put(struct psi_authcache *c, const unsigned char key[PSI_AUTHCACHE_KEY], int status,
-                       int64_t now_ms, int64_t expires_ms)
+void psi_authcache_put(struct psi_authcache *c, const unsigned char key[PSI_AUTHCACHE_KEY], int status, int64_t now_ms,
+                       int64_t expires_ms)
 {
     size_t slot = c->cap;
     for (size_t i = 0; i < c->cap && slot == c->cap; i++)

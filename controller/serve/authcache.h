@@ -25,8 +25,8 @@ void psi_authcache_free(struct psi_authcache *c);
 int psi_authcache_get(const struct psi_authcache *c, const unsigned char key[PSI_AUTHCACHE_KEY], int64_t now_ms);
 
 /* Cache status for key until expires_ms (replacing an entry of the same key). */
-void psi_authcache_put(struct psi_authcache *c, const unsigned char key[PSI_AUTHCACHE_KEY], int status,
-                       int64_t now_ms, int64_t expires_ms);
+void psi_authcache_put(struct psi_authcache *c, const unsigned char key[PSI_AUTHCACHE_KEY], int status, int64_t now_ms,
+                       int64_t expires_ms);
 
 /* Entries not yet expired at now_ms. */
 size_t psi_authcache_live(const struct psi_authcache *c, int64_t now_ms);

@@ -84,8 +84,8 @@ static void digest(const char *token, const char *verb, const char *path, unsign
     unsigned int n = 0;
     memset(out, 0, PSI_AUTHCACHE_KEY);
     if (ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) && EVP_DigestUpdate(ctx, token, strlen(token)) &&
-        EVP_DigestUpdate(ctx, "\n", 1) && EVP_DigestUpdate(ctx, verb, strlen(verb)) &&
-        EVP_DigestUpdate(ctx, "\n", 1) && EVP_DigestUpdate(ctx, path, strlen(path)))
+        EVP_DigestUpdate(ctx, "\n", 1) && EVP_DigestUpdate(ctx, verb, strlen(verb)) && EVP_DigestUpdate(ctx, "\n", 1) &&
+        EVP_DigestUpdate(ctx, path, strlen(path)))
         EVP_DigestFinal_ex(ctx, out, &n);
     EVP_MD_CTX_free(ctx);
 }
@@ -135,7 +135,8 @@ static int access_review(struct psi_authz *a, const cJSON *user, const char *ver
     cJSON_AddStringToObject(body, "apiVersion", "authorization.k8s.io/v1");
     cJSON_AddStringToObject(body, "kind", "SubjectAccessReview");
     cJSON *spec = cJSON_AddObjectToObject(body, "spec");
-    static const char *const copied[][2] = {{"username", "user"}, {"uid", "uid"}, {"groups", "groups"}, {"extra", "extra"}};
+    static const char *const copied[][2] = {
+        {"username", "user"}, {"uid", "uid"}, {"groups", "groups"}, {"extra", "extra"}};
     for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(user, copied[i][0]);
         if (v)

@@ -15,15 +15,15 @@
 
 /* What a request head says. Strings point into the parsed buffer. */
 struct psi_http_head {
-    const char *method; /* as sent, e.g. "GET" */
-    const char *path;   /* percent-decoded, starts with '/' */
-    const char *query;  /* after '?', still encoded; "" when none */
-    const char *bearer; /* the token of "Authorization: Bearer <token>"; "" when none */
-    int minor;          /* HTTP/1.<minor> */
+    const char *method;       /* as sent, e.g. "GET" */
+    const char *path;         /* percent-decoded, starts with '/' */
+    const char *query;        /* after '?', still encoded; "" when none */
+    const char *bearer;       /* the token of "Authorization: Bearer <token>"; "" when none */
+    int minor;                /* HTTP/1.<minor> */
     long long content_length; /* -1 when absent */
-    int chunked;        /* Transfer-Encoding present (chunked is the only one HTTP/1.1 defines) */
-    int keep_alive;     /* the connection may carry another request after this one */
-    int expect_continue; /* "Expect: 100-continue" */
+    int chunked;              /* Transfer-Encoding present (chunked is the only one HTTP/1.1 defines) */
+    int keep_alive;           /* the connection may carry another request after this one */
+    int expect_continue;      /* "Expect: 100-continue" */
 };
 
 /* Where the head ends in buf[0..len): the offset just past the blank line ("\r\n\r\n"),

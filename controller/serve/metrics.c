@@ -10,7 +10,7 @@
 enum mtype { M_COUNTER, M_GAUGE, M_HISTOGRAM };
 
 struct series {
-    char **values;     /* n_labels strings */
+    char **values; /* n_labels strings */
     uint64_t hash;
     double value;      /* counter/gauge; histogram sum */
     uint64_t count;    /* histogram */
@@ -85,8 +85,7 @@ void psi_metrics_text_label_value(struct psi_metrics_text *t, const char *s)
     text_escaped(t, s, 1);
 }
 
-void psi_metrics_text_family(struct psi_metrics_text *t, const char *name, const char *type,
-                             const char *help)
+void psi_metrics_text_family(struct psi_metrics_text *t, const char *name, const char *type, const char *help)
 {
     psi_metrics_text_str(t, "# HELP ");
     psi_metrics_text_str(t, name);
@@ -158,8 +157,8 @@ static int valid_label_name(const char *s)
     if (!s || !*s || (s[0] == '_' && s[1] == '_'))
         return 0;
     for (const char *c = s; *c; c++) {
-        int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' ||
-                 (c != s && *c >= '0' && *c <= '9');
+        int ok =
+            (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || (c != s && *c >= '0' && *c <= '9');
         if (!ok)
             return 0;
     }
@@ -332,9 +331,8 @@ static struct series *find(struct psi_metric *f, const char *const *values, int 
     return s;
 }
 
-static struct psi_metric *add_family(struct psi_metrics *m, enum mtype type, const char *name,
-                                     const char *help, const double *bounds, size_t n_bounds,
-                                     const char *const *labels)
+static struct psi_metric *add_family(struct psi_metrics *m, enum mtype type, const char *name, const char *help,
+                                     const double *bounds, size_t n_bounds, const char *const *labels)
 {
     if (!m || !valid_metric_name(name))
         return NULL;
@@ -406,8 +404,7 @@ struct psi_metric *psi_metrics_gauge(struct psi_metrics *m, const char *name, co
 }
 
 struct psi_metric *psi_metrics_histogram(struct psi_metrics *m, const char *name, const char *help,
-                                         const double *buckets, size_t n,
-                                         const char *const *labels)
+                                         const double *buckets, size_t n, const char *const *labels)
 {
     if (n > 0 && !buckets)
         return NULL;
@@ -518,9 +515,8 @@ static int cmp_series(const void *a, const void *b, void *arg)
 }
 
 /* name{labels[,le="x"]} value\n */
-static void render_line(struct psi_metrics_text *t, const char *name, const char *suffix,
-                        const struct psi_metric *f, const struct series *s, const char *le,
-                        double v)
+static void render_line(struct psi_metrics_text *t, const char *name, const char *suffix, const struct psi_metric *f,
+                        const struct series *s, const char *le, double v)
 {
     psi_metrics_text_str(t, name);
     psi_metrics_text_str(t, suffix);
@@ -573,8 +569,7 @@ char *psi_metrics_render(struct psi_metrics *m, size_t *len)
             }
             char le[64];
             for (size_t j = 0; j < f->n_bounds; j++)
-                render_line(&b, f->name, "_bucket", f, s,
-                            psi_metrics_format_value(f->bounds[j], le, sizeof(le)),
+                render_line(&b, f->name, "_bucket", f, s, psi_metrics_format_value(f->bounds[j], le, sizeof(le)),
                             (double)s->buckets[j]);
             render_line(&b, f->name, "_bucket", f, s, "+Inf", (double)s->count);
             render_line(&b, f->name, "_sum", f, s, NULL, s->value);

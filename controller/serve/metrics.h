@@ -40,8 +40,7 @@ struct psi_metric *psi_metrics_gauge(struct psi_metrics *m, const char *name, co
 /* Register a histogram with n upper bounds (finite, strictly increasing; +Inf is added);
  * labels must not include "le". NULL on any invalid argument. */
 struct psi_metric *psi_metrics_histogram(struct psi_metrics *m, const char *name, const char *help,
-                                         const double *buckets, size_t n,
-                                         const char *const *labels);
+                                         const double *buckets, size_t n, const char *const *labels);
 
 /* Counter: add delta (>= 0) to the series of values. Returns 0, -1 on a wrong family type,
  * a negative or NaN delta, or out of memory. */
@@ -88,8 +87,7 @@ void psi_metrics_text_str(struct psi_metrics_text *t, const char *s);
 void psi_metrics_text_label_value(struct psi_metrics_text *t, const char *s);
 
 /* Append a family's "# HELP name help" (help escaped) and "# TYPE name type" lines. */
-void psi_metrics_text_family(struct psi_metrics_text *t, const char *name, const char *type,
-                             const char *help);
+void psi_metrics_text_family(struct psi_metrics_text *t, const char *name, const char *type, const char *help);
 
 /* Append v as psi_metrics_format_value formats it. */
 void psi_metrics_text_value(struct psi_metrics_text *t, double v);

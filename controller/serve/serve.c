@@ -85,7 +85,7 @@ struct psi_serve {
     struct conn **conns; /* max_connections slots, NULL when free */
     size_t n_conns;
     struct pollfd *pfds;
-    size_t used; /* bytes of the budget held by bodies and replies */
+    size_t used;                 /* bytes of the budget held by bodies and replies */
     int64_t accept_paused_until; /* out of file descriptors: not accepting until then */
 };
 
@@ -102,8 +102,7 @@ static int set_err(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-int psi_serve_parse_bind(const char *addr, char *host, size_t hostlen, int *port, char *err,
-                         size_t errlen)
+int psi_serve_parse_bind(const char *addr, char *host, size_t hostlen, int *port, char *err, size_t errlen)
 {
     if (!addr || !*addr)
         return set_err(err, errlen, "empty bind address");
@@ -122,8 +121,7 @@ int psi_serve_parse_bind(const char *addr, char *host, size_t hostlen, int *port
         if (!colon)
             return set_err(err, errlen, "bind address \"%s\": expected host:port or :port", addr);
         if (memchr(addr, ':', (size_t)(colon - addr)))
-            return set_err(err, errlen, "bind address \"%s\": put an IPv6 address in brackets",
-                           addr);
+            return set_err(err, errlen, "bind address \"%s\": put an IPv6 address in brackets", addr);
         hl = (size_t)(colon - addr);
     }
     const char *ps = colon + 1;
@@ -145,8 +143,7 @@ int psi_serve_parse_bind(const char *addr, char *host, size_t hostlen, int *port
         return set_err(err, errlen, "bind address \"%s\": host too long", addr);
     for (size_t i = 0; i < hl; i++)
         if (!(isxdigit((unsigned char)h[i]) || h[i] == '.' || h[i] == ':'))
-            return set_err(err, errlen,
-                           "bind address \"%s\": host must be an IP address (or localhost)", addr);
+            return set_err(err, errlen, "bind address \"%s\": host must be an IP address (or localhost)", addr);
     memcpy(host, h, hl);
     host[hl] = '\0';
     *port = (int)p;
@@ -212,11 +209,10 @@ int psi_serve_set_tls(struct psi_serve *s, struct psi_tls *tls)
     return 0;
 }
 
-int psi_serve_route(struct psi_serve *s, const char *method, const char *path, psi_serve_fn fn,
-                    void *ud)
+int psi_serve_route(struct psi_serve *s, const char *method, const char *path, psi_serve_fn fn, void *ud)
 {
-    if (!s || s->started || !method || strlen(method) >= sizeof(((struct route *)0)->method) ||
-        !path || path[0] != '/' || !fn)
+    if (!s || s->started || !method || strlen(method) >= sizeof(((struct route *)0)->method) || !path ||
+        path[0] != '/' || !fn)
         return -1;
     struct route *r = realloc(s->routes, (s->n_routes + 1) * sizeof(*r));
     if (!r)
@@ -236,8 +232,7 @@ int psi_serve_route(struct psi_serve *s, const char *method, const char *path, p
     return 0;
 }
 
-int psi_serve_reply_text(struct psi_serve_reply *reply, int status, const char *content_type,
-                         const char *text)
+int psi_serve_reply_text(struct psi_serve_reply *reply, int status, const char *content_type, const char *text)
 {
     free(reply->body);
     reply->body = NULL;
@@ -305,7 +300,6 @@ int psi_serve_query_get(const char *query, const char *key, char *buf, size_t le
     }
     return -1;
 }
-
 
 /* ---- connections ---- */
 
@@ -408,19 +402,16 @@ static void await_request(struct conn *c, int timeout_ms)
     c->route = NULL;
 }
 
-static const struct route *find_route(struct psi_serve *s, const char *method, const char *path,
-                                      int *path_known)
+static const struct route *find_route(struct psi_serve *s, const char *method, const char *path, int *path_known)
 {
     *path_known = 0;
     for (size_t i = 0; i < s->n_routes; i++) {
         const struct route *r = &s->routes[i];
-        int match = r->prefix ? strncmp(path, r->path, strlen(r->path)) == 0
-                              : strcmp(path, r->path) == 0;
+        int match = r->prefix ? strncmp(path, r->path, strlen(r->path)) == 0 : strcmp(path, r->path) == 0;
         if (!match)
             continue;
         *path_known = 1;
-        if (strcmp(r->method, method) == 0 ||
-            (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0))
+        if (strcmp(r->method, method) == 0 || (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0))
             return r;
     }
     return NULL;
@@ -447,8 +438,7 @@ static void put_head(struct conn *c, int status, const char *content_type, size_
 
 /* Answer with a short text of the server's own; keep: the connection may carry another
  * request (when the client wants that too). */
-static void answer_small(struct psi_serve *s, struct conn *c, int status, const char *text, int keep,
-                         const char *extra)
+static void answer_small(struct psi_serve *s, struct conn *c, int status, const char *text, int keep, const char *extra)
 {
     drop_body(s, c);
     c->keep_alive = keep && c->head.keep_alive;
@@ -527,8 +517,7 @@ static void on_head(struct psi_serve *s, struct conn *c, size_t end)
     int known;
     c->route = find_route(s, c->head.method, c->head.path, &known);
     if (!c->route) {
-        answer_small(s, c, known ? 405 : 404, known ? "method not allowed\n" : "not found\n", !declares_body,
-                     NULL);
+        answer_small(s, c, known ? 405 : 404, known ? "method not allowed\n" : "not found\n", !declares_body, NULL);
     } else if (!takes_body(c->route)) {
         if (declares_body)
             answer_small(s, c, 413, "this path takes no request body\n", 0, NULL);
@@ -625,8 +614,7 @@ static int step_head(struct psi_serve *s, struct conn *c)
     c->scanned = c->in_len;
     if (c->in_len >= s->lim.max_head) {
         int status = psi_http_overflow_status(c->in, c->in_len);
-        answer_small(s, c, status, status == 414 ? "request target too long\n" : "request header too large\n", 0,
-                     NULL);
+        answer_small(s, c, status, status == 414 ? "request target too long\n" : "request header too large\n", 0, NULL);
         return 1;
     }
     if (!c->in && !(c->in = malloc(s->lim.max_head + 1)))

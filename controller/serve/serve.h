@@ -59,16 +59,14 @@ struct psi_serve_reply {
 };
 
 /* A route handler; runs in the server thread with the server mutex held. */
-typedef void (*psi_serve_fn)(const struct psi_serve_request *req, struct psi_serve_reply *reply,
-                             void *ud);
+typedef void (*psi_serve_fn)(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud);
 
 struct psi_serve;
 
 /* Parse a bind address: "127.0.0.1:8081", ":8080" (every interface), "[::1]:9000",
  * "localhost:8080" (as 127.0.0.1). host gets the address ("" for every interface), port
  * 0..65535 (0: the kernel picks one). Returns 0, or -1 with a message in err. */
-int psi_serve_parse_bind(const char *addr, char *host, size_t hostlen, int *port, char *err,
-                         size_t errlen);
+int psi_serve_parse_bind(const char *addr, char *host, size_t hostlen, int *port, char *err, size_t errlen);
 
 /* Limits of a server; psi_serve_new sets the defaults given with each field. */
 struct psi_serve_limits {
@@ -96,8 +94,7 @@ int psi_serve_set_tls(struct psi_serve *s, struct psi_tls *tls);
 
 /* Route method+path (exact, or a prefix when it ends in slash-star) to fn. Before start only.
  * Returns 0 or -1 (bad arguments, started already, no memory). */
-int psi_serve_route(struct psi_serve *s, const char *method, const char *path, psi_serve_fn fn,
-                    void *ud);
+int psi_serve_route(struct psi_serve *s, const char *method, const char *path, psi_serve_fn fn, void *ud);
 
 /* Bind and start the server thread. Returns 0, or -1 with a message in err (e.g. the
  * address is in use). */
@@ -115,8 +112,7 @@ void psi_serve_free(struct psi_serve *s);
 
 /* Set reply to status, content type and a copy of text. Returns 0 or -1 when out of memory
  * (reply then is a 500 without body). */
-int psi_serve_reply_text(struct psi_serve_reply *reply, int status, const char *content_type,
-                         const char *text);
+int psi_serve_reply_text(struct psi_serve_reply *reply, int status, const char *content_type, const char *text);
 
 /* The value of key in a query string ("a=1&b=x%20y"), URL-decoded into buf. Returns 0, or
  * -1 when absent or too long. */

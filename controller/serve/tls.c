@@ -13,8 +13,8 @@
 #include <openssl/x509v3.h>
 
 /* TLS 1.2 suites of the intermediate profile (ECDHE, AEAD), in OpenSSL's names. */
-#define DEFAULT_CIPHERS                                                                                   \
-    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"         \
+#define DEFAULT_CIPHERS                                                                        \
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:" \
     "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 
 /* A file's identity: a change of any field means new content. */
@@ -71,7 +71,7 @@ int psi_tls_parse_version(const char *name, int *version, char *err, size_t errl
 }
 
 /* Append the OpenSSL name of the TLS 1.2 suite whose IANA name is iana (n bytes). */
-static int add_cipher(STACK_OF(SSL_CIPHER) *all, const char *iana, size_t n, char *out, size_t outlen, char *err,
+static int add_cipher(STACK_OF(SSL_CIPHER) * all, const char *iana, size_t n, char *out, size_t outlen, char *err,
                       size_t errlen)
 {
     char name[128];
@@ -132,11 +132,10 @@ static SSL_CTX *new_context(const struct psi_tls *t, char *err, size_t errlen)
         return set_err(err, errlen, "TLS", ssl_error(ebuf, sizeof(ebuf))), NULL;
     SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET |
                                  SSL_OP_CIPHER_SERVER_PREFERENCE);
-    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
-                              SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    SSL_CTX_set_mode(ctx,
+                     SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-    if (SSL_CTX_set_min_proto_version(ctx, t->min_version) != 1 ||
-        SSL_CTX_set_cipher_list(ctx, t->ciphers) != 1) {
+    if (SSL_CTX_set_min_proto_version(ctx, t->min_version) != 1 || SSL_CTX_set_cipher_list(ctx, t->ciphers) != 1) {
         SSL_CTX_free(ctx);
         return set_err(err, errlen, "TLS settings", ssl_error(ebuf, sizeof(ebuf))), NULL;
     }
@@ -201,8 +200,8 @@ static X509 *self_signed(EVP_PKEY *key)
     X509 *x = X509_new();
     BIGNUM *serial = BN_new();
     char host[256] = "", san[512];
-    if (gethostname(host, sizeof(host) - 1) != 0 || strspn(host, "abcdefghijklmnopqrstuvwxyz0123456789-.") !=
-                                                         strlen(host))
+    if (gethostname(host, sizeof(host) - 1) != 0 ||
+        strspn(host, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(host))
         host[0] = '\0';
     snprintf(san, sizeof(san), "DNS:localhost,IP:127.0.0.1%s%s", host[0] ? ",DNS:" : "", host);
     int ok = x && serial && X509_set_version(x, 2) && BN_rand(serial, 64, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) &&

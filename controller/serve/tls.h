@@ -25,10 +25,10 @@
 
 /* How to serve TLS; every field may be 0/NULL. */
 struct psi_tls_options {
-    const char *cert_dir;    /* tls.crt and tls.key here; NULL: self-signed */
-    const char *min_version; /* "VersionTLS12" (default) or "VersionTLS13" */
-    const char *ciphers;     /* comma-separated IANA names of TLS 1.2 suites, e.g.
-                              * "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"; NULL: the default */
+    const char *cert_dir;                   /* tls.crt and tls.key here; NULL: self-signed */
+    const char *min_version;                /* "VersionTLS12" (default) or "VersionTLS13" */
+    const char *ciphers;                    /* comma-separated IANA names of TLS 1.2 suites, e.g.
+                                             * "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"; NULL: the default */
     void (*log)(const char *msg, void *ud); /* a reload that failed or succeeded */
     void *log_ud;
 };

@@ -53,20 +53,16 @@ void admission_decide(const cJSON *pod, const cJSON *vmi, const char *vmi_error,
         if (!migratable) {
             out->verdict = ADMISSION_DENY;
             snprintf(out->message, sizeof(out->message),
-                     "VMI %s is configured with an eviction strategy but is not live-migratable", jx_str0(vmi, "metadata.name"));
+                     "VMI %s is configured with an eviction strategy but is not live-migratable",
+                     jx_str0(vmi, "metadata.name"));
             return;
         }
         mark = true;
         break;
-    case SCENARIO_STRATEGY_LIVE_MIGRATE_IF_POSSIBLE:
-        mark = migratable;
-        break;
-    case SCENARIO_STRATEGY_EXTERNAL:
-        mark = true;
-        break;
+    case SCENARIO_STRATEGY_LIVE_MIGRATE_IF_POSSIBLE: mark = migratable; break;
+    case SCENARIO_STRATEGY_EXTERNAL: mark = true; break;
     case SCENARIO_STRATEGY_NONE:
-    case SCENARIO_STRATEGY_UNSET:
-        break;
+    case SCENARIO_STRATEGY_UNSET: break;
     }
     if (!mark)
         return;
@@ -128,8 +124,7 @@ void admission_decide_migration(const char *ns, const char *vmi_name, const cJSO
         return;
     }
     const cJSON *m;
-    cJSON_ArrayForEach(m, migrations)
-    {
+    cJSON_ArrayForEach (m, migrations) {
         const char *mp = jx_str(m, "status.phase");
         if (!jx_eq(jx_str(m, "spec.vmiName"), vmi_name) || jx_eq(mp, "Succeeded") || jx_eq(mp, "Failed"))
             continue;

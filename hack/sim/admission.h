@@ -58,9 +58,9 @@ enum admission_verdict {
 
 struct admission_decision {
     enum admission_verdict verdict;
-    const char *vmi;       /* the VMI name (points into the pod), NULL when none */
-    const char *node;      /* MARK: the node to evacuate (points into the pod) */
-    char message[512];     /* DENY and MARK */
+    const char *vmi;   /* the VMI name (points into the pod), NULL when none */
+    const char *node;  /* MARK: the node to evacuate (points into the pod) */
+    char message[512]; /* DENY and MARK */
 };
 
 /* What an AdmissionReview for pods/eviction (or a migration's creation) asks. Strings
@@ -71,7 +71,7 @@ struct admission_request {
     const char *pod;          /* the request's name: the pod; NULL for a migration (generateName) */
     const char *resource;     /* request.resource.resource: "pods" or "virtualmachineinstancemigrations" */
     const char *vmi_name;     /* a migration's spec.vmiName, or NULL */
-    bool dry_run;          /* request.dryRun, or the Eviction's deleteOptions.dryRun [All] */
+    bool dry_run;             /* request.dryRun, or the Eviction's deleteOptions.dryRun [All] */
     const char *requested_by; /* the Eviction's annotation requested-by, or NULL */
 };
 

@@ -156,7 +156,8 @@ int cert_issue(const char *ca_cert_path, const char *ca_key_path, const char *cn
         snprintf(err, errlen, "a certificate needs between one and a few subject alternative names");
         goto out;
     }
-    if (add_ext(cert, ca, NID_subject_alt_name, san) < 0 || add_ext(cert, ca, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+    if (add_ext(cert, ca, NID_subject_alt_name, san) < 0 ||
+        add_ext(cert, ca, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
         add_ext(cert, ca, NID_key_usage, "critical,digitalSignature,keyEncipherment") < 0 ||
         add_ext(cert, ca, NID_ext_key_usage, "serverAuth") < 0 ||
         add_ext(cert, ca, NID_authority_key_identifier, "keyid:always") < 0) {

@@ -110,7 +110,7 @@ static int evict_cb(const char *key, const char *rv, const void *obj, void *ud)
         char status[16];
         snprintf(status, sizeof(status), "%ld", err.status);
         log_debug("drain: eviction refused, will retry", "node", d->node, "pod", name, "status", status, "message",
-                 err.msg);
+                  err.msg);
         record_add(d->s->rec, "drain-evict", "node", d->node, "pod", name, "result", status, "message", err.msg, NULL);
     }
     return 0;

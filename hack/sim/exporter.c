@@ -141,8 +141,8 @@ static int counter_set(struct counter *c, double percent, double now)
     return 0;
 }
 
-int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource r,
-                     enum psi_kind kind, double percent, double now)
+int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource r, enum psi_kind kind, double percent,
+                     double now)
 {
     if (r < 0 || r >= PSI_NRESOURCES || !(percent >= 0 && percent <= 100))
         return -1;
@@ -164,8 +164,7 @@ int sim_exporter_set_utilization(struct sim_exporter *e, const char *node, doubl
     return counter_set(&n->idle, 100 - percent, now);
 }
 
-double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enum psi_resource r,
-                             enum psi_kind kind)
+double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enum psi_resource r, enum psi_kind kind)
 {
     const struct node *n = find(e, node);
     if (!n || r < 0 || r >= PSI_NRESOURCES)
@@ -173,8 +172,8 @@ double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enu
     return n->c[idx(r, kind)].percent;
 }
 
-double sim_exporter_counter(const struct sim_exporter *e, const char *node, enum psi_resource r,
-                            enum psi_kind kind, double now)
+double sim_exporter_counter(const struct sim_exporter *e, const char *node, enum psi_resource r, enum psi_kind kind,
+                            double now)
 {
     const struct node *n = find(e, node);
     if (!n || r < 0 || r >= PSI_NRESOURCES)

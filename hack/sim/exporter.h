@@ -46,20 +46,19 @@ int sim_exporter_remove_node(struct sim_exporter *e, const char *node);
 /* Set node's pressure of r/kind to percent (0..100) from time now on; the counter first
  * integrates the previous rate up to now. The node is added when absent. Returns 0, -1 on
  * a percent outside 0..100 (or NaN), now before the node's last update, or ENOMEM. */
-int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource r,
-                     enum psi_kind kind, double percent, double now);
+int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource r, enum psi_kind kind, double percent,
+                     double now);
 
 /* Set node's CPU utilisation to percent (0..100) from time now on, as sim_exporter_set
  * does for a pressure (same returns); from then on the node exports its idle counter. */
 int sim_exporter_set_utilization(struct sim_exporter *e, const char *node, double percent, double now);
 
 /* The pressure percent set for node r/kind, or NaN when the node is absent. */
-double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enum psi_resource r,
-                             enum psi_kind kind);
+double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enum psi_resource r, enum psi_kind kind);
 
 /* The counter value (seconds) of node r/kind at time now, or NaN when absent. */
-double sim_exporter_counter(const struct sim_exporter *e, const char *node, enum psi_resource r,
-                            enum psi_kind kind, double now);
+double sim_exporter_counter(const struct sim_exporter *e, const char *node, enum psi_resource r, enum psi_kind kind,
+                            double now);
 
 /* Number of nodes, and the name of the i-th (in the order added; NULL past the end). */
 size_t sim_exporter_count(const struct sim_exporter *e);

@@ -29,7 +29,7 @@ struct conn {
     struct httpsd *srv;
     int fd;
     pthread_t thread;
-    bool done;          /* the thread has finished; join and free */
+    bool done; /* the thread has finished; join and free */
     struct conn *next;
 };
 

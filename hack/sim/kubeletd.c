@@ -31,7 +31,7 @@ struct kl_pod {
 struct kl_node {
     struct kubeletd *k;
     char *name;
-    char ip[64];  /* its InternalIP and kubelet port: the CONNECT target */
+    char ip[64]; /* its InternalIP and kubelet port: the CONNECT target */
     int port;
     SSL_CTX *ctx; /* its serving certificate */
     bool no_psi, slow;
@@ -59,15 +59,15 @@ struct kubeletd {
     char *ca_cert, *ca_key, *path;
     char start_time[32];
     int listen_fd;
-    int wake[2];              /* a pipe that ends the accept loop */
+    int wake[2]; /* a pipe that ends the accept loop */
     pthread_t accept_thread;
     bool accepting;
-    pthread_mutex_t mu;       /* guards what follows, and every node's numbers */
-    bool stopping;            /* a slow reply stops waiting */
+    pthread_mutex_t mu; /* guards what follows, and every node's numbers */
+    bool stopping;      /* a slow reply stops waiting */
     struct tunnel *tunnels;
-    struct kl_node **nodes;   /* served nodes; appended by the loop's thread only */
+    struct kl_node **nodes; /* served nodes; appended by the loop's thread only */
     size_t n;
-    char **skipped;           /* nodes that cannot be served, logged once (loop's thread) */
+    char **skipped; /* nodes that cannot be served, logged once (loop's thread) */
     size_t nskipped;
 };
 
@@ -118,14 +118,20 @@ static char *render(struct kl_node *n)
     if (!pods)
         return NULL;
     for (size_t i = 0; i < n->npods; i++)
-        pods[i] = (struct summary_pod){n->pods[i].name, n->pods[i].ns, n->pods[i].uid, n->pods[i].cpu_cores,
-                                       n->pods[i].cpu_seconds, n->pods[i].memory_bytes};
+        pods[i] = (struct summary_pod){n->pods[i].name,      n->pods[i].ns,          n->pods[i].uid,
+                                       n->pods[i].cpu_cores, n->pods[i].cpu_seconds, n->pods[i].memory_bytes};
     char now[32];
     struct summary_node sn = {
-        .name = n->name, .start_time = n->k->start_time, .time = sim_timestamp(now, sizeof(now)),
-        .psi = n->psi && !n->no_psi, .cpu_cores = n->cpu_cores, .cpu_seconds = n->cpu_seconds,
-        .memory_capacity = n->memory_capacity, .memory_working_set = n->memory_working_set,
-        .pods = pods, .npods = n->npods,
+        .name = n->name,
+        .start_time = n->k->start_time,
+        .time = sim_timestamp(now, sizeof(now)),
+        .psi = n->psi && !n->no_psi,
+        .cpu_cores = n->cpu_cores,
+        .cpu_seconds = n->cpu_seconds,
+        .memory_capacity = n->memory_capacity,
+        .memory_working_set = n->memory_working_set,
+        .pods = pods,
+        .npods = n->npods,
     };
     memcpy(sn.pressure, n->pressure, sizeof(sn.pressure));
     char *text = summary_render(&sn);
@@ -176,7 +182,7 @@ static bool endpoint(const cJSON *node, char *ip, size_t iplen, int *port)
 {
     const cJSON *a;
     ip[0] = '\0';
-    cJSON_ArrayForEach(a, jx_get(node, "status.addresses")) {
+    cJSON_ArrayForEach (a, jx_get(node, "status.addresses")) {
         if (strcmp(jx_str0(a, "type"), "InternalIP") == 0) {
             snprintf(ip, iplen, "%s", jx_str0(a, "address"));
             break;
@@ -246,8 +252,8 @@ static void serve(struct kubeletd *k, const char *name, const char *ip, int port
     }
     char p[16];
     snprintf(p, sizeof(p), "%d", port);
-    log_info("kubelet serving", "node", name, "address", ip, "port", p, "psi", n->no_psi ? "off" : "on",
-             "slow", n->slow ? "yes" : "no");
+    log_info("kubelet serving", "node", name, "address", ip, "port", p, "psi", n->no_psi ? "off" : "on", "slow",
+             n->slow ? "yes" : "no");
 }
 
 static int sync_node(const char *key, const char *rv, const void *obj, void *ud)
@@ -296,8 +302,8 @@ void kubeletd_set_pods(struct kubeletd *k, const char *node, const struct summar
     if (!copy)
         return;
     for (size_t i = 0; i < np; i++) {
-        copy[i] = (struct kl_pod){strdup(pods[i].name), strdup(pods[i].ns), strdup(pods[i].uid), pods[i].cpu_cores,
-                                  pods[i].cpu_seconds, pods[i].memory_bytes};
+        copy[i] = (struct kl_pod){strdup(pods[i].name), strdup(pods[i].ns),  strdup(pods[i].uid),
+                                  pods[i].cpu_cores,    pods[i].cpu_seconds, pods[i].memory_bytes};
         if (!copy[i].name || !copy[i].ns || !copy[i].uid) {
             free_pods(copy, i + 1);
             return;

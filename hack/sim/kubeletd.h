@@ -40,9 +40,9 @@ void kubeletd_sync(struct kubeletd *k);
 
 /* A node's numbers over the last tick. */
 struct kubeletd_update {
-    bool psi;                          /* PSI is on (the scenario's or the pool's psi=1) */
-    double pressure[PSI_NRESOURCES][2]; /* percent, [resource][PSI_SOME, PSI_FULL] */
-    double cpu_cores;                  /* CPU used */
+    bool psi;                                   /* PSI is on (the scenario's or the pool's psi=1) */
+    double pressure[PSI_NRESOURCES][2];         /* percent, [resource][PSI_SOME, PSI_FULL] */
+    double cpu_cores;                           /* CPU used */
     double memory_capacity, memory_working_set; /* bytes */
 };
 

@@ -492,8 +492,13 @@ int main(int argc, char **argv)
     }
 
     struct webhook_opts wo = {
-        .cfg = a.webhook_cfg, .sc = a.sc, .rec = a.s.rec, .host = hook_addr, .port = hook_port,
-        .ca_cert = ca_cert, .ca_key = ca_key,
+        .cfg = a.webhook_cfg,
+        .sc = a.sc,
+        .rec = a.s.rec,
+        .host = hook_addr,
+        .port = hook_port,
+        .ca_cert = ca_cert,
+        .ca_key = ca_key,
     };
     if (!(a.hook = webhook_start(&wo, err, sizeof(err)))) {
         log_error("starting the eviction webhook failed", "error", err);

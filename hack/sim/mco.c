@@ -157,9 +157,9 @@ static void ensure_pools(struct mco *m)
         snprintf(label, sizeof(label), "machineconfiguration.openshift.io/mco-built-in");
         cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "labels"), label, "");
         cJSON *spec = cJSON_AddObjectToObject(o, "spec");
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "machineConfigSelector"),
-                                                        "matchLabels"),
-                                MCO_ROLE_LABEL, pool);
+        cJSON_AddStringToObject(
+            cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "machineConfigSelector"), "matchLabels"),
+            MCO_ROLE_LABEL, pool);
         char role[128];
         snprintf(role, sizeof(role), "node-role.kubernetes.io/%s", pool);
         cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "nodeSelector"), "matchLabels"),
@@ -214,7 +214,8 @@ static int gather_cb(const char *key, const char *rv, const void *obj, void *ud)
 
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(jx_str0(*(const cJSON *const *)a, "metadata.name"), jx_str0(*(const cJSON *const *)b, "metadata.name"));
+    return strcmp(jx_str0(*(const cJSON *const *)a, "metadata.name"),
+                  jx_str0(*(const cJSON *const *)b, "metadata.name"));
 }
 
 static void annotate_node(struct sim *s, const char *node, const char *current, const char *desired, const char *state,

@@ -16,7 +16,7 @@ static bool match_labels(const cJSON *selector, const cJSON *obj)
     if (!cJSON_IsObject(selector))
         return false;
     const cJSON *it;
-    cJSON_ArrayForEach(it, (cJSON_IsObject(ml) ? ml : NULL)) {
+    cJSON_ArrayForEach (it, (cJSON_IsObject(ml) ? ml : NULL)) {
         const char *v = jx_label(obj, it->string);
         if (!v || !cJSON_IsString(it) || strcmp(v, it->valuestring) != 0)
             return false;
@@ -39,14 +39,15 @@ bool mcopool_has_node(const cJSON *pool, const cJSON *node)
 
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(jx_str0(*(const cJSON *const *)a, "metadata.name"), jx_str0(*(const cJSON *const *)b, "metadata.name"));
+    return strcmp(jx_str0(*(const cJSON *const *)a, "metadata.name"),
+                  jx_str0(*(const cJSON *const *)b, "metadata.name"));
 }
 
 bool mcopool_has_karg(const cJSON *mc, const char *arg)
 {
     const cJSON *args = jx_get(mc, "spec.kernelArguments");
     const cJSON *it;
-    cJSON_ArrayForEach(it, (cJSON_IsArray(args) ? args : NULL)) {
+    cJSON_ArrayForEach (it, (cJSON_IsArray(args) ? args : NULL)) {
         if (cJSON_IsString(it) && strcmp(it->valuestring, arg) == 0)
             return true;
     }
@@ -70,12 +71,13 @@ cJSON *mcopool_render(const cJSON *pool, const cJSON *const *mcs, size_t n, cJSO
         cJSON_AddItemToArray(src, ref);
         const cJSON *args = jx_get(sorted[i], "spec.kernelArguments");
         const cJSON *it;
-        cJSON_ArrayForEach(it, (cJSON_IsArray(args) ? args : NULL)) {
+        cJSON_ArrayForEach (it, (cJSON_IsArray(args) ? args : NULL)) {
             if (!cJSON_IsString(it))
                 continue;
             bool dup = false;
             const cJSON *k;
-            cJSON_ArrayForEach(k, kargs) dup = dup || strcmp(k->valuestring, it->valuestring) == 0;
+            cJSON_ArrayForEach (k, kargs)
+                dup = dup || strcmp(k->valuestring, it->valuestring) == 0;
             if (!dup)
                 cJSON_AddItemToArray(kargs, cJSON_CreateString(it->valuestring));
         }
@@ -107,7 +109,7 @@ cJSON *mcopool_render(const cJSON *pool, const cJSON *const *mcs, size_t n, cJSO
     cJSON_AddStringToObject(ann, "machineconfiguration.openshift.io/generated-by-controller-version", "psi-sim");
     struct strbuf names = STRBUF_INIT;
     const cJSON *r;
-    cJSON_ArrayForEach(r, src)
+    cJSON_ArrayForEach (r, src)
         strbuf_addf(&names, "%s%s", names.len ? "," : "", jx_str0(r, "name"));
     cJSON_AddStringToObject(ann, "machineconfiguration.openshift.io/source", strbuf_str(&names));
     strbuf_release(&names);
@@ -148,7 +150,8 @@ void mcopool_count(const cJSON *const *nodes, size_t n, const char *target, stru
         c->unavailable += degraded || cordoned || !jx_eq(cur, des) || jx_eq(state, "Working");
         if (degraded && !c->degraded_reason[0])
             snprintf(c->degraded_reason, sizeof(c->degraded_reason), "Node %s is reporting: \"%s\"",
-                     jx_str0(node, "metadata.name"), jx_annotation(node, MCO_REASON) ? jx_annotation(node, MCO_REASON) : "");
+                     jx_str0(node, "metadata.name"),
+                     jx_annotation(node, MCO_REASON) ? jx_annotation(node, MCO_REASON) : "");
     }
 }
 
@@ -158,7 +161,7 @@ static void condition(cJSON *conds, const cJSON *old, const char *type, bool sta
     const char *st = status ? "True" : "False";
     const char *since = now;
     const cJSON *o;
-    cJSON_ArrayForEach(o, (cJSON_IsArray(old) ? old : NULL)) {
+    cJSON_ArrayForEach (o, (cJSON_IsArray(old) ? old : NULL)) {
         if (jx_eq(jx_str(o, "type"), type) && jx_eq(jx_str(o, "status"), st) && jx_str(o, "lastTransitionTime"))
             since = jx_str(o, "lastTransitionTime");
     }
@@ -239,7 +242,8 @@ static cJSON *strip(const cJSON *st)
     cJSON *c = st ? cJSON_Duplicate(st, 1) : cJSON_CreateObject();
     cJSON *conds = cJSON_GetObjectItemCaseSensitive(c, "conditions");
     cJSON *it;
-    cJSON_ArrayForEach(it, (cJSON_IsArray(conds) ? conds : NULL)) cJSON_DeleteItemFromObjectCaseSensitive(it, "lastTransitionTime");
+    cJSON_ArrayForEach (it, (cJSON_IsArray(conds) ? conds : NULL))
+        cJSON_DeleteItemFromObjectCaseSensitive(it, "lastTransitionTime");
     return c;
 }
 

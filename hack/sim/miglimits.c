@@ -9,7 +9,8 @@
 static int setting(const cJSON *migrations, const char *key, int fallback)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(migrations, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e6 || v->valuedouble != (double)(int)v->valuedouble)
+    if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e6 ||
+        v->valuedouble != (double)(int)v->valuedouble)
         return fallback;
     return (int)v->valuedouble;
 }

@@ -14,14 +14,14 @@
 /* What we remember of a migration between passes (its phase timing and planned outcome). */
 struct run {
     char *uid;
-    char phase[24];           /* the phase the timing below belongs to */
-    uint64_t since_ms;        /* when that phase began (as far as we know) */
-    uint64_t until_ms;        /* Running: when it ends */
-    int fail;                 /* Running: -1 undecided, 0 succeeds, 1 fails */
-    bool known;               /* phase holds the migration's phase (we are its only writer) */
-    bool seen;                /* seen in this pass */
-    char *target_pod;         /* the target pod's name, once created */
-    char *vmi;                /* the VMI's name */
+    char phase[24];    /* the phase the timing below belongs to */
+    uint64_t since_ms; /* when that phase began (as far as we know) */
+    uint64_t until_ms; /* Running: when it ends */
+    int fail;          /* Running: -1 undecided, 0 succeeds, 1 fails */
+    bool known;        /* phase holds the migration's phase (we are its only writer) */
+    bool seen;         /* seen in this pass */
+    char *target_pod;  /* the target pod's name, once created */
+    char *vmi;         /* the VMI's name */
 };
 
 /* Failed evacuations of a VMI since its last success, for the backoff. */
@@ -109,8 +109,8 @@ static struct backoff *backoff_get(struct migration *m, const char *vmi, bool cr
 /* ---- reading ---- */
 
 struct pod_find {
-    const char *node;      /* find the live pod on this node ... */
-    const char *job;       /* ... or the pod of this migration job (any state) */
+    const char *node; /* find the live pod on this node ... */
+    const char *job;  /* ... or the pod of this migration job (any state) */
     const cJSON *found;
 };
 
@@ -246,11 +246,11 @@ static void set_phase(struct migration *m, struct run *r, const cJSON *mig, cons
     const char *name = jx_str0(mig, "metadata.name");
     const char *src = source_node(mig, vmi);
     const char *tgt = jx_str(mig, "status.migrationState.targetNode");
-    log_info("migration phase", "migration", name, "vmi", r->vmi, "phase", phase, "source", src ? src : "",
-             "target", tgt ? tgt : "", "reason", reason ? reason : "");
+    log_info("migration phase", "migration", name, "vmi", r->vmi, "phase", phase, "source", src ? src : "", "target",
+             tgt ? tgt : "", "reason", reason ? reason : "");
     record_add(m->s->rec, "migration", "name", name, "uid", r->uid, "vmi", r->vmi, "phase", phase, "source",
-               src ? src : "", "target", tgt ? tgt : "", "reason", reason ? reason : "",
-               "evacuation", jx_annotation(mig, SIM_EVACUATION_ANNOTATION) ? "true" : "false", NULL);
+               src ? src : "", "target", tgt ? tgt : "", "reason", reason ? reason : "", "evacuation",
+               jx_annotation(mig, SIM_EVACUATION_ANNOTATION) ? "true" : "false", NULL);
 }
 
 /* Fail the migration: target pod deleted, the VMI's state marked failed (when handed off),
@@ -384,7 +384,8 @@ static void create_target(struct migration *m, struct run *r, const cJSON *mig, 
         .migration_name = jx_str0(mig, "metadata.name"),
         .added_node_selector = jx_get(mig, "spec.addedNodeSelector"),
     };
-    cJSON *pod = objects_launcher_pod(s->sc->namespace, s->sc->name, vm, vm->name, jx_str0(vmi, "metadata.uid"), name, &t);
+    cJSON *pod =
+        objects_launcher_pod(s->sc->namespace, s->sc->name, vm, vm->name, jx_str0(vmi, "metadata.uid"), name, &t);
     char *path = kube_path("v1", s->sc->namespace, "pods", NULL, NULL);
     if (sim_create_once(s, path, pod, NULL, name) == 0) {
         free(r->target_pod);
@@ -479,7 +480,8 @@ static void step(struct migration *m, const cJSON *mig, struct miglimits *lim)
         }
         if (!jx_eq(vphase, "Running") || !sp)
             return; /* waits for a running VMI */
-        if (jx_annotation(mig, SIM_EVACUATION_ANNOTATION) && !jx_eq(jx_annotation(sp, SIM_EVICTION_IN_PROGRESS), "true"))
+        if (jx_annotation(mig, SIM_EVACUATION_ANNOTATION) &&
+            !jx_eq(jx_annotation(sp, SIM_EVICTION_IN_PROGRESS), "true"))
             annotate_pod(s, sp, SIM_EVICTION_IN_PROGRESS, "true");
         if (backoff_wait(m, mig, vmi_name))
             return;
@@ -537,8 +539,8 @@ static void step(struct migration *m, const cJSON *mig, struct miglimits *lim)
         cJSON_AddStringToObject(state, "startTimestamp", ts);
         set_phase(m, r, mig, vmi, MIGLIMITS_RUNNING, state, NULL);
         double mem = vm ? vm->memory : 0;
-        r->until_ms = r->since_ms + (uint64_t)s->sc->migration_base_ms +
-                      (uint64_t)(1000.0 * mem / s->sc->migration_bandwidth);
+        r->until_ms =
+            r->since_ms + (uint64_t)s->sc->migration_base_ms + (uint64_t)(1000.0 * mem / s->sc->migration_bandwidth);
         r->fail = (vm && scenario_vm_always_fails(s->sc, vm->name)) ||
                   (s->sc->migration_failure_rate > 0 && sim_random(s) < s->sc->migration_failure_rate);
     } else if (strcmp(phase, MIGLIMITS_RUNNING) == 0) {

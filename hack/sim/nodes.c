@@ -13,7 +13,7 @@
 
 struct prepared {
     char *name;
-    char *orig_capacity;    /* status.capacity.cpu before we changed it (NULL: unchanged) */
+    char *orig_capacity; /* status.capacity.cpu before we changed it (NULL: unchanged) */
     char *orig_allocatable;
 };
 

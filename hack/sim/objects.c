@@ -165,7 +165,7 @@ cJSON *objects_launcher_pod(const char *ns, const char *scenario, const struct s
         cJSON_AddStringToObject(spec, "nodeName", vm->node);
     if (target) {
         const cJSON *it;
-        cJSON_ArrayForEach(it, (cJSON_IsObject(target->added_node_selector) ? target->added_node_selector : NULL)) {
+        cJSON_ArrayForEach (it, (cJSON_IsObject(target->added_node_selector) ? target->added_node_selector : NULL)) {
             if (cJSON_IsString(it) && !cJSON_GetObjectItemCaseSensitive(sel, it->string))
                 cJSON_AddStringToObject(sel, it->string, it->valuestring);
         }

@@ -113,8 +113,7 @@ static int write_targets(const struct app *a)
             rc = 0;
     }
     if (rc < 0)
-        fprintf(stderr, "level=error msg=\"writing targets file %s: %s\"\n", a->targets,
-                strerror(errno));
+        fprintf(stderr, "level=error msg=\"writing targets file %s: %s\"\n", a->targets, strerror(errno));
     free(text);
     return rc;
 }
@@ -139,8 +138,7 @@ static void on_metrics(const struct psi_serve_request *req, struct psi_serve_rep
     reply_metrics(ud, NULL, rep);
 }
 
-static void on_metrics_node(const struct psi_serve_request *req, struct psi_serve_reply *rep,
-                            void *ud)
+static void on_metrics_node(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
 {
     reply_metrics(ud, req->path + strlen("/metrics/node/"), rep);
 }
@@ -152,8 +150,7 @@ static void on_healthz(const struct psi_serve_request *req, struct psi_serve_rep
     psi_serve_reply_text(rep, 200, NULL, "ok\n");
 }
 
-static void on_pressure_list(const struct psi_serve_request *req, struct psi_serve_reply *rep,
-                             void *ud)
+static void on_pressure_list(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
 {
     (void)req;
     struct app *a = ud;
@@ -168,8 +165,7 @@ static void on_pressure_list(const struct psi_serve_request *req, struct psi_ser
         const char *node = sim_exporter_node(a->exp, i);
         for (int r = 0; r < PSI_NRESOURCES; r++)
             for (int k = 0; k < 2; k++)
-                fprintf(f, "%s %s %s %g\n", node, psi_resource_name((enum psi_resource)r),
-                        k ? "full" : "some",
+                fprintf(f, "%s %s %s %g\n", node, psi_resource_name((enum psi_resource)r), k ? "full" : "some",
                         sim_exporter_pressure(a->exp, node, (enum psi_resource)r, (enum psi_kind)k));
     }
     fclose(f);
@@ -200,8 +196,7 @@ static int split_pressure_path(const char *path, char parts[3][256])
     return n;
 }
 
-static void on_pressure_put(const struct psi_serve_request *req, struct psi_serve_reply *rep,
-                            void *ud)
+static void on_pressure_put(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
 {
     struct app *a = ud;
     char parts[3][256];
@@ -245,8 +240,7 @@ static void on_pressure_put(const struct psi_serve_request *req, struct psi_serv
     psi_serve_reply_text(rep, 200, NULL, "ok\n");
 }
 
-static void on_pressure_delete(const struct psi_serve_request *req, struct psi_serve_reply *rep,
-                               void *ud)
+static void on_pressure_delete(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
 {
     struct app *a = ud;
     char parts[3][256];
@@ -271,9 +265,12 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'l'},   {"node", required_argument, NULL, 'n'},
-        {"instance", required_argument, NULL, 'i'}, {"targets", required_argument, NULL, 't'},
-        {"port-file", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {"listen", required_argument, NULL, 'l'},
+        {"node", required_argument, NULL, 'n'},
+        {"instance", required_argument, NULL, 'i'},
+        {"targets", required_argument, NULL, 't'},
+        {"port-file", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct app a;

@@ -39,7 +39,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct ctx *c, const char 
 static int check_keys(struct ctx *c, const cJSON *obj, const char *path, const char *const *allowed)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, obj) {
+    cJSON_ArrayForEach (it, obj) {
         int ok = 0;
         for (const char *const *a = allowed; *a; a++)
             ok = ok || strcmp(*a, it->string) == 0;
@@ -80,8 +80,7 @@ static int get_bool(struct ctx *c, const cJSON *obj, const char *key, const char
 }
 
 /* A number, or a quantity string ("4Gi", "200m"). present (may be NULL) tells whether set. */
-static int get_quantity(struct ctx *c, const cJSON *obj, const char *key, const char *path, double *out,
-                        bool *present)
+static int get_quantity(struct ctx *c, const cJSON *obj, const char *key, const char *path, double *out, bool *present)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (present)
@@ -106,8 +105,7 @@ static int get_quantity(struct ctx *c, const cJSON *obj, const char *key, const 
     return 0;
 }
 
-static int get_int(struct ctx *c, const cJSON *obj, const char *key, const char *path, int min, int max,
-                   int *out)
+static int get_int(struct ctx *c, const cJSON *obj, const char *key, const char *path, int min, int max, int *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v))
@@ -149,8 +147,7 @@ static int get_duration(struct ctx *c, const cJSON *obj, const char *key, const 
 }
 
 /* A list of strings into a NULL-free array. */
-static int get_string_list(struct ctx *c, const cJSON *obj, const char *key, const char *path, char ***out,
-                           size_t *n)
+static int get_string_list(struct ctx *c, const cJSON *obj, const char *key, const char *path, char ***out, size_t *n)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v))
@@ -163,7 +160,7 @@ static int get_string_list(struct ctx *c, const cJSON *obj, const char *key, con
         return fail(c, "out of memory");
     size_t i = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, v) {
+    cJSON_ArrayForEach (it, v) {
         if (!cJSON_IsString(it)) {
             for (size_t j = 0; j < i; j++)
                 free(list[j]);
@@ -223,8 +220,8 @@ static int get_strategy(struct ctx *c, const cJSON *obj, const char *path, enum 
     if (get_string(c, obj, "evictionStrategy", path, &s) < 0)
         return -1;
     if (s && scenario_strategy_parse(s, out) < 0) {
-        fail(c, "%s.evictionStrategy: \"%s\" is not one of None, LiveMigrate, LiveMigrateIfPossible, External",
-             path, s);
+        fail(c, "%s.evictionStrategy: \"%s\" is not one of None, LiveMigrate, LiveMigrateIfPossible, External", path,
+             s);
         free(s);
         return -1;
     }
@@ -241,7 +238,8 @@ static int parse_curve(struct ctx *c, const cJSON *model, const char *key, struc
     if (want_object(c, v, path) < 0 || check_keys(c, v, path, keys) < 0)
         return -1;
     double b = curve->burstiness;
-    if (get_quantity(c, v, "burstiness", path, &b, NULL) < 0 || get_fraction(c, v, "fullRatio", path, &curve->full_ratio) < 0)
+    if (get_quantity(c, v, "burstiness", path, &b, NULL) < 0 ||
+        get_fraction(c, v, "fullRatio", path, &curve->full_ratio) < 0)
         return -1;
     if (b > 10)
         return fail(c, "%s.burstiness: must be at most 10", path);
@@ -261,7 +259,7 @@ static int parse_labels(struct ctx *c, const cJSON *obj, const char *path, struc
     if (!vm->labels)
         return fail(c, "out of memory");
     const cJSON *it;
-    cJSON_ArrayForEach(it, v) {
+    cJSON_ArrayForEach (it, v) {
         char buf[64];
         const char *val = NULL;
         if (cJSON_IsString(it))
@@ -311,12 +309,12 @@ static int parse_vms(struct ctx *c, struct scenario *s, const cJSON *vms)
 {
     if (!vms || !cJSON_IsArray(vms) || cJSON_GetArraySize(vms) == 0)
         return fail(c, "vms: must be a list of at least one VM");
-    static const char *const keys[] = {"name",   "count",            "vcpus",     "memory",     "cpu",
-                                       "memoryDemand", "io",         "evictionStrategy", "migratable",
-                                       "cpuRequest",   "labels",     "node",             NULL};
+    static const char *const keys[] = {
+        "name",       "count",      "vcpus",  "memory", "cpu", "memoryDemand", "io", "evictionStrategy",
+        "migratable", "cpuRequest", "labels", "node",   NULL};
     size_t idx = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, vms) {
+    cJSON_ArrayForEach (it, vms) {
         char path[32];
         snprintf(path, sizeof(path), "vms[%zu]", idx++);
         if (!cJSON_IsObject(it))
@@ -480,7 +478,7 @@ static int parse_events(struct ctx *c, struct scenario *s, const cJSON *events)
     static const char *const keys[] = {"at", "demand", "drain", "rollingDrain", "machineConfig", NULL};
     size_t idx = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, events) {
+    cJSON_ArrayForEach (it, events) {
         char path[48];
         snprintf(path, sizeof(path), "events[%zu]", idx++);
         if (!cJSON_IsObject(it))
@@ -563,8 +561,8 @@ static int parse_events(struct ctx *c, struct scenario *s, const cJSON *events)
 
 static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
 {
-    static const char *const keys[] = {"name", "description", "namespace", "seed", "tick", "nodes", "model",
-                                       "kubevirt", "vms", "start", "kubelet", "mco", "events", NULL};
+    static const char *const keys[] = {"name",     "description", "namespace", "seed",    "tick", "nodes",  "model",
+                                       "kubevirt", "vms",         "start",     "kubelet", "mco",  "events", NULL};
     if (!cJSON_IsObject(root))
         return fail(c, "the scenario must be a mapping");
     if (check_keys(c, root, "", keys) < 0)
@@ -614,7 +612,8 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     s->psi_without_pool = !s->mco_enabled;
 
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
-    static const char *const nkeys[] = {"selector", "count", "cpus", "applyCapacity", "memory", "io", "baseCpu", "psi", NULL};
+    static const char *const nkeys[] = {"selector", "count", "cpus", "applyCapacity", "memory", "io",
+                                        "baseCpu",  "psi",   NULL};
     bool has_cpus = false;
     if (want_object(c, nodes, "nodes") < 0 || check_keys(c, nodes, "nodes", nkeys) < 0 ||
         get_string(c, nodes, "selector", "nodes", &s->node_selector) < 0 ||
@@ -643,9 +642,13 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
         return -1;
 
     const cJSON *kv = cJSON_GetObjectItemCaseSensitive(root, "kubevirt");
-    static const char *const kkeys[] = {"evictionStrategy", "parallelMigrationsPerCluster",
-                                        "parallelOutboundMigrationsPerNode", "cpuAllocationRatio", "restartDelay",
-                                        "migration", NULL};
+    static const char *const kkeys[] = {"evictionStrategy",
+                                        "parallelMigrationsPerCluster",
+                                        "parallelOutboundMigrationsPerNode",
+                                        "cpuAllocationRatio",
+                                        "restartDelay",
+                                        "migration",
+                                        NULL};
     if (want_object(c, kv, "kubevirt") < 0 || check_keys(c, kv, "kubevirt", kkeys) < 0 ||
         get_strategy(c, kv, "kubevirt", &s->cluster_strategy) < 0 ||
         get_int(c, kv, "parallelMigrationsPerCluster", "kubevirt", 1, 1000, &s->parallel_per_cluster) < 0 ||
@@ -656,8 +659,8 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     if (s->cpu_allocation_ratio < 1)
         return fail(c, "kubevirt.cpuAllocationRatio: must be at least 1");
     const cJSON *mig = cJSON_GetObjectItemCaseSensitive(kv, "migration");
-    static const char *const gkeys[] = {"base", "bandwidth", "phaseDelay", "failureRate", "failVMs", "backoff",
-                                        "unschedulableTimeout", NULL};
+    static const char *const gkeys[] = {"base",    "bandwidth", "phaseDelay",           "failureRate",
+                                        "failVMs", "backoff",   "unschedulableTimeout", NULL};
     if (want_object(c, mig, "kubevirt.migration") < 0 || check_keys(c, mig, "kubevirt.migration", gkeys) < 0 ||
         get_duration(c, mig, "base", "kubevirt.migration", &s->migration_base_ms) < 0 ||
         get_quantity(c, mig, "bandwidth", "kubevirt.migration", &s->migration_bandwidth, NULL) < 0 ||

@@ -111,18 +111,18 @@ struct scenario_label {
 /* One VM (groups with count are expanded into one entry per VM). */
 struct scenario_vm {
     char *name;
-    char *group;                      /* the `name` of the entry it came from */
+    char *group; /* the `name` of the entry it came from */
     int vcpus;
-    double memory;                    /* guest memory, bytes */
-    double cpu_demand;                /* cores */
-    double memory_demand;             /* bytes */
+    double memory;        /* guest memory, bytes */
+    double cpu_demand;    /* cores */
+    double memory_demand; /* bytes */
     double io_demand;
-    enum scenario_strategy strategy;  /* UNSET: the cluster's */
+    enum scenario_strategy strategy; /* UNSET: the cluster's */
     bool migratable;
-    double cpu_request;               /* cores */
+    double cpu_request; /* cores */
     struct scenario_label *labels;
     size_t n_labels;
-    char *node;                       /* NULL, or the node its launcher pods are bound to */
+    char *node; /* NULL, or the node its launcher pods are bound to */
 };
 
 enum scenario_event_kind {
@@ -160,9 +160,9 @@ struct scenario {
 
     char *node_selector;
     int node_count;
-    double node_cpus;        /* 0: the node's capacity */
+    double node_cpus; /* 0: the node's capacity */
     bool apply_capacity;
-    double node_memory;      /* 0: the node's capacity */
+    double node_memory; /* 0: the node's capacity */
     double node_io;
     double node_base_cpu;
     bool psi_without_pool;
@@ -175,7 +175,7 @@ struct scenario {
     double cpu_allocation_ratio;
     int64_t restart_delay_ms;
     int64_t migration_base_ms;
-    double migration_bandwidth;  /* bytes per second */
+    double migration_bandwidth; /* bytes per second */
     int64_t migration_phase_delay_ms;
     double migration_failure_rate;
     char **fail_vms;
@@ -186,20 +186,20 @@ struct scenario {
     struct scenario_vm *vms;
     size_t n_vms;
 
-    char *start_node;        /* NULL: let the scheduler spread them */
+    char *start_node; /* NULL: let the scheduler spread them */
 
-    char **kubelet_no_psi;   /* nodes whose summary has no psi */
+    char **kubelet_no_psi; /* nodes whose summary has no psi */
     size_t n_kubelet_no_psi;
-    char **kubelet_slow;     /* nodes whose kubelet answers after kubelet_slow_delay_ms */
+    char **kubelet_slow; /* nodes whose kubelet answers after kubelet_slow_delay_ms */
     size_t n_kubelet_slow;
     int64_t kubelet_slow_delay_ms;
 
     bool mco_enabled;
     char **mco_pools;
     size_t n_mco_pools;
-    char **mco_paused;       /* pools created with spec.paused */
+    char **mco_paused; /* pools created with spec.paused */
     size_t n_mco_paused;
-    bool mco_compact;        /* the simulated nodes are masters in the worker role too */
+    bool mco_compact; /* the simulated nodes are masters in the worker role too */
     int64_t mco_reboot_delay_ms;
     int64_t mco_drain_timeout_ms;
 

@@ -199,7 +199,8 @@ int sim_merge_patch(struct sim *s, const char *path, const cJSON *patch, const c
 int sim_json_patch(struct sim *s, const char *path, const char *ops, const char *what)
 {
     struct kube_err err = {0};
-    cJSON *obj = kube_rest_request(s->client, "PATCH", path, "application/json-patch+json", ops, KUBE_REQUEST_WRITE, &err);
+    cJSON *obj =
+        kube_rest_request(s->client, "PATCH", path, "application/json-patch+json", ops, KUBE_REQUEST_WRITE, &err);
     if (!obj) {
         log_failure("patch", what, &err);
         return -1;

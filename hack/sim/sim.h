@@ -26,8 +26,8 @@
 /* Names KubeVirt and the MachineConfig operator use. */
 #define SIM_KUBEVIRT_GV "kubevirt.io/v1"
 #define SIM_MC_GV "machineconfiguration.openshift.io/v1"
-#define SIM_LAUNCHER_LABEL "kubevirt.io"               /* = virt-launcher */
-#define SIM_CREATED_BY_LABEL "kubevirt.io/created-by"  /* the VMI's UID */
+#define SIM_LAUNCHER_LABEL "kubevirt.io"              /* = virt-launcher */
+#define SIM_CREATED_BY_LABEL "kubevirt.io/created-by" /* the VMI's UID */
 #define SIM_MIGRATION_JOB_LABEL "kubevirt.io/migrationJobUID"
 #define SIM_DOMAIN_ANNOTATION "kubevirt.io/domain"
 #define SIM_EVACUATION_ANNOTATION "kubevirt.io/evacuationMigration"
@@ -43,14 +43,14 @@ struct sim {
     const struct scenario *sc;
     struct kube_client *client;
     struct kube_loop *loop;
-    struct kube_informer *nodes;  /* the simulated nodes (scenario selector) */
-    struct kube_informer *pods;   /* virt-launcher pods of the namespace */
+    struct kube_informer *nodes; /* the simulated nodes (scenario selector) */
+    struct kube_informer *pods;  /* virt-launcher pods of the namespace */
     struct kube_informer *vms, *vmis, *vmims;
-    struct kube_informer *kubevirts; /* the namespace's KubeVirt CRs (sim_publish_kubevirt) */
+    struct kube_informer *kubevirts;  /* the namespace's KubeVirt CRs (sim_publish_kubevirt) */
     struct kube_informer *mcs, *mcps; /* MachineConfigs and pools; NULL without the MCO */
     struct record *rec;
-    uint64_t rng;                 /* xorshift64* state, from the scenario's seed */
-    uint64_t started_ms;          /* kube_loop_now_ms() at start */
+    uint64_t rng;        /* xorshift64* state, from the scenario's seed */
+    uint64_t started_ms; /* kube_loop_now_ms() at start */
     /* the launcher pods by their VMI's UID (sim_index_pods), valid for one pass */
     struct sim_pod_ref *pod_index;
     size_t n_pod_index;
@@ -100,8 +100,7 @@ bool sim_synced(const struct sim *s);
 
 /* Iterate the launcher pods whose created-by label is vmi_uid (from the index of this
  * pass); fn returns non-zero to stop (that value is returned). */
-int sim_foreach_pod_of(const struct sim *s, const char *vmi_uid,
-                       int (*fn)(const cJSON *pod, void *ud), void *ud);
+int sim_foreach_pod_of(const struct sim *s, const char *vmi_uid, int (*fn)(const cJSON *pod, void *ud), void *ud);
 
 /* Whether a pod is live: not being deleted, not Succeeded or Failed. */
 bool sim_pod_live(const cJSON *pod);

@@ -28,17 +28,17 @@ struct summary_psi {
 /* A pod's usage. Strings borrowed. */
 struct summary_pod {
     const char *name, *ns, *uid;
-    double cpu_cores;     /* CPU used now (cores) */
-    double cpu_seconds;   /* CPU used since the pod started (core-seconds) */
-    double memory_bytes;  /* working set */
+    double cpu_cores;    /* CPU used now (cores) */
+    double cpu_seconds;  /* CPU used since the pod started (core-seconds) */
+    double memory_bytes; /* working set */
 };
 
 /* A node's numbers. Strings and pods borrowed. */
 struct summary_node {
     const char *name;
-    const char *start_time;  /* RFC 3339: the node's and every pod's startTime */
-    const char *time;        /* RFC 3339: when the stats were taken */
-    bool psi;                /* false: the reply carries no psi */
+    const char *start_time;                         /* RFC 3339: the node's and every pod's startTime */
+    const char *time;                               /* RFC 3339: when the stats were taken */
+    bool psi;                                       /* false: the reply carries no psi */
     struct summary_psi pressure[PSI_NRESOURCES][2]; /* [resource][PSI_SOME, PSI_FULL] */
     double cpu_cores, cpu_seconds;
     double memory_capacity, memory_working_set;

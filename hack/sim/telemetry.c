@@ -18,11 +18,11 @@
 
 /* A VM's usage counter (guarded by the server mutex). */
 struct vm_usage {
-    double seconds;   /* accumulated CPU seconds up to `at` */
-    double rate;      /* cores used since `at` */
-    double at;        /* monotonic seconds */
-    double memory;    /* bytes in use (its working set) */
-    char node[256];   /* where it runs; "" when not running */
+    double seconds; /* accumulated CPU seconds up to `at` */
+    double rate;    /* cores used since `at` */
+    double at;      /* monotonic seconds */
+    double memory;  /* bytes in use (its working set) */
+    char node[256]; /* where it runs; "" when not running */
 };
 
 /* What the last tick computed for a node (for telemetry_cpu_pressure). */
@@ -37,12 +37,12 @@ struct telemetry {
     struct nodes *n;
     struct telemetry_opts opts;
     struct psi_serve *srv;
-    struct sim_exporter *exp;    /* guarded by the server mutex */
-    struct vm_usage *usage;      /* per scenario VM; guarded by the server mutex */
+    struct sim_exporter *exp; /* guarded by the server mutex */
+    struct vm_usage *usage;   /* per scenario VM; guarded by the server mutex */
     struct node_state *nodes;
     size_t n_nodes, nodes_cap;
     char *targets_file;
-    char *targets_written;       /* the JSON last written */
+    char *targets_written; /* the JSON last written */
     char host[64];
     int port;
 };
@@ -167,7 +167,8 @@ static void write_targets(struct telemetry *t)
     const char **sorted = calloc(n ? n : 1, sizeof(*sorted));
     size_t k = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, names) sorted[k++] = it->valuestring;
+    cJSON_ArrayForEach (it, names)
+        sorted[k++] = it->valuestring;
     qsort(sorted, n, sizeof(*sorted), cmp_str);
     char addr[96];
     snprintf(addr, sizeof(addr), "%s:%d", t->host, t->port);
@@ -223,7 +224,7 @@ static struct node_state *node_state(struct telemetry *t, const char *name)
 struct node_sum {
     const char *name; /* the informer's key */
     double cpu, memory, io;
-    double served;    /* the share of CPU demand the node serves */
+    double served; /* the share of CPU demand the node serves */
 };
 
 static int add_node(const char *key, const char *rv, const void *obj, void *ud)
@@ -251,8 +252,8 @@ static struct node_sum *find_node(struct node_sum *sums, size_t n, const char *n
 static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
 {
     const struct scenario *sc = t->s->sc;
-    struct model_node_in in = {.cpu_demand = sc->node_base_cpu + ns->cpu, .memory_demand = ns->memory,
-                               .io = sc->node_io, .io_demand = ns->io};
+    struct model_node_in in = {
+        .cpu_demand = sc->node_base_cpu + ns->cpu, .memory_demand = ns->memory, .io = sc->node_io, .io_demand = ns->io};
     nodes_capacity(t->n, ns->name, &in.cpus, &in.memory);
     struct model_node_out out;
     model_node(&sc->model, &in, &out);
@@ -265,7 +266,8 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
     if (t->opts.kubelet) {
         struct kubeletd_update u = {
             .psi = psi,
-            .pressure = {{100 * out.cpu_some, 0}, {100 * out.memory_some, 100 * out.memory_full},
+            .pressure = {{100 * out.cpu_some, 0},
+                         {100 * out.memory_some, 100 * out.memory_full},
                          {100 * out.io_some, 100 * out.io_full}},
             .cpu_cores = ns->cpu * out.cpu_served + sc->node_base_cpu,
             .memory_capacity = in.memory,
@@ -303,8 +305,8 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
         return 0;
     (*cur)->vmi_uid = uid;
     (*cur)->node = jx_str(obj, "spec.nodeName");
-    (*cur)->p = (struct summary_pod){jx_str0(obj, "metadata.name"), jx_str0(obj, "metadata.namespace"),
-                                     jx_str0(obj, "metadata.uid"), 0, 0, 0};
+    (*cur)->p = (struct summary_pod){
+        jx_str0(obj, "metadata.name"), jx_str0(obj, "metadata.namespace"), jx_str0(obj, "metadata.uid"), 0, 0, 0};
     (*cur)++;
     return 0;
 }
@@ -449,8 +451,7 @@ struct telemetry *telemetry_start(struct sim *s, struct workload *w, struct node
     /* One Prometheus target per simulated node, each may keep a connection open. */
     const struct psi_serve_limits many_targets = {.max_connections = 8192};
     if (psi_serve_parse_bind(opts->bind, t->host, sizeof(t->host), &port, why, sizeof(why)) < 0 ||
-        !(t->srv = psi_serve_new(opts->bind, why, sizeof(why))) ||
-        psi_serve_set_limits(t->srv, &many_targets) < 0 ||
+        !(t->srv = psi_serve_new(opts->bind, why, sizeof(why))) || psi_serve_set_limits(t->srv, &many_targets) < 0 ||
         psi_serve_route(t->srv, "GET", "/metrics", h_metrics, t) < 0 ||
         psi_serve_route(t->srv, "GET", "/metrics/node/*", h_node, t) < 0 ||
         psi_serve_route(t->srv, "GET", "/healthz", h_health, t) < 0 || psi_serve_start(t->srv, why, sizeof(why)) < 0) {

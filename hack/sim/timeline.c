@@ -13,8 +13,8 @@ struct timeline {
     struct sim *s;
     struct workload *w;
     struct mco *m;
-    uint64_t t0_ms;     /* 0: not begun */
-    size_t next;        /* the next event to apply */
+    uint64_t t0_ms; /* 0: not begun */
+    size_t next;    /* the next event to apply */
     struct drain **drains;
     size_t n_drains;
     /* a rolling drain: the nodes left, in order */

@@ -54,7 +54,8 @@ static int mark(struct webhook *w, const char *ns, const char *vmi, const char *
     char *text = cJSON_PrintUnformatted(ops);
     cJSON_Delete(ops);
     struct kube_err err = {0};
-    cJSON *res = kube_rest_request(w->client, "PATCH", path, "application/json-patch+json", text, KUBE_REQUEST_WRITE, &err);
+    cJSON *res =
+        kube_rest_request(w->client, "PATCH", path, "application/json-patch+json", text, KUBE_REQUEST_WRITE, &err);
     free(text);
     free(path);
     if (!res) {
@@ -329,7 +330,8 @@ void webhook_free(struct webhook *w)
         return;
     if (w->registered) {
         struct kube_err err = {0};
-        char *path = kube_path("admissionregistration.k8s.io/v1", NULL, "validatingwebhookconfigurations", w->name, NULL);
+        char *path =
+            kube_path("admissionregistration.k8s.io/v1", NULL, "validatingwebhookconfigurations", w->name, NULL);
         pthread_mutex_lock(&w->mu);
         cJSON *res = kube_rest_delete(w->client, path, NULL, NULL, &err);
         pthread_mutex_unlock(&w->mu);

@@ -31,13 +31,13 @@ struct webhook;
 
 /* Options; strings are borrowed for the call. */
 struct webhook_opts {
-    struct kube_config *cfg;  /* a config for the webhook's own client (borrowed; not shared with another thread) */
-    const struct scenario *sc;/* borrowed, must outlive the webhook */
-    struct record *rec;       /* borrowed, may be NULL */
-    const char *host;         /* address to listen on and to register, e.g. "127.0.0.1" */
-    int port;                 /* 0: any */
-    const char *ca_cert;      /* the CA that signs the serving certificate ... */
-    const char *ca_key;       /* ... and its key */
+    struct kube_config *cfg;   /* a config for the webhook's own client (borrowed; not shared with another thread) */
+    const struct scenario *sc; /* borrowed, must outlive the webhook */
+    struct record *rec;        /* borrowed, may be NULL */
+    const char *host;          /* address to listen on and to register, e.g. "127.0.0.1" */
+    int port;                  /* 0: any */
+    const char *ca_cert;       /* the CA that signs the serving certificate ... */
+    const char *ca_key;        /* ... and its key */
 };
 
 /* Start serving and register. NULL with why in err. */

@@ -16,8 +16,8 @@ enum start_state { START_INIT, START_WAIT, START_DONE };
 
 struct vm_state {
     double cpu, memory, io;
-    bool demand_dirty;       /* the VM's demand annotation needs an update */
-    uint64_t restart_at_ms;  /* a new VMI not before this (0: at once) */
+    bool demand_dirty;      /* the VM's demand annotation needs an update */
+    uint64_t restart_at_ms; /* a new VMI not before this (0: at once) */
 };
 
 struct workload {
@@ -104,9 +104,10 @@ static void set_vmi_phase(struct workload *w, const struct scenario_vm *vm, cons
     if (vm->migratable)
         cJSON_AddItemToArray(conds, condition("LiveMigratable", true, NULL, NULL));
     else
-        cJSON_AddItemToArray(conds, condition("LiveMigratable", false, "DisksNotLiveMigratable",
-                                              "cannot migrate VMI: PVC rootdisk-rwo is not shared, live migration "
-                                              "requires that all PVCs must be shared (using ReadWriteMany access mode)"));
+        cJSON_AddItemToArray(conds,
+                             condition("LiveMigratable", false, "DisksNotLiveMigratable",
+                                       "cannot migrate VMI: PVC rootdisk-rwo is not shared, live migration "
+                                       "requires that all PVCs must be shared (using ReadWriteMany access mode)"));
     cJSON_AddStringToObject(st, "migrationMethod", vm->migratable ? "LiveMigration" : "BlockMigration");
     cJSON_AddStringToObject(st, "migrationTransport", "Unix");
     cJSON_AddStringToObject(st, "qosClass", "Burstable");
@@ -152,11 +153,11 @@ static void set_vm_status(struct workload *w, const struct scenario_vm *vm, cons
 /* ---- pods of a VMI ---- */
 
 struct pod_scan {
-    const char *node;        /* the VMI's node, or NULL */
-    int live;                /* live pods */
-    const cJSON *initial;    /* a live pod that is no migration target */
-    const cJSON *initial_any;/* such a pod in any state */
-    const cJSON *on_node;    /* the live pod on node */
+    const char *node;         /* the VMI's node, or NULL */
+    int live;                 /* live pods */
+    const cJSON *initial;     /* a live pod that is no migration target */
+    const cJSON *initial_any; /* such a pod in any state */
+    const cJSON *on_node;     /* the live pod on node */
 };
 
 static int scan_cb(const cJSON *pod, void *ud)

@@ -113,8 +113,13 @@ static int cmd_status_sample(void)
     api_status_set_condition(&st, API_CONDITION_METRICS_AVAILABLE, API_CONDITION_TRUE, "Prometheus",
                              "pressure for 3 of 3 nodes", 1, now);
     api_status_set_condition(&st, API_CONDITION_REBALANCING, API_CONDITION_FALSE, "Idle", "no move in flight", 1, now);
-    st.summary = (struct api_summary){.nodes = 3, .pressured = 1, .tainted = 1, .evictions = 2,
-                                      .migrations_succeeded = 2, .migrations_failed = 0, .migrations_in_flight = 0};
+    st.summary = (struct api_summary){.nodes = 3,
+                                      .pressured = 1,
+                                      .tainted = 1,
+                                      .evictions = 2,
+                                      .migrations_succeeded = 2,
+                                      .migrations_failed = 0,
+                                      .migrations_in_flight = 0};
     struct api_machine_config_status *mc = api_status_add_machine_config(&st, "worker");
     if (!mc)
         return 2;

@@ -41,8 +41,7 @@ static int events_with(const char *ns, const char *reason, const char *regarding
     int n = 0;
     *series_count = 0;
     const cJSON *ev;
-    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(list, "items"))
-    {
+    cJSON_ArrayForEach (ev, cJSON_GetObjectItem(list, "items")) {
         const cJSON *r = cJSON_GetObjectItem(ev, "reason");
         const cJSON *reg = cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "regarding"), "name");
         if (!cJSON_IsString(r) || strcmp(r->valuestring, reason))
@@ -103,12 +102,13 @@ int main(void)
     for (int i = 0; i < 4; i++)
         kube_events_record(ev, &ref, "Normal", "Deferred", "Probe", NULL, wall_ms(), &err);
     n = events_with(ns, "Deferred", "subject", &count);
-    e2e_check(n == 1 && count == 0, "4 quick repeats: one Event created, repeats held back (events %d, count %d)", n, count);
+    e2e_check(n == 1 && count == 0, "4 quick repeats: one Event created, repeats held back (events %d, count %d)", n,
+              count);
     int64_t next = 0;
     e2e_check(kube_events_flush(ev, wall_ms(), 0, &next, &err) == 0 && next != INT64_MAX,
               "nothing is due before the interval, a flush is scheduled");
-    e2e_check(kube_events_flush(ev, wall_ms(), 1, &next, &err) == 0 && next == INT64_MAX, "forced flush sends everything (%s)",
-              err.msg);
+    e2e_check(kube_events_flush(ev, wall_ms(), 1, &next, &err) == 0 && next == INT64_MAX,
+              "forced flush sends everything (%s)", err.msg);
     n = events_with(ns, "Deferred", "subject", &count);
     e2e_check(n == 1 && count == 4, "after the flush: series.count == 4 (events %d, count %d)", n, count);
 
@@ -126,8 +126,7 @@ int main(void)
     char *p = kube_path("events.k8s.io/v1", "default", "events", NULL, NULL);
     cJSON *list = kube_rest_list(c, p, NULL, &err);
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(list, "items"))
-    {
+    cJSON_ArrayForEach (it, cJSON_GetObjectItem(list, "items")) {
         const cJSON *rs = cJSON_GetObjectItem(it, "reason");
         const cJSON *nm = cJSON_GetObjectItem(cJSON_GetObjectItem(it, "metadata"), "name");
         if (cJSON_IsString(rs) && !strcmp(rs->valuestring, node_reason) && cJSON_IsString(nm)) {

@@ -156,17 +156,27 @@ int main(int argc, char **argv)
             fprintf(stderr, "informer_probe: %s needs a value\n", a);
             return 2;
         }
-        if (strcmp(a, "--kubeconfig") == 0) kubeconfig = v;
-        else if (strcmp(a, "--path") == 0) path = v;
-        else if (strcmp(a, "--selector") == 0) selector = v;
-        else if (strcmp(a, "--log") == 0) log_path = v;
-        else if (strcmp(a, "--dump") == 0) dump_path = v;
-        else if (strcmp(a, "--watch-timeout") == 0) watch_timeout = atoi(v);
-        else if (strcmp(a, "--also") == 0 && nalso < 8) also[nalso++] = v;
+        if (strcmp(a, "--kubeconfig") == 0)
+            kubeconfig = v;
+        else if (strcmp(a, "--path") == 0)
+            path = v;
+        else if (strcmp(a, "--selector") == 0)
+            selector = v;
+        else if (strcmp(a, "--log") == 0)
+            log_path = v;
+        else if (strcmp(a, "--dump") == 0)
+            dump_path = v;
+        else if (strcmp(a, "--watch-timeout") == 0)
+            watch_timeout = atoi(v);
+        else if (strcmp(a, "--also") == 0 && nalso < 8)
+            also[nalso++] = v;
         else if (strcmp(a, "--mode") == 0) {
-            if (strcmp(v, "auto") == 0) mode = KUBE_WATCH_LIST_AUTO;
-            else if (strcmp(v, "stream") == 0) mode = KUBE_WATCH_LIST_STREAM;
-            else if (strcmp(v, "list") == 0) mode = KUBE_WATCH_LIST_PAGED;
+            if (strcmp(v, "auto") == 0)
+                mode = KUBE_WATCH_LIST_AUTO;
+            else if (strcmp(v, "stream") == 0)
+                mode = KUBE_WATCH_LIST_STREAM;
+            else if (strcmp(v, "list") == 0)
+                mode = KUBE_WATCH_LIST_PAGED;
             else {
                 fprintf(stderr, "informer_probe: --mode must be auto, stream or list\n");
                 return 2;
@@ -207,8 +217,8 @@ int main(int argc, char **argv)
         .watch_timeout_seconds = watch_timeout,
         .watch_no_bookmarks = no_bookmarks,
         .project = project,
-        .handlers = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
-                     .on_synced = on_synced, .log = on_log},
+        .handlers =
+            {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .on_synced = on_synced, .log = on_log},
     };
     inf = kube_informer_new(&o, &err);
     if (!inf)
@@ -244,12 +254,11 @@ int main(int argc, char **argv)
             "STATS lists=%llu streamed_lists=%llu streams=%llu expired=%llu failures=%llu "
             "events=%llu bookmarks=%llu streaming_refused=%d adds=%llu updates=%llu deletes=%llu "
             "relist_deletes=%llu duplicates=%llu\n",
-            (unsigned long long)ws.lists, (unsigned long long)ws.streamed_lists,
-            (unsigned long long)ws.streams, (unsigned long long)ws.expired,
-            (unsigned long long)ws.failures, (unsigned long long)ws.events,
+            (unsigned long long)ws.lists, (unsigned long long)ws.streamed_lists, (unsigned long long)ws.streams,
+            (unsigned long long)ws.expired, (unsigned long long)ws.failures, (unsigned long long)ws.events,
             (unsigned long long)ws.bookmarks, ws.streaming_refused, (unsigned long long)is.adds,
-            (unsigned long long)is.updates, (unsigned long long)is.deletes,
-            (unsigned long long)is.relist_deletes, (unsigned long long)is.duplicates);
+            (unsigned long long)is.updates, (unsigned long long)is.deletes, (unsigned long long)is.relist_deletes,
+            (unsigned long long)is.duplicates);
     rc = 0;
 out:
     if (rc)

@@ -102,13 +102,11 @@ static void test_create_list_paginate(void)
     cJSON *all = kube_rest_list(c, coll, &o, &err);
     int n = all ? cJSON_GetArraySize(cJSON_GetObjectItem(all, "items")) : -1;
     e2e_check(n == 8, "list with limit=2 follows continue over 4 pages: %d items (want 7 + kube-root-ca.crt)", n);
-    e2e_check(all && kube_rest_list_rv(all) && *kube_rest_list_rv(all) &&
-                  !str_at(all, "metadata", "continue", NULL),
+    e2e_check(all && kube_rest_list_rv(all) && *kube_rest_list_rv(all) && !str_at(all, "metadata", "continue", NULL),
               "the merged list has the list resourceVersion (%s) and no continue", all ? kube_rest_list_rv(all) : "?");
     int seen[7] = {0};
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(all, "items"))
-    {
+    cJSON_ArrayForEach (it, cJSON_GetObjectItem(all, "items")) {
         const char *nm = str_at(it, "metadata", "name", NULL);
         int k;
         if (nm && sscanf(nm, "cm-%d", &k) == 1 && k >= 0 && k < 7)
@@ -129,9 +127,10 @@ static void test_create_list_paginate(void)
     o = (struct kube_list_opts){.field_selector = "metadata.name=cm-3"};
     all = kube_rest_list(c, coll, &o, &err);
     n = all ? cJSON_GetArraySize(cJSON_GetObjectItem(all, "items")) : -1;
-    e2e_check(n == 1 && streq(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(all, "items"), 0), "metadata", "name", NULL),
-                              "cm-3"),
-              "field selector metadata.name=cm-3 selects cm-3 only (%d)", n);
+    e2e_check(
+        n == 1 &&
+            streq(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(all, "items"), 0), "metadata", "name", NULL), "cm-3"),
+        "field selector metadata.name=cm-3 selects cm-3 only (%d)", n);
     cJSON_Delete(all);
     free(coll);
 }
@@ -161,8 +160,8 @@ static void test_get_update_conflicts(void)
     char *coll = path_cm(NULL);
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(stale, "metadata"), "resourceVersion");
     cJSON *dup = kube_rest_create(c, coll, stale, NULL, &err);
-    e2e_check(!dup && err.status == 409 && !strcmp(err.reason, "AlreadyExists"), "create twice: 409 AlreadyExists (%ld %s: %s)",
-              err.status, err.reason, err.msg);
+    e2e_check(!dup && err.status == 409 && !strcmp(err.reason, "AlreadyExists"),
+              "create twice: 409 AlreadyExists (%ld %s: %s)", err.status, err.reason, err.msg);
     cJSON_Delete(dup);
     /* dry run changes nothing */
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(obj, "data"), "k", cJSON_CreateString("dry"));
@@ -170,7 +169,8 @@ static void test_get_update_conflicts(void)
     struct kube_write_opts dry = {.dry_run = 1};
     cJSON *d = kube_rest_update(c, p, obj, &dry, &err);
     cJSON *now = kube_rest_get(c, p, &err);
-    e2e_check(d && streq(str_at(d, "data", "k", NULL), "dry") && now && streq(str_at(now, "data", "k", NULL), "updated"),
+    e2e_check(d && streq(str_at(d, "data", "k", NULL), "dry") && now &&
+                  streq(str_at(now, "data", "k", NULL), "updated"),
               "dry-run update answers the new object and stores nothing");
     cJSON_Delete(d);
     cJSON_Delete(now);
@@ -205,8 +205,7 @@ static void test_patches(void)
     /* without a fieldManager the server names the manager after the User-Agent's first part */
     int ua = 0;
     const cJSON *mf0;
-    cJSON_ArrayForEach(mf0, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "metadata"), "managedFields"))
-    {
+    cJSON_ArrayForEach (mf0, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "metadata"), "managedFields")) {
         if (streq(str_at(mf0, "manager", NULL, NULL), "psi-rebalancer"))
             ua = 1;
     }
@@ -216,7 +215,8 @@ static void test_patches(void)
 
     body = parse("{\"metadata\":{\"labels\":{\"smp\":\"yes\"}}}");
     r = kube_rest_patch(c, p, KUBE_PATCH_STRATEGIC, body, NULL, &err);
-    e2e_check(r && streq(str_at(r, "metadata", "labels", "smp"), "yes") && streq(str_at(r, "metadata", "labels", "set"), "pg"),
+    e2e_check(r && streq(str_at(r, "metadata", "labels", "smp"), "yes") &&
+                  streq(str_at(r, "metadata", "labels", "set"), "pg"),
               "strategic merge patch (%s)", r ? "" : err.msg);
     cJSON_Delete(r);
     cJSON_Delete(body);
@@ -232,8 +232,8 @@ static void test_patches(void)
     /* a failing JSON patch test: 422 Invalid, decoded */
     body = parse("[{\"op\":\"test\",\"path\":\"/data/merge\",\"value\":\"nope\"}]");
     r = kube_rest_patch(c, p, KUBE_PATCH_JSON, body, NULL, &err);
-    e2e_check(!r && err.status == 422 && !strcmp(err.reason, "Invalid"), "failing JSON patch test op: %ld %s", err.status,
-              err.reason);
+    e2e_check(!r && err.status == 422 && !strcmp(err.reason, "Invalid"), "failing JSON patch test op: %ld %s",
+              err.status, err.reason);
     cJSON_Delete(r);
     cJSON_Delete(body);
 
@@ -248,8 +248,7 @@ static void test_patches(void)
     r = kube_rest_patch(c, p, KUBE_PATCH_APPLY, body, &mgr_a, &err);
     int owned = 0;
     const cJSON *mf;
-    cJSON_ArrayForEach(mf, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "metadata"), "managedFields"))
-    {
+    cJSON_ArrayForEach (mf, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "metadata"), "managedFields")) {
         if (streq(str_at(mf, "manager", NULL, NULL), "e2e-a") && streq(str_at(mf, "operation", NULL, NULL), "Apply"))
             owned = 1;
     }
@@ -269,7 +268,8 @@ static void test_patches(void)
     cJSON_Delete(r);
     mgr_b.force = 1;
     r = kube_rest_patch(c, p, KUBE_PATCH_APPLY, body, &mgr_b, &err);
-    e2e_check(r && streq(str_at(r, "data", "applied", NULL), "b"), "apply with force takes the field (%s)", r ? "" : err.msg);
+    e2e_check(r && streq(str_at(r, "data", "applied", NULL), "b"), "apply with force takes the field (%s)",
+              r ? "" : err.msg);
     cJSON_Delete(r);
     cJSON_Delete(body);
     free(p);
@@ -290,8 +290,7 @@ static void test_status_subresource(void)
     cJSON *r = kube_rest_patch(c, sp, KUBE_PATCH_MERGE, patch, NULL, &err);
     int cond = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "status"), "conditions"))
-    {
+    cJSON_ArrayForEach (it, cJSON_GetObjectItem(cJSON_GetObjectItem(r, "status"), "conditions")) {
         if (streq(str_at(it, "type", NULL, NULL), "psi.dev/Probe"))
             cond = 1;
     }
@@ -395,9 +394,10 @@ static void test_evict(void)
     }
     e2e_check(observed, "the disruption controller observed the budget");
     rc = kube_rest_evict(c, ns, "guarded", 0, NULL, &err);
-    e2e_check(rc == -1 && err.status == 429 && !strcmp(err.reason, "TooManyRequests") && strstr(err.msg, "disruption budget"),
-              "eviction refused by the budget: 429 TooManyRequests, distinguishable (%ld %s: %s)", err.status, err.reason,
-              err.msg);
+    e2e_check(rc == -1 && err.status == 429 && !strcmp(err.reason, "TooManyRequests") &&
+                  strstr(err.msg, "disruption budget"),
+              "eviction refused by the budget: 429 TooManyRequests, distinguishable (%ld %s: %s)", err.status,
+              err.reason, err.msg);
     e2e_check(!pod_gone_or_deleting("guarded"), "the guarded pod stays");
     free(pp);
     free(pdbs);
@@ -452,8 +452,10 @@ static void test_reply_cap(void)
     }
     int created = 0;
     for (int i = 0; i < 36; i++) {
-        int n = snprintf(big, 256, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"big-%d\","
-                         "\"labels\":{\"set\":\"big\"}},\"data\":{\"k\":\"", i);
+        int n = snprintf(big, 256,
+                         "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"big-%d\","
+                         "\"labels\":{\"set\":\"big\"}},\"data\":{\"k\":\"",
+                         i);
         memset(big + n, 'x', vlen);
         snprintf(big + n + vlen, 256, "\"}}");
         cJSON *b = parse(big);

@@ -30,8 +30,8 @@ int main(int argc, char **argv)
     struct psi_request req = {nodes, n, 0, 0, 60, 0};
     struct psi_sample s;
     psi_source_sample(src, &req, &s);
-    printf("STATUS %s %s %s\n", s.status.failed ? "failed" : "ok",
-           s.status.failed ? s.status.reason : "-", s.status.message);
+    printf("STATUS %s %s %s\n", s.status.failed ? "failed" : "ok", s.status.failed ? s.status.reason : "-",
+           s.status.message);
     for (size_t i = 0; i < s.n_nodes; i++) {
         printf("NODE %s", s.nodes[i].name);
         for (int r = 0; r < PSI_NRESOURCES; r++) {

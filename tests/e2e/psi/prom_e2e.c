@@ -97,8 +97,7 @@ struct expect {
 };
 
 /* Does the sample match every expectation? Writes the first mismatch into why. */
-static int matches(const struct psi_sample *s, const struct expect *ex, size_t n, char *why,
-                   size_t wlen)
+static int matches(const struct psi_sample *s, const struct expect *ex, size_t n, char *why, size_t wlen)
 {
     if (s->status.failed) {
         snprintf(why, wlen, "sample failed: %s: %s", s->status.reason, s->status.message);
@@ -109,17 +108,15 @@ static int matches(const struct psi_sample *s, const struct expect *ex, size_t n
         const char *name = s->nodes[ex[i].node].name;
         if (isnan(ex[i].pct)) {
             if (v->known) {
-                snprintf(why, wlen, "%s %s is %.3f, want Unknown", name,
-                         psi_resource_name(ex[i].res), v->percent);
+                snprintf(why, wlen, "%s %s is %.3f, want Unknown", name, psi_resource_name(ex[i].res), v->percent);
                 return 0;
             }
         } else if (!v->known || fabs(v->percent - ex[i].pct) > TOLERANCE) {
             if (v->known)
-                snprintf(why, wlen, "%s %s is %.3f, want %.1f", name, psi_resource_name(ex[i].res),
-                         v->percent, ex[i].pct);
+                snprintf(why, wlen, "%s %s is %.3f, want %.1f", name, psi_resource_name(ex[i].res), v->percent,
+                         ex[i].pct);
             else
-                snprintf(why, wlen, "%s %s is Unknown, want %.1f", name,
-                         psi_resource_name(ex[i].res), ex[i].pct);
+                snprintf(why, wlen, "%s %s is Unknown, want %.1f", name, psi_resource_name(ex[i].res), ex[i].pct);
             return 0;
         }
     }
@@ -127,8 +124,8 @@ static int matches(const struct psi_sample *s, const struct expect *ex, size_t n
 }
 
 /* Sample until the expectations hold or timeout_s passes; reports one check. */
-static void eventually_sample(struct psi_source *src, const struct psi_request *req,
-                              const struct expect *ex, size_t n, double timeout_s, const char *what)
+static void eventually_sample(struct psi_source *src, const struct psi_request *req, const struct expect *ex, size_t n,
+                              double timeout_s, const char *what)
 {
     char why[1200] = "no sample taken";
     double waited = 0;
@@ -152,8 +149,8 @@ static void eventually_sample(struct psi_source *src, const struct psi_request *
 
 /* One sample through a source on url; checks it fails with reason and a message
  * containing in_msg. */
-static void expect_failure(const char *url, const struct psi_request *req, const char *reason,
-                           const char *in_msg, const char *what)
+static void expect_failure(const char *url, const struct psi_request *req, const char *reason, const char *in_msg,
+                           const char *what)
 {
     struct psi_prom_config cfg = {.url = url, .connect_timeout_ms = 2000, .timeout_ms = 5000};
     struct psi_status st;
@@ -164,8 +161,8 @@ static void expect_failure(const char *url, const struct psi_request *req, const
     }
     struct psi_sample s;
     int rc = psi_source_sample(src, req, &s);
-    int ok = rc == -1 && s.status.failed && strcmp(s.status.reason, reason) == 0 &&
-             strstr(s.status.message, in_msg) != NULL;
+    int ok =
+        rc == -1 && s.status.failed && strcmp(s.status.reason, reason) == 0 && strstr(s.status.message, in_msg) != NULL;
     int unknown = 1;
     for (size_t i = 0; i < s.n_nodes; i++)
         for (int r = 0; r < PSI_NRESOURCES; r++)
@@ -214,9 +211,8 @@ int main(int argc, char **argv)
 
     exporter_pid = fork();
     if (exporter_pid == 0) {
-        execl(argv[1], argv[1], "--node", "worker-0", "--node", "worker-1", "--node", "worker-2",
-              "--instance", "worker-2=10.99.0.2:9100", "--targets", targets_file, "--port-file",
-              portfile, (char *)NULL);
+        execl(argv[1], argv[1], "--node", "worker-0", "--node", "worker-1", "--node", "worker-2", "--instance",
+              "worker-2=10.99.0.2:9100", "--targets", targets_file, "--port-file", portfile, (char *)NULL);
         perror("exec psi-pressure-exporter");
         _exit(127);
     }
@@ -235,12 +231,9 @@ int main(int argc, char **argv)
     if (port <= 0)
         return 1;
 
-    e2e_check(put_pressure(port, "worker-0", "cpu", 30) == 200 &&
-                  put_pressure(port, "worker-0", "memory", 5) == 200 &&
-                  put_pressure(port, "worker-0", "io", 1) == 200 &&
-                  put_pressure(port, "worker-1", "cpu", 60) == 200 &&
-                  put_pressure(port, "worker-2", "cpu", 10) == 200 &&
-                  put_pressure(port, "worker-2", "io", 20) == 200,
+    e2e_check(put_pressure(port, "worker-0", "cpu", 30) == 200 && put_pressure(port, "worker-0", "memory", 5) == 200 &&
+                  put_pressure(port, "worker-0", "io", 1) == 200 && put_pressure(port, "worker-1", "cpu", 60) == 200 &&
+                  put_pressure(port, "worker-2", "cpu", 10) == 200 && put_pressure(port, "worker-2", "io", 20) == 200,
               "pressures set on the exporter");
 
     const char *ips2[] = {"10.99.0.2"};
@@ -260,10 +253,9 @@ int main(int argc, char **argv)
         return 1;
 
     const struct expect first[] = {
-        {0, PSI_CPU, 30},  {0, PSI_MEMORY, 5}, {0, PSI_IO, 1},
-        {1, PSI_CPU, 60},  {1, PSI_MEMORY, 0}, {1, PSI_IO, 0},
-        {2, PSI_CPU, 10},  {2, PSI_MEMORY, 0}, {2, PSI_IO, 20},
-        {3, PSI_CPU, NAN}, {3, PSI_MEMORY, NAN}, {3, PSI_IO, NAN},
+        {0, PSI_CPU, 30},   {0, PSI_MEMORY, 5}, {0, PSI_IO, 1},       {1, PSI_CPU, 60},
+        {1, PSI_MEMORY, 0}, {1, PSI_IO, 0},     {2, PSI_CPU, 10},     {2, PSI_MEMORY, 0},
+        {2, PSI_IO, 20},    {3, PSI_CPU, NAN},  {3, PSI_MEMORY, NAN}, {3, PSI_IO, NAN},
     };
     eventually_sample(src, &req, first, sizeof(first) / sizeof(first[0]), 150,
                       "pressures read back through Prometheus (worker-2 by InternalIP, worker-3 Unknown)");
@@ -289,8 +281,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; rc == 0 && i < v.n; i++)
             if (v.series[i].value == 1 && psi_prom_label_get(&v.series[i], "job"))
                 up++;
-        e2e_check(rc == 0 && up >= 3, "instant query %s: %d targets up (%s)", q, up,
-                  rc == 0 ? "ok" : st.message);
+        e2e_check(rc == 0 && up >= 3, "instant query %s: %d targets up (%s)", q, up, rc == 0 ? "ok" : st.message);
         if (rc == 0)
             psi_prom_vector_free(&v);
         /* Bad PromQL: the real Prometheus refuses it with bad_data. */

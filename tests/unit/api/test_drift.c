@@ -47,20 +47,21 @@ static void apply_defaults(cJSON *value, cJSON *schema)
         return;
     if (cJSON_IsObject(value)) {
         cJSON *props = cJSON_GetObjectItem(schema, "properties"), *p;
-        cJSON_ArrayForEach(p, props) {
+        cJSON_ArrayForEach (p, props) {
             cJSON *def = cJSON_GetObjectItem(p, "default");
             if (def && !cJSON_GetObjectItem(value, p->string))
                 cJSON_AddItemToObject(value, p->string, cJSON_Duplicate(def, 1));
         }
         cJSON *v;
         cJSON *additional = cJSON_GetObjectItem(schema, "additionalProperties");
-        cJSON_ArrayForEach(v, value) {
+        cJSON_ArrayForEach (v, value) {
             cJSON *ps = cJSON_GetObjectItem(props, v->string);
             apply_defaults(v, ps ? ps : (cJSON_IsObject(additional) ? additional : NULL));
         }
     } else if (cJSON_IsArray(value)) {
         cJSON *v;
-        cJSON_ArrayForEach(v, value) apply_defaults(v, cJSON_GetObjectItem(schema, "items"));
+        cJSON_ArrayForEach (v, value)
+            apply_defaults(v, cJSON_GetObjectItem(schema, "items"));
     }
 }
 
@@ -78,7 +79,8 @@ static void test_crd_defaults_are_the_documented_defaults(void **state)
     cJSON *crd = tu_load_yaml(CRD), *documented = tu_load_json("tests/testdata/api/defaults.json");
     cJSON *obj = cJSON_CreateObject(); /* a PsiRebalance that says nothing, not even spec */
     apply_defaults(obj, root_schema(crd));
-    assert_json_equal("CRD defaults and tests/testdata/api/defaults.json", cJSON_GetObjectItem(obj, "spec"), documented);
+    assert_json_equal("CRD defaults and tests/testdata/api/defaults.json", cJSON_GetObjectItem(obj, "spec"),
+                      documented);
     cJSON_Delete(obj);
     cJSON_Delete(crd);
     cJSON_Delete(documented);
@@ -180,7 +182,7 @@ static void check_enum(const char *path, cJSON *schema, struct walk *w)
 {
     cJSON *values = cJSON_GetObjectItem(schema, "enum"), *v;
     w->enums++;
-    cJSON_ArrayForEach(v, values) {
+    cJSON_ArrayForEach (v, values) {
         struct api_errors e = errors_for(path, cJSON_CreateString(v->valuestring));
         /* a cross-field rule may object to a value next to the defaults; the enum must not */
         for (size_t k = 0; k < e.n; k++)
@@ -219,8 +221,8 @@ static void check_enum_names(cJSON *spec_schema)
         const char *path;
         int n;
     } enums[] = {
-        {"metrics.source", 2}, {"pressure.resource", 3},   {"pressure.stall", 2},     {"machineConfig.deletionPolicy", 2},
-        {"taint.effect", 2},   {"eviction.mode", 3},       {"eviction.method", 3},
+        {"metrics.source", 2}, {"pressure.resource", 3}, {"pressure.stall", 2},  {"machineConfig.deletionPolicy", 2},
+        {"taint.effect", 2},   {"eviction.mode", 3},     {"eviction.method", 3},
     };
     for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++) {
         char buf[64];
@@ -255,7 +257,7 @@ static void walk_spec(const char *path, cJSON *schema, struct walk *w)
         !cJSON_GetObjectItem(schema, "pattern"))
         fail_msg("%s: a string field without a pattern or enum", path);
     cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItem(schema, "properties")) {
+    cJSON_ArrayForEach (p, cJSON_GetObjectItem(schema, "properties")) {
         char sub[512];
         snprintf(sub, sizeof(sub), "%s.%s", path, p->string);
         walk_spec(sub, p, w);
@@ -264,7 +266,7 @@ static void walk_spec(const char *path, cJSON *schema, struct walk *w)
     if (items && cJSON_GetObjectItem(items, "properties")) {
         char sub[512];
         snprintf(sub, sizeof(sub), "%s[0]", path);
-        cJSON_ArrayForEach(p, cJSON_GetObjectItem(items, "properties")) {
+        cJSON_ArrayForEach (p, cJSON_GetObjectItem(items, "properties")) {
             char sub2[600];
             snprintf(sub2, sizeof(sub2), "%s.%s", sub, p->string);
             walk_spec(sub2, p, w);
@@ -293,7 +295,7 @@ static void describe_all(const char *path, cJSON *schema)
     if (!desc || !*desc)
         fail_msg("%s: no description", path);
     cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItem(schema, "properties")) {
+    cJSON_ArrayForEach (p, cJSON_GetObjectItem(schema, "properties")) {
         char sub[512];
         snprintf(sub, sizeof(sub), "%s.%s", path, p->string);
         describe_all(sub, p);
@@ -347,8 +349,8 @@ static void test_printer_columns(void **state)
     (void)state;
     cJSON *crd = tu_load_yaml(CRD);
     cJSON *v = crd_version(crd);
-    static const char *const want[] = {"Nodes", "Pressured", "Tainted", "Evictions", "Migrations", "Ready", "Age",
-                                       "Mode", "Source", "Resource"};
+    static const char *const want[] = {"Nodes", "Pressured", "Tainted", "Evictions", "Migrations",
+                                       "Ready", "Age",       "Mode",    "Source",    "Resource"};
     cJSON *cols = cJSON_GetObjectItem(v, "additionalPrinterColumns");
     assert_int_equal(cJSON_GetArraySize(cols), 10);
     for (int i = 0; i < 10; i++) {
@@ -362,8 +364,10 @@ static void test_printer_columns(void **state)
     }
     cJSON *names = cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "spec"), "names");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(names, "shortNames"), 0)), "psir");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "spec"), "scope")), "Cluster");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "spec"), "group")), API_GROUP);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "spec"), "scope")),
+                        "Cluster");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "spec"), "group")),
+                        API_GROUP);
     assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "subresources"), "status"));
     cJSON_Delete(crd);
 }

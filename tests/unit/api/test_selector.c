@@ -33,8 +33,8 @@ static size_t load(const char *text, struct api_selector *sel, struct api_errors
 static void test_names(void **state)
 {
     (void)state;
-    const char *ok_qualified[] = {"a", "worker", "node-role.kubernetes.io/worker", "kubevirt.io", "A_b.C-9",
-                                  "example.com/Name_1", "a.b.c/d"};
+    const char *ok_qualified[] = {
+        "a", "worker", "node-role.kubernetes.io/worker", "kubevirt.io", "A_b.C-9", "example.com/Name_1", "a.b.c/d"};
     for (size_t i = 0; i < sizeof(ok_qualified) / sizeof(*ok_qualified); i++)
         if (api_names_check_qualified(ok_qualified[i]))
             fail_msg("'%s' refused: %s", ok_qualified[i], api_names_check_qualified(ok_qualified[i]));
@@ -43,8 +43,8 @@ static void test_names(void **state)
     long_name[64] = '\0';
     memset(long_prefix, 'a', 254);
     strcpy(long_prefix + 254, "/x");
-    const char *bad_qualified[] = {"", "-a", "a-", "a/b/c", "/a", "a/", "Example.com/a", "a..b/c", "a b",
-                                   "-x.com/a", long_name, long_prefix, "a/-b"};
+    const char *bad_qualified[] = {"",       "-a",  "a-",       "a/b/c",   "/a",        "a/",  "Example.com/a",
+                                   "a..b/c", "a b", "-x.com/a", long_name, long_prefix, "a/-b"};
     for (size_t i = 0; i < sizeof(bad_qualified) / sizeof(*bad_qualified); i++)
         if (!api_names_check_qualified(bad_qualified[i]))
             fail_msg("'%s' accepted as a qualified name", bad_qualified[i]);
@@ -103,7 +103,8 @@ static void test_invalid_selectors_name_their_field(void **state)
         {"{\"matchLabels\":[]}", "sel.matchLabels"},
         {"{\"matchExpressions\":{}}", "sel.matchExpressions"},
         {"{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"In\"}]}", "sel.matchExpressions[0].values"},
-        {"{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"NotIn\",\"values\":[]}]}", "sel.matchExpressions[0].values"},
+        {"{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"NotIn\",\"values\":[]}]}",
+         "sel.matchExpressions[0].values"},
         {"{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Exists\",\"values\":[\"x\"]}]}",
          "sel.matchExpressions[0].values"},
         {"{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}",
@@ -230,14 +231,22 @@ static void test_glob(void **state)
         const char *p, *s;
         bool m;
     } cases[] = {
-        {"kube-system", "kube-system", true}, {"kube-system", "kube-system2", false},
-        {"kube-*", "kube-system", true},      {"kube-*", "kube-", true},
-        {"kube-*", "kubevirt", false},        {"openshift-*", "openshift-cnv", true},
-        {"openshift-*", "openshift", false},  {"*", "anything", true},
-        {"*-prod", "shop-prod", true},        {"*-prod", "shop-prod-2", false},
-        {"a*b*c", "abc", true},               {"a*b*c", "axxbyyc", true},
-        {"a*b*c", "axxbyy", false},           {"team-?", "team-a", true},
-        {"team-?", "team-ab", false},         {"*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
+        {"kube-system", "kube-system", true},
+        {"kube-system", "kube-system2", false},
+        {"kube-*", "kube-system", true},
+        {"kube-*", "kube-", true},
+        {"kube-*", "kubevirt", false},
+        {"openshift-*", "openshift-cnv", true},
+        {"openshift-*", "openshift", false},
+        {"*", "anything", true},
+        {"*-prod", "shop-prod", true},
+        {"*-prod", "shop-prod-2", false},
+        {"a*b*c", "abc", true},
+        {"a*b*c", "axxbyyc", true},
+        {"a*b*c", "axxbyy", false},
+        {"team-?", "team-a", true},
+        {"team-?", "team-ab", false},
+        {"*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (api_wildcard_match(cases[i].p, cases[i].s) != cases[i].m)

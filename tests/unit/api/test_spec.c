@@ -111,7 +111,7 @@ static const char *json_subset(const cJSON *given, const cJSON *got)
     if (!cJSON_IsObject(given))
         return cJSON_Compare(given, got, 1) ? NULL : "(value)";
     const cJSON *f;
-    cJSON_ArrayForEach(f, given) {
+    cJSON_ArrayForEach (f, given) {
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(got, f->string);
         if (!g || json_subset(f, g))
             return f->string;
@@ -152,19 +152,20 @@ static void test_every_field_round_trips(void **state)
 {
     (void)state;
     /* Every field set to a value other than its default. */
-    const char *full = "{\"nodeSelector\":{\"matchLabels\":{\"a\":\"b\"},\"matchExpressions\":[{\"key\":\"c\","
-                       "\"operator\":\"NotIn\",\"values\":[\"d\"]}]},"
-                       "\"machineConfig\":{\"enabled\":true,\"roles\":[\"worker\",\"infra\"],\"schedstats\":true,"
-                       "\"deletionPolicy\":\"Delete\"},"
-                       "\"metrics\":{\"source\":\"Kubelet\",\"prometheus\":{\"url\":\"http://prometheus:9090/p\","
-                       "\"bearerTokenFile\":\"\",\"caFile\":\"/etc/ca.pem\",\"sendTokenOverPlainHTTP\":true},\"interval\":\"1m\",\"window\":\"5m\"},"
-                       "\"pressure\":{\"resource\":\"memory\",\"stall\":\"full\",\"taintAbovePercent\":10,\"untaintBelowPercent\":2,"
-                       "\"sustain\":\"0s\",\"maxTaintedPercent\":0},"
-                       "\"taint\":{\"key\":\"example.com/hot\",\"effect\":\"NoSchedule\"},"
-                       "\"eviction\":{\"mode\":\"Automatic\",\"method\":\"Migrate\",\"evictAbovePercent\":100,"
-                       "\"reliefTargetPercent\":5,\"resources\":[\"cpu\",\"memory\"],\"podSelector\":{},\"excludedNamespaces\":[],\"maxPerNode\":3,\"maxPerNamespace\":4,"
-                       "\"maxTotal\":5,\"maxInFlightMigrations\":6,\"allowVMRestart\":true,"
-                       "\"cooldown\":{\"initial\":\"1m\",\"max\":\"1m\",\"history\":\"1m\"}}}";
+    const char *full =
+        "{\"nodeSelector\":{\"matchLabels\":{\"a\":\"b\"},\"matchExpressions\":[{\"key\":\"c\","
+        "\"operator\":\"NotIn\",\"values\":[\"d\"]}]},"
+        "\"machineConfig\":{\"enabled\":true,\"roles\":[\"worker\",\"infra\"],\"schedstats\":true,"
+        "\"deletionPolicy\":\"Delete\"},"
+        "\"metrics\":{\"source\":\"Kubelet\",\"prometheus\":{\"url\":\"http://prometheus:9090/p\","
+        "\"bearerTokenFile\":\"\",\"caFile\":\"/etc/ca.pem\",\"sendTokenOverPlainHTTP\":true},\"interval\":\"1m\",\"window\":\"5m\"},"
+        "\"pressure\":{\"resource\":\"memory\",\"stall\":\"full\",\"taintAbovePercent\":10,\"untaintBelowPercent\":2,"
+        "\"sustain\":\"0s\",\"maxTaintedPercent\":0},"
+        "\"taint\":{\"key\":\"example.com/hot\",\"effect\":\"NoSchedule\"},"
+        "\"eviction\":{\"mode\":\"Automatic\",\"method\":\"Migrate\",\"evictAbovePercent\":100,"
+        "\"reliefTargetPercent\":5,\"resources\":[\"cpu\",\"memory\"],\"podSelector\":{},\"excludedNamespaces\":[],\"maxPerNode\":3,\"maxPerNamespace\":4,"
+        "\"maxTotal\":5,\"maxInFlightMigrations\":6,\"allowVMRestart\":true,"
+        "\"cooldown\":{\"initial\":\"1m\",\"max\":\"1m\",\"history\":\"1m\"}}}";
     struct api_spec s = {0}, defaults = {0};
     struct api_errors errs = {0}, warns = {0};
     if (check_spec(full, &s, &errs, &warns))
@@ -204,9 +205,8 @@ static void test_legacy_token_file_is_unset(void **state)
     api_spec_free(&s);
     api_errors_free(&warns);
     /* another file stays as it is */
-    assert_int_equal(check_spec("{\"metrics\":{\"prometheus\":{\"bearerTokenFile\":\"/etc/reader/token\"}}}",
-                                &s, &errs, &warns),
-                     0);
+    assert_int_equal(
+        check_spec("{\"metrics\":{\"prometheus\":{\"bearerTokenFile\":\"/etc/reader/token\"}}}", &s, &errs, &warns), 0);
     assert_string_equal(s.metrics.prometheus.bearer_token_file, "/etc/reader/token");
     assert_int_equal(warns.n, 0);
     api_spec_free(&s);
@@ -220,10 +220,11 @@ static void test_partial_sections_keep_other_defaults(void **state)
     (void)state;
     struct api_spec s = {0};
     struct api_errors errs = {0};
-    assert_int_equal(check_spec("{\"metrics\":{\"prometheus\":{\"url\":\"http://p:9090\"}},"
-                                "\"eviction\":{\"cooldown\":{\"initial\":\"20m\"}},\"pressure\":{\"taintAbovePercent\":30}}",
-                                &s, &errs, NULL),
-                     0);
+    assert_int_equal(
+        check_spec("{\"metrics\":{\"prometheus\":{\"url\":\"http://p:9090\"}},"
+                   "\"eviction\":{\"cooldown\":{\"initial\":\"20m\"}},\"pressure\":{\"taintAbovePercent\":30}}",
+                   &s, &errs, NULL),
+        0);
     assert_string_equal(s.metrics.prometheus.url, "http://p:9090");
     assert_null(s.metrics.prometheus.bearer_token_file); /* the metrics-reading ServiceAccount's token */
     assert_false(s.metrics.prometheus.send_token_over_plain_http);
@@ -370,7 +371,7 @@ static void test_invalid_document_table(void **state)
     cJSON *cases = cJSON_GetObjectItem(table, "cases"), *c;
     assert_true(cJSON_GetArraySize(cases) >= 20);
     int both = 0, server = 0;
-    cJSON_ArrayForEach(c, cases) {
+    cJSON_ArrayForEach (c, cases) {
         const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(c, "name"));
         const char *field = cJSON_GetStringValue(cJSON_GetObjectItem(c, "field"));
         const char *guard = cJSON_GetStringValue(cJSON_GetObjectItem(c, "guard"));

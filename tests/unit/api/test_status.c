@@ -24,8 +24,13 @@ static void build(struct api_status *st)
     api_status_set_condition(st, API_CONDITION_PSI_ENABLED, API_CONDITION_TRUE, "MachineConfigUpdated",
                              "PSI is on for role worker", 3, T0 - 600);
     api_status_set_condition(st, API_CONDITION_DEGRADED, API_CONDITION_FALSE, "AsExpected", "", 3, T0 - 900);
-    st->summary = (struct api_summary){.nodes = 3, .pressured = 1, .tainted = 1, .evictions = 2,
-                                       .migrations_succeeded = 2, .migrations_failed = 0, .migrations_in_flight = 0,
+    st->summary = (struct api_summary){.nodes = 3,
+                                       .pressured = 1,
+                                       .tainted = 1,
+                                       .evictions = 2,
+                                       .migrations_succeeded = 2,
+                                       .migrations_failed = 0,
+                                       .migrations_in_flight = 0,
                                        .node_states = {1, 1, 1, 0, 0}};
     struct api_machine_config_status *mc = api_status_add_machine_config(st, "worker");
     mc->name = strdup("99-worker-psi-rebalancer");
@@ -65,7 +70,8 @@ static void test_encode_shape(void **state)
     char *text = cJSON_PrintUnformatted(j);
     cJSON *n0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "pressure"), "cpu")), "31.2");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "pressure"), "memory")), "0.0");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "pressure"), "memory")),
+                        "0.0");
     assert_null(cJSON_GetObjectItem(n0, "utilization")); /* NAN: left out */
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "state")), "Tainted");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "since")), "2024-05-01T09:58:00Z");
@@ -389,13 +395,13 @@ static void test_real_changes_count(void **state)
     (void)state;
     struct api_status a, b;
     build(&a);
-#define EXPECT_CHANGE(mutation)                                                                                       \
-    do {                                                                                                              \
-        build(&b);                                                                                                    \
-        mutation;                                                                                                     \
-        if (!api_status_changed(&a, &b, NULL))                                                                        \
-            fail_msg("not seen as a change: %s", #mutation);                                                          \
-        api_status_free(&b);                                                                                          \
+#define EXPECT_CHANGE(mutation)                              \
+    do {                                                     \
+        build(&b);                                           \
+        mutation;                                            \
+        if (!api_status_changed(&a, &b, NULL))               \
+            fail_msg("not seen as a change: %s", #mutation); \
+        api_status_free(&b);                                 \
     } while (0)
     EXPECT_CHANGE(b.observed_generation = 4);
     EXPECT_CHANGE(b.summary.tainted = 2);
@@ -459,10 +465,12 @@ static void test_set_condition(void **state)
     assert_int_equal(st.nconditions, 1);
     assert_int_equal(st.conditions[0].last_transition_time, T0);
     /* same everything: nothing changes */
-    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "Starting", "first cycle", 1, T0 + 5), 0);
+    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "Starting", "first cycle", 1, T0 + 5),
+                     0);
     assert_int_equal(st.conditions[0].last_transition_time, T0);
     /* new message, same status: lastTransitionTime stays */
-    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "NoMetrics", "no data", 1, T0 + 10), 1);
+    assert_int_equal(api_status_set_condition(&st, "Ready", API_CONDITION_FALSE, "NoMetrics", "no data", 1, T0 + 10),
+                     1);
     assert_int_equal(st.conditions[0].last_transition_time, T0);
     assert_string_equal(st.conditions[0].reason, "NoMetrics");
     /* status flips: lastTransitionTime moves */

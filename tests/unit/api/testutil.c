@@ -90,8 +90,7 @@ static cJSON *convert(yaml_document_t *doc, yaml_node_t *n, int depth)
     if (!n || depth > 200)
         return NULL;
     switch (n->type) {
-    case YAML_SCALAR_NODE:
-        return scalar(n);
+    case YAML_SCALAR_NODE: return scalar(n);
     case YAML_SEQUENCE_NODE: {
         cJSON *a = cJSON_CreateArray();
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
@@ -115,8 +114,7 @@ static cJSON *convert(yaml_document_t *doc, yaml_node_t *n, int depth)
         }
         return o;
     }
-    default:
-        return NULL;
+    default: return NULL;
     }
 }
 

@@ -82,7 +82,7 @@ static void test_jx(void **state)
     assert_non_null(o);
     assert_string_equal(jx_str(o, "metadata.name"), "a");
     assert_string_equal(jx_str(o, "metadata.namespace"), ""); /* "" is a string */
-    assert_null(jx_nonempty(o, "metadata.namespace"));         /* unless "" counts as missing */
+    assert_null(jx_nonempty(o, "metadata.namespace"));        /* unless "" counts as missing */
     assert_string_equal(jx_nonempty(o, "metadata.name"), "a");
     assert_null(jx_str(o, "metadata.uid"));
     assert_null(jx_str(o, "spec.n")); /* not a string */
@@ -93,7 +93,7 @@ static void test_jx(void **state)
     assert_null(jx_get(o, "list.x")); /* through a non-object */
     assert_null(jx_get(NULL, "a"));
     const cJSON *labels = jx_get(o, "metadata.labels");
-    assert_null(jx_get(labels, "kubernetes.io/os")); /* a path splits at dots */
+    assert_null(jx_get(labels, "kubernetes.io/os"));                     /* a path splits at dots */
     assert_string_equal(jx_at_str(labels, "kubernetes.io/os"), "linux"); /* a key does not */
     assert_string_equal(jx_label(o, "kubernetes.io/os"), "linux");
     assert_string_equal(jx_label(o, "empty"), "");

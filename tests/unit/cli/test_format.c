@@ -56,7 +56,7 @@ static void test_bar(void **state)
     assert_string_equal(cli_bar(-3, 25, 30, 20, b, sizeof(b)), ".....|!.............");
     assert_string_equal(cli_bar(NAN, 25, 30, 20, b, sizeof(b)), "     |!             ");
     assert_string_equal(cli_bar(100, 100, 100, 10, b, sizeof(b)), "#########!"); /* marks stay inside */
-    assert_string_equal(cli_bar(50, 25, 30, 20, b, 10), "");                      /* too small a buffer */
+    assert_string_equal(cli_bar(50, 25, 30, 20, b, 10), "");                     /* too small a buffer */
 }
 
 static void test_extra(void **state)

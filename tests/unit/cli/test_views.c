@@ -46,7 +46,7 @@ static cJSON *load(void)
 static cJSON *entry(cJSON *json, const char *key, const char *name)
 {
     cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(cJSON_GetObjectItem(json, "status"), key)) {
+    cJSON_ArrayForEach (it, cJSON_GetObjectItem(cJSON_GetObjectItem(json, "status"), key)) {
         if (strcmp(cJSON_GetObjectItem(it, "name")->valuestring, name) == 0)
             return it;
     }
@@ -242,7 +242,8 @@ static void test_top_text(void **state)
     assert_non_null(strstr(line, " 3   0   2  tainted; above evict 30%"));
     /* the unknown node: no reading, no bar */
     assert_non_null(strstr(s, "[     |!             ]"));
-    assert_non_null(strstr(s, "nodes 7, pressured 2, tainted 2; evictions 2; migrations 1 succeeded, 0 failed, 1 in flight"));
+    assert_non_null(
+        strstr(s, "nodes 7, pressured 2, tainted 2; evictions 2; migrations 1 succeeded, 0 failed, 1 in flight"));
     assert_non_null(strstr(s, "1 selected nodes are not listed in status"));
     assert_non_null(strstr(s, "Rebalancing True (MigrationsInFlight): 1 move under way"));
     assert_null(strchr(s, '\033')); /* no colour */
@@ -321,7 +322,8 @@ static void test_moves(void **state)
     free(o.s);
 
     cJSON *j = cli_moves_json(&fx->p, 1, T0);
-    cJSON *items = cJSON_GetObjectItem(j, "items"), *m0 = cJSON_GetArrayItem(items, 0), *m1 = cJSON_GetArrayItem(items, 1);
+    cJSON *items = cJSON_GetObjectItem(j, "items"), *m0 = cJSON_GetArrayItem(items, 0),
+          *m1 = cJSON_GetArrayItem(items, 1);
     assert_int_equal(cJSON_GetArraySize(items), 2);
     assert_string_equal(cJSON_GetObjectItem(m0, "name")->valuestring, "hot-2");
     assert_string_equal(cJSON_GetObjectItem(m0, "method")->valuestring, "Evict");
@@ -331,8 +333,8 @@ static void test_moves(void **state)
     assert_null(cJSON_GetObjectItem(m0, "target"));
     assert_string_equal(cJSON_GetObjectItem(m1, "predicted")->valuestring, "31.0%/12.5%");
     assert_string_equal(cJSON_GetObjectItem(m1, "observed")->valuestring, "33.1%/14.0%");
-    assert_string_equal(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(m1, "prediction"), "observedDestination")->valuestring, "14.0");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(m1, "prediction"), "observedDestination")->valuestring,
+                        "14.0");
     assert_null(cJSON_GetObjectItem(m0, "prediction"));
     assert_string_equal(cJSON_GetObjectItem(m1, "target")->valuestring, "worker-1");
     cJSON_Delete(j);

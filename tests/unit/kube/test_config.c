@@ -389,7 +389,8 @@ static void test_bad_base64(void **state)
     (void)state;
     const char *m = load_err("bad-base64.yaml", NULL);
     char want[4200];
-    snprintf(want, sizeof(want), "kubeconfig %s: users[0].user.client-certificate-data: not base64 (bad data at offset 4)",
+    snprintf(want, sizeof(want),
+             "kubeconfig %s: users[0].user.client-certificate-data: not base64 (bad data at offset 4)",
              td("bad-base64.yaml"));
     assert_string_equal(m, want);
 }

@@ -75,8 +75,11 @@ static void feed_random(const char *in, size_t n, size_t maxchunk, struct sink *
 /* A stream of watch-like events with multibyte UTF-8 (2, 3 and 4 byte sequences). */
 static char *make_stream(size_t events, size_t *len)
 {
-    static const char *texts[] = {"plain", "gr\xc3\xbc\xc3\x9f" "e", "\xe6\x97\xa5\xe6\x9c\xac",
-                                  "emoji \xf0\x9f\x98\x80\xf0\x9f\x9a\x80", "\xc3\xa9t\xc3\xa9"};
+    static const char *texts[] = {"plain",
+                                  "gr\xc3\xbc\xc3\x9f"
+                                  "e",
+                                  "\xe6\x97\xa5\xe6\x9c\xac", "emoji \xf0\x9f\x98\x80\xf0\x9f\x9a\x80",
+                                  "\xc3\xa9t\xc3\xa9"};
     size_t cap = events * 160 + 1, off = 0;
     char *s = malloc(cap);
     assert_non_null(s);
@@ -145,8 +148,10 @@ static void test_large_objects(void **state)
         size_t n = big + 64;
         char *in = malloc(n);
         size_t off = (size_t)sprintf(in, "{\"small\":1}\n{\"big\":\"");
-        while (off < big - 3)
-            { in[off] = (char)('a' + off % 26); off++; }
+        while (off < big - 3) {
+            in[off] = (char)('a' + off % 26);
+            off++;
+        }
         off += (size_t)sprintf(in + off, "\"}\n{\"small\":2}\n");
         rng_state = 42 + k;
         for (int iter = 0; iter < 20; iter++) {
@@ -252,12 +257,9 @@ static void test_callback_stop(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_splits),
-        cmocka_unit_test(test_utf8_split_points),
-        cmocka_unit_test(test_large_objects),
-        cmocka_unit_test(test_empty_lines_and_crlf),
-        cmocka_unit_test(test_partial_line_held),
-        cmocka_unit_test(test_line_limit),
+        cmocka_unit_test(test_random_splits),     cmocka_unit_test(test_utf8_split_points),
+        cmocka_unit_test(test_large_objects),     cmocka_unit_test(test_empty_lines_and_crlf),
+        cmocka_unit_test(test_partial_line_held), cmocka_unit_test(test_line_limit),
         cmocka_unit_test(test_callback_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,8 +87,7 @@ static struct kube_informer *new_informer(void)
     struct kube_informer_opts o = {
         .path = "/api/v1/nodes",
         .project = project,
-        .handlers = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete,
-                     .on_synced = on_synced},
+        .handlers = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .on_synced = on_synced},
     };
     struct kube_err err = {0};
     struct kube_informer *inf = kube_informer_new(&o, &err);
@@ -124,8 +123,8 @@ static void item(struct kube_informer *inf, const char *name, const char *uid, c
     cJSON_Delete(o);
 }
 
-static void event(struct kube_informer *inf, enum kube_watch_type t, const char *name, const char *uid,
-                  const char *rv, const char *step)
+static void event(struct kube_informer *inf, enum kube_watch_type t, const char *name, const char *uid, const char *rv,
+                  const char *step)
 {
     cJSON *o = obj(NULL, name, uid, rv, step);
     kube_informer_event(inf, t, o);
@@ -206,13 +205,13 @@ static void test_watch_events_and_duplicates(void **state)
     kube_informer_list_end(inf, "5");
     assert_true(kube_informer_synced(inf));
     event(inf, KUBE_WATCH_ADDED, "a", "ua", "6", "s0");
-    event(inf, KUBE_WATCH_ADDED, "a", "ua", "6", "s0");     /* duplicate */
+    event(inf, KUBE_WATCH_ADDED, "a", "ua", "6", "s0"); /* duplicate */
     event(inf, KUBE_WATCH_MODIFIED, "a", "ua", "7", "s1");
-    event(inf, KUBE_WATCH_MODIFIED, "a", "ua", "7", "s1");  /* duplicate */
-    event(inf, KUBE_WATCH_MODIFIED, "b", "ub", "8", "s0");  /* unknown key: an add */
+    event(inf, KUBE_WATCH_MODIFIED, "a", "ua", "7", "s1"); /* duplicate */
+    event(inf, KUBE_WATCH_MODIFIED, "b", "ub", "8", "s0"); /* unknown key: an add */
     event(inf, KUBE_WATCH_DELETED, "a", "ua", "9", "s1");
-    event(inf, KUBE_WATCH_DELETED, "a", "ua", "9", "s1");   /* duplicate */
-    event(inf, KUBE_WATCH_DELETED, "zz", "uz", "9", "s1");  /* never seen */
+    event(inf, KUBE_WATCH_DELETED, "a", "ua", "9", "s1");  /* duplicate */
+    event(inf, KUBE_WATCH_DELETED, "zz", "uz", "9", "s1"); /* never seen */
     assert_log("add a 6 s0\nupdate a 6->7 s1\nadd b 8 s0\ndelete a 9\n");
     struct kube_informer_stats st = kube_informer_stats(inf);
     assert_int_equal(st.adds, 2);
@@ -334,7 +333,7 @@ static void test_namespaced_keys_and_bad_objects(void **state)
     kube_informer_list_begin(inf);
     cJSON *o1 = obj("ns1", "p", "u1", "1", "s0");
     cJSON *o2 = obj("ns2", "p", "u2", "2", "s0");
-    cJSON *bad1 = obj(NULL, NULL, "u3", "3", "s0"); /* no name */
+    cJSON *bad1 = obj(NULL, NULL, "u3", "3", "s0");  /* no name */
     cJSON *bad2 = obj("ns1", "q", "u4", NULL, "s0"); /* no resourceVersion */
     kube_informer_list_item(inf, o1);
     kube_informer_list_item(inf, o2);
@@ -442,14 +441,10 @@ static void test_bad_options(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_initial_list),
-        cmocka_unit_test(test_watch_events_and_duplicates),
-        cmocka_unit_test(test_relist_diff),
-        cmocka_unit_test(test_interrupted_relist),
-        cmocka_unit_test(test_bookmarks),
-        cmocka_unit_test(test_namespaced_keys_and_bad_objects),
-        cmocka_unit_test(test_many_objects),
-        cmocka_unit_test(test_default_projection),
+        cmocka_unit_test(test_initial_list), cmocka_unit_test(test_watch_events_and_duplicates),
+        cmocka_unit_test(test_relist_diff),  cmocka_unit_test(test_interrupted_relist),
+        cmocka_unit_test(test_bookmarks),    cmocka_unit_test(test_namespaced_keys_and_bad_objects),
+        cmocka_unit_test(test_many_objects), cmocka_unit_test(test_default_projection),
         cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -126,7 +126,8 @@ static void test_record_read(void **state)
         const char *json;
         int64_t duration;
     } cases[] = {
-        {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":15},\"metadata\":{\"resourceVersion\":\"7\"}}", 15},
+        {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":15},\"metadata\":{\"resourceVersion\":\"7\"}}",
+         15},
         {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":1e300}}", 0},
         {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":-1e300}}", 0},
         {"{\"spec\":{\"holderIdentity\":\"a\",\"leaseDurationSeconds\":2147483648}}", 0},

@@ -24,9 +24,24 @@ static void mark(char c)
     trace[ntrace] = '\0';
 }
 
-static void tick_a(struct kube_loop *l, void *ud) { (void)l; (void)ud; mark('a'); }
-static void tick_b(struct kube_loop *l, void *ud) { (void)l; (void)ud; mark('b'); }
-static void tick_stop(struct kube_loop *l, void *ud) { (void)ud; mark('S'); kube_loop_stop(l); }
+static void tick_a(struct kube_loop *l, void *ud)
+{
+    (void)l;
+    (void)ud;
+    mark('a');
+}
+static void tick_b(struct kube_loop *l, void *ud)
+{
+    (void)l;
+    (void)ud;
+    mark('b');
+}
+static void tick_stop(struct kube_loop *l, void *ud)
+{
+    (void)ud;
+    mark('S');
+    kube_loop_stop(l);
+}
 
 static struct kube_loop *new_loop(void)
 {
@@ -95,7 +110,7 @@ static void test_timers_from_callbacks(void **state)
     kube_loop_timer(l, 60, 0, tick_stop, NULL);
     assert_int_equal(kube_loop_run(l, NULL), 0);
     assert_string_equal(trace, "c+bS");
-    kube_loop_cancel(l, 0);     /* no-ops */
+    kube_loop_cancel(l, 0); /* no-ops */
     kube_loop_cancel(l, 12345);
     kube_loop_free(l);
 }
@@ -226,8 +241,8 @@ static void test_transfers(void **state)
     assert_int_equal(kube_loop_add(l, a.easy, xfer_done, &a, &err), -1); /* twice */
     assert_non_null(strstr(err.msg, "added twice"));
     assert_int_equal(kube_loop_transfers(l), 4);
-    kube_loop_remove(l, gone.easy);  /* removed before it ran: no done callback */
-    kube_loop_remove(l, gone.easy);  /* no-op */
+    kube_loop_remove(l, gone.easy); /* removed before it ran: no done callback */
+    kube_loop_remove(l, gone.easy); /* no-op */
     assert_int_equal(kube_loop_transfers(l), 3);
     kube_loop_timer(l, 10000, 0, tick_stop, NULL); /* a safety net, not expected to fire */
     assert_int_equal(kube_loop_run(l, NULL), 0);
@@ -264,12 +279,9 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_timers_order_and_period),
-        cmocka_unit_test(test_timers_from_callbacks),
-        cmocka_unit_test(test_stop_before_run),
-        cmocka_unit_test(test_stop_from_signal),
-        cmocka_unit_test(test_run_is_not_reentrant),
-        cmocka_unit_test(test_transfers),
+        cmocka_unit_test(test_timers_order_and_period), cmocka_unit_test(test_timers_from_callbacks),
+        cmocka_unit_test(test_stop_before_run),         cmocka_unit_test(test_stop_from_signal),
+        cmocka_unit_test(test_run_is_not_reentrant),    cmocka_unit_test(test_transfers),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

@@ -38,7 +38,7 @@ static void test_not_integers(void **state)
         const char *json;
         int64_t min, max;
     } bad[] = {
-        {"1e300", INT64_MIN, INT64_MAX},  /* beyond any integer type: a cast is undefined */
+        {"1e300", INT64_MIN, INT64_MAX}, /* beyond any integer type: a cast is undefined */
         {"-1e300", INT64_MIN, INT64_MAX},
         {"9223372036854775808", INT64_MIN, INT64_MAX}, /* 2^63 */
         {"1e19", 0, INT64_MAX},

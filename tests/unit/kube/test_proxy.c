@@ -12,10 +12,11 @@ static void test_cidr_and_addresses(void **state)
 {
     (void)state;
     /* what a cluster-wide proxy puts in NO_PROXY: service and pod networks as CIDR */
-    const char *np = ".cluster.local,.svc,10.128.0.0/14,127.0.0.1,172.30.0.0/16,api-int.example.test,localhost,fd02::/112";
-    assert_true(kube_proxy_bypass(np, "172.30.0.1"));    /* the in-cluster API service */
-    assert_true(kube_proxy_bypass(np, "10.131.2.7"));    /* a pod, inside 10.128.0.0/14 */
-    assert_false(kube_proxy_bypass(np, "10.132.0.1"));   /* just outside it */
+    const char *np =
+        ".cluster.local,.svc,10.128.0.0/14,127.0.0.1,172.30.0.0/16,api-int.example.test,localhost,fd02::/112";
+    assert_true(kube_proxy_bypass(np, "172.30.0.1"));  /* the in-cluster API service */
+    assert_true(kube_proxy_bypass(np, "10.131.2.7"));  /* a pod, inside 10.128.0.0/14 */
+    assert_false(kube_proxy_bypass(np, "10.132.0.1")); /* just outside it */
     assert_false(kube_proxy_bypass(np, "172.31.0.1"));
     assert_true(kube_proxy_bypass(np, "127.0.0.1"));
     assert_false(kube_proxy_bypass(np, "127.0.0.2"));

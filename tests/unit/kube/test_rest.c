@@ -20,8 +20,8 @@ static void test_status_decoding(void **state)
     const char *body = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
                        "\"message\":\"pods \\\"x\\\" not found\",\"reason\":\"NotFound\","
                        "\"details\":{\"name\":\"x\",\"kind\":\"pods\"},\"code\":404}";
-    assert_int_equal(kube_rest_decode_status(body, strlen(body), 404, "GET", "https://h/api/v1/namespaces/a/pods/x", &err),
-                     -1);
+    assert_int_equal(
+        kube_rest_decode_status(body, strlen(body), 404, "GET", "https://h/api/v1/namespaces/a/pods/x", &err), -1);
     assert_int_equal(err.status, 404);
     assert_string_equal(err.reason, "NotFound");
     assert_string_equal(err.msg, "GET https://h/api/v1/namespaces/a/pods/x: pods \"x\" not found");
@@ -92,7 +92,8 @@ static void test_status_code_out_of_range(void **state)
     for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
         char body[200];
         struct kube_err err;
-        snprintf(body, sizeof(body), "{\"kind\":\"Status\",\"reason\":\"Odd\",\"message\":\"m\",\"code\":%s}", codes[i]);
+        snprintf(body, sizeof(body), "{\"kind\":\"Status\",\"reason\":\"Odd\",\"message\":\"m\",\"code\":%s}",
+                 codes[i]);
         kube_rest_decode_status(body, strlen(body), 0, "GET", "u", &err);
         if (err.status != 0)
             fail_msg("code %s read as the status %ld", codes[i], err.status);

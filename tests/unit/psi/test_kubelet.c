@@ -128,7 +128,10 @@ static void test_bad_summaries(void **state)
     assert_non_null(strstr(err, "is not a number"));
     cJSON_Delete(j);
 
-    const char *others[] = {"[]", "{}", "{\"node\": 3}", "{\"node\": {\"cpu\": []}}",
+    const char *others[] = {"[]",
+                            "{}",
+                            "{\"node\": 3}",
+                            "{\"node\": {\"cpu\": []}}",
                             "{\"node\": {\"cpu\": {\"psi\": 1}}}",
                             "{\"node\": {\"io\": {\"psi\": {\"some\": \"x\"}}}}"};
     for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
@@ -183,8 +186,7 @@ static void test_unread_text(void **state)
     assert_int_equal(s.n_node_errors, 2);
     assert_string_equal(s.node_error, "node w-1: no psi");
     assert_null(s.nodes[0].unread);
-    assert_string_equal(psi_sample_unread_text(&s, buf, sizeof(buf)),
-                        "2 unread: w-1 (PSIUnavailable), w-2 (Timeout)");
+    assert_string_equal(psi_sample_unread_text(&s, buf, sizeof(buf)), "2 unread: w-1 (PSIUnavailable), w-2 (Timeout)");
     /* too small for both: the first, then an ellipsis */
     char small[40];
     assert_string_equal(psi_sample_unread_text(&s, small, sizeof(small)), "2 unread: w-1 (PSIUnavailable), ...");
@@ -194,14 +196,10 @@ static void test_unread_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_window_rule),
-        cmocka_unit_test(test_node_psi),
-        cmocka_unit_test(test_utilization),
-        cmocka_unit_test(test_no_psi_is_unknown),
-        cmocka_unit_test(test_bad_summaries),
-        cmocka_unit_test(test_summary_path),
-        cmocka_unit_test(test_source_new),
-        cmocka_unit_test(test_unread_text),
+        cmocka_unit_test(test_window_rule),   cmocka_unit_test(test_node_psi),
+        cmocka_unit_test(test_utilization),   cmocka_unit_test(test_no_psi_is_unknown),
+        cmocka_unit_test(test_bad_summaries), cmocka_unit_test(test_summary_path),
+        cmocka_unit_test(test_source_new),    cmocka_unit_test(test_unread_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

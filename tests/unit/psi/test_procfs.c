@@ -87,8 +87,7 @@ static void test_malformed(void **state)
         char err[256] = "";
         int rc = psi_procfs_parse(cases[i].text, &p, err, sizeof(err));
         if (rc != -1 || !strstr(err, cases[i].want))
-            fail_msg("case %zu (%s): rc=%d err=\"%s\", want \"%s\"", i, cases[i].text, rc, err,
-                     cases[i].want);
+            fail_msg("case %zu (%s): rc=%d err=\"%s\", want \"%s\"", i, cases[i].text, rc, err, cases[i].want);
     }
 }
 

@@ -65,8 +65,8 @@ static void test_parse_special_values_and_warnings(void **state)
     psi_prom_vector_free(&v);
 
     /* An empty vector is a success with no series. */
-    assert_int_equal(parse("{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}",
-                           200, &v, &st), 0);
+    assert_int_equal(parse("{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}", 200, &v, &st),
+                     0);
     assert_int_equal(v.n, 0);
     psi_prom_vector_free(&v);
 }
@@ -84,25 +84,25 @@ static void test_parse_errors(void **state)
         const char *in_msg;
     } cases[] = {
         {err_json, 400, PSI_REASON_QUERY, "bad_data"},
-        {"{\"status\":\"error\",\"errorType\":\"timeout\",\"error\":\"query timed out\"}", 503,
-         PSI_REASON_QUERY, "query timed out"},
+        {"{\"status\":\"error\",\"errorType\":\"timeout\",\"error\":\"query timed out\"}", 503, PSI_REASON_QUERY,
+         "query timed out"},
         {"Unauthorized\n", 401, PSI_REASON_UNAUTHORIZED, "401"},
         {"{\"status\":\"error\"}", 401, PSI_REASON_UNAUTHORIZED, "401"},
-        {"Forbidden (user=system:serviceaccount:x:y, verb=get, resource=namespaces)", 403,
-         PSI_REASON_FORBIDDEN, "verb=get"},
+        {"Forbidden (user=system:serviceaccount:x:y, verb=get, resource=namespaces)", 403, PSI_REASON_FORBIDDEN,
+         "verb=get"},
         {"404 page not found\n", 404, PSI_REASON_NOT_FOUND, "404 page not found"},
         {"<html>Bad Gateway</html>", 502, PSI_REASON_UNREACHABLE, "502"},
         {"oops", 500, PSI_REASON_BAD_STATUS, "HTTP 500"},
         {"# HELP x y\n# TYPE x counter\nx 1\n", 200, PSI_REASON_MALFORMED, "not JSON: # HELP x y"},
         {"", 200, PSI_REASON_MALFORMED, "empty body"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[", 200,
-         PSI_REASON_MALFORMED, "not JSON"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[", 200, PSI_REASON_MALFORMED,
+         "not JSON"},
         {"{\"kind\":\"Status\"}", 200, PSI_REASON_MALFORMED, "\"status\": \"success\""},
         {"{\"status\":\"success\"}", 200, PSI_REASON_MALFORMED, "data.resultType"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1,\"2\"]}}", 200,
-         PSI_REASON_QUERY, "scalar"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":{}}}", 200,
-         PSI_REASON_MALFORMED, "not an array"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1,\"2\"]}}", 200, PSI_REASON_QUERY,
+         "scalar"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":{}}}", 200, PSI_REASON_MALFORMED,
+         "not an array"},
         {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[1]}]}}",
          200, PSI_REASON_MALFORMED, "result[0].value"},
         {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},\"value\":[1,2]}]}}",
@@ -113,17 +113,17 @@ static void test_parse_errors(void **state)
          200, PSI_REASON_MALFORMED, "is not a number"},
         {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":1},\"value\":[1,\"1\"]}]}}",
          200, PSI_REASON_MALFORMED, "label \"a\""},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[1]}}", 200,
-         PSI_REASON_MALFORMED, "result[0]"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[1]}}", 200, PSI_REASON_MALFORMED,
+         "result[0]"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct psi_prom_vector v;
         struct psi_status st;
         int rc = parse(cases[i].body, cases[i].status, &v, &st);
-        if (rc != -1 || !st.failed || strcmp(st.reason, cases[i].reason) != 0 ||
-            !strstr(st.message, cases[i].in_msg) || !strstr(st.message, "prom.test"))
-            fail_msg("case %zu: rc=%d reason=%s message=\"%s\"; want %s with \"%s\"", i, rc,
-                     st.reason, st.message, cases[i].reason, cases[i].in_msg);
+        if (rc != -1 || !st.failed || strcmp(st.reason, cases[i].reason) != 0 || !strstr(st.message, cases[i].in_msg) ||
+            !strstr(st.message, "prom.test"))
+            fail_msg("case %zu: rc=%d reason=%s message=\"%s\"; want %s with \"%s\"", i, rc, st.reason, st.message,
+                     cases[i].reason, cases[i].in_msg);
         assert_int_equal(v.n, 0);
         assert_null(v.series);
     }
@@ -166,7 +166,8 @@ static void test_parse_hostile(void **state)
         {"{\"x\":tru}", "not JSON"},
         {"{\"x\":nul}", "not JSON"},
         {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "nested deeper than 64"},
-        {ENVELOPE "[{\"metric\":{},\"value\":[1e9999999999999999999999999999999999999999999999999999999999999999999,\"1\"]}]}}",
+        {ENVELOPE
+         "[{\"metric\":{},\"value\":[1e9999999999999999999999999999999999999999999999999999999999999999999,\"1\"]}]}}",
          "longer than 64"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -226,8 +227,8 @@ static void test_sample_values(void **state)
         const char *s;
         double v;
     } good[] = {
-        {"0", 0}, {"0.312", 0.312}, {"-0.5", -0.5}, {"1e-05", 1e-5}, {"1.5E+21", 1.5e21}, {"+3", 3}, {".5", 0.5},
-        {"5.", 5},
+        {"0", 0},  {"0.312", 0.312}, {"-0.5", -0.5}, {"1e-05", 1e-5}, {"1.5E+21", 1.5e21},
+        {"+3", 3}, {".5", 0.5},      {"5.", 5},
     };
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         double v = -42;
@@ -241,9 +242,9 @@ static void test_sample_values(void **state)
     assert_true(isinf(v) && v > 0);
     assert_int_equal(psi_promreply_value("-Inf", &v), 0);
     assert_true(isinf(v) && v < 0);
-    static const char *const bad[] = {"", " 1", "1 ", "0x1p3", "0x10", "infinity", "Infinity", "inf", "Inf", "+inf",
-                                      "nan", "-NaN", "+NaN", "1e999", "-1e999", "1e", "1e+", ".", "-", "1,5", "1.5.5",
-                                      "--1", "١"};
+    static const char *const bad[] = {"",    " 1",   "1 ",  "0x1p3", "0x10",  "infinity", "Infinity", "inf",
+                                      "Inf", "+inf", "nan", "-NaN",  "+NaN",  "1e999",    "-1e999",   "1e",
+                                      "1e+", ".",    "-",   "1,5",   "1.5.5", "--1",      "١"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         v = -42;
         if (psi_promreply_value(bad[i], &v) == 0)
@@ -308,7 +309,8 @@ static void test_psi_query(void **state)
     assert_null(strstr(q, "node_cpu_seconds_total"));
     free(q);
     req = (struct psi_request){.resources = PSI_RES_BIT(PSI_MEMORY) | PSI_RES_BIT(PSI_IO),
-                               .full = PSI_RES_BIT(PSI_MEMORY) | PSI_RES_BIT(PSI_IO), .window_s = 30};
+                               .full = PSI_RES_BIT(PSI_MEMORY) | PSI_RES_BIT(PSI_IO),
+                               .window_s = 30};
     q = psi_prom_psi_query(&req);
     assert_null(strstr(q, "cpu"));
     assert_non_null(strstr(q, "node_pressure_memory_stalled_seconds_total[30s]"));
@@ -355,18 +357,21 @@ static void test_match_node(void **state)
     struct psi_prom_label l9[] = {{"job", "x"}};
     struct psi_prom_label l10[] = {{"instance", "worker-0.example.com:9100"}};
     struct psi_prom_label l11[] = {{"instance", "10.0.0.10"}};
-    struct { struct psi_prom_series s; long want; } cases[] = {
-        {mk(l1, 1), 0},  /* instance = name */
-        {mk(l2, 1), 0},  /* name:port */
-        {mk(l3, 1), 1},  /* InternalIP:port */
-        {mk(l4, 1), 1},  /* [IPv6]:port */
-        {mk(l5, 1), 1},  /* bare IPv6 */
-        {mk(l6, 2), 2},  /* node label wins over instance */
-        {mk(l7, 2), 1},  /* node label of no requested node: instance still tried */
-        {mk(l8, 1), -1}, /* an unknown address */
-        {mk(l9, 1), -1}, /* no instance, no node */
+    struct {
+        struct psi_prom_series s;
+        long want;
+    } cases[] = {
+        {mk(l1, 1), 0},   /* instance = name */
+        {mk(l2, 1), 0},   /* name:port */
+        {mk(l3, 1), 1},   /* InternalIP:port */
+        {mk(l4, 1), 1},   /* [IPv6]:port */
+        {mk(l5, 1), 1},   /* bare IPv6 */
+        {mk(l6, 2), 2},   /* node label wins over instance */
+        {mk(l7, 2), 1},   /* node label of no requested node: instance still tried */
+        {mk(l8, 1), -1},  /* an unknown address */
+        {mk(l9, 1), -1},  /* no instance, no node */
         {mk(l10, 1), -1}, /* an FQDN is not the node name */
-        {mk(l11, 1), 0}, /* bare IPv4 */
+        {mk(l11, 1), 0},  /* bare IPv4 */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         long got = psi_prom_match_node(&cases[i].s, nodes, 3);
@@ -533,8 +538,11 @@ static void test_token_file(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    struct psi_prom_config cfg = {.url = "http://127.0.0.1:1", .token_file = path, .connect_timeout_ms = 500,
-                                  .timeout_ms = 1000, .plain_http_token = 1};
+    struct psi_prom_config cfg = {.url = "http://127.0.0.1:1",
+                                  .token_file = path,
+                                  .connect_timeout_ms = 500,
+                                  .timeout_ms = 1000,
+                                  .plain_http_token = 1};
     struct psi_status st;
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);

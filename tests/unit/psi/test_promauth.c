@@ -172,8 +172,8 @@ static void test_token_file_and_own_token(void **state)
     (void)state;
     put("own", "operator-token\n");
     put("token", "reader-1\n");
-    struct psi_promauth_config cfg = {.token_file = path_of("token"), .own_token_file = path_of("own"),
-                                      .own_token = "static-operator-token"};
+    struct psi_promauth_config cfg = {
+        .token_file = path_of("token"), .own_token_file = path_of("own"), .own_token = "static-operator-token"};
     struct psi_status st;
     struct psi_promauth *a = psi_promauth_new(&cfg, &st);
     const char *tok = NULL;

@@ -29,8 +29,9 @@ static void test_finalizer(void **state)
     assert_false(bodies_has_finalizer(none));
     assert_true(bodies_has_finalizer(other));
     cJSON *p = bodies_finalizer_patch(none, true);
-    assert_json(p, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
-                   "{\"op\":\"add\",\"path\":\"/metadata/finalizers\",\"value\":[\"rebalance.psi.dev/taint-cleanup\"]}]");
+    assert_json(p,
+                "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
+                "{\"op\":\"add\",\"path\":\"/metadata/finalizers\",\"value\":[\"rebalance.psi.dev/taint-cleanup\"]}]");
     cJSON_Delete(p);
     p = bodies_finalizer_patch(other, false); /* others' finalizers stay */
     assert_json(p, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"8\"},"

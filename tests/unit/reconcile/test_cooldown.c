@@ -64,8 +64,8 @@ static void test_repeats_inside_history_double(void **state)
     fake_now += 9 * MIN;
     assert_true(cooldown_until(c, k) > fake_now); /* still held */
     fake_now = 1010 * MIN;
-    assert_int_equal(cooldown_until(c, k), 0); /* free exactly at the end */
-    assert_int_equal(cooldown_record(c, k), 0);  /* second move: 20 min */
+    assert_int_equal(cooldown_until(c, k), 0);  /* free exactly at the end */
+    assert_int_equal(cooldown_record(c, k), 0); /* second move: 20 min */
     assert_int_equal(cooldown_moves(c, k), 2);
     assert_int_equal(cooldown_until(c, k), 1030 * MIN);
     fake_now = 1030 * MIN;

@@ -33,8 +33,13 @@ static struct rebalance_node node(const char *name, double cpus, double demand, 
 
 static struct rebalance_params params(void)
 {
-    return (struct rebalance_params){.evict_above = 30, .taint_above = 25, .untaint_below = 16, .max_per_node = 1,
-                                     .max_per_namespace = 1, .max_total = 2, .max_in_flight = 2};
+    return (struct rebalance_params){.evict_above = 30,
+                                     .taint_above = 25,
+                                     .untaint_below = 16,
+                                     .max_per_node = 1,
+                                     .max_per_namespace = 1,
+                                     .max_total = 2,
+                                     .max_in_flight = 2};
 }
 
 static void test_gate(void **state)
@@ -79,7 +84,7 @@ static void test_sustain(void **state)
     assert_false(cycle_sustain(&since, 50, 30, 60000, 1000000)); /* above from now */
     assert_int_equal(since, 1000000);
     assert_false(cycle_sustain(&since, 50, 30, 60000, 1059999));
-    assert_true(cycle_sustain(&since, 50, 30, 60000, 1060000)); /* a whole window above */
+    assert_true(cycle_sustain(&since, 50, 30, 60000, 1060000));  /* a whole window above */
     assert_false(cycle_sustain(&since, 30, 30, 60000, 1070000)); /* at the level is not above */
     assert_int_equal(since, 0);
     assert_true(cycle_sustain(&since, 50, 30, 0, 1080000)); /* no sustain window: at once */
@@ -207,11 +212,11 @@ static void test_made(void **state)
 static void test_observe(void **state)
 {
     (void)state;
-    struct api_move m = {.phase = API_MOVE_MIGRATING, .predicted = true, .predicted_source = 12,
-                         .predicted_destination = 3};
+    struct api_move m = {
+        .phase = API_MOVE_MIGRATING, .predicted = true, .predicted_source = 12, .predicted_destination = 3};
     assert_false(cycle_observe(&m, 100000, 25000, 14, 4)); /* still migrating */
     m.phase = API_MOVE_SUCCEEDED, m.end_time = 90;
-    assert_false(cycle_observe(&m, 100000, 25000, 14, 4)); /* ended 10 s ago, settles in 25 s */
+    assert_false(cycle_observe(&m, 100000, 25000, 14, 4));  /* ended 10 s ago, settles in 25 s */
     assert_false(cycle_observe(&m, 120000, 25000, NAN, 4)); /* no reading */
     assert_true(cycle_observe(&m, 120000, 25000, 14, 4));
     assert_true(m.observed);
@@ -252,8 +257,8 @@ static void test_reasons(void **state)
     cycle_finish(&v, 0, true, NULL);
     assert_string_equal(v.message, "calm");
     cycle_finish(&v, 0, true, "no addedNodeSelector");
-    assert_string_equal(v.message,
-                        "calm; eviction.method Migrate falls back to eviction (MigrateUnsupported): no addedNodeSelector");
+    assert_string_equal(
+        v.message, "calm; eviction.method Migrate falls back to eviction (MigrateUnsupported): no addedNodeSelector");
     cycle_verdict_set(&v, API_CONDITION_FALSE, REBALANCE_NO_PRESSURE, "calm");
     cycle_finish(&v, 2, false, NULL); /* DryRun: moves under way do not make it True */
     assert_string_equal(v.reason, REBALANCE_NO_PRESSURE);
@@ -269,9 +274,9 @@ static void test_reasons(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gate),     cmocka_unit_test(test_sustain), cmocka_unit_test(test_settling),
-        cmocka_unit_test(test_overlay),  cmocka_unit_test(test_listing), cmocka_unit_test(test_made), cmocka_unit_test(test_observe),
-        cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_gate),    cmocka_unit_test(test_sustain), cmocka_unit_test(test_settling),
+        cmocka_unit_test(test_overlay), cmocka_unit_test(test_listing), cmocka_unit_test(test_made),
+        cmocka_unit_test(test_observe), cmocka_unit_test(test_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,9 +17,9 @@
 
 /* ---- the pod itself ---- */
 
-#define LAUNCHER_META                                                                                                  \
-    "\"metadata\":{\"name\":\"virt-launcher-vm-abcde\",\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":"           \
-    "\"virt-launcher\"},\"annotations\":{\"kubevirt.io/domain\":\"vm\"%s},\"ownerReferences\":[{\"kind\":"            \
+#define LAUNCHER_META                                                                                      \
+    "\"metadata\":{\"name\":\"virt-launcher-vm-abcde\",\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":" \
+    "\"virt-launcher\"},\"annotations\":{\"kubevirt.io/domain\":\"vm\"%s},\"ownerReferences\":[{\"kind\":" \
     "\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]%s}"
 
 static const char *check(const char *extra_ann, const char *extra_meta, const char *spec, const char *phase,
@@ -78,10 +78,11 @@ static void test_pod_check(void **state)
     assert_string_equal(evictor_pod_check(other, &f), "not selected");
     struct evictor_filter all = {NULL, NULL, 0};
     assert_null(evictor_pod_check(other, &all));
-    cJSON *target = parse("{\"metadata\":{\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":\"virt-launcher\","
-                          "\"kubevirt.io/migrationJobUID\":\"u\"},"
-                          "\"ownerReferences\":[{\"kind\":\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]},"
-                          "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
+    cJSON *target =
+        parse("{\"metadata\":{\"namespace\":\"vms\",\"labels\":{\"kubevirt.io\":\"virt-launcher\","
+              "\"kubevirt.io/migrationJobUID\":\"u\"},"
+              "\"ownerReferences\":[{\"kind\":\"VirtualMachineInstance\",\"name\":\"vm\",\"controller\":true}]},"
+              "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"phase\":\"Running\"}}");
     assert_null(evictor_pod_check(target, &f)); /* the pod itself may go: its VMI decides */
     /* a live migration's target pod: not while its VMI runs elsewhere (or is unknown); once
      * the migration succeeded the VMI runs on the pod's node and KubeVirt leaves the label on
@@ -144,9 +145,9 @@ static void test_vmi_busy(void **state)
         {.ns = "other", .name = "m2", .vmi = "vm", .phase = "Running"},
     };
     assert_string_equal(evictor_vmi_busy(evac, NULL, 0, "vms", "vm"), "in evacuation");
-    assert_null(evictor_vmi_busy(calm, NULL, 0, "vms", "vm"));          /* "" is no evacuation */
-    assert_null(evictor_vmi_busy(calm, migs, 2, "vms", "vm"));          /* finished, or another namespace */
-    assert_null(evictor_vmi_busy(NULL, migs, 2, "vms", "vm"));          /* no VMI known */
+    assert_null(evictor_vmi_busy(calm, NULL, 0, "vms", "vm")); /* "" is no evacuation */
+    assert_null(evictor_vmi_busy(calm, migs, 2, "vms", "vm")); /* finished, or another namespace */
+    assert_null(evictor_vmi_busy(NULL, migs, 2, "vms", "vm")); /* no VMI known */
     migs[0].phase = "Scheduling";
     assert_string_equal(evictor_vmi_busy(calm, migs, 2, "vms", "vm"), "migrating");
     assert_null(evictor_vmi_busy(calm, migs, 2, "vms", "vm-2"));
@@ -190,8 +191,14 @@ static void test_check_order(void **state)
 static void test_room(void **state)
 {
     (void)state;
-    struct evictor_limits l = {.max_total = 4, .max_per_node = 2, .max_per_namespace = 2, .max_in_flight = 3,
-                               .in_flight = 1, .running = 1, .per_cluster = 5, .per_node = 2};
+    struct evictor_limits l = {.max_total = 4,
+                               .max_per_node = 2,
+                               .max_per_namespace = 2,
+                               .max_in_flight = 3,
+                               .in_flight = 1,
+                               .running = 1,
+                               .per_cluster = 5,
+                               .per_node = 2};
     struct evictor_tally t = {.total = 3, .node = "w0", .from_node = 1, .ns = "apps", .in_namespace = 1};
     char why[256];
     assert_null(evictor_room(&l, &t, false, why, sizeof(why)));
@@ -202,7 +209,8 @@ static void test_room(void **state)
     assert_string_equal(evictor_room(&l, &t, false, why, sizeof(why)), "maxPerNode (2) reached for w0");
     t.from_node = 1;
     t.in_namespace = 2;
-    assert_string_equal(evictor_room(&l, &t, false, why, sizeof(why)), "maxPerNamespace (2) reached for namespace apps");
+    assert_string_equal(evictor_room(&l, &t, false, why, sizeof(why)),
+                        "maxPerNamespace (2) reached for namespace apps");
     t.in_namespace = 0;
     t.vm_moves = 2; /* 1 in flight + 2 planned reach maxInFlightMigrations 3 */
     assert_null(evictor_room(&l, &t, false, why, sizeof(why))); /* a pod eviction is no migration */
@@ -227,7 +235,7 @@ static void test_vm_restarts(void **state)
     cJSON *plain = parse("{\"spec\":{\"evictionStrategy\":\"\"}}");
     cJSON *kv = parse("{\"spec\":{\"configuration\":{\"evictionStrategy\":\"LiveMigrateIfPossible\"}}}");
     cJSON *kv_bare = parse("{\"spec\":{\"configuration\":{}}}");
-    assert_string_equal(evictor_vm_strategy(own, kv), "LiveMigrate");  /* the VMI's own wins */
+    assert_string_equal(evictor_vm_strategy(own, kv), "LiveMigrate"); /* the VMI's own wins */
     assert_string_equal(evictor_vm_strategy(plain, kv), "LiveMigrateIfPossible");
     assert_string_equal(evictor_vm_strategy(plain, kv_bare), "None"); /* KubeVirt's default */
     assert_string_equal(evictor_vm_strategy(plain, NULL), "None");
@@ -257,12 +265,8 @@ static void test_vm_restarts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pod_check),
-        cmocka_unit_test(test_workload),
-        cmocka_unit_test(test_vmi_busy),
-        cmocka_unit_test(test_check_order),
-        cmocka_unit_test(test_room),
-        cmocka_unit_test(test_vm_restarts),
+        cmocka_unit_test(test_pod_check),   cmocka_unit_test(test_workload), cmocka_unit_test(test_vmi_busy),
+        cmocka_unit_test(test_check_order), cmocka_unit_test(test_room),     cmocka_unit_test(test_vm_restarts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

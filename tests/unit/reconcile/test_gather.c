@@ -18,14 +18,15 @@
 static void test_node_projection(void **state)
 {
     (void)state;
-    cJSON *node = parse("{\"metadata\":{\"name\":\"w0\",\"resourceVersion\":\"5\",\"labels\":{\"a\":\"b\"},"
-                        "\"managedFields\":[{}],\"annotations\":{\"big\":\"x\"}},"
-                        "\"spec\":{\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}],\"unschedulable\":true,"
-                        "\"podCIDR\":\"10.0.0.0/24\"},"
-                        "\"status\":{\"addresses\":[{\"type\":\"Hostname\",\"address\":\"w0\"},{\"type\":"
-                        "\"InternalIP\",\"address\":\"127.0.0.10\"}],\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\"},"
-                        "\"allocatable\":{\"cpu\":\"3500m\",\"memory\":\"7Gi\",\"pods\":\"110\",\"hugepages-2Mi\":\"0\"},"
-                        "\"images\":[{}]}}");
+    cJSON *node =
+        parse("{\"metadata\":{\"name\":\"w0\",\"resourceVersion\":\"5\",\"labels\":{\"a\":\"b\"},"
+              "\"managedFields\":[{}],\"annotations\":{\"big\":\"x\"}},"
+              "\"spec\":{\"taints\":[{\"key\":\"k\",\"effect\":\"NoSchedule\"}],\"unschedulable\":true,"
+              "\"podCIDR\":\"10.0.0.0/24\"},"
+              "\"status\":{\"addresses\":[{\"type\":\"Hostname\",\"address\":\"w0\"},{\"type\":"
+              "\"InternalIP\",\"address\":\"127.0.0.10\"}],\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\"},"
+              "\"allocatable\":{\"cpu\":\"3500m\",\"memory\":\"7Gi\",\"pods\":\"110\",\"hugepages-2Mi\":\"0\"},"
+              "\"images\":[{}]}}");
     cJSON *p = gather_node_projection(node, NULL);
     assert_string_equal(jx_str(p, "metadata.resourceVersion"), "5");
     assert_null(jx_get(p, "metadata.managedFields"));

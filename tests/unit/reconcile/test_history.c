@@ -57,8 +57,14 @@ static void test_record(void **state)
     assert_false(history_move_running(h, "ReplicaSet apps/web", T0));
 
     /* a VM's move asked for: under way until a migration answers, or ten minutes */
-    struct history_entry vm = {"VirtualMachineInstance vms/vm", "VirtualMachineInstance", "vms", "vm",
-                               "virt-launcher-vm-x", "w0", "w2", API_MOVE_REQUESTED};
+    struct history_entry vm = {"VirtualMachineInstance vms/vm",
+                               "VirtualMachineInstance",
+                               "vms",
+                               "vm",
+                               "virt-launcher-vm-x",
+                               "w0",
+                               "w2",
+                               API_MOVE_REQUESTED};
     m = history_record(h, &vm, T0);
     assert_int_equal(m->end_time, 0);
     assert_true(history_move_running(h, "VirtualMachineInstance vms/vm", T0 + 1000));
@@ -149,8 +155,14 @@ static void test_fill_status(void **state)
 {
     (void)state;
     struct history *h = fresh();
-    struct history_entry vm = {"VirtualMachineInstance vms/vm", "VirtualMachineInstance", "vms", "vm", "launcher",
-                               "w0", "w1", API_MOVE_REQUESTED};
+    struct history_entry vm = {"VirtualMachineInstance vms/vm",
+                               "VirtualMachineInstance",
+                               "vms",
+                               "vm",
+                               "launcher",
+                               "w0",
+                               "w1",
+                               API_MOVE_REQUESTED};
     assert_non_null(history_record(h, &vm, T0));
     struct history_entry pod = {"ReplicaSet a/r", "ReplicaSet", "a", "r", "r-1", "w1", "w2", API_MOVE_EVICTED};
     assert_non_null(history_record(h, &pod, T0));

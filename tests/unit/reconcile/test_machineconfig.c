@@ -94,10 +94,12 @@ static void test_diff_and_apply_existing(void **state)
     assert_int_equal(machineconfig_diff(updated, &w), MACHINECONFIG_UP_TO_DATE);
     assert_string_equal(str_at(updated, "metadata", "resourceVersion"), "77310");
     assert_string_equal(str_at(updated, "metadata", "uid"), "0b6f5a4e-1f7c-4c44-9d5e-2d7f3c1a9b10");
-    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(updated, "metadata"), "annotations");
+    const cJSON *ann =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(updated, "metadata"), "annotations");
     assert_string_equal(str_at(ann, "note", NULL), "kept as is");
     assert_int_equal(cJSON_GetArraySize(kargs(updated)), 2);
-    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(updated, "spec"), "fips")));
+    assert_true(
+        cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(updated, "spec"), "fips")));
     /* The original is untouched. */
     assert_int_equal(cJSON_GetArraySize(kargs(existing)), 1);
     cJSON_Delete(updated);
@@ -105,13 +107,15 @@ static void test_diff_and_apply_existing(void **state)
     /* A hand-edited kernel argument list, a lost label, a missing Ignition version: updates. */
     w.schedstats = false;
     cJSON *edited = cJSON_Duplicate(existing, true);
-    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(edited, "spec"), "kernelArguments"),
-                         cJSON_CreateString("nosmt"));
+    cJSON_AddItemToArray(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(edited, "spec"), "kernelArguments"),
+        cJSON_CreateString("nosmt"));
     assert_int_equal(machineconfig_diff(edited, &w), MACHINECONFIG_NEEDS_UPDATE);
     cJSON_Delete(edited);
     edited = cJSON_Duplicate(existing, true);
-    cJSON_DeleteItemFromObject(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(edited, "metadata"), "labels"),
-                               "machineconfiguration.openshift.io/role");
+    cJSON_DeleteItemFromObject(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(edited, "metadata"), "labels"),
+        "machineconfiguration.openshift.io/role");
     assert_int_equal(machineconfig_diff(edited, &w), MACHINECONFIG_NEEDS_UPDATE);
     updated = machineconfig_apply(edited, &w);
     assert_string_equal(label(updated, "machineconfiguration.openshift.io/role"), "worker");
@@ -167,7 +171,7 @@ static void test_pool_for_role(void **state)
     const cJSON *pools[8];
     size_t n = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, list) {
+    cJSON_ArrayForEach (it, list) {
         pools[n++] = it;
     }
     assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "worker"), "metadata", "name"), "worker");
@@ -234,7 +238,8 @@ static void test_pool_updating(void **state)
     assert_int_equal(ev.status, API_CONDITION_FALSE);
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
     /* The MCO moves status.configuration once done: now Enabled. */
-    cJSON *spec_conf = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "spec"), "configuration");
+    cJSON *spec_conf =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "spec"), "configuration");
     cJSON_ReplaceItemInObject(status, "configuration", cJSON_Duplicate(spec_conf, true));
     machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_TRUE);
@@ -274,7 +279,8 @@ static void test_pool_paused_and_empty(void **state)
     cJSON *status = cJSON_GetObjectItemCaseSensitive(pool, "status");
     cJSON_ReplaceItemInObject(status, "machineCount", cJSON_CreateNumber(0));
     cJSON_ReplaceItemInObject(status, "updatedMachineCount", cJSON_CreateNumber(0));
-    cJSON_ReplaceItemInObject(status, "configuration", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(spec, "configuration"), true));
+    cJSON_ReplaceItemInObject(status, "configuration",
+                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(spec, "configuration"), true));
     machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_FALSE);
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_EMPTY);

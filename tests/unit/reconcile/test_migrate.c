@@ -32,9 +32,14 @@ static const char *at(const cJSON *o, const char *a, const char *b, const char *
 /* A move of VMI vms/vm from worker-0, requested at T0, carried by the named migration. */
 static struct api_move vm_move(const char *destination, const char *migration, enum api_move_phase phase)
 {
-    return (struct api_move){.kind = strdup("VirtualMachineInstance"), .ns = strdup("vms"), .name = strdup("vm"),
-                             .source_node = strdup("worker-0"), .destination_node = strdup(destination),
-                             .migration = strdup(migration), .time = T0, .phase = phase};
+    return (struct api_move){.kind = strdup("VirtualMachineInstance"),
+                             .ns = strdup("vms"),
+                             .name = strdup("vm"),
+                             .source_node = strdup("worker-0"),
+                             .destination_node = strdup(destination),
+                             .migration = strdup(migration),
+                             .time = T0,
+                             .phase = phase};
 }
 
 static void test_hostname(void **state)
@@ -83,8 +88,8 @@ static void test_vmim(void **state)
                                                  "kubevirt.io/evacuationMigration"));
     assert_string_equal(at(o, "spec", "vmiName", NULL), "hot-0");
     assert_string_equal(at(o, "spec", "addedNodeSelector", "kubernetes.io/hostname"), "w2.example");
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
-                         cJSON_GetObjectItemCaseSensitive(o, "spec"), "addedNodeSelector")),
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "spec"),
+                                                                         "addedNodeSelector")),
                      1);
     cJSON_Delete(o);
 
@@ -173,8 +178,12 @@ static void test_lost(void **state)
 {
     (void)state;
     int64_t now = T0 + 1000;
-    struct api_move m = {.kind = "VirtualMachineInstance", .ns = "vms", .name = "vm", .migration = "psi-rebalancer-vm-abcde",
-                         .time = now - MIGRATE_LOST_S - 1, .phase = API_MOVE_MIGRATING};
+    struct api_move m = {.kind = "VirtualMachineInstance",
+                         .ns = "vms",
+                         .name = "vm",
+                         .migration = "psi-rebalancer-vm-abcde",
+                         .time = now - MIGRATE_LOST_S - 1,
+                         .phase = API_MOVE_MIGRATING};
     struct moves_migration migs[] = {{.ns = "vms", .name = "psi-rebalancer-vm-abcde", .vmi = "vm", .phase = "Running"},
                                      {.ns = "vms", .name = "kubevirt-evacuation-x", .vmi = "vm", .phase = "Running"}};
     assert_false(migrate_move_lost(&m, migs, 2, now));
@@ -227,8 +236,14 @@ static void test_follow_targeted(void **state)
     assert_false(migs[0].evacuation);
     assert_int_equal(moves_migration_read(other, &migs[1]), 0);
     assert_null(migs[1].owner); /* the owner label counts only with managed-by ours */
-    migs[1] = (struct moves_migration){.ns = "vms", .name = "kubevirt-evacuation-q", .vmi = "vm", .phase = "Succeeded",
-                                       .target = "worker-1", .evacuation = true, .created = T0 + 2, .end = T0 + 20};
+    migs[1] = (struct moves_migration){.ns = "vms",
+                                       .name = "kubevirt-evacuation-q",
+                                       .vmi = "vm",
+                                       .phase = "Succeeded",
+                                       .target = "worker-1",
+                                       .evacuation = true,
+                                       .created = T0 + 2,
+                                       .end = T0 + 20};
 
     struct api_move m = vm_move("worker-2", "psi-rebalancer-vm-abcde", API_MOVE_REQUESTED);
     struct moves_event *ev = NULL;
@@ -319,9 +334,14 @@ static void test_follow_unschedulable(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hostname),       cmocka_unit_test(test_vmim),          cmocka_unit_test(test_crd_support),
-        cmocka_unit_test(test_cleanup_action), cmocka_unit_test(test_lost),          cmocka_unit_test(test_create_outcome),
-        cmocka_unit_test(test_follow_targeted), cmocka_unit_test(test_follow_unschedulable),
+        cmocka_unit_test(test_hostname),
+        cmocka_unit_test(test_vmim),
+        cmocka_unit_test(test_crd_support),
+        cmocka_unit_test(test_cleanup_action),
+        cmocka_unit_test(test_lost),
+        cmocka_unit_test(test_create_outcome),
+        cmocka_unit_test(test_follow_targeted),
+        cmocka_unit_test(test_follow_unschedulable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

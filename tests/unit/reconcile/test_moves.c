@@ -102,8 +102,15 @@ static struct api_move move(const char *name, int64_t time, enum api_move_phase 
 
 static struct moves_migration mig(const char *name, const char *vmi, const char *phase, int64_t created, int64_t end)
 {
-    return (struct moves_migration){.ns = "vms", .name = name, .vmi = vmi, .phase = phase, .source = "w0",
-                                    .target = "w2", .evacuation = true, .created = created, .end = end};
+    return (struct moves_migration){.ns = "vms",
+                                    .name = name,
+                                    .vmi = vmi,
+                                    .phase = phase,
+                                    .source = "w0",
+                                    .target = "w2",
+                                    .evacuation = true,
+                                    .created = created,
+                                    .end = end};
 }
 
 static size_t count_kind(const struct moves_event *ev, size_t n, enum moves_event_kind k)
@@ -162,8 +169,8 @@ static void test_follow_failures_and_retries(void **state)
     struct api_move mv[1] = {move("vm", T0, API_MOVE_REQUESTED)};
     struct moves_event *ev = NULL;
     size_t nev = 0;
-    struct moves_migration m[3] = {mig("m1", "vm", "Failed", T0 + 1, T0 + 10), mig("m2", "vm", "Failed", T0 + 40, T0 + 50),
-                                   mig("m3", "vm", "Running", T0 + 90, 0)};
+    struct moves_migration m[3] = {mig("m1", "vm", "Failed", T0 + 1, T0 + 10),
+                                   mig("m2", "vm", "Failed", T0 + 40, T0 + 50), mig("m3", "vm", "Running", T0 + 90, 0)};
     /* first failure */
     assert_int_equal(moves_follow(mv, 1, m, 1, &ev, &nev), 0);
     assert_int_equal(mv[0].phase, API_MOVE_FAILED);

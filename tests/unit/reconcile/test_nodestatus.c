@@ -24,8 +24,8 @@ static const struct api_node_status *entry(const struct api_status *st, const ch
 static void test_entries_and_summary(void **state)
 {
     (void)state;
-    struct taintfsm_params p = {.taint_above = 25, .untaint_below = 15, .sustain_ms = 0, .max_tainted_percent = 25,
-                                .swap_margin = 10};
+    struct taintfsm_params p = {
+        .taint_above = 25, .untaint_below = 15, .sustain_ms = 0, .max_tainted_percent = 25, .swap_margin = 10};
     struct taintfsm_input in[4] = {
         {.name = "worker-2", .selected = true, .pressure = 31.24, .utilization = NAN},
         {.name = "worker-0", .selected = true, .pressure = 1.06, .utilization = NAN},
@@ -88,7 +88,8 @@ static void test_entries_and_summary(void **state)
     assert_int_equal(strlen(text), sum + 1); /* "[" entries "]" with one comma fewer */
     free(text);
     text = cJSON_PrintUnformatted(j);
-    assert_non_null(strstr(text, "\"name\":\"worker-2\",\"pressure\":{\"cpu\":\"31.2\",\"memory\":\"0.0\",\"io\":\"1.1\"}"));
+    assert_non_null(
+        strstr(text, "\"name\":\"worker-2\",\"pressure\":{\"cpu\":\"31.2\",\"memory\":\"0.0\",\"io\":\"1.1\"}"));
     assert_non_null(strstr(text, "\"utilization\":\"77.8\""));
     assert_non_null(strstr(text, "\"name\":\"worker-0\",\"pressure\":{\"cpu\":\"1.1\"}"));
     assert_non_null(strstr(text, "\"name\":\"worker-1\",\"state\":\"Unknown\""));
@@ -338,12 +339,9 @@ static void test_hottest_hold(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_entries_and_summary),
-        cmocka_unit_test(test_without_readings),
-        cmocka_unit_test(test_small_at_any_size),
-        cmocka_unit_test(test_storm_bounded_by_entries),
-        cmocka_unit_test(test_storm_bounded_by_bytes),
-        cmocka_unit_test(test_moved_nodes_listed),
+        cmocka_unit_test(test_entries_and_summary),    cmocka_unit_test(test_without_readings),
+        cmocka_unit_test(test_small_at_any_size),      cmocka_unit_test(test_storm_bounded_by_entries),
+        cmocka_unit_test(test_storm_bounded_by_bytes), cmocka_unit_test(test_moved_nodes_listed),
         cmocka_unit_test(test_hottest_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

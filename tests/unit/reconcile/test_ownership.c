@@ -39,10 +39,12 @@ static void test_mark(void **state)
                        "\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"zone\":\"a\"}}}}]");
     struct ownership_nodes all = {0};
     const cJSON *it;
-    cJSON_ArrayForEach(it, nodes) assert_int_equal(ownership_add_node(&all, it), 0);
+    cJSON_ArrayForEach (it, nodes)
+        assert_int_equal(ownership_add_node(&all, it), 0);
     assert_int_equal(all.n, 3); /* a node without a name is no node */
     struct ownership_rivals rivals = {0};
-    cJSON_ArrayForEach(it, prs) assert_int_equal(ownership_add_rival(&rivals, it, "self", "2024-01-02T00:00:00Z"), 0);
+    cJSON_ArrayForEach (it, prs)
+        assert_int_equal(ownership_add_rival(&rivals, it, "self", "2024-01-02T00:00:00Z"), 0);
     assert_int_equal(rivals.n, 1); /* itself and the younger one are no rivals */
     assert_string_equal(rivals.v[0].name, "old");
 

@@ -91,14 +91,16 @@ static void test_fit(void **state)
                        "{\"key\":\"gpu\",\"operator\":\"DoesNotExist\"}]}]}}}");
     c.affinity = aff;
     assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
-    cJSON *aff2 = parse("{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
-                        "{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]},"
-                        "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"worker-2\"]}]}]}}}");
+    cJSON *aff2 =
+        parse("{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
+              "{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]},"
+              "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"worker-2\"]}]}]}}}");
     c.affinity = aff2;
     assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
     assert_non_null(strstr(why, "affinity"));
-    cJSON *aff3 = parse("{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
-                        "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"worker-1\"]}]}]}}}");
+    cJSON *aff3 =
+        parse("{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":["
+              "{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"worker-1\"]}]}]}}}");
     c.affinity = aff3;
     assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
     cJSON *empty_term = parse("{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
@@ -218,8 +220,14 @@ static void test_move_rules(void **state)
 {
     (void)state;
     /* a target of 35 %: one move that gets the source below it contributes */
-    struct rebalance_params p = {.evict_above = 30, .taint_above = 25, .untaint_below = 15, .target = 35,
-                                 .max_per_node = 5, .max_per_namespace = 5, .max_total = 5, .max_in_flight = 5};
+    struct rebalance_params p = {.evict_above = 30,
+                                 .taint_above = 25,
+                                 .untaint_below = 15,
+                                 .target = 35,
+                                 .max_per_node = 5,
+                                 .max_per_namespace = 5,
+                                 .max_total = 5,
+                                 .max_in_flight = 5};
     struct rebalance_node s = node("worker-0", 3, 6.4, 53), t = node("worker-1", 3, 0.25, 0);
     struct rebalance_move mv;
     /* a hot VM to an idle node: the source's relief is its reading moved along its curve */
@@ -230,8 +238,8 @@ static void test_move_rules(void **state)
     assert_true(fabs(mv.src_pressure_after - (53 + 100 * k * (rebalance_curve(4.4 / 3) - rebalance_curve(6.4 / 3)))) <
                 1e-6);
     /* the destination, uncalibrated, is predicted with the safety margin */
-    assert_true(fabs(mv.dst_pressure_after - REBALANCE_SAFETY * 100 *
-                                                 (rebalance_curve(2.25 / 3) - rebalance_curve(0.25 / 3))) < 1e-6);
+    assert_true(fabs(mv.dst_pressure_after -
+                     REBALANCE_SAFETY * 100 * (rebalance_curve(2.25 / 3) - rebalance_curve(0.25 / 3))) < 1e-6);
     /* an idle VM lowers the pair's maximum but cannot get the source below any level: not made */
     assert_int_equal(plan_one(&p, s, t, 0.05, NULL), 0);
     /* the second hot VM to the node that took the first: it would pass the taint level */
@@ -289,7 +297,7 @@ static void seed(struct seed *s)
     s->nodes[0] = node("worker-0", 3, 6.4, 53);
     s->nodes[1] = node("worker-1", 3, 0.25, 0);
     s->nodes[2] = node("worker-2", 3, 0.25, 0);
-    const char *names[] = {"virt-launcher-hot-0-a", "virt-launcher-hot-1-b", "virt-launcher-hot-2-c",
+    const char *names[] = {"virt-launcher-hot-0-a",  "virt-launcher-hot-1-b",  "virt-launcher-hot-2-c",
                            "virt-launcher-idle-0-d", "virt-launcher-idle-1-e", "virt-launcher-idle-2-f"};
     for (int i = 0; i < 6; i++)
         s->c[i] = cand("psi-sim-seed", names[i], 0, i < 3 ? 2.0 : 0.05);
@@ -304,7 +312,7 @@ static void test_plan_seed(void **state)
     struct rebalance_plan plan;
     assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
     assert_string_equal(plan.reason, REBALANCE_MOVING);
-    assert_int_equal(plan.nmoves, 1); /* maxPerNode 1 */
+    assert_int_equal(plan.nmoves, 1);             /* maxPerNode 1 */
     assert_int_equal(plan.moves[0].candidate, 0); /* a hot VM, ties broken by name */
     assert_int_equal(plan.moves[0].source, 0);
     assert_int_equal(plan.moves[0].destination, 1);
@@ -339,8 +347,7 @@ static void test_plan_targeted(void **state)
 {
     (void)state;
     struct rebalance_node nodes[3] = {node("w0", 4, 10, 60), node("w1", 8, 0, 0), node("w2", 4, 3.5, 20)};
-    struct rebalance_candidate c[3] = {cand("a", "vm-a", 0, 1.5), cand("b", "vm-b", 0, 1.5),
-                                       cand("c", "vm-c", 0, 1.5)};
+    struct rebalance_candidate c[3] = {cand("a", "vm-a", 0, 1.5), cand("b", "vm-b", 0, 1.5), cand("c", "vm-c", 0, 1.5)};
     struct rebalance_params p = seed_params();
     p.max_per_node = 3, p.max_total = 3, p.max_in_flight = 5, p.max_per_namespace = 1, p.kubevirt_per_node = 5;
     struct rebalance_plan plan;
@@ -413,7 +420,7 @@ static void test_plan_limits(void **state)
 {
     (void)state;
     /* two hot nodes, four cool ones, plenty of candidates */
-    struct rebalance_node nodes[6] = {node("h0", 4, 9, 55), node("h1", 4, 8, 50), node("c0", 4, 0.5, 0),
+    struct rebalance_node nodes[6] = {node("h0", 4, 9, 55),  node("h1", 4, 8, 50),  node("c0", 4, 0.5, 0),
                                       node("c1", 4, 0.5, 0), node("c2", 4, 0.5, 0), node("c3", 4, 0.5, 0)};
     struct rebalance_candidate c[8];
     char names[8][8];
@@ -575,8 +582,13 @@ static void test_plan_reasons(void **state)
 
 static struct rebalance_params default_params(void)
 {
-    return (struct rebalance_params){.evict_above = 40, .taint_above = 25, .untaint_below = 15, .max_per_node = 1,
-                                     .max_per_namespace = 1, .max_total = 2, .max_in_flight = 2};
+    return (struct rebalance_params){.evict_above = 40,
+                                     .taint_above = 25,
+                                     .untaint_below = 15,
+                                     .max_per_node = 1,
+                                     .max_per_namespace = 1,
+                                     .max_total = 2,
+                                     .max_in_flight = 2};
 }
 
 /* A source stays one until it is below the target (untaintBelow by default). */
@@ -794,8 +806,9 @@ static void test_evict_outcome(void **state)
     (void)state;
     assert_int_equal(rebalance_evict_outcome(0, NULL), REBALANCE_EVICTED);
     assert_int_equal(rebalance_evict_outcome(201, ""), REBALANCE_EVICTED);
-    assert_int_equal(rebalance_evict_outcome(429, "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" "
-                                                  "denied the request: Eviction triggered evacuation of VMI \"ns/vm\""),
+    assert_int_equal(rebalance_evict_outcome(429,
+                                             "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" "
+                                             "denied the request: Eviction triggered evacuation of VMI \"ns/vm\""),
                      REBALANCE_MIGRATING);
     assert_int_equal(rebalance_evict_outcome(429, "admission webhook \"x\" denied the request: Evacuation in progress: "
                                                   "Eviction triggered evacuation of VMI \"ns/vm\""),
@@ -875,9 +888,8 @@ static void test_convergence_random(void **state)
             .max_total = 1 + (int)(rnd() * 6),
             .max_in_flight = 1000,
         };
-        p.taint_above = p.untaint_below + 5 + rnd() * (p.evict_above - p.untaint_below - 5 > 0
-                                                           ? p.evict_above - p.untaint_below - 5
-                                                           : 0);
+        p.taint_above = p.untaint_below + 5 +
+                        rnd() * (p.evict_above - p.untaint_below - 5 > 0 ? p.evict_above - p.untaint_below - 5 : 0);
         int moves = 0, cycles = 0;
         int moved[MAXW] = {0};
         unsigned visited[MAXW] = {0}; /* the nodes each workload has been on */

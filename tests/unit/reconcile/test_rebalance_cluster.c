@@ -30,7 +30,7 @@
 
 struct cvm {
     char name[16], ns[8];
-    double cpu, mem;   /* true CPU demand (cores), memory in use (bytes) */
+    double cpu, mem; /* true CPU demand (cores), memory in use (bytes) */
     double vcpus;
     size_t node;
     int moves;
@@ -49,7 +49,7 @@ struct cluster {
     struct cnode n[CN];
     struct cvm v[CV];
     unsigned resources;
-    double refuse;    /* probability that a planned move is refused */
+    double refuse; /* probability that a planned move is refused */
     uint64_t rng;
 };
 
@@ -118,8 +118,13 @@ static double cluster_max(const struct cluster *cl)
 static struct rebalance_params defaults(void)
 {
     /* every field at the CRD's default */
-    return (struct rebalance_params){.evict_above = 40, .taint_above = 25, .untaint_below = 15, .max_per_node = 1,
-                                     .max_per_namespace = 1, .max_total = 2, .max_in_flight = 2};
+    return (struct rebalance_params){.evict_above = 40,
+                                     .taint_above = 25,
+                                     .untaint_below = 15,
+                                     .max_per_node = 1,
+                                     .max_per_namespace = 1,
+                                     .max_total = 2,
+                                     .max_in_flight = 2};
 }
 
 static void add_node(struct cluster *cl, double cpus, double base)
@@ -156,12 +161,23 @@ static void observe(struct cluster *cl, const struct rebalance_params *p, struct
             pods += cl->v[j].node == i;
         double hotv = (p->resources & REBALANCE_RES_MEMORY) ? fmax(pc, pm) : pc;
         nodes[i] = (struct rebalance_node){
-            .name = cn->name, .selected = true, .pressure = hotv, .sustained = hotv > p->evict_above,
-            .relieving = cn->relieving, .cpus = cn->cpus,
+            .name = cn->name,
+            .selected = true,
+            .pressure = hotv,
+            .sustained = hotv > p->evict_above,
+            .relieving = cn->relieving,
+            .cpus = cn->cpus,
             .demand = rebalance_node_demand_scaled(usage, cn->cpus, pc, cn->k),
-            .alloc_cpu = cn->cpus, .alloc_memory = cn->memory, .alloc_pods = 250,
-            .req_cpu = 0.1 * pods, .req_memory = 0, .req_pods = pods,
-            .cpu_pressure = pc, .mem_pressure = pm, .memory = cn->memory, .mem_used = mem,
+            .alloc_cpu = cn->cpus,
+            .alloc_memory = cn->memory,
+            .alloc_pods = 250,
+            .req_cpu = 0.1 * pods,
+            .req_memory = 0,
+            .req_pods = pods,
+            .cpu_pressure = pc,
+            .mem_pressure = pm,
+            .memory = cn->memory,
+            .mem_used = mem,
         };
         nodes[i].scale[REBALANCE_CPU] = cn->k;
     }
@@ -172,8 +188,14 @@ static void observe(struct cluster *cl, const struct rebalance_params *p, struct
         node_truth(cl, i, &cpu, &mem);
         double usage = v->cpu * (1 - unserved(cpu, cl->n[i].cpus));
         c[j] = (struct rebalance_candidate){
-            .ns = v->ns, .name = v->name, .workload = v->name, .node = i, .req_cpu = 0.1, .req_memory = 0,
-            .demand = rebalance_demand_scaled(usage, nodes[i].cpu_pressure, cl->n[i].k), .mem_used = v->mem,
+            .ns = v->ns,
+            .name = v->name,
+            .workload = v->name,
+            .node = i,
+            .req_cpu = 0.1,
+            .req_memory = 0,
+            .demand = rebalance_demand_scaled(usage, nodes[i].cpu_pressure, cl->n[i].k),
+            .mem_used = v->mem,
             .max_demand = v->vcpus,
             .vm = true,
         };
@@ -252,7 +274,7 @@ static size_t cycle(struct cluster *cl, struct rebalance_params p, struct hist *
     for (size_t i = 0; i < cl->nn; i++) {
         double pred = NAN;
         for (size_t k = 0; k < nmade; k++)
-            pred = made[k].source == i ? made[k].src_pressure_after
+            pred = made[k].source == i        ? made[k].src_pressure_after
                    : made[k].destination == i ? made[k].dst_pressure_after
                                               : pred;
         if (isnan(pred))
@@ -566,9 +588,9 @@ static void test_random_skewed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_heterogeneous), cmocka_unit_test(test_small_emptiest),
-        cmocka_unit_test(test_memory_hot),    cmocka_unit_test(test_flipping),
-        cmocka_unit_test(test_trading),       cmocka_unit_test(test_fifty_nodes),   cmocka_unit_test(test_random_skewed),
+        cmocka_unit_test(test_heterogeneous), cmocka_unit_test(test_small_emptiest), cmocka_unit_test(test_memory_hot),
+        cmocka_unit_test(test_flipping),      cmocka_unit_test(test_trading),        cmocka_unit_test(test_fifty_nodes),
+        cmocka_unit_test(test_random_skewed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

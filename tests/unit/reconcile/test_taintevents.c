@@ -28,7 +28,8 @@ static void test_summary_small(void **state)
     const char *added[] = {"worker-1", "worker-2"}, *removed[] = {"worker-9"};
     char note[TAINTEVENTS_NOTE_MAX];
     size_t n = taintevents_summary(note, sizeof(note), "NoSchedule taint k:w", added, 2, removed, 1);
-    assert_string_equal(note, "NoSchedule taint k:w: tainted 2 nodes (worker-1, worker-2); untainted 1 node (worker-9)");
+    assert_string_equal(note,
+                        "NoSchedule taint k:w: tainted 2 nodes (worker-1, worker-2); untainted 1 node (worker-9)");
     assert_int_equal(n, strlen(note));
     taintevents_summary(note, sizeof(note), NULL, NULL, 0, removed, 1);
     assert_string_equal(note, "the taint: untainted 1 node (worker-9)");
@@ -43,7 +44,7 @@ static void test_summary_storm(void **state)
     (void)state;
     size_t na = 1000, nr = 500;
     const char **added = calloc(na, sizeof(*added)), **removed = calloc(nr, sizeof(*removed));
-    char (*names)[254] = calloc(na + nr, sizeof(*names));
+    char(*names)[254] = calloc(na + nr, sizeof(*names));
     assert_non_null(added);
     assert_non_null(removed);
     assert_non_null(names);
@@ -58,8 +59,8 @@ static void test_summary_storm(void **state)
             removed[i - na] = names[i];
     }
     char note[4096];
-    size_t n = taintevents_summary(note, sizeof(note), "NoSchedule taint psi.dev/pressure:workers", added, na, removed,
-                                   nr);
+    size_t n =
+        taintevents_summary(note, sizeof(note), "NoSchedule taint psi.dev/pressure:workers", added, na, removed, nr);
     assert_true(n < TAINTEVENTS_NOTE_MAX);
     assert_int_equal(n, strlen(note));
     assert_non_null(strstr(note, "tainted 1000 nodes (n-0000"));

@@ -95,7 +95,10 @@ static const struct taintfsm_action *sim_action(const struct sim *s, size_t i)
 static struct taintfsm_params params(int64_t sustain_ms, int64_t max_pct)
 {
     struct taintfsm_params p = {
-        .taint_above = 25, .untaint_below = 15, .sustain_ms = sustain_ms, .max_tainted_percent = max_pct,
+        .taint_above = 25,
+        .untaint_below = 15,
+        .sustain_ms = sustain_ms,
+        .max_tainted_percent = max_pct,
         .swap_margin = 10,
     };
     return p;
@@ -353,7 +356,7 @@ static void test_unknown_utilization_floor(void **state)
     struct taintfsm_params p = params(0, 50);
     p.utilization_floor = 50;
     sim_init(&s, 3);
-    s.in[0].utilization = 30; /* throttled, not busy: counts as no pressure */
+    s.in[0].utilization = 30;  /* throttled, not busy: counts as no pressure */
     s.in[1].utilization = NAN; /* unknown utilisation: unknown reading */
     s.in[2].utilization = 80;
     double v[3] = {60, 60, 60};
@@ -460,7 +463,7 @@ static void test_cap_newcomer_needs_margin(void **state)
     assert_int_equal(a0->why, TAINTFSM_WHY_CAP);
     assert_int_equal(a1->op, TAINTFSM_ADD);
     assert_int_equal(a1->why, TAINTFSM_WHY_PRESSURE);
-    assert_ptr_equal(a0, &s.last.actions[0]); /* the removal comes first */
+    assert_ptr_equal(a0, &s.last.actions[0]);            /* the removal comes first */
     assert_int_equal(s.in[0].state, API_NODE_PRESSURED); /* still above the taint level */
     assert_int_equal(s.in[0].since_ms, t);
     assert_int_equal(s.in[1].state, API_NODE_TAINTED);

@@ -80,10 +80,11 @@ static void test_add_keeps_other_taints(void **state)
 static void test_remove_keeps_other_taints(void **state)
 {
     (void)state;
-    cJSON *node = parse("{\"metadata\":{\"resourceVersion\":\"7\"},\"spec\":{\"taints\":["
-                        "{\"key\":\"a\",\"effect\":\"NoSchedule\"},"
-                        "{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"workers\",\"effect\":\"PreferNoSchedule\"},"
-                        "{\"key\":\"b\",\"value\":\"x\",\"effect\":\"PreferNoSchedule\"}]}}");
+    cJSON *node =
+        parse("{\"metadata\":{\"resourceVersion\":\"7\"},\"spec\":{\"taints\":["
+              "{\"key\":\"a\",\"effect\":\"NoSchedule\"},"
+              "{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"workers\",\"effect\":\"PreferNoSchedule\"},"
+              "{\"key\":\"b\",\"value\":\"x\",\"effect\":\"PreferNoSchedule\"}]}}");
     cJSON *patch = NULL;
     char err[256];
     assert_true(taintpatch_has(taints_of(node), &ours));
@@ -105,8 +106,9 @@ static void test_remove_keeps_other_taints(void **state)
 static void test_remove_last_taint_leaves_empty_list(void **state)
 {
     (void)state;
-    cJSON *node = parse("{\"metadata\":{\"resourceVersion\":\"7\"},\"spec\":{\"taints\":["
-                        "{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"workers\",\"effect\":\"PreferNoSchedule\"}]}}");
+    cJSON *node =
+        parse("{\"metadata\":{\"resourceVersion\":\"7\"},\"spec\":{\"taints\":["
+              "{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"workers\",\"effect\":\"PreferNoSchedule\"}]}}");
     cJSON *patch = NULL;
     assert_int_equal(taintpatch_build(taints_of(node), NULL, &ours, TAINTPATCH_REMOVE, &patch, NULL, 0),
                      TAINTPATCH_PATCH);
@@ -159,7 +161,8 @@ static void test_stale_read_fails_the_test_op(void **state)
 static void test_foreign_owner(void **state)
 {
     (void)state;
-    cJSON *taints = parse("[{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"older\",\"effect\":\"PreferNoSchedule\"}]");
+    cJSON *taints =
+        parse("[{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"older\",\"effect\":\"PreferNoSchedule\"}]");
     cJSON *patch = NULL;
     assert_string_equal(taintpatch_owner(taints, ours.key, ours.effect), "older");
     assert_false(taintpatch_has(taints, &ours));
@@ -196,8 +199,9 @@ static void test_effect_change_replaces_ours(void **state)
     assert_null(taintpatch_owner(after, ours.key, "NoSchedule"));
     cJSON_Delete(patch);
     /* Present under our effect but a stale copy under another: still rewritten. */
-    cJSON *both = parse("[{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"workers\",\"effect\":\"PreferNoSchedule\"},"
-                        "{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"workers\",\"effect\":\"NoSchedule\"}]");
+    cJSON *both =
+        parse("[{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"workers\",\"effect\":\"PreferNoSchedule\"},"
+              "{\"key\":\"rebalance.psi.dev/pressure\",\"value\":\"workers\",\"effect\":\"NoSchedule\"}]");
     assert_int_equal(taintpatch_build(both, "3", &ours, TAINTPATCH_ADD, &patch, NULL, 0), TAINTPATCH_PATCH);
     const cJSON *value = cJSON_GetObjectItem(cJSON_GetArrayItem(patch, 1), "value");
     assert_int_equal(cJSON_GetArraySize(value), 1);

@@ -39,7 +39,7 @@ static void test_update_and_cache(void **state)
     assert_true(taintstate_cache_behind(w2, before, 6000));
     assert_false(taintstate_cache_behind(w2, after, 6000));
     assert_false(taintstate_cache_behind(w2, before, 5000 + TAINTSTATE_OWN_WRITE_GRACE_MS)); /* grace over */
-    assert_false(taintstate_cache_behind(taintstate_find(&ts, "w1"), before, 6000)); /* no write of ours */
+    assert_false(taintstate_cache_behind(taintstate_find(&ts, "w1"), before, 6000));         /* no write of ours */
     assert_false(taintstate_cache_behind(NULL, before, 6000));
 
     /* the next cycle writes nothing: the last write is kept */

@@ -52,7 +52,8 @@ static void test_fill(void **state)
     (void)state;
     const char *ip0[] = {"10.0.0.10"}, *ip1[] = {"10.0.0.11"};
     struct psi_node_desc nodes[3] = {{"worker-0", ip0, 1, 0}, {"worker-1", ip1, 1, 0}, {"worker-2", NULL, 0, 0}};
-    struct usage_ref refs[3] = {{"vms", "virt-launcher-a-x", "a"}, {"vms", "virt-launcher-b-y", "b"}, {"apps", "web", NULL}};
+    struct usage_ref refs[3] = {
+        {"vms", "virt-launcher-a-x", "a"}, {"vms", "virt-launcher-b-y", "b"}, {"apps", "web", NULL}};
     struct psi_prom_label n0[] = {{"psi_usage", "node"}, {"instance", "10.0.0.10:9100"}};
     struct psi_prom_label n1[] = {{"psi_usage", "node"}, {"node", "worker-1"}};
     struct psi_prom_label va[] = {{"psi_usage", "vmi"}, {"namespace", "vms"}, {"name", "a"}};
@@ -60,9 +61,8 @@ static void test_fill(void **state)
     struct psi_prom_label pw[] = {{"psi_usage", "pod"}, {"namespace", "apps"}, {"pod", "web"}};
     struct psi_prom_label pa[] = {{"psi_usage", "pod"}, {"namespace", "vms"}, {"pod", "virt-launcher-a-x"}};
     struct psi_prom_label wrong_ns[] = {{"psi_usage", "vmi"}, {"namespace", "other"}, {"name", "b"}};
-    struct psi_prom_series s[] = {series(n0, 2, 2.5),  series(n1, 2, 0.25), series(va, 3, 0.94),
-                                  series(pb, 3, 1.5),  series(pw, 3, NAN),  series(pa, 3, 0.5),
-                                  series(wrong_ns, 3, 9)};
+    struct psi_prom_series s[] = {series(n0, 2, 2.5), series(n1, 2, 0.25), series(va, 3, 0.94),   series(pb, 3, 1.5),
+                                  series(pw, 3, NAN), series(pa, 3, 0.5),  series(wrong_ns, 3, 9)};
     struct psi_prom_vector v = {s, 7, NULL};
     double nu[3], ru[3];
     usage_fill(&v, nodes, 3, nu, refs, 3, ru);
@@ -89,10 +89,11 @@ static void test_fill(void **state)
 static void test_summary(void **state)
 {
     (void)state;
-    cJSON *sum = cJSON_Parse("{\"node\":{\"nodeName\":\"w0\",\"cpu\":{\"usageNanoCores\":2500000000}},"
-                             "\"pods\":[{\"podRef\":{\"name\":\"virt-launcher-a-x\",\"namespace\":\"vms\"},"
-                             "\"cpu\":{\"usageNanoCores\":940000000}},"
-                             "{\"podRef\":{\"name\":\"other\",\"namespace\":\"vms\"},\"cpu\":{\"usageNanoCores\":1}}]}");
+    cJSON *sum =
+        cJSON_Parse("{\"node\":{\"nodeName\":\"w0\",\"cpu\":{\"usageNanoCores\":2500000000}},"
+                    "\"pods\":[{\"podRef\":{\"name\":\"virt-launcher-a-x\",\"namespace\":\"vms\"},"
+                    "\"cpu\":{\"usageNanoCores\":940000000}},"
+                    "{\"podRef\":{\"name\":\"other\",\"namespace\":\"vms\"},\"cpu\":{\"usageNanoCores\":1}}]}");
     struct usage_ref refs[2] = {{"vms", "virt-launcher-a-x", "a"}, {"vms", "gone", NULL}};
     double nu, ru[2] = {NAN, NAN};
     usage_from_summary(sum, &nu, refs, 2, ru);
@@ -112,7 +113,8 @@ static void test_memory(void **state)
     struct usage_ref refs[] = {{"vms", "virt-launcher-vm.a-x", "vm.a"}, {"apps", "web-1", NULL}};
     char *q = usage_memory_query(refs, 2);
     assert_non_null(q);
-    assert_non_null(strstr(q, "(node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes), \"psi_usage\", \"node\""));
+    assert_non_null(
+        strstr(q, "(node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes), \"psi_usage\", \"node\""));
     assert_non_null(strstr(q, "sum by (node) (kubevirt_vmi_memory_resident_bytes), \"psi_usage\", \"vmnode\""));
     assert_non_null(strstr(q, "kubevirt_vmi_memory_resident_bytes{name=~\"vm\\\\.a\"}), \"psi_usage\", \"vmi\""));
     assert_non_null(strstr(q, "container_memory_working_set_bytes{container!=\"\",container!=\"POD\","

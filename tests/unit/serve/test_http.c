@@ -61,23 +61,20 @@ static void test_parse_good(void **state)
     assert_int_equal(h.content_length, -1);
     assert_int_equal(h.keep_alive, 0);
 
-    assert_int_equal(parse("PUT /p HTTP/1.1\r\nContent-Length: 12\r\nExpect: 100-continue\r\n\r\n", &h, buf,
-                           sizeof(buf)),
-                     0);
+    assert_int_equal(
+        parse("PUT /p HTTP/1.1\r\nContent-Length: 12\r\nExpect: 100-continue\r\n\r\n", &h, buf, sizeof(buf)), 0);
     assert_int_equal(h.content_length, 12);
     assert_int_equal(h.expect_continue, 1);
     assert_int_equal(h.keep_alive, 1);
     assert_string_equal(h.bearer, "");
 
     /* HTTP/1.0 keeps the connection only when asked; the same length twice is fine */
-    assert_int_equal(parse("POST / HTTP/1.0\r\nContent-Length: 3\r\ncontent-length: 3\r\n\r\n", &h, buf,
-                           sizeof(buf)),
+    assert_int_equal(parse("POST / HTTP/1.0\r\nContent-Length: 3\r\ncontent-length: 3\r\n\r\n", &h, buf, sizeof(buf)),
                      0);
     assert_int_equal(h.keep_alive, 0);
     assert_int_equal(parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &h, buf, sizeof(buf)), 0);
     assert_int_equal(h.keep_alive, 1);
-    assert_int_equal(parse("POST /x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", &h, buf, sizeof(buf)),
-                     0);
+    assert_int_equal(parse("POST /x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", &h, buf, sizeof(buf)), 0);
     assert_int_equal(h.chunked, 1);
     /* another authorization scheme is no bearer token */
     assert_int_equal(parse("GET / HTTP/1.1\r\nAuthorization: Basic eDp5\r\n\r\n", &h, buf, sizeof(buf)), 0);
@@ -91,18 +88,18 @@ static void test_parse_bad(void **state)
         const char *head;
         int status;
     } cases[] = {
-        {"GET / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", 400},   /* two lengths */
+        {"GET / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", 400},           /* two lengths */
         {"POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400}, /* both */
         {"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
         {"GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400},
         {"GET / HTTP/1.1\r\nContent-Length: 1e3\r\n\r\n", 400},
         {"GET / HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n", 400},
         {"GET / HTTP/1.1\r\nContent-Length:\r\n\r\n", 400},
-        {"GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400},             /* space before the colon */
-        {"GET / HTTP/1.1\r\nX-A: 1\r\n folded\r\n\r\n", 400},    /* obsolete folding */
+        {"GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400},          /* space before the colon */
+        {"GET / HTTP/1.1\r\nX-A: 1\r\n folded\r\n\r\n", 400}, /* obsolete folding */
         {"GET / HTTP/1.1\r\nNoColon\r\n\r\n", 400},
-        {"GET / HTTP/1.1\r\nX-A: a\rb\r\n\r\n", 400},            /* bare CR */
-        {"GET / HTTP/1.1\r\nX-A: a\nb: c\r\n\r\n", 400},         /* bare LF */
+        {"GET / HTTP/1.1\r\nX-A: a\rb\r\n\r\n", 400},    /* bare CR */
+        {"GET / HTTP/1.1\r\nX-A: a\nb: c\r\n\r\n", 400}, /* bare LF */
         {"GET /a%zz HTTP/1.1\r\n\r\n", 400},
         {"GET /a%00b HTTP/1.1\r\n\r\n", 400},
         {"GET /a% HTTP/1.1\r\n\r\n", 400},

@@ -29,8 +29,8 @@ static void test_counter_gauge_format(void **state)
     (void)state;
     struct psi_metrics *m = psi_metrics_new();
     const char *verb_code[] = {"verb", "code", NULL};
-    struct psi_metric *req = psi_metrics_counter(m, "psi_api_requests_total",
-                                                 "API requests by verb and code.", verb_code);
+    struct psi_metric *req =
+        psi_metrics_counter(m, "psi_api_requests_total", "API requests by verb and code.", verb_code);
     struct psi_metric *up = psi_metrics_gauge(m, "psi_up", "1 when up.\nSecond line \\ here.", NULL);
     const char *node[] = {"node", NULL};
     struct psi_metric *pr = psi_metrics_gauge(m, "psi_node_pressure_percent", "Pressure.", node);
@@ -45,19 +45,18 @@ static void test_counter_gauge_format(void **state)
     assert_int_equal(psi_metric_inc(req, (const char *[]){"GET", "409"}, 0.5), 0);
     assert_int_equal(psi_metric_set(pr, (const char *[]){"we\"ird\\node\nx"}, 31.2), 0);
     assert_int_equal(psi_metric_set(pr, (const char *[]){"a"}, 0.1), 0);
-    expect_render(m,
-                  "# HELP psi_api_requests_total API requests by verb and code.\n"
-                  "# TYPE psi_api_requests_total counter\n"
-                  "psi_api_requests_total{verb=\"GET\",code=\"200\"} 2\n"
-                  "psi_api_requests_total{verb=\"GET\",code=\"409\"} 0.5\n"
-                  "psi_api_requests_total{verb=\"PATCH\",code=\"200\"} 2\n"
-                  "# HELP psi_up 1 when up.\\nSecond line \\\\ here.\n"
-                  "# TYPE psi_up gauge\n"
-                  "psi_up 0\n"
-                  "# HELP psi_node_pressure_percent Pressure.\n"
-                  "# TYPE psi_node_pressure_percent gauge\n"
-                  "psi_node_pressure_percent{node=\"a\"} 0.1\n"
-                  "psi_node_pressure_percent{node=\"we\\\"ird\\\\node\\nx\"} 31.2\n");
+    expect_render(m, "# HELP psi_api_requests_total API requests by verb and code.\n"
+                     "# TYPE psi_api_requests_total counter\n"
+                     "psi_api_requests_total{verb=\"GET\",code=\"200\"} 2\n"
+                     "psi_api_requests_total{verb=\"GET\",code=\"409\"} 0.5\n"
+                     "psi_api_requests_total{verb=\"PATCH\",code=\"200\"} 2\n"
+                     "# HELP psi_up 1 when up.\\nSecond line \\\\ here.\n"
+                     "# TYPE psi_up gauge\n"
+                     "psi_up 0\n"
+                     "# HELP psi_node_pressure_percent Pressure.\n"
+                     "# TYPE psi_node_pressure_percent gauge\n"
+                     "psi_node_pressure_percent{node=\"a\"} 0.1\n"
+                     "psi_node_pressure_percent{node=\"we\\\"ird\\\\node\\nx\"} 31.2\n");
     assert_float_equal(psi_metric_value(req, (const char *[]){"PATCH", "200"}), 2, 0);
     assert_true(isnan(psi_metric_value(req, (const char *[]){"PUT", "200"})));
     psi_metrics_free(m);
@@ -83,8 +82,8 @@ static void test_histogram(void **state)
     struct psi_metrics *m = psi_metrics_new();
     const double buckets[] = {0.005, 0.1, 1, 10};
     const char *res[] = {"resource", NULL};
-    struct psi_metric *h = psi_metrics_histogram(m, "psi_reconcile_duration_seconds",
-                                                 "Reconcile duration.", buckets, 4, res);
+    struct psi_metric *h =
+        psi_metrics_histogram(m, "psi_reconcile_duration_seconds", "Reconcile duration.", buckets, 4, res);
     assert_non_null(h);
     const char *v[] = {"psirebalance"};
     assert_int_equal(psi_metric_observe(h, v, 0.005), 0); /* on a bound: counts in it */
@@ -92,16 +91,15 @@ static void test_histogram(void **state)
     assert_int_equal(psi_metric_observe(h, v, 2.5), 0);
     assert_int_equal(psi_metric_observe(h, v, 100), 0);
     assert_int_equal(psi_metric_observe(h, v, NAN), -1);
-    expect_render(m,
-                  "# HELP psi_reconcile_duration_seconds Reconcile duration.\n"
-                  "# TYPE psi_reconcile_duration_seconds histogram\n"
-                  "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"0.005\"} 1\n"
-                  "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"0.1\"} 2\n"
-                  "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"1\"} 2\n"
-                  "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"10\"} 3\n"
-                  "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"+Inf\"} 4\n"
-                  "psi_reconcile_duration_seconds_sum{resource=\"psirebalance\"} 102.555\n"
-                  "psi_reconcile_duration_seconds_count{resource=\"psirebalance\"} 4\n");
+    expect_render(m, "# HELP psi_reconcile_duration_seconds Reconcile duration.\n"
+                     "# TYPE psi_reconcile_duration_seconds histogram\n"
+                     "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"0.005\"} 1\n"
+                     "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"0.1\"} 2\n"
+                     "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"1\"} 2\n"
+                     "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"10\"} 3\n"
+                     "psi_reconcile_duration_seconds_bucket{resource=\"psirebalance\",le=\"+Inf\"} 4\n"
+                     "psi_reconcile_duration_seconds_sum{resource=\"psirebalance\"} 102.555\n"
+                     "psi_reconcile_duration_seconds_count{resource=\"psirebalance\"} 4\n");
     assert_float_equal(psi_metric_value(h, v), 4, 0);
     psi_metrics_free(m);
 
@@ -132,9 +130,9 @@ static void test_rules(void **state)
     struct psi_metric *c = psi_metrics_counter(m, "ns:c_total", "", NULL);
     assert_non_null(c);
     assert_null(psi_metrics_gauge(m, "ns:c_total", "", NULL)); /* taken */
-    assert_int_equal(psi_metric_inc(c, NULL, -1), -1);       /* counters only go up */
+    assert_int_equal(psi_metric_inc(c, NULL, -1), -1);         /* counters only go up */
     assert_int_equal(psi_metric_inc(c, NULL, NAN), -1);
-    assert_int_equal(psi_metric_set(c, NULL, 3), -1);        /* not a gauge */
+    assert_int_equal(psi_metric_set(c, NULL, 3), -1); /* not a gauge */
     assert_int_equal(psi_metric_observe(c, NULL, 3), -1);
     psi_metrics_free(m);
 }

@@ -39,8 +39,7 @@ static void test_parse_bind(void **state)
     assert_int_equal(psi_serve_parse_bind("localhost:0", host, sizeof(host), &port, err, sizeof(err)), 0);
     assert_string_equal(host, "127.0.0.1");
     assert_int_equal(port, 0);
-    const char *bad[] = {"", "8080", "127.0.0.1:", ":65536", ":80x", "::1:80", "[::1]80",
-                         "example.com:80", ":-1"};
+    const char *bad[] = {"", "8080", "127.0.0.1:", ":65536", ":80x", "::1:80", "[::1]80", "example.com:80", ":-1"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err[0] = '\0';
         if (psi_serve_parse_bind(bad[i], host, sizeof(host), &port, err, sizeof(err)) != -1 || !err[0])
@@ -475,8 +474,8 @@ static void test_many_concurrent_connections(void **state)
             if (msg->data.result == CURLE_OK && code == want && (!want_len || r[i].len == want_len))
                 ok++;
             else if (failed++ < 5)
-                fprintf(stderr, "%s: %s, status %ld, %zu bytes\n", urls[i],
-                        curl_easy_strerror(msg->data.result), code, r[i].len);
+                fprintf(stderr, "%s: %s, status %ld, %zu bytes\n", urls[i], curl_easy_strerror(msg->data.result), code,
+                        r[i].len);
             free(r[i].body);
             memset(&r[i], 0, sizeof(r[i]));
             /* again on the same (kept-alive) connection, PER_HANDLE times in all */

@@ -60,8 +60,8 @@ static void run_server(int port_pipe, int quit_pipe)
 {
     char err[256];
     struct psi_serve *s = psi_serve_new("127.0.0.1:0", err, sizeof(err));
-    struct psi_serve_limits lim = {.head_timeout_ms = 2000, .body_timeout_ms = 3000,
-                                   .idle_timeout_ms = 5000, .write_timeout_ms = 3000};
+    struct psi_serve_limits lim = {
+        .head_timeout_ms = 2000, .body_timeout_ms = 3000, .idle_timeout_ms = 5000, .write_timeout_ms = 3000};
     if (!s || psi_serve_set_limits(s, &lim) < 0 || psi_serve_route(s, "GET", "/healthz", on_ok, NULL) < 0 ||
         psi_serve_route(s, "PUT", "/things/*", on_put, NULL) < 0 || psi_serve_start(s, err, sizeof(err)) < 0)
         _exit(3);
@@ -142,7 +142,8 @@ static char *script(enum kind k, size_t *len)
         break;
     }
     case SLOW_BODY:
-        d = strdup("PUT /things/b HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789012345678901234567890123456789");
+        d = strdup(
+            "PUT /things/b HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789012345678901234567890123456789");
         n = strlen(d);
         break;
     case SLOW_HEAD:

@@ -47,8 +47,8 @@ static void test_versions_and_ciphers(void **state)
                                          out, sizeof(out), err, sizeof(err)),
                      0);
     assert_string_equal(out, "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-CHACHA20-POLY1305");
-    assert_int_equal(psi_tls_cipher_list("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_NO_SUCH_SUITE", out,
-                                         sizeof(out), err, sizeof(err)),
+    assert_int_equal(psi_tls_cipher_list("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_NO_SUCH_SUITE", out, sizeof(out),
+                                         err, sizeof(err)),
                      -1);
     assert_non_null(strstr(err, "TLS_NO_SUCH_SUITE"));
     assert_int_equal(psi_tls_cipher_list("TLS_AES_128_GCM_SHA256", out, sizeof(out), err, sizeof(err)), -1);
@@ -85,8 +85,7 @@ static struct pair make_cert(const char *cn, const struct pair *issuer)
     X509_time_adj_ex(X509_getm_notBefore(p.cert), 0, -60, NULL);
     X509_time_adj_ex(X509_getm_notAfter(p.cert), 0, 3600, NULL);
     X509_set_pubkey(p.cert, p.key);
-    X509_NAME_add_entry_by_txt(X509_get_subject_name(p.cert), "CN", MBSTRING_ASC, (const unsigned char *)cn, -1,
-                               -1, 0);
+    X509_NAME_add_entry_by_txt(X509_get_subject_name(p.cert), "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
     X509 *iss = issuer ? issuer->cert : p.cert;
     X509_set_issuer_name(p.cert, X509_get_subject_name(iss));
     if (issuer) {
@@ -176,7 +175,8 @@ static int tls_get(int port, int min, int max, const X509 *ca, char *cn, size_t 
             X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn, (int)cnlen);
             X509_free(peer);
         }
-        static const char req[] = "GET /x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t0k\r\nConnection: close\r\n\r\n";
+        static const char req[] =
+            "GET /x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t0k\r\nConnection: close\r\n\r\n";
         char buf[1024];
         int n = 0, r;
         SSL_write(ssl, req, sizeof(req) - 1);

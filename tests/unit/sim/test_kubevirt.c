@@ -33,12 +33,13 @@ static const char *launcher_pod =
 static cJSON *vmi_with(const char *strategy, bool migratable, const char *node, const char *evacuation)
 {
     char text[1024];
-    snprintf(text, sizeof(text),
-             "{\"metadata\":{\"name\":\"vm\",\"namespace\":\"ns\"},\"spec\":{%s%s%s},\"status\":{\"nodeName\":\"%s\"%s%s%s,"
-             "\"conditions\":[{\"type\":\"LiveMigratable\",\"status\":\"%s\"}]}}",
-             strategy ? "\"evictionStrategy\":\"" : "", strategy ? strategy : "", strategy ? "\"" : "", node,
-             evacuation ? ",\"evacuationNodeName\":\"" : "", evacuation ? evacuation : "", evacuation ? "\"" : "",
-             migratable ? "True" : "False");
+    snprintf(
+        text, sizeof(text),
+        "{\"metadata\":{\"name\":\"vm\",\"namespace\":\"ns\"},\"spec\":{%s%s%s},\"status\":{\"nodeName\":\"%s\"%s%s%s,"
+        "\"conditions\":[{\"type\":\"LiveMigratable\",\"status\":\"%s\"}]}}",
+        strategy ? "\"evictionStrategy\":\"" : "", strategy ? strategy : "", strategy ? "\"" : "", node,
+        evacuation ? ",\"evacuationNodeName\":\"" : "", evacuation ? evacuation : "", evacuation ? "\"" : "",
+        migratable ? "True" : "False");
     return json(text);
 }
 
@@ -140,8 +141,9 @@ static void test_migration_admission(void **state)
                          "[{\"type\":\"LiveMigratable\",\"status\":\"False\",\"reason\":\"DisksNotLiveMigratable\","
                          "\"message\":\"cannot migrate VMI: PVC rootdisk is not shared\"}]}}");
     cJSON *done = json("{\"metadata\":{\"name\":\"vm\"},\"status\":{\"phase\":\"Succeeded\"}}");
-    cJSON *migs = json("[{\"metadata\":{\"uid\":\"u-old\"},\"spec\":{\"vmiName\":\"vm\"},\"status\":{\"phase\":\"Failed\"}},"
-                       "{\"metadata\":{\"uid\":\"u-other\"},\"spec\":{\"vmiName\":\"other\"}}]");
+    cJSON *migs =
+        json("[{\"metadata\":{\"uid\":\"u-old\"},\"spec\":{\"vmiName\":\"vm\"},\"status\":{\"phase\":\"Failed\"}},"
+             "{\"metadata\":{\"uid\":\"u-other\"},\"spec\":{\"vmiName\":\"other\"}}]");
     admission_decide_migration("ns", "vm", ok, NULL, migs, &d);
     assert_true(d.allowed);
     admission_decide_migration("ns", "vm", pinned, NULL, migs, &d);
@@ -158,7 +160,8 @@ static void test_migration_admission(void **state)
     admission_decide_migration("ns", "", NULL, NULL, NULL, &d);
     assert_int_equal(d.code, 422);
     /* one in flight (no phase yet) for the same VMI */
-    cJSON *busy = json("[{\"metadata\":{\"uid\":\"u-1\"},\"spec\":{\"vmiName\":\"vm\"},\"status\":{\"phase\":\"Running\"}}]");
+    cJSON *busy =
+        json("[{\"metadata\":{\"uid\":\"u-1\"},\"spec\":{\"vmiName\":\"vm\"},\"status\":{\"phase\":\"Running\"}}]");
     admission_decide_migration("ns", "vm", ok, NULL, busy, &d);
     assert_int_equal(d.code, 400);
     assert_string_equal(d.message, "in-flight migration detected. Active migration job (u-1) is currently already in "
@@ -265,9 +268,16 @@ static void test_limits(void **state)
 }
 
 static const struct scenario_vm vm = {
-    .name = "web-1", .group = "web", .vcpus = 2, .memory = 4.0 * 1024 * 1024 * 1024, .cpu_demand = 1.5,
-    .memory_demand = 2.0 * 1024 * 1024 * 1024, .io_demand = 1, .strategy = SCENARIO_STRATEGY_UNSET,
-    .migratable = true, .cpu_request = 0.2,
+    .name = "web-1",
+    .group = "web",
+    .vcpus = 2,
+    .memory = 4.0 * 1024 * 1024 * 1024,
+    .cpu_demand = 1.5,
+    .memory_demand = 2.0 * 1024 * 1024 * 1024,
+    .io_demand = 1,
+    .strategy = SCENARIO_STRATEGY_UNSET,
+    .migratable = true,
+    .cpu_request = 0.2,
 };
 
 static void test_objects(void **state)
@@ -315,7 +325,8 @@ static void test_objects(void **state)
     assert_string_equal(jx_annotation(o, "kubevirt.io/migrationJobName"), "kubevirt-evacuation-xyz12");
     sel = jx_get(o, "spec.nodeSelector");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(sel, "kubernetes.io/hostname")->valuestring, "worker-2");
-    const cJSON *term = cJSON_GetArrayItem(jx_get(o, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"), 0);
+    const cJSON *term = cJSON_GetArrayItem(
+        jx_get(o, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"), 0);
     assert_string_equal(jx_str(term, "topologyKey"), "kubernetes.io/hostname");
     const cJSON *ml = jx_get(term, "labelSelector.matchLabels");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(ml, "kubevirt.io/created-by")->valuestring, "vmi-uid");

@@ -221,7 +221,8 @@ static void test_primary_pool_and_paused(void **state)
     cJSON_AddItemToObject(w, "status", mcopool_status(paused, "rendered-worker-new", NULL, &c, "2026-01-01T00:00:00Z"));
     assert_false(jx_condition_true(w, "Updated"));
     assert_false(jx_condition_true(w, "Updating"));
-    assert_string_equal(jx_str(jx_condition(w, "Updating"), "message"), "Pool is paused; will not update to rendered-worker-new");
+    assert_string_equal(jx_str(jx_condition(w, "Updating"), "message"),
+                        "Pool is paused; will not update to rendered-worker-new");
     cJSON *all[] = {master, worker, cnf, rt, both, cnf_node, plain, two, none, paused, w};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         cJSON_Delete(all[i]);

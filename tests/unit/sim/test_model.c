@@ -51,8 +51,8 @@ static void test_share_that_waits_above_saturation(void **state)
         double d = ratios[i] * 4;
         double p = model_pressure(d, 4, S);
         double want = 1 - 4 / d;
-        assert_true(p >= want);              /* fluctuations only add waiting */
-        assert_true(p - want < 0.02);        /* and not much, well above saturation */
+        assert_true(p >= want);       /* fluctuations only add waiting */
+        assert_true(p - want < 0.02); /* and not much, well above saturation */
     }
     /* the seed scenario's hot node: 6 busy cores on 4 CPUs */
     double seed = model_pressure(6, 4, S);
@@ -96,8 +96,12 @@ static void test_node(void **state)
     struct model_params p;
     model_params_default(&p);
     struct model_node_in in = {
-        .cpus = 4, .cpu_demand = 6, .memory = 64.0 * (1 << 30), .memory_demand = 8.0 * (1 << 30),
-        .io = 1000, .io_demand = 2000,
+        .cpus = 4,
+        .cpu_demand = 6,
+        .memory = 64.0 * (1 << 30),
+        .memory_demand = 8.0 * (1 << 30),
+        .io = 1000,
+        .io_demand = 2000,
     };
     struct model_node_out out;
     model_node(&p, &in, &out);

@@ -60,7 +60,7 @@ static void test_minimal_defaults(void **state)
     assert_false(s->apply_capacity);
     assert_true(s->psi_without_pool); /* no MCO: PSI is on */
     assert_int_equal(s->cluster_strategy, SCENARIO_STRATEGY_LIVE_MIGRATE);
-    assert_int_equal(s->parallel_per_cluster, 5);          /* KubeVirt's defaults */
+    assert_int_equal(s->parallel_per_cluster, 5); /* KubeVirt's defaults */
     assert_int_equal(s->parallel_outbound_per_node, 2);
     assert_near(s->cpu_allocation_ratio, 10, 0);
     assert_near(s->model.cpu.burstiness, MODEL_DEFAULT_BURSTINESS, 0);
@@ -280,8 +280,7 @@ static void test_errors(void **state)
          "events[0].demand.group: no VM group named \"z\""},
         {"name: x\nvms: [{name: a}]\nevents: [{at: 1s, demand: {vm: a}}]\n", "events[0].demand: sets nothing"},
         {"name: x\nvms: [{name: a}]\nevents: [{at: 1s, drain: {rebootDelay: 1s}}]\n", "events[0].drain.node: required"},
-        {"name: x\nvms: [{name: a}]\nevents: [{at: 1s, drain: {node: w}, rollingDrain: {}}]\n",
-         "needs exactly one of"},
+        {"name: x\nvms: [{name: a}]\nevents: [{at: 1s, drain: {node: w}, rollingDrain: {}}]\n", "needs exactly one of"},
         {"name: x\nvms: [{name: a}]\nevents: [{at: 1s, machineConfig: {name: m}}]\n",
          "events[0].machineConfig.role: required"},
         {"name: x\nvms: [{name: a}]\nfoo: 1\n", "foo: unknown field"},
@@ -318,12 +317,9 @@ static void test_strategy_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quantity_format),
-        cmocka_unit_test(test_minimal_defaults),
-        cmocka_unit_test(test_full_file),
-        cmocka_unit_test(test_shipped_scenarios),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_kubelet_options),
+        cmocka_unit_test(test_quantity_format), cmocka_unit_test(test_minimal_defaults),
+        cmocka_unit_test(test_full_file),       cmocka_unit_test(test_shipped_scenarios),
+        cmocka_unit_test(test_errors),          cmocka_unit_test(test_kubelet_options),
         cmocka_unit_test(test_strategy_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

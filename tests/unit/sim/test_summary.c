@@ -44,9 +44,16 @@ static void test_psi_advance(void **state)
 static struct summary_node node_fixture(bool psi, const struct summary_pod *pods, size_t np)
 {
     struct summary_node n = {
-        .name = "worker-1", .start_time = "2026-01-01T00:00:00Z", .time = "2026-01-01T00:10:00Z", .psi = psi,
-        .cpu_cores = 1.5, .cpu_seconds = 900, .memory_capacity = 64e9, .memory_working_set = 8e9,
-        .pods = pods, .npods = np,
+        .name = "worker-1",
+        .start_time = "2026-01-01T00:00:00Z",
+        .time = "2026-01-01T00:10:00Z",
+        .psi = psi,
+        .cpu_cores = 1.5,
+        .cpu_seconds = 900,
+        .memory_capacity = 64e9,
+        .memory_working_set = 8e9,
+        .pods = pods,
+        .npods = np,
     };
     for (int r = 0; r < PSI_NRESOURCES; r++) {
         n.pressure[r][PSI_SOME] = (struct summary_psi){10 + r, 20 + r, 30 + r, 1234567};
@@ -97,8 +104,8 @@ static void test_operator_reads_it(void **state)
     char err[256];
     assert_int_equal(psi_kubelet_parse_summary(j, PSI_RES_ALL, PSI_RES_BIT(PSI_MEMORY), 60, v, err, sizeof(err)), 0);
     assert_true(v[PSI_CPU].known);
-    assert_near(v[PSI_CPU].percent, 20, 1e-9);    /* some avg60 */
-    assert_near(v[PSI_MEMORY].percent, 3, 1e-9);  /* full avg60 */
+    assert_near(v[PSI_CPU].percent, 20, 1e-9);   /* some avg60 */
+    assert_near(v[PSI_MEMORY].percent, 3, 1e-9); /* full avg60 */
     assert_near(v[PSI_IO].percent, 22, 1e-9);
     struct psi_value u;
     psi_kubelet_parse_utilization(j, 3, &u);
