@@ -173,13 +173,48 @@ static void decode_selector(const cJSON *obj, const char *path, const char *key,
         api_selector_decode(o, api_json_path(p, path, key), sel, errs, warns);
 }
 
-int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *errs, struct api_errors *warns)
+/* spec.machineConfig into s (when present). */
+static void decode_machine_config(const cJSON *json, const char *sp, struct api_spec *s, struct api_errors *errs,
+                                  struct api_errors *warns)
 {
-    static const char *const spec_known[] = {"nodeSelector", "machineConfig", "metrics", "pressure",
-                                             "taint",        "eviction",      NULL};
     static const char *const mc_known[] = {"enabled", "roles", "schedstats", "deletionPolicy", NULL};
+    char p[API_JSON_PATH_MAX];
+    const cJSON *o;
+    if ((o = section(json, sp, "machineConfig", mc_known, p, errs, warns))) {
+        api_json_bool(o, p, "enabled", &s->machine_config.enabled, errs);
+        api_json_strv(o, p, "roles", &s->machine_config.roles, &s->machine_config.nroles, errs);
+        api_json_bool(o, p, "schedstats", &s->machine_config.schedstats, errs);
+        DECODE_ENUM(o, p, "deletionPolicy", deletion_names, s->machine_config.deletion_policy, errs);
+    }
+}
+
+/* spec.metrics and its prometheus section into s (when present). */
+static void decode_metrics(const cJSON *json, const char *sp, struct api_spec *s, struct api_errors *errs,
+                           struct api_errors *warns)
+{
     static const char *const metrics_known[] = {"source", "prometheus", "interval", "window", NULL};
     static const char *const prom_known[] = {"url", "bearerTokenFile", "caFile", "sendTokenOverPlainHTTP", NULL};
+    char p[API_JSON_PATH_MAX], pp[API_JSON_PATH_MAX];
+    const cJSON *o;
+    if ((o = section(json, sp, "metrics", metrics_known, p, errs, warns))) {
+        DECODE_ENUM(o, p, "source", source_names, s->metrics.source, errs);
+        const cJSON *prom = section(o, p, "prometheus", prom_known, pp, errs, warns);
+        if (prom) {
+            api_json_string(prom, pp, "url", &s->metrics.prometheus.url, errs);
+            api_json_string(prom, pp, "bearerTokenFile", &s->metrics.prometheus.bearer_token_file, errs);
+            api_json_string(prom, pp, "caFile", &s->metrics.prometheus.ca_file, errs);
+            api_json_bool(prom, pp, "sendTokenOverPlainHTTP", &s->metrics.prometheus.send_token_over_plain_http, errs);
+            legacy_token_file(s, warns);
+        }
+        api_json_duration(o, p, "interval", &s->metrics.interval_ms, errs);
+        api_json_duration(o, p, "window", &s->metrics.window_ms, errs);
+    }
+}
+
+/* spec.pressure into s (when present). */
+static void decode_pressure(const cJSON *json, const char *sp, struct api_spec *s, struct api_errors *errs,
+                            struct api_errors *warns)
+{
     static const char *const pressure_known[] = {"resource",
                                                  "stall",
                                                  "taintAbovePercent",
@@ -188,7 +223,38 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
                                                  "maxTaintedPercent",
                                                  "utilizationFloorPercent",
                                                  NULL};
+    char p[API_JSON_PATH_MAX];
+    const cJSON *o;
+    if ((o = section(json, sp, "pressure", pressure_known, p, errs, warns))) {
+        DECODE_ENUM(o, p, "resource", resource_names, s->pressure.resource, errs);
+        DECODE_ENUM(o, p, "stall", stall_names, s->pressure.stall, errs);
+        api_json_int(o, p, "taintAbovePercent", &s->pressure.taint_above_percent, errs);
+        api_json_int(o, p, "untaintBelowPercent", &s->pressure.untaint_below_percent, errs);
+        api_json_duration(o, p, "sustain", &s->pressure.sustain_ms, errs);
+        api_json_int(o, p, "maxTaintedPercent", &s->pressure.max_tainted_percent, errs);
+        if (api_json_get(o, "utilizationFloorPercent") &&
+            api_json_int(o, p, "utilizationFloorPercent", &s->pressure.utilization_floor_percent, errs) == 0)
+            s->pressure.has_utilization_floor = true;
+    }
+}
+
+/* spec.taint into s (when present). */
+static void decode_taint(const cJSON *json, const char *sp, struct api_spec *s, struct api_errors *errs,
+                         struct api_errors *warns)
+{
     static const char *const taint_known[] = {"key", "effect", NULL};
+    char p[API_JSON_PATH_MAX];
+    const cJSON *o;
+    if ((o = section(json, sp, "taint", taint_known, p, errs, warns))) {
+        api_json_string(o, p, "key", &s->taint.key, errs);
+        DECODE_ENUM(o, p, "effect", effect_names, s->taint.effect, errs);
+    }
+}
+
+/* spec.eviction and its cooldown section into s (when present). */
+static void decode_eviction(const cJSON *json, const char *sp, struct api_spec *s, struct api_errors *errs,
+                            struct api_errors *warns)
+{
     static const char *const eviction_known[] = {"mode",
                                                  "method",
                                                  "evictAbovePercent",
@@ -204,58 +270,8 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
                                                  "cooldown",
                                                  NULL};
     static const char *const cooldown_known[] = {"initial", "max", "history", NULL};
-    size_t before = errs ? errs->n : 0;
-    if (api_spec_defaults(s) < 0)
-        return api_errors_add(errs, "spec", "out of memory");
-    if (!json)
-        return 0;
-    if (!cJSON_IsObject(json))
-        return api_errors_add(errs, "spec", "must be of type object");
-    const char *sp = "spec";
-    api_json_unknown(json, sp, spec_known, warns);
     char p[API_JSON_PATH_MAX], pp[API_JSON_PATH_MAX];
     const cJSON *o;
-
-    decode_selector(json, sp, "nodeSelector", &s->node_selector, errs, warns);
-
-    if ((o = section(json, sp, "machineConfig", mc_known, p, errs, warns))) {
-        api_json_bool(o, p, "enabled", &s->machine_config.enabled, errs);
-        api_json_strv(o, p, "roles", &s->machine_config.roles, &s->machine_config.nroles, errs);
-        api_json_bool(o, p, "schedstats", &s->machine_config.schedstats, errs);
-        DECODE_ENUM(o, p, "deletionPolicy", deletion_names, s->machine_config.deletion_policy, errs);
-    }
-
-    if ((o = section(json, sp, "metrics", metrics_known, p, errs, warns))) {
-        DECODE_ENUM(o, p, "source", source_names, s->metrics.source, errs);
-        const cJSON *prom = section(o, p, "prometheus", prom_known, pp, errs, warns);
-        if (prom) {
-            api_json_string(prom, pp, "url", &s->metrics.prometheus.url, errs);
-            api_json_string(prom, pp, "bearerTokenFile", &s->metrics.prometheus.bearer_token_file, errs);
-            api_json_string(prom, pp, "caFile", &s->metrics.prometheus.ca_file, errs);
-            api_json_bool(prom, pp, "sendTokenOverPlainHTTP", &s->metrics.prometheus.send_token_over_plain_http, errs);
-            legacy_token_file(s, warns);
-        }
-        api_json_duration(o, p, "interval", &s->metrics.interval_ms, errs);
-        api_json_duration(o, p, "window", &s->metrics.window_ms, errs);
-    }
-
-    if ((o = section(json, sp, "pressure", pressure_known, p, errs, warns))) {
-        DECODE_ENUM(o, p, "resource", resource_names, s->pressure.resource, errs);
-        DECODE_ENUM(o, p, "stall", stall_names, s->pressure.stall, errs);
-        api_json_int(o, p, "taintAbovePercent", &s->pressure.taint_above_percent, errs);
-        api_json_int(o, p, "untaintBelowPercent", &s->pressure.untaint_below_percent, errs);
-        api_json_duration(o, p, "sustain", &s->pressure.sustain_ms, errs);
-        api_json_int(o, p, "maxTaintedPercent", &s->pressure.max_tainted_percent, errs);
-        if (api_json_get(o, "utilizationFloorPercent") &&
-            api_json_int(o, p, "utilizationFloorPercent", &s->pressure.utilization_floor_percent, errs) == 0)
-            s->pressure.has_utilization_floor = true;
-    }
-
-    if ((o = section(json, sp, "taint", taint_known, p, errs, warns))) {
-        api_json_string(o, p, "key", &s->taint.key, errs);
-        DECODE_ENUM(o, p, "effect", effect_names, s->taint.effect, errs);
-    }
-
     if ((o = section(json, sp, "eviction", eviction_known, p, errs, warns))) {
         DECODE_ENUM(o, p, "mode", mode_names, s->eviction.mode, errs);
         DECODE_ENUM(o, p, "method", method_names, s->eviction.method, errs);
@@ -279,6 +295,27 @@ int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *er
             api_json_duration(cd, pp, "history", &s->eviction.cooldown.history_ms, errs);
         }
     }
+}
+
+int api_spec_decode(const cJSON *json, struct api_spec *s, struct api_errors *errs, struct api_errors *warns)
+{
+    static const char *const spec_known[] = {"nodeSelector", "machineConfig", "metrics", "pressure",
+                                             "taint",        "eviction",      NULL};
+    size_t before = errs ? errs->n : 0;
+    if (api_spec_defaults(s) < 0)
+        return api_errors_add(errs, "spec", "out of memory");
+    if (!json)
+        return 0;
+    if (!cJSON_IsObject(json))
+        return api_errors_add(errs, "spec", "must be of type object");
+    const char *sp = "spec";
+    api_json_unknown(json, sp, spec_known, warns);
+    decode_selector(json, sp, "nodeSelector", &s->node_selector, errs, warns);
+    decode_machine_config(json, sp, s, errs, warns);
+    decode_metrics(json, sp, s, errs, warns);
+    decode_pressure(json, sp, s, errs, warns);
+    decode_taint(json, sp, s, errs, warns);
+    decode_eviction(json, sp, s, errs, warns);
     return errs && errs->n > before ? -1 : 0;
 }
 
@@ -397,21 +434,20 @@ static bool fields_ok(const struct api_errors *errs, const char *const *fields)
 
 #define FIELDS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
+/* spec.machineConfig: role names, and roles when enabled. */
+static void validate_machine_config(const struct api_spec *s, struct api_errors *errs)
 {
-    size_t before = errs ? errs->n : 0;
-    const char *why;
-
-    api_selector_validate(&s->node_selector, "spec.nodeSelector", errs);
-
-    /* machineConfig */
     check_set("spec.machineConfig.roles", s->machine_config.roles, s->machine_config.nroles, 16,
               api_names_check_dns_label, "a role name", errs);
     if (s->machine_config.enabled && s->machine_config.nroles == 0)
         api_errors_add(errs, "spec.machineConfig.roles",
                        "must name at least one role when machineConfig.enabled is true");
+}
 
-    /* metrics */
+/* spec.metrics: the Prometheus URL and files, interval and window. */
+static void validate_metrics(const struct api_spec *s, struct api_errors *errs)
+{
+    const char *why;
     const char *url = s->metrics.prometheus.url;
     if (url && (why = check_url(url)))
         api_errors_add(errs, "spec.metrics.prometheus.url", "'%s' %s", url, why);
@@ -431,8 +467,11 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
                        "samples goes unseen",
                        api_duration_format(s->metrics.interval_ms, b, sizeof(b)));
     }
+}
 
-    /* pressure */
+/* spec.pressure: thresholds, sustain, floor, and the stall kind the resource has. */
+static void validate_pressure(const struct api_spec *s, struct api_errors *errs)
+{
     check_range("spec.pressure.taintAbovePercent", s->pressure.taint_above_percent, 1, 100, errs);
     check_range("spec.pressure.untaintBelowPercent", s->pressure.untaint_below_percent, 0, 99, errs);
     check_duration("spec.pressure.sustain", s->pressure.sustain_ms, 0, MS_H, errs);
@@ -452,8 +491,12 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
         s->pressure.untaint_below_percent >= s->pressure.taint_above_percent)
         api_errors_add(errs, "spec.pressure.untaintBelowPercent", "must be less than taintAbovePercent (%lld)",
                        (long long)s->pressure.taint_above_percent);
+}
 
-    /* taint */
+/* spec.taint: a qualified key outside the namespaces Kubernetes owns. */
+static void validate_taint(const struct api_spec *s, struct api_errors *errs)
+{
+    const char *why;
     if (!s->taint.key)
         api_errors_add(errs, "spec.taint.key", "Required value");
     else if ((why = api_names_check_qualified(s->taint.key)))
@@ -463,8 +506,29 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
                        "'%s' must not be in the kubernetes.io or k8s.io namespaces, which "
                        "Kubernetes components own",
                        s->taint.key);
+}
 
-    /* eviction */
+/* spec.eviction.cooldown: initial <= max <= history, each in its range. */
+static void validate_eviction_cooldown(const struct api_spec *s, struct api_errors *errs)
+{
+    check_duration("spec.eviction.cooldown.initial", s->eviction.cooldown.initial_ms, MS_M, 24 * MS_H, errs);
+    check_duration("spec.eviction.cooldown.max", s->eviction.cooldown.max_ms, MS_M, 168 * MS_H, errs);
+    check_duration("spec.eviction.cooldown.history", s->eviction.cooldown.history_ms, MS_M, 720 * MS_H, errs);
+    char b[32];
+    if (fields_ok(errs, FIELDS("spec.eviction.cooldown.initial", "spec.eviction.cooldown.max")) &&
+        s->eviction.cooldown.initial_ms > s->eviction.cooldown.max_ms)
+        api_errors_add(errs, "spec.eviction.cooldown.max", "must be at least initial (%s)",
+                       api_duration_format(s->eviction.cooldown.initial_ms, b, sizeof(b)));
+    if (fields_ok(errs, FIELDS("spec.eviction.cooldown.max", "spec.eviction.cooldown.history")) &&
+        s->eviction.cooldown.max_ms > s->eviction.cooldown.history_ms)
+        api_errors_add(errs, "spec.eviction.cooldown.history",
+                       "must be at least max (%s), or the doubling would be forgotten before it ends",
+                       api_duration_format(s->eviction.cooldown.max_ms, b, sizeof(b)));
+}
+
+/* spec.eviction: thresholds against spec.pressure, resources, selectors, limits, cooldown. */
+static void validate_eviction(const struct api_spec *s, struct api_errors *errs)
+{
     check_range("spec.eviction.evictAbovePercent", s->eviction.evict_above_percent, 1, 100, errs);
     if (fields_ok(errs, FIELDS("spec.eviction.evictAbovePercent", "spec.pressure.taintAbovePercent")) &&
         s->eviction.evict_above_percent < s->pressure.taint_above_percent)
@@ -496,20 +560,18 @@ int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
         s->eviction.max_per_namespace > s->eviction.max_total)
         api_errors_add(errs, "spec.eviction.maxPerNamespace", "must not exceed maxTotal (%lld)",
                        (long long)s->eviction.max_total);
-    check_duration("spec.eviction.cooldown.initial", s->eviction.cooldown.initial_ms, MS_M, 24 * MS_H, errs);
-    check_duration("spec.eviction.cooldown.max", s->eviction.cooldown.max_ms, MS_M, 168 * MS_H, errs);
-    check_duration("spec.eviction.cooldown.history", s->eviction.cooldown.history_ms, MS_M, 720 * MS_H, errs);
-    char b[32];
-    if (fields_ok(errs, FIELDS("spec.eviction.cooldown.initial", "spec.eviction.cooldown.max")) &&
-        s->eviction.cooldown.initial_ms > s->eviction.cooldown.max_ms)
-        api_errors_add(errs, "spec.eviction.cooldown.max", "must be at least initial (%s)",
-                       api_duration_format(s->eviction.cooldown.initial_ms, b, sizeof(b)));
-    if (fields_ok(errs, FIELDS("spec.eviction.cooldown.max", "spec.eviction.cooldown.history")) &&
-        s->eviction.cooldown.max_ms > s->eviction.cooldown.history_ms)
-        api_errors_add(errs, "spec.eviction.cooldown.history",
-                       "must be at least max (%s), or the doubling would be forgotten before it ends",
-                       api_duration_format(s->eviction.cooldown.max_ms, b, sizeof(b)));
+    validate_eviction_cooldown(s, errs);
+}
 
+int api_spec_validate(const struct api_spec *s, struct api_errors *errs)
+{
+    size_t before = errs ? errs->n : 0;
+    api_selector_validate(&s->node_selector, "spec.nodeSelector", errs);
+    validate_machine_config(s, errs);
+    validate_metrics(s, errs);
+    validate_pressure(s, errs);
+    validate_taint(s, errs);
+    validate_eviction(s, errs);
     return errs && errs->n > before ? -1 : 0;
 }
 

@@ -450,12 +450,21 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
     return rc ? -1 : 0;
 }
 
-/* Decode the array at json[key] with one element decoder into a new vector. */
 typedef int (*elem_decoder)(const cJSON *, const char *, void *, struct api_errors *, struct api_errors *);
 
-static int decode_list(const cJSON *json, const char *path, const char *key, size_t elem_size, elem_decoder dec,
-                       void **out, size_t *n, struct api_errors *errs, struct api_errors *warns)
+/* A list in the status: its key, the size of one element and the element decoder. */
+struct list_kind {
+    const char *key;
+    size_t elem_size;
+    elem_decoder dec;
+};
+
+/* Decode the array at json[k->key] with k's element decoder, appending to *out (*n elements). */
+static int decode_list(const cJSON *json, const char *path, const struct list_kind *k, void **out, size_t *n,
+                       struct api_errors *errs, struct api_errors *warns)
 {
+    const char *key = k->key;
+    size_t elem_size = k->elem_size;
     const cJSON *arr, *it;
     if (api_json_array(json, path, key, &arr, errs) < 0)
         return -1;
@@ -471,7 +480,7 @@ static int decode_list(const cJSON *json, const char *path, const char *key, siz
     int rc = 0, i = 0;
     cJSON_ArrayForEach (it, arr) {
         void *elem = memset(v + (*n)++ * elem_size, 0, elem_size);
-        rc |= dec(it, api_json_index(ip, p, i++), elem, errs, warns);
+        rc |= k->dec(it, api_json_index(ip, p, i++), elem, errs, warns);
     }
     return rc ? -1 : 0;
 }
@@ -495,6 +504,12 @@ static int dec_move(const cJSON *j, const char *p, void *e, struct api_errors *e
 {
     return decode_move(j, p, e, errs, warns);
 }
+
+static const struct list_kind conditions_list = {"conditions", sizeof(struct api_condition), dec_condition};
+static const struct list_kind machine_configs_list = {"machineConfigs", sizeof(struct api_machine_config_status),
+                                                      dec_mc};
+static const struct list_kind nodes_list = {"nodes", sizeof(struct api_node_status), dec_node};
+static const struct list_kind moves_list = {"moves", sizeof(struct api_move), dec_move};
 
 /* A condition without a type names nothing: it is reported by decode_condition and left out,
  * so that every condition kept has a type to be found by. */
@@ -533,8 +548,7 @@ int api_status_decode(const cJSON *json, struct api_status *st, struct api_error
         return api_errors_add(errs, path, "must be of type object");
     api_json_unknown(json, path, known, warns);
     api_json_int(json, path, "observedGeneration", &st->observed_generation, errs);
-    decode_list(json, path, "conditions", sizeof(struct api_condition), dec_condition, (void **)&st->conditions,
-                &st->nconditions, errs, warns);
+    decode_list(json, path, &conditions_list, (void **)&st->conditions, &st->nconditions, errs, warns);
     drop_untyped_conditions(st);
     api_json_time(json, path, "lastSuccessfulCycleTime", &st->last_successful_cycle_time, errs);
     const cJSON *sum;
@@ -556,11 +570,9 @@ int api_status_decode(const cJSON *json, struct api_status *st, struct api_error
                 api_json_int(by, "status.summary.nodeStates", node_state_keys[k], &s->node_states[k], errs);
         }
     }
-    decode_list(json, path, "machineConfigs", sizeof(struct api_machine_config_status), dec_mc,
-                (void **)&st->machine_configs, &st->nmachine_configs, errs, warns);
-    decode_list(json, path, "nodes", sizeof(struct api_node_status), dec_node, (void **)&st->nodes, &st->nnodes, errs,
-                warns);
-    decode_list(json, path, "moves", sizeof(struct api_move), dec_move, (void **)&st->moves, &st->nmoves, errs, warns);
+    decode_list(json, path, &machine_configs_list, (void **)&st->machine_configs, &st->nmachine_configs, errs, warns);
+    decode_list(json, path, &nodes_list, (void **)&st->nodes, &st->nnodes, errs, warns);
+    decode_list(json, path, &moves_list, (void **)&st->moves, &st->nmoves, errs, warns);
     api_json_strv(json, path, "taintKeys", &st->taint_keys, &st->ntaint_keys, errs);
     return errs && errs->n > before ? -1 : 0;
 }

@@ -123,6 +123,109 @@ static int default_binds(struct flags *f)
     return 0;
 }
 
+/* The controller's command-line flags (getopt_long values). */
+enum flag_id {
+    KUBECONFIG = 1,
+    CONTEXT,
+    LEADER_ELECT,
+    NAMESPACE,
+    ID,
+    QPS,
+    BURST,
+    METRICS,
+    HEALTH,
+    LEVEL,
+    FORMAT,
+    HELP,
+    VERSION,
+    SECURE,
+    CERT_DIR,
+    TLS_MIN,
+    CIPHERS
+};
+
+static const struct option flag_options[] = {
+    {"kubeconfig", required_argument, 0, KUBECONFIG},
+    {"context", required_argument, 0, CONTEXT},
+    {"leader-elect", optional_argument, 0, LEADER_ELECT},
+    {"leader-election-namespace", required_argument, 0, NAMESPACE},
+    {"leader-election-id", required_argument, 0, ID},
+    {"kube-api-qps", required_argument, 0, QPS},
+    {"kube-api-burst", required_argument, 0, BURST},
+    {"metrics-bind-address", required_argument, 0, METRICS},
+    {"health-probe-bind-address", required_argument, 0, HEALTH},
+    {"log-level", required_argument, 0, LEVEL},
+    {"log-format", required_argument, 0, FORMAT},
+    {"help", no_argument, 0, HELP},
+    {"version", no_argument, 0, VERSION},
+    {"metrics-secure", optional_argument, 0, SECURE},
+    {"metrics-cert-dir", required_argument, 0, CERT_DIR},
+    {"metrics-tls-min-version", required_argument, 0, TLS_MIN},
+    {"metrics-tls-cipher-suites", required_argument, 0, CIPHERS},
+    {0, 0, 0, 0},
+};
+
+/* Apply flag c with argument arg (NULL when it has none) to f; --help and --version print
+ * and exit. -1 (with a message) on a bad value or an unknown flag. */
+static int apply_flag(int c, const char *arg, struct flags *f)
+{
+    switch (c) {
+    case KUBECONFIG: f->kubeconfig = arg; break;
+    case CONTEXT: f->context = arg; break;
+    case LEADER_ELECT:
+        if (parse_bool(arg, &f->leader_elect) < 0) {
+            fprintf(stderr, "psi-rebalancer: --leader-elect: want true or false, got '%s'\n", arg);
+            return -1;
+        }
+        break;
+    case NAMESPACE: f->election_namespace = arg; break;
+    case ID: f->election_id = arg; break;
+    case QPS:
+    case BURST: {
+        char *end;
+        double v = strtod(arg, &end);
+        if (*end || !(v > 0) || v > 10000) {
+            fprintf(stderr, "psi-rebalancer: --%s: want a number above 0, got '%s'\n",
+                    c == QPS ? "kube-api-qps" : "kube-api-burst", arg);
+            return -1;
+        }
+        if (c == QPS)
+            f->api_qps = v;
+        else
+            f->api_burst = (int)v;
+        break;
+    }
+    case METRICS: f->metrics_addr = arg; break;
+    case HEALTH: f->health_addr = arg; break;
+    case SECURE:
+        if (parse_bool(arg, &f->metrics_secure) < 0) {
+            fprintf(stderr, "psi-rebalancer: --metrics-secure: want true or false, got '%s'\n", arg);
+            return -1;
+        }
+        break;
+    case CERT_DIR: f->metrics_cert_dir = arg; break;
+    case TLS_MIN: f->metrics_tls_min = arg; break;
+    case CIPHERS: f->metrics_ciphers = arg; break;
+    case LEVEL:
+        if (!logging_parse_level(arg, &f->level)) {
+            fprintf(stderr, "psi-rebalancer: --log-level: want debug, info, warn or error, got '%s'\n", arg);
+            return -1;
+        }
+        break;
+    case FORMAT:
+        if (!logging_parse_format(arg, &f->format)) {
+            fprintf(stderr, "psi-rebalancer: --log-format: want text or json, got '%s'\n", arg);
+            return -1;
+        }
+        break;
+    case HELP: usage(stdout); exit(0);
+    case VERSION: printf("psi-rebalancer %s (build %s)\n", PSI_VERSION, PSI_BUILD); exit(0);
+    default: usage(stderr); return -1;
+    }
+    return 0;
+}
+
+/* Parse argv into f over the defaults; -1 (with a message) on a bad flag or argument. */
 static int parse_flags(int argc, char **argv, struct flags *f)
 {
     *f = (struct flags){.leader_elect = 1,
@@ -132,101 +235,10 @@ static int parse_flags(int argc, char **argv, struct flags *f)
                         .api_burst = 100,
                         .level = LOGGING_INFO,
                         .format = LOGGING_TEXT};
-    enum {
-        KUBECONFIG = 1,
-        CONTEXT,
-        LEADER_ELECT,
-        NAMESPACE,
-        ID,
-        QPS,
-        BURST,
-        METRICS,
-        HEALTH,
-        LEVEL,
-        FORMAT,
-        HELP,
-        VERSION,
-        SECURE,
-        CERT_DIR,
-        TLS_MIN,
-        CIPHERS
-    };
-    static const struct option opts[] = {
-        {"kubeconfig", required_argument, 0, KUBECONFIG},
-        {"context", required_argument, 0, CONTEXT},
-        {"leader-elect", optional_argument, 0, LEADER_ELECT},
-        {"leader-election-namespace", required_argument, 0, NAMESPACE},
-        {"leader-election-id", required_argument, 0, ID},
-        {"kube-api-qps", required_argument, 0, QPS},
-        {"kube-api-burst", required_argument, 0, BURST},
-        {"metrics-bind-address", required_argument, 0, METRICS},
-        {"health-probe-bind-address", required_argument, 0, HEALTH},
-        {"log-level", required_argument, 0, LEVEL},
-        {"log-format", required_argument, 0, FORMAT},
-        {"help", no_argument, 0, HELP},
-        {"version", no_argument, 0, VERSION},
-        {"metrics-secure", optional_argument, 0, SECURE},
-        {"metrics-cert-dir", required_argument, 0, CERT_DIR},
-        {"metrics-tls-min-version", required_argument, 0, TLS_MIN},
-        {"metrics-tls-cipher-suites", required_argument, 0, CIPHERS},
-        {0, 0, 0, 0},
-    };
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case KUBECONFIG: f->kubeconfig = optarg; break;
-        case CONTEXT: f->context = optarg; break;
-        case LEADER_ELECT:
-            if (parse_bool(optarg, &f->leader_elect) < 0) {
-                fprintf(stderr, "psi-rebalancer: --leader-elect: want true or false, got '%s'\n", optarg);
-                return -1;
-            }
-            break;
-        case NAMESPACE: f->election_namespace = optarg; break;
-        case ID: f->election_id = optarg; break;
-        case QPS:
-        case BURST: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (*end || !(v > 0) || v > 10000) {
-                fprintf(stderr, "psi-rebalancer: --%s: want a number above 0, got '%s'\n",
-                        c == QPS ? "kube-api-qps" : "kube-api-burst", optarg);
-                return -1;
-            }
-            if (c == QPS)
-                f->api_qps = v;
-            else
-                f->api_burst = (int)v;
-            break;
-        }
-        case METRICS: f->metrics_addr = optarg; break;
-        case HEALTH: f->health_addr = optarg; break;
-        case SECURE:
-            if (parse_bool(optarg, &f->metrics_secure) < 0) {
-                fprintf(stderr, "psi-rebalancer: --metrics-secure: want true or false, got '%s'\n", optarg);
-                return -1;
-            }
-            break;
-        case CERT_DIR: f->metrics_cert_dir = optarg; break;
-        case TLS_MIN: f->metrics_tls_min = optarg; break;
-        case CIPHERS: f->metrics_ciphers = optarg; break;
-        case LEVEL:
-            if (!logging_parse_level(optarg, &f->level)) {
-                fprintf(stderr, "psi-rebalancer: --log-level: want debug, info, warn or error, got '%s'\n", optarg);
-                return -1;
-            }
-            break;
-        case FORMAT:
-            if (!logging_parse_format(optarg, &f->format)) {
-                fprintf(stderr, "psi-rebalancer: --log-format: want text or json, got '%s'\n", optarg);
-                return -1;
-            }
-            break;
-        case HELP: usage(stdout); exit(0);
-        case VERSION: printf("psi-rebalancer %s (build %s)\n", PSI_VERSION, PSI_BUILD); exit(0);
-        default: usage(stderr); return -1;
-        }
-    }
+    while ((c = getopt_long(argc, argv, "", flag_options, NULL)) != -1)
+        if (apply_flag(c, optarg, f) < 0)
+            return -1;
     if (optind < argc) {
         fprintf(stderr, "psi-rebalancer: unexpected argument '%s'\n", argv[optind]);
         return -1;

@@ -306,10 +306,20 @@ void kube_config_free(struct kube_config *cfg)
     free(cfg);
 }
 
-/* Split a URL "scheme://host[:port]/path" into pieces; host keeps IPv6 brackets. */
-static int split_url(const char *url, char *scheme, size_t sl, char *host, size_t hl, char *port, size_t pl,
-                     const char **rest)
+/* The pieces of a URL "scheme://host[:port]/path"; host keeps IPv6 brackets, port is the
+ * scheme's default when the URL has none, rest points into the URL at the path. */
+struct url_parts {
+    char scheme[16];
+    char host[256];
+    char port[16];
+    const char *rest;
+};
+
+/* Split url into u; -1 when it is not of that form or a piece does not fit. */
+static int split_url(const char *url, struct url_parts *u)
 {
+    char *scheme = u->scheme, *host = u->host, *port = u->port;
+    size_t sl = sizeof(u->scheme), hl = sizeof(u->host), pl = sizeof(u->port);
     const char *p = strstr(url, "://");
     if (!p || (size_t)(p - url) >= sl)
         return -1;
@@ -342,7 +352,7 @@ static int split_url(const char *url, char *scheme, size_t sl, char *host, size_
     } else {
         snprintf(port, pl, "%s", strcmp(scheme, "http") ? "443" : "80");
     }
-    *rest = end;
+    u->rest = end;
     return 0;
 }
 
@@ -361,13 +371,12 @@ static int set_server(struct kube_config *cfg, const char *server, const char *w
     while (n && s[n - 1] == '/')
         s[--n] = 0;
     cfg->server = s;
-    char scheme[16], host[256], port[16];
-    const char *rest;
-    if (split_url(s, scheme, sizeof(scheme), host, sizeof(host), port, sizeof(port), &rest))
+    struct url_parts u;
+    if (split_url(s, &u))
         return kube_err_set(err, 0, "Config", "%s: not a valid URL: %s", where, server);
-    if (strcmp(scheme, "https") && strcmp(scheme, "http"))
-        return kube_err_set(err, 0, "Config", "%s: unsupported scheme %s in %s (want https)", where, scheme, server);
-    if (*rest && *rest != '/')
+    if (strcmp(u.scheme, "https") && strcmp(u.scheme, "http"))
+        return kube_err_set(err, 0, "Config", "%s: unsupported scheme %s in %s (want https)", where, u.scheme, server);
+    if (*u.rest && *u.rest != '/')
         return kube_err_set(err, 0, "Config", "%s: query or fragment not allowed in %s", where, server);
     if (!cfg->tls_server_name) {
         cfg->effective_server = strdup(s);
@@ -378,11 +387,12 @@ static int set_server(struct kube_config *cfg, const char *server, const char *w
     const char *t = cfg->tls_server_name;
     int v6 = strchr(t, ':') != NULL;
     char *entry = NULL;
-    if (asprintf(&cfg->effective_server, "%s://%s%s%s:%s%s", scheme, v6 ? "[" : "", t, v6 ? "]" : "", port, rest) < 0 ||
-        asprintf(&entry, "%s%s%s:%s:%s:%s", v6 ? "[" : "", t, v6 ? "]" : "", port, host, port) < 0 ||
-        asprintf(&cfg->host_header, "Host: %s%s%s", host,
-                 strcmp(port, strcmp(scheme, "http") ? "443" : "80") ? ":" : "",
-                 strcmp(port, strcmp(scheme, "http") ? "443" : "80") ? port : "") < 0) {
+    if (asprintf(&cfg->effective_server, "%s://%s%s%s:%s%s", u.scheme, v6 ? "[" : "", t, v6 ? "]" : "", u.port,
+                 u.rest) < 0 ||
+        asprintf(&entry, "%s%s%s:%s:%s:%s", v6 ? "[" : "", t, v6 ? "]" : "", u.port, u.host, u.port) < 0 ||
+        asprintf(&cfg->host_header, "Host: %s%s%s", u.host,
+                 strcmp(u.port, strcmp(u.scheme, "http") ? "443" : "80") ? ":" : "",
+                 strcmp(u.port, strcmp(u.scheme, "http") ? "443" : "80") ? u.port : "") < 0) {
         cfg->effective_server = NULL;
         free(entry);
         return kube_err_set(err, 0, "Config", "out of memory");

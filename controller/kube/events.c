@@ -58,13 +58,19 @@ size_t kube_event_agg_size(const struct kube_event_agg *a)
     return a->n;
 }
 
-char *kube_event_key(const char *kind, const char *ns, const char *name, const char *uid, const char *type,
-                     const char *reason, const char *action, const char *note)
+/* s, or "" for NULL. */
+static const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+char *kube_event_key(const struct kube_event_ref *regarding, const struct kube_event_occurrence *what)
 {
     char *k;
     /* \x1f (unit separator) cannot appear in names; notes could hold it, harmlessly */
-    if (asprintf(&k, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", kind ? kind : "", ns ? ns : "", name ? name : "",
-                 uid ? uid : "", type ? type : "", reason ? reason : "", action ? action : "", note ? note : "") < 0)
+    if (asprintf(&k, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", or_empty(regarding->kind), or_empty(regarding->ns),
+                 or_empty(regarding->name), or_empty(regarding->uid), or_empty(what->type), or_empty(what->reason),
+                 or_empty(what->action), or_empty(what->note)) < 0)
         return NULL;
     return k;
 }
@@ -264,8 +270,7 @@ static char *cut_note(const char *note, size_t max)
 }
 
 static int create_event(struct kube_events *ev, struct kube_event_series *s, const struct kube_event_ref *r,
-                        const char *type, const char *reason, const char *action, const char *note, int64_t now_ms,
-                        struct kube_err *err)
+                        const struct kube_event_occurrence *what, int64_t now_ms, struct kube_err *err)
 {
     const char *ns = r->ns && *r->ns ? r->ns : "default"; /* cluster-scoped objects: events in default */
     char name[256], when[48];
@@ -280,11 +285,11 @@ static int create_event(struct kube_events *ev, struct kube_event_series *s, con
     cJSON_AddStringToObject(o, "eventTime", when);
     cJSON_AddStringToObject(o, "reportingController", ev->controller);
     cJSON_AddStringToObject(o, "reportingInstance", ev->instance);
-    cJSON_AddStringToObject(o, "type", type);
-    cJSON_AddStringToObject(o, "reason", reason);
-    cJSON_AddStringToObject(o, "action", action);
-    if (note && *note) {
-        char *n = cut_note(note, 1024);
+    cJSON_AddStringToObject(o, "type", what->type);
+    cJSON_AddStringToObject(o, "reason", what->reason);
+    cJSON_AddStringToObject(o, "action", what->action);
+    if (what->note && *what->note) {
+        char *n = cut_note(what->note, 1024);
         if (n)
             cJSON_AddStringToObject(o, "note", n);
         free(n);
@@ -305,7 +310,7 @@ static int create_event(struct kube_events *ev, struct kube_event_series *s, con
     free(path);
     cJSON_Delete(o);
     if (!stored) {
-        kube_err_wrap(err, "recording event %s on %s %s/%s", reason, r->kind, ns, r->name);
+        kube_err_wrap(err, "recording event %s on %s %s/%s", what->reason, r->kind, ns, r->name);
         if (s)
             kube_event_agg_drop(ev->agg, s);
         return -1;
@@ -343,39 +348,39 @@ static int patch_series(struct kube_events *ev, struct kube_event_series *s, int
     return 0;
 }
 
-int kube_events_record(struct kube_events *ev, const struct kube_event_ref *regarding, const char *type,
-                       const char *reason, const char *action, const char *note, int64_t now_ms, struct kube_err *err)
+int kube_events_record(struct kube_events *ev, const struct kube_event_ref *regarding,
+                       const struct kube_event_occurrence *what, int64_t now_ms, struct kube_err *err)
 {
     kube_err_clear(err);
     if (!regarding || !regarding->kind || !regarding->name || !*regarding->kind || !*regarding->name)
         return kube_err_set(err, 0, "Encode", "recording event: regarding kind and name are required");
+    const char *type = what ? what->type : NULL;
     if (!type || (strcmp(type, "Normal") && strcmp(type, "Warning")))
         return kube_err_set(err, 0, "Encode", "recording event: type must be Normal or Warning, not %s",
                             type ? type : "(null)");
+    const char *reason = what->reason, *action = what->action;
     if (!reason || !*reason || strlen(reason) > 128 || !action || !*action || strlen(action) > 128)
         return kube_err_set(err, 0, "Encode", "recording event: reason and action must be 1..128 bytes");
-    char *key =
-        kube_event_key(regarding->kind, regarding->ns, regarding->name, regarding->uid, type, reason, action, note);
+    char *key = kube_event_key(regarding, what);
     if (!key)
         return kube_err_set(err, 0, "Encode", "out of memory");
     struct kube_event_series *s;
     enum kube_event_action act = kube_event_agg_observe(ev->agg, key, now_ms, &s);
     free(key);
     switch (act) {
-    case KUBE_EVENT_CREATE: return create_event(ev, s, regarding, type, reason, action, note, now_ms, err);
+    case KUBE_EVENT_CREATE: return create_event(ev, s, regarding, what, now_ms, err);
     case KUBE_EVENT_PATCH: {
         int rc = patch_series(ev, s, now_ms, err);
         if (rc == 1) {
             /* the Event expired or was deleted: start a new series */
             kube_err_clear(err);
             kube_event_agg_drop(ev->agg, s);
-            char *k2 = kube_event_key(regarding->kind, regarding->ns, regarding->name, regarding->uid, type, reason,
-                                      action, note);
+            char *k2 = kube_event_key(regarding, what);
             if (!k2)
                 return kube_err_set(err, 0, "Encode", "out of memory");
             kube_event_agg_observe(ev->agg, k2, now_ms, &s);
             free(k2);
-            return create_event(ev, s, regarding, type, reason, action, note, now_ms, err);
+            return create_event(ev, s, regarding, what, now_ms, err);
         }
         return rc;
     }

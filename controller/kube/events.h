@@ -49,9 +49,11 @@ struct kube_event_agg *kube_event_agg_new(int64_t window_ms, int64_t patch_inter
 /* Free an aggregator and its series (NULL is fine). */
 void kube_event_agg_free(struct kube_event_agg *a);
 
-/* Build the aggregation key of an occurrence; caller frees. NULL on ENOMEM. */
-char *kube_event_key(const char *kind, const char *ns, const char *name, const char *uid, const char *type,
-                     const char *reason, const char *action, const char *note);
+struct kube_event_ref;
+struct kube_event_occurrence;
+
+/* Build the aggregation key of an occurrence on regarding; caller frees. NULL on ENOMEM. */
+char *kube_event_key(const struct kube_event_ref *regarding, const struct kube_event_occurrence *what);
 
 /* Count an occurrence of key at now_ms; *series gets its series (owned by a; valid until the
  * next observe/due/free). Returns what to send. NULL series on ENOMEM (action CREATE). */
@@ -86,6 +88,14 @@ struct kube_event_ref {
     const char *uid; /* may be NULL */
 };
 
+/* What happened to it: type is "Normal" or "Warning", reason and action 1..128 bytes. */
+struct kube_event_occurrence {
+    const char *type;
+    const char *reason;
+    const char *action;
+    const char *note; /* may be NULL (truncated to 1 kB) */
+};
+
 struct kube_events;
 
 /* New recorder writing through c (borrowed). controller is reportingController (e.g.
@@ -101,10 +111,10 @@ void kube_events_free(struct kube_events *ev);
  * every repeat at once); forgets current series. */
 void kube_events_set_aggregation(struct kube_events *ev, int64_t window_ms, int64_t patch_interval_ms);
 
-/* Record an occurrence at now_ms (wall clock, ms since the epoch: it is the Event's time).
- * type is "Normal" or "Warning"; note may be NULL (truncated to 1 kB). 0 or -1 with err. */
-int kube_events_record(struct kube_events *ev, const struct kube_event_ref *regarding, const char *type,
-                       const char *reason, const char *action, const char *note, int64_t now_ms, struct kube_err *err);
+/* Record an occurrence on regarding at now_ms (wall clock, ms since the epoch: it is the
+ * Event's time). 0 or -1 with err. */
+int kube_events_record(struct kube_events *ev, const struct kube_event_ref *regarding,
+                       const struct kube_event_occurrence *what, int64_t now_ms, struct kube_err *err);
 
 /* Send due series patches (force: all pending, e.g. at shutdown). *next_due_ms (may be NULL)
  * gets when to flush again (INT64_MAX: nothing pending). 0, or -1 with the last error. */

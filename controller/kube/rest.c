@@ -399,20 +399,28 @@ cJSON *kube_rest_get(struct kube_client *c, const char *path, struct kube_err *e
     return kube_rest_request(c, "GET", path, NULL, NULL, 0, err);
 }
 
-static cJSON *write_verb(struct kube_client *c, const char *method, const char *path, const char *ctype,
-                         const cJSON *body, const struct kube_write_opts *opts, int apply, struct kube_err *err)
+/* How a write verb is sent: HTTP method, body content type (NULL: none), server-side apply. */
+struct write_verb {
+    const char *method;
+    const char *ctype;
+    int apply;
+};
+
+/* Send body (may be NULL) to path with verb v and the write options opts (may be NULL). */
+static cJSON *write_verb(struct kube_client *c, const struct write_verb *v, const char *path, const cJSON *body,
+                         const struct kube_write_opts *opts, struct kube_err *err)
 {
     kube_err_clear(err);
     char *text = NULL;
     if (body && !(text = body_text(body, err)))
         return NULL;
-    char *p = write_path(path, opts, apply);
+    char *p = write_path(path, opts, v->apply);
     cJSON *res = NULL;
     if (!p)
         kube_err_set(err, 0, "Encode", "out of memory");
     else
         res =
-            kube_rest_request(c, method, p, ctype, text,
+            kube_rest_request(c, v->method, p, v->ctype, text,
                               KUBE_REQUEST_WRITE | (opts && opts->discard_reply ? KUBE_REQUEST_DISCARD_REPLY : 0), err);
     free(p);
     free(text);
@@ -422,13 +430,15 @@ static cJSON *write_verb(struct kube_client *c, const char *method, const char *
 cJSON *kube_rest_create(struct kube_client *c, const char *path, const cJSON *body, const struct kube_write_opts *opts,
                         struct kube_err *err)
 {
-    return write_verb(c, "POST", path, "application/json", body, opts, 0, err);
+    const struct write_verb v = {"POST", "application/json", 0};
+    return write_verb(c, &v, path, body, opts, err);
 }
 
 cJSON *kube_rest_update(struct kube_client *c, const char *path, const cJSON *body, const struct kube_write_opts *opts,
                         struct kube_err *err)
 {
-    return write_verb(c, "PUT", path, "application/json", body, opts, 0, err);
+    const struct write_verb v = {"PUT", "application/json", 0};
+    return write_verb(c, &v, path, body, opts, err);
 }
 
 cJSON *kube_rest_patch(struct kube_client *c, const char *path, enum kube_patch_type type, const cJSON *body,
@@ -444,13 +454,15 @@ cJSON *kube_rest_patch(struct kube_client *c, const char *path, enum kube_patch_
         return kube_err_set(err, 0, "Encode", "PATCH %s: unknown patch type %d", path, (int)type), NULL;
     if (!body)
         return kube_err_set(err, 0, "Encode", "PATCH %s: no patch body", path), NULL;
-    return write_verb(c, "PATCH", path, ctypes[type], body, opts, type == KUBE_PATCH_APPLY, err);
+    const struct write_verb v = {"PATCH", ctypes[type], type == KUBE_PATCH_APPLY};
+    return write_verb(c, &v, path, body, opts, err);
 }
 
 cJSON *kube_rest_delete(struct kube_client *c, const char *path, const cJSON *delete_options,
                         const struct kube_write_opts *opts, struct kube_err *err)
 {
-    return write_verb(c, "DELETE", path, delete_options ? "application/json" : NULL, delete_options, opts, 0, err);
+    const struct write_verb v = {"DELETE", delete_options ? "application/json" : NULL, 0};
+    return write_verb(c, &v, path, delete_options, opts, err);
 }
 
 int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int dry_run, const char *requested_by,

@@ -10,6 +10,7 @@ void notify_event(struct kube_events *ev, const struct kube_event_ref *ref, cons
         return;
     struct kube_err err;
     kube_err_clear(&err);
-    if (kube_events_record(ev, ref, type, reason, action, note, now_ms, &err) < 0)
+    struct kube_event_occurrence what = {type, reason, action, note};
+    if (kube_events_record(ev, ref, &what, now_ms, &err) < 0)
         log_warn("event not recorded", "reason", reason, "error", err.msg);
 }

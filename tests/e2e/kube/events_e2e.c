@@ -81,7 +81,8 @@ int main(void)
     const int N = 5;
     int ok = 1;
     for (int i = 0; i < N; i++) {
-        if (kube_events_record(ev, &ref, "Normal", "Tested", "Probe", "the same note", wall_ms(), &err)) {
+        if (kube_events_record(ev, &ref, &(struct kube_event_occurrence){"Normal", "Tested", "Probe", "the same note"},
+                               wall_ms(), &err)) {
             printf("# record %d: %s\n", i, err.msg);
             ok = 0;
         }
@@ -90,7 +91,9 @@ int main(void)
     int count, n = events_with(ns, "Tested", "subject", &count);
     e2e_check(n == 1 && count == N, "one Event with series.count == %d (events %d, count %d)", N, n, count);
 
-    e2e_check(kube_events_record(ev, &ref, "Warning", "OtherReason", "Probe", "the same note", wall_ms(), &err) == 0,
+    e2e_check(kube_events_record(ev, &ref,
+                                 &(struct kube_event_occurrence){"Warning", "OtherReason", "Probe", "the same note"},
+                                 wall_ms(), &err) == 0,
               "record with another reason (%s)", err.msg);
     n = events_with(ns, "OtherReason", "subject", &count);
     int n1 = events_with(ns, "Tested", "subject", &count);
@@ -100,7 +103,8 @@ int main(void)
     /* default interval: repeats held back, flushed on demand */
     ev = kube_events_new(c, "rebalance.psi.dev/e2e", "events-e2e", &err);
     for (int i = 0; i < 4; i++)
-        kube_events_record(ev, &ref, "Normal", "Deferred", "Probe", NULL, wall_ms(), &err);
+        kube_events_record(ev, &ref, &(struct kube_event_occurrence){"Normal", "Deferred", "Probe", NULL}, wall_ms(),
+                           &err);
     n = events_with(ns, "Deferred", "subject", &count);
     e2e_check(n == 1 && count == 0, "4 quick repeats: one Event created, repeats held back (events %d, count %d)", n,
               count);
@@ -116,7 +120,9 @@ int main(void)
     char node_reason[64];
     snprintf(node_reason, sizeof(node_reason), "E2eNodeProbe%d", (int)getpid());
     struct kube_event_ref node = {"v1", "Node", NULL, "worker-0", NULL};
-    e2e_check(kube_events_record(ev, &node, "Normal", node_reason, "Probe", "node note", wall_ms(), &err) == 0,
+    e2e_check(kube_events_record(ev, &node,
+                                 &(struct kube_event_occurrence){"Normal", node_reason, "Probe", "node note"},
+                                 wall_ms(), &err) == 0,
               "record on Node worker-0 (%s)", err.msg);
     n = events_with("default", node_reason, "worker-0", &count);
     e2e_check(n == 1, "the Node's Event is in namespace default (%d)", n);

@@ -13,7 +13,9 @@
 
 static char *key(const char *reason, const char *note)
 {
-    return kube_event_key("Node", "", "worker-0", "uid-1", "Normal", reason, "Taint", note);
+    struct kube_event_ref node = {"v1", "Node", "", "worker-0", "uid-1"};
+    struct kube_event_occurrence what = {"Normal", reason, "Taint", note};
+    return kube_event_key(&node, &what);
 }
 
 static void test_first_creates_repeats_patch_then_defer(void **state)
