@@ -5,9 +5,9 @@
 # Within its cooldown (10m) it is not moved again, and the restarted operator keeps the move
 # and its cooldownUntil in status.moves (cycles after the restart rewrite status.moves from
 # what was read back: a move not read back would drop out of it).
-# What this cannot show: that the cooldown alone holds the VM. Its launcher pod after the
-# live migration carries kubevirt.io/migrationJobUID, and the operator skips such a pod as a
-# "migration target" before it looks at cooldowns, so the Rebalancing message names that.
+# The Rebalancing message names the cooldown as what holds it: its launcher pod keeps
+# KubeVirt's kubevirt.io/migrationJobUID label after the migration, which does not make it a
+# migration under way.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 source "$(dirname "$0")/lib.sh"
@@ -36,9 +36,9 @@ stop_operator
 start_operator
 check "the operator was restarted before big gets busy" test $(($(date +%s) - t0)) -lt 150
 
-eventually 240 "big's node is hot and nothing there may move (Rebalancing NoCandidate)" bash -c \
+eventually 240 "big's node is hot and big is held by its cooldown (Rebalancing NoCandidate, cooling down)" bash -c \
   "$(declare -f psir_field); psir_field $name '.status.conditions[] | select(.type==\"Rebalancing\") | \"\(.reason) \(.message)\"' |
-   grep -E '^NoCandidate $node is to be relieved'"
+   grep -E '^NoCandidate $node is to be relieved.*cooling down'"
 check "the restarted operator read the move back (one move in status, cooldown unchanged)" test \
   "$(psir_field "$name" '[.status.moves[] | "\(.name) \(.cooldownUntil)"] | join(",")')" = "big $until_"
 check "big still runs on $node" test "$(vmis | awk -v v="$vm" '$1 == v {print $2}')" = "$node"
