@@ -103,7 +103,7 @@ sample_proc() {
 
 # ---- the scale part ----
 # node_manifests FROM TO: kwok worker nodes worker-FROM..worker-(TO-1), as hack/cluster/up
-# makes them, with the beta os/arch labels the controller-manager would add (a few nodes a
+# makes them (InternalIP in 198.18.0.0/15, never dialed: see hack/cluster/lib.sh), with the beta os/arch labels the controller-manager would add (a few nodes a
 # second: at 1,000 new nodes minutes of label updates, each a real change the operator
 # reconciles, which would leak into the steady-state window).
 node_manifests() {
@@ -118,7 +118,7 @@ metadata:
   labels: {kubernetes.io/hostname: worker-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, beta.kubernetes.io/os: linux, beta.kubernetes.io/arch: amd64, node-role.kubernetes.io/worker: "", type: kwok}
 spec: {}
 status:
-  addresses: [{type: InternalIP, address: "10.100.$((i / 250)).$((i % 250 + 2))"}, {type: Hostname, address: "worker-$i"}]
+  addresses: [{type: InternalIP, address: "198.18.$((i / 250)).$((i % 250 + 2))"}, {type: Hostname, address: "worker-$i"}]
   capacity: &res {cpu: "16", memory: 64Gi, pods: "110", ephemeral-storage: 200Gi, devices.kubevirt.io/kvm: 1k}
   allocatable: *res
 ---
