@@ -330,11 +330,11 @@ static int skip_value(struct reader *r)
     }
 }
 
-/* Object members one by one: calls member(r, key, ud) with the key read (cut to 64 bytes)
- * and r->p at its value, which member must consume. */
+/* Object members one by one: calls member(r, key, ud) with the key read (cut to keycap
+ * bytes) and r->p at its value, which member must consume. */
 typedef int (*member_fn)(struct reader *r, const char *key, void *ud);
 
-static int members(struct reader *r, member_fn member, void *ud)
+static int members_capped(struct reader *r, size_t keycap, member_fn member, void *ud)
 {
     if (expect(r, '{') < 0)
         return READ_ERROR;
@@ -347,7 +347,7 @@ static int members(struct reader *r, member_fn member, void *ud)
     }
     for (;;) {
         struct buf key = {0};
-        int rc = string(r, &key, 64);
+        int rc = string(r, &key, keycap);
         rc = rc < 0 ? rc : expect(r, ':');
         rc = rc < 0 ? rc : member(r, key.s ? key.s : "", ud);
         free(key.s);
@@ -361,6 +361,12 @@ static int members(struct reader *r, member_fn member, void *ud)
         if (expect(r, ',') < 0)
             return READ_ERROR;
     }
+}
+
+/* members_capped with keys cut to 64 bytes: the envelope's and a series' member names. */
+static int members(struct reader *r, member_fn member, void *ud)
+{
+    return members_capped(r, 64, member, ud);
 }
 
 /* ---- series ---- */
@@ -410,36 +416,13 @@ static int label_member(struct reader *r, const char *key, void *ud)
     return 0;
 }
 
-/* metric: an object of string labels. Keys are cut to 64 bytes by members(): label names
- * longer than that are read whole here instead. */
+/* metric: an object of string labels. Label names are read whole (members cuts keys to 64
+ * bytes). */
 static int metric(struct reader *r, struct series_state *s)
 {
     if (peek(r) != '{')
         return shape(s, "result[%zu] is not an object with a \"metric\" object", s->idx);
-    r->p++;
-    if (++r->depth > PSI_PROMREPLY_MAX_DEPTH)
-        return bound(r, "JSON nested deeper than %d levels", PSI_PROMREPLY_MAX_DEPTH);
-    if (peek(r) == '}') {
-        r->p++;
-        r->depth--;
-        return 0;
-    }
-    for (;;) {
-        struct buf key = {0};
-        int rc = string(r, &key, SIZE_MAX);
-        rc = rc < 0 ? rc : expect(r, ':');
-        rc = rc < 0 ? rc : label_member(r, key.s ? key.s : "", s);
-        free(key.s);
-        if (rc != 0)
-            return rc;
-        if (peek(r) == '}') {
-            r->p++;
-            r->depth--;
-            return 0;
-        }
-        if (expect(r, ',') < 0)
-            return READ_ERROR;
-    }
+    return members_capped(r, SIZE_MAX, label_member, s);
 }
 
 static int not_pair(struct series_state *s)
