@@ -22,6 +22,7 @@ struct run {
     bool seen;         /* seen in this pass */
     char *target_pod;  /* the target pod's name, once created */
     char *vmi;         /* the VMI's name */
+    cJSON *history;    /* status.phaseTransitionTimestamps as last written: the cache may lag */
 };
 
 /* Failed evacuations of a VMI since its last success, for the backoff. */
@@ -52,6 +53,7 @@ static void run_clear(struct run *r)
     free(r->uid);
     free(r->target_pod);
     free(r->vmi);
+    cJSON_Delete(r->history);
 }
 
 void migration_free(struct migration *m)
@@ -158,15 +160,18 @@ static const char *source_node(const cJSON *mig, const cJSON *vmi)
 
 /* ---- writing ---- */
 
-static int patch_migration(struct migration *m, const cJSON *mig, const char *phase, cJSON *state, const char *reason)
+static int patch_migration(struct migration *m, struct run *r, const cJSON *mig, const char *phase, cJSON *state,
+                           const char *reason)
 {
     struct sim *s = m->s;
     char ts[32];
     cJSON *patch = cJSON_CreateObject();
     cJSON *st = cJSON_AddObjectToObject(patch, "status");
+    cJSON *history = NULL;
     if (phase) {
+        history = sim_phase_history(r->history ? r->history : jx_get(mig, "status.phaseTransitionTimestamps"), phase);
         cJSON_AddStringToObject(st, "phase", phase);
-        cJSON_AddItemToObject(st, "phaseTransitionTimestamps", sim_phase_history(mig, phase));
+        cJSON_AddItemToObject(st, "phaseTransitionTimestamps", cJSON_Duplicate(history, 1));
     }
     if (state)
         cJSON_AddItemToObject(st, "migrationState", state);
@@ -185,6 +190,12 @@ static int patch_migration(struct migration *m, const cJSON *mig, const char *ph
     int rc = sim_merge_patch(s, path, patch, name);
     free(path);
     cJSON_Delete(patch);
+    if (rc == 0 && history) {
+        cJSON_Delete(r->history);
+        r->history = history;
+    } else {
+        cJSON_Delete(history);
+    }
     return rc;
 }
 
@@ -239,7 +250,7 @@ static void delete_pod(struct sim *s, const char *name)
 static void set_phase(struct migration *m, struct run *r, const cJSON *mig, const cJSON *vmi, const char *phase,
                       cJSON *state, const char *reason)
 {
-    if (patch_migration(m, mig, phase, state, reason) < 0)
+    if (patch_migration(m, r, mig, phase, state, reason) < 0)
         return; /* a later pass tries again */
     snprintf(r->phase, sizeof(r->phase), "%s", phase);
     r->since_ms = kube_loop_now_ms();

@@ -35,10 +35,9 @@ char *sim_timestamp(char *buf, size_t len)
     return buf;
 }
 
-cJSON *sim_phase_history(const cJSON *obj, const char *phase)
+cJSON *sim_phase_history(const cJSON *old, const char *phase)
 {
     char ts[32];
-    const cJSON *old = jx_get(obj, "status.phaseTransitionTimestamps");
     cJSON *hist = cJSON_IsArray(old) ? cJSON_Duplicate(old, 1) : cJSON_CreateArray();
     int last = cJSON_GetArraySize(hist) - 1;
     if (last < 0 || !jx_eq(jx_str(cJSON_GetArrayItem(hist, last), "phase"), phase)) {

@@ -87,9 +87,10 @@ uint64_t sim_elapsed_ms(const struct sim *s);
 /* The wall clock as RFC 3339 with seconds ("2024-01-02T03:04:05Z") into buf. */
 char *sim_timestamp(char *buf, size_t len);
 
-/* obj's status.phaseTransitionTimestamps with phase appended (stamped now) unless it is
- * already the last entry, as KubeVirt keeps it for VMIs and migrations; caller owns it. */
-cJSON *sim_phase_history(const cJSON *obj, const char *phase);
+/* A copy of the phase history old (a status.phaseTransitionTimestamps array, or NULL) with
+ * phase appended (stamped now) unless it is already the last entry, as KubeVirt keeps it for
+ * VMIs and migrations; caller owns it. */
+cJSON *sim_phase_history(const cJSON *old, const char *phase);
 
 /* A five-character suffix in the alphabet Kubernetes uses for generated names
  * ("bcdfghjklmnpqrstvwxz2456789"), derived from seed: the same seed gives the same one. */

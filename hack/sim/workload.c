@@ -97,7 +97,8 @@ static void set_vmi_phase(struct workload *w, const struct scenario_vm *vm, cons
         cJSON_AddStringToObject(st, "nodeName", node);
     if (reason)
         cJSON_AddStringToObject(st, "reason", reason);
-    cJSON_AddItemToObject(st, "phaseTransitionTimestamps", sim_phase_history(vmi, phase));
+    cJSON_AddItemToObject(st, "phaseTransitionTimestamps",
+                          sim_phase_history(jx_get(vmi, "status.phaseTransitionTimestamps"), phase));
     cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
     bool running = strcmp(phase, "Running") == 0;
     cJSON_AddItemToArray(conds, condition("Ready", running, running ? NULL : "PodNotReady", NULL));
