@@ -12,6 +12,7 @@
 
 #include "api/duration.h"
 #include "api/quantity.h"
+#include "base/grow.h"
 #include "kube/yamljson.h"
 
 /* Parsing context: the error buffer and the path of the field being read. */
@@ -426,10 +427,8 @@ static int add_target(struct ctx *c, struct scenario_event *ev, const char *name
     for (size_t i = 0; i < ev->n_vms; i++)
         if (strcmp(ev->vms[i], name) == 0)
             return 0;
-    char **grown = realloc(ev->vms, (ev->n_vms + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(ev->vms, ev->n_vms + 1, ev->vms_cap) < 0)
         return fail(c, "out of memory");
-    ev->vms = grown;
     ev->vms[ev->n_vms] = strdup(name);
     if (!ev->vms[ev->n_vms])
         return fail(c, "%s: out of memory", path);

@@ -149,7 +149,7 @@ struct scenario_event {
     /* demand: the VMs it applies to (names, already expanded from vm/vms/group), and the
      * values to set (NaN: unchanged) */
     char **vms;
-    size_t n_vms;
+    size_t n_vms, vms_cap;
     double cpu, memory, io;
     /* drain: node name; drain and rollingDrain: reboot delay */
     char *node;
