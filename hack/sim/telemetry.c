@@ -367,13 +367,13 @@ static void kubelet_pods(struct telemetry *t, const struct node_sum *sums, size_
         p->p.cpu_seconds = u->seconds;
         p->p.memory_bytes = mem;
     }
+    double now = now_s();
     for (size_t i = 0, j = 0; i < nnodes; i++) {
         while (j < np && strcmp(pods[j].node, sums[i].name) < 0)
             j++;
         size_t first = j;
         while (j < np && strcmp(pods[j].node, sums[i].name) == 0)
             j++;
-        double now = now_s();
         size_t plain = t->opts.deployments ? deployments_summary(t->opts.deployments, sums[i].name, now, NULL, 0) : 0;
         struct summary_pod *list = calloc(j - first + plain ? j - first + plain : 1, sizeof(*list));
         if (!list)
