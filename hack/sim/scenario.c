@@ -12,6 +12,8 @@
 
 #include "api/duration.h"
 #include "api/quantity.h"
+#include "base/grow.h"
+#include "hack/sim/scenario_deployments.h"
 #include "kube/yamljson.h"
 
 /* Parsing context: the error buffer and the path of the field being read. */
@@ -305,10 +307,41 @@ static int copy_vm(struct scenario_vm *dst, const struct scenario_vm *src, const
     return 0;
 }
 
+/* nodes.sizes: a mapping of node name to {cpus, memory}, each positive when given. */
+static int parse_node_sizes(struct ctx *c, struct scenario *s, const cJSON *sizes)
+{
+    if (!sizes || cJSON_IsNull(sizes))
+        return 0;
+    if (!cJSON_IsObject(sizes))
+        return fail(c, "nodes.sizes: must be a mapping of node name to {cpus, memory}");
+    static const char *const keys[] = {"cpus", "memory", NULL};
+    size_t n = (size_t)cJSON_GetArraySize(sizes);
+    s->node_sizes = calloc(n ? n : 1, sizeof(*s->node_sizes));
+    if (!s->node_sizes)
+        return fail(c, "out of memory");
+    const cJSON *it;
+    cJSON_ArrayForEach (it, sizes) {
+        char path[300];
+        snprintf(path, sizeof(path), "nodes.sizes.%s", it->string);
+        struct scenario_node_size *ns = &s->node_sizes[s->n_node_sizes];
+        if (!cJSON_IsObject(it))
+            return fail(c, "%s: must be a mapping", path);
+        if (check_keys(c, it, path, keys) < 0 || get_quantity(c, it, "cpus", path, &ns->cpus, NULL) < 0 ||
+            get_quantity(c, it, "memory", path, &ns->memory, NULL) < 0)
+            return -1;
+        if (ns->cpus == 0 && ns->memory == 0)
+            return fail(c, "%s: needs cpus or memory", path);
+        if (!(ns->node = strdup(it->string)))
+            return fail(c, "out of memory");
+        s->n_node_sizes++;
+    }
+    return 0;
+}
+
 static int parse_vms(struct ctx *c, struct scenario *s, const cJSON *vms)
 {
     if (!vms || !cJSON_IsArray(vms) || cJSON_GetArraySize(vms) == 0)
-        return fail(c, "vms: must be a list of at least one VM");
+        return fail(c, "vms: must be a list of at least one VM (or give deployments)");
     static const char *const keys[] = {
         "name",       "count",      "vcpus",  "memory", "cpu", "memoryDemand", "io", "evictionStrategy",
         "migratable", "cpuRequest", "labels", "node",   NULL};
@@ -395,10 +428,8 @@ static int add_target(struct ctx *c, struct scenario_event *ev, const char *name
     for (size_t i = 0; i < ev->n_vms; i++)
         if (strcmp(ev->vms[i], name) == 0)
             return 0;
-    char **grown = realloc(ev->vms, (ev->n_vms + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(ev->vms, ev->n_vms + 1, ev->vms_cap) < 0)
         return fail(c, "out of memory");
-    ev->vms = grown;
     ev->vms[ev->n_vms] = strdup(name);
     if (!ev->vms[ev->n_vms])
         return fail(c, "%s: out of memory", path);
@@ -561,8 +592,9 @@ static int parse_events(struct ctx *c, struct scenario *s, const cJSON *events)
 
 static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
 {
-    static const char *const keys[] = {"name",     "description", "namespace", "seed",    "tick", "nodes",  "model",
-                                       "kubevirt", "vms",         "start",     "kubelet", "mco",  "events", NULL};
+    static const char *const keys[] = {"name",    "description", "namespace",   "seed",   "tick",
+                                       "nodes",   "model",       "kubevirt",    "vms",    "start",
+                                       "kubelet", "mco",         "deployments", "events", NULL};
     if (!cJSON_IsObject(root))
         return fail(c, "the scenario must be a mapping");
     if (check_keys(c, root, "", keys) < 0)
@@ -612,8 +644,8 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     s->psi_without_pool = !s->mco_enabled;
 
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
-    static const char *const nkeys[] = {"selector", "count", "cpus", "applyCapacity", "memory", "io",
-                                        "baseCpu",  "psi",   NULL};
+    static const char *const nkeys[] = {"selector", "count",   "cpus", "applyCapacity", "memory",
+                                        "io",       "baseCpu", "psi",  "sizes",         NULL};
     bool has_cpus = false;
     if (want_object(c, nodes, "nodes") < 0 || check_keys(c, nodes, "nodes", nkeys) < 0 ||
         get_string(c, nodes, "selector", "nodes", &s->node_selector) < 0 ||
@@ -624,11 +656,13 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
         get_quantity(c, nodes, "baseCpu", "nodes", &s->node_base_cpu, NULL) < 0 ||
         get_bool(c, nodes, "psi", "nodes", &s->psi_without_pool) < 0)
         return -1;
-    s->apply_capacity = has_cpus;
+    if (parse_node_sizes(c, s, cJSON_GetObjectItemCaseSensitive(nodes, "sizes")) < 0)
+        return -1;
+    s->apply_capacity = has_cpus || s->n_node_sizes > 0;
     if (get_bool(c, nodes, "applyCapacity", "nodes", &s->apply_capacity) < 0)
         return -1;
-    if (s->apply_capacity && !has_cpus)
-        return fail(c, "nodes.applyCapacity: needs nodes.cpus");
+    if (s->apply_capacity && !has_cpus && s->n_node_sizes == 0)
+        return fail(c, "nodes.applyCapacity: needs nodes.cpus or nodes.sizes");
     if (has_cpus && s->node_cpus < 0.001)
         return fail(c, "nodes.cpus: must be positive");
     if (s->node_io <= 0)
@@ -673,8 +707,14 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     if (s->migration_bandwidth <= 0)
         return fail(c, "kubevirt.migration.bandwidth: must be positive");
 
-    if (parse_vms(c, s, cJSON_GetObjectItemCaseSensitive(root, "vms")) < 0)
+    /* a scenario of Deployments alone needs no VM */
+    const cJSON *vms = cJSON_GetObjectItemCaseSensitive(root, "vms");
+    const cJSON *deployments = cJSON_GetObjectItemCaseSensitive(root, "deployments");
+    char why[512];
+    if ((vms || !deployments) && parse_vms(c, s, vms) < 0)
         return -1;
+    if (scenario_deployments_parse(s, deployments, why, sizeof(why)) < 0)
+        return fail(c, "%s", why);
     for (size_t i = 0; i < s->n_fail_vms; i++)
         if (!scenario_vm_find(s, s->fail_vms[i]))
             return fail(c, "kubevirt.migration.failVMs[%zu]: no VM named \"%s\"", i, s->fail_vms[i]);
@@ -792,12 +832,16 @@ void scenario_free(struct scenario *s)
     free(s->description);
     free(s->namespace);
     free(s->node_selector);
+    for (size_t i = 0; i < s->n_node_sizes; i++)
+        free(s->node_sizes[i].node);
+    free(s->node_sizes);
     free_list(s->fail_vms, s->n_fail_vms);
     free_list(s->kubelet_no_psi, s->n_kubelet_no_psi);
     free_list(s->kubelet_slow, s->n_kubelet_slow);
     for (size_t i = 0; i < s->n_vms; i++)
         vm_clear(&s->vms[i]);
     free(s->vms);
+    scenario_deployments_free(s);
     free(s->start_node);
     free_list(s->mco_pools, s->n_mco_pools);
     free_list(s->mco_paused, s->n_mco_paused);
@@ -819,6 +863,20 @@ const struct scenario_vm *scenario_vm_find(const struct scenario *s, const char 
         if (strcmp(s->vms[i].name, name) == 0)
             return &s->vms[i];
     return NULL;
+}
+
+void scenario_node_size(const struct scenario *s, const char *node, double *cpus, double *memory)
+{
+    *cpus = s->node_cpus;
+    *memory = s->node_memory;
+    for (size_t i = 0; node && i < s->n_node_sizes; i++) {
+        if (strcmp(s->node_sizes[i].node, node) != 0)
+            continue;
+        if (s->node_sizes[i].cpus > 0)
+            *cpus = s->node_sizes[i].cpus;
+        if (s->node_sizes[i].memory > 0)
+            *memory = s->node_sizes[i].memory;
+    }
 }
 
 bool scenario_vm_always_fails(const struct scenario *s, const char *name)
