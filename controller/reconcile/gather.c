@@ -201,7 +201,8 @@ void *gather_node_projection(const cJSON *node, void *ud)
     cJSON_ArrayForEach (a, jx_at(nstatus, "addresses"))
         if (base_same(jx_nonempty(a, "type"), "InternalIP"))
             cJSON_AddItemToArray(addrs, cJSON_Duplicate(a, 1));
-    static const char *const capacity[] = {"cpu", NULL}, *const allocatable[] = {"cpu", "memory", "pods", NULL};
+    static const char *const capacity[] = {"cpu", "memory", NULL}, *const allocatable[] = {"cpu", "memory", "pods",
+                                                                                           NULL};
     static const char *const *keep_res[] = {capacity, allocatable};
     static const char *const res_names[] = {"capacity", "allocatable"};
     for (size_t k = 0; k < 2; k++) {

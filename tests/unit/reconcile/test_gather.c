@@ -34,7 +34,7 @@ static void test_node_projection(void **state)
     assert_null(jx_get(p, "spec.podCIDR"));
     assert_null(jx_get(p, "status.images"));
     assert_int_equal(cJSON_GetArraySize(jx_get(p, "status.addresses")), 1); /* InternalIP only */
-    assert_null(jx_get(p, "status.capacity.memory"));
+    assert_string_equal(jx_str(p, "status.capacity.memory"), "8Gi");        /* memory load is relative to it */
     assert_null(jx_get(p, "status.allocatable.hugepages-2Mi"));
 
     struct rebalance_node v;
@@ -45,6 +45,8 @@ static void test_node_projection(void **state)
     assert_float_equal(v.cpus, 4, 1e-9);
     assert_float_equal(v.alloc_cpu, 3.5, 1e-9);
     assert_float_equal(v.alloc_pods, 110, 1e-9);
+    assert_float_equal(v.memory, 8.0 * 1024 * 1024 * 1024, 1);
+    assert_float_equal(v.alloc_memory, 7.0 * 1024 * 1024 * 1024, 1);
     assert_true(isnan(v.pressure) && isnan(v.demand) && isnan(v.req_cpu)); /* this cycle's to fill */
     assert_false(v.selected || v.tainted || v.sustained || v.settling);
     cJSON_Delete(p);
