@@ -13,6 +13,7 @@
 #include "api/duration.h"
 #include "api/quantity.h"
 #include "base/grow.h"
+#include "hack/sim/scenario_deployments.h"
 #include "kube/yamljson.h"
 
 /* Parsing context: the error buffer and the path of the field being read. */
@@ -340,7 +341,7 @@ static int parse_node_sizes(struct ctx *c, struct scenario *s, const cJSON *size
 static int parse_vms(struct ctx *c, struct scenario *s, const cJSON *vms)
 {
     if (!vms || !cJSON_IsArray(vms) || cJSON_GetArraySize(vms) == 0)
-        return fail(c, "vms: must be a list of at least one VM");
+        return fail(c, "vms: must be a list of at least one VM (or give deployments)");
     static const char *const keys[] = {
         "name",       "count",      "vcpus",  "memory", "cpu", "memoryDemand", "io", "evictionStrategy",
         "migratable", "cpuRequest", "labels", "node",   NULL};
@@ -666,8 +667,9 @@ static int parse_kubevirt(struct ctx *c, struct scenario *s, const cJSON *root)
 
 static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
 {
-    static const char *const keys[] = {"name",     "description", "namespace", "seed",    "tick", "nodes",  "model",
-                                       "kubevirt", "vms",         "start",     "kubelet", "mco",  "events", NULL};
+    static const char *const keys[] = {"name",    "description", "namespace",   "seed",   "tick",
+                                       "nodes",   "model",       "kubevirt",    "vms",    "start",
+                                       "kubelet", "mco",         "deployments", "events", NULL};
     if (!cJSON_IsObject(root))
         return fail(c, "the scenario must be a mapping");
     if (check_keys(c, root, "", keys) < 0)
@@ -721,8 +723,14 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     if (parse_kubevirt(c, s, root) < 0)
         return -1;
 
-    if (parse_vms(c, s, cJSON_GetObjectItemCaseSensitive(root, "vms")) < 0)
+    /* a scenario of Deployments alone needs no VM */
+    const cJSON *vms = cJSON_GetObjectItemCaseSensitive(root, "vms");
+    const cJSON *deployments = cJSON_GetObjectItemCaseSensitive(root, "deployments");
+    char why[512];
+    if ((vms || !deployments) && parse_vms(c, s, vms) < 0)
         return -1;
+    if (scenario_deployments_parse(s, deployments, why, sizeof(why)) < 0)
+        return fail(c, "%s", why);
     for (size_t i = 0; i < s->n_fail_vms; i++)
         if (!scenario_vm_find(s, s->fail_vms[i]))
             return fail(c, "kubevirt.migration.failVMs[%zu]: no VM named \"%s\"", i, s->fail_vms[i]);
@@ -849,6 +857,7 @@ void scenario_free(struct scenario *s)
     for (size_t i = 0; i < s->n_vms; i++)
         vm_clear(&s->vms[i]);
     free(s->vms);
+    scenario_deployments_free(s);
     free(s->start_node);
     free_list(s->mco_pools, s->n_mco_pools);
     free_list(s->mco_paused, s->n_mco_paused);
