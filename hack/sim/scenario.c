@@ -696,8 +696,8 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     s->psi_without_pool = !s->mco_enabled;
 
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
-    static const char *const nkeys[] = {"selector", "count",   "cpus", "applyCapacity", "memory",
-                                        "io",       "baseCpu", "psi",  "sizes",         NULL};
+    static const char *const nkeys[] = {"selector", "count", "cpus",  "applyCapacity", "memory", "io",
+                                        "baseCpu",  "psi",   "sizes", "cpuSeconds",    NULL};
     bool has_cpus = false;
     if (want_object(c, nodes, "nodes") < 0 || check_keys(c, nodes, "nodes", nkeys) < 0 ||
         get_string(c, nodes, "selector", "nodes", &s->node_selector) < 0 ||
@@ -706,7 +706,8 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
         get_quantity(c, nodes, "memory", "nodes", &s->node_memory, NULL) < 0 ||
         get_quantity(c, nodes, "io", "nodes", &s->node_io, NULL) < 0 ||
         get_quantity(c, nodes, "baseCpu", "nodes", &s->node_base_cpu, NULL) < 0 ||
-        get_bool(c, nodes, "psi", "nodes", &s->psi_without_pool) < 0)
+        get_bool(c, nodes, "psi", "nodes", &s->psi_without_pool) < 0 ||
+        get_bool(c, nodes, "cpuSeconds", "nodes", &s->node_cpu_seconds) < 0)
         return -1;
     if (parse_node_sizes(c, s, cJSON_GetObjectItemCaseSensitive(nodes, "sizes")) < 0)
         return -1;

@@ -55,6 +55,12 @@ static void test_defaults_and_values(void **state)
     assert_string_equal(busy->labels[0].key, "app");
     assert_string_equal(busy->labels[0].value, "busy");
     assert_null(scenario_deployment_find(s, "other"));
+    assert_false(s->node_cpu_seconds);
+    scenario_free(s);
+
+    s = parse("name: p\nnodes: {cpuSeconds: true}\ndeployments: [{name: web}]\n", err, sizeof(err));
+    assert_non_null(s);
+    assert_true(s->node_cpu_seconds);
     scenario_free(s);
 
     /* VMs and Deployments together */
@@ -88,6 +94,7 @@ static void test_errors(void **state)
         {"name: x\ndeployments: [{name: a, labels: [x]}]\n", "deployments[0].labels: must be a mapping"},
         {"name: x\ndeployments: [{name: a, labels: {n: 1}}]\n", "deployments[0].labels.n: must be a string"},
         {"name: x\nvms: []\ndeployments: [{name: a}]\n", "vms: must be a list of at least one VM"},
+        {"name: x\nnodes: {cpuSeconds: 1}\ndeployments: [{name: a}]\n", "nodes.cpuSeconds: must be true or false"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char err[512] = "";
