@@ -25,8 +25,8 @@
  *                              every node's Summary API (default $PSI_KUBELET_SOCKET; none, or one
  *                              another process serves: no kubelets, with a warning for the latter)
  *   --record FILE              JSON lines of evictions, migrations, restarts, drains, rollouts
- *   --ready-file FILE          written once every VM runs and the timeline starts: a JSON
- *                              object with the ports, namespace and scenario
+ *   --ready-file FILE          written once every VM (and Deployment pod) runs and the timeline
+ *                              starts: a JSON object with the ports, namespace and scenario
  *   --exit-when-done           exit once the timeline is over (default: run until a signal)
  *   --cleanup                  delete the namespace (and so every VM) on exit
  * SIGINT / SIGTERM end it: the webhook is deregistered, the Prometheus targets file
