@@ -54,7 +54,7 @@
 
 /* ---- Rebalancing (cycle.h decides; the plan's own from rebalance.h) ---- */
 #define API_REASON_DISABLED "Disabled"                           /* eviction.mode Disabled */
-#define API_REASON_RESOURCE_NOT_SUPPORTED "ResourceNotSupported" /* pressure.resource other than cpu */
+#define API_REASON_RESOURCE_NOT_SUPPORTED "ResourceNotSupported" /* io pressure, no eviction.resources */
 #define API_REASON_METRICS_UNAVAILABLE "MetricsUnavailable"      /* also Degraded True and an Event */
 #define API_REASON_PODS_UNAVAILABLE "PodsUnavailable"            /* the podSelector's pods cannot be watched */
 #define API_REASON_WAITING_FOR_PODS "WaitingForPods"             /* ... are being listed */

@@ -7,6 +7,7 @@
 
 #include "api/json.h"
 #include "api/names.h"
+#include "base/grow.h"
 #include "base/strbuf.h"
 
 static const char *const op_names[] = {"In", "NotIn", "Exists", "DoesNotExist"};
@@ -30,10 +31,9 @@ void api_selector_free(struct api_selector *sel)
 
 int api_selector_add_label(struct api_selector *sel, const char *key, const char *value)
 {
-    struct api_selector_label *v = realloc(sel->labels, (sel->nlabels + 1) * sizeof(*v));
-    if (!v)
+    if (BASE_GROW(sel->labels, sel->nlabels + 1, sel->labels_cap) < 0)
         return -1;
-    sel->labels = v;
+    struct api_selector_label *v = sel->labels;
     char *k = strdup(key), *val = strdup(value);
     if (!k || !val) {
         free(k);

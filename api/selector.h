@@ -32,7 +32,7 @@ struct api_selector_req {
  * matches everything. Owns its strings; release with api_selector_free. */
 struct api_selector {
     struct api_selector_label *labels;
-    size_t nlabels;
+    size_t nlabels, labels_cap;
     struct api_selector_req *exprs;
     size_t nexprs;
 };

@@ -269,13 +269,17 @@ def side(d):
     # phases: the scenario's demand changes split the run
     changes = sorted({round(r["epoch"]) for r in recs if r["type"] == "demand" and t0 <= r["epoch"] <= t1})
     bounds = [t0] + changes + [t1]
-    # the maximum node pressure over time, rate over 1m (the OpenShift query), percent
-    series = {}
-    for r in load(f"{d}/pressure.json", {}).get("data", {}).get("result", []):
-        for t, v in r["values"]:
-            series.setdefault(float(t), []).append(float(v))
-    times = sorted(series)
-    mx = [(t, max(series[t])) for t in times]
+    # the maximum node pressure over time per resource, rate over 1m (the OpenShift query), percent
+    per_res = {}
+    for res, f in (("cpu", "pressure.json"), ("memory", "pressure-memory.json")):
+        series = {}
+        for r in load(f"{d}/{f}", {}).get("data", {}).get("result", []):
+            for t, v in r["values"]:
+                series.setdefault(float(t), []).append(float(v))
+        per_res[res] = {t: max(vs) for t, vs in series.items()}
+    # balanced: below the taint threshold on every resource
+    times = sorted(set().union(*(set(x) for x in per_res.values())))
+    mx = [(t, max(x.get(t, 0) for x in per_res.values())) for t in times]
     balance = []
     for i in range(len(bounds) - 1):
         a_, b_ = bounds[i], bounds[i + 1]
@@ -291,8 +295,13 @@ def side(d):
                 break
         balance.append(round(when, 1) if when is not None else None)
     vals = [v for _, v in mx]
+    by_res = {}
+    for res, x in per_res.items():
+        v = [x[t] for t in sorted(x)]
+        by_res[res] = {"max_pct": round(max(v), 1) if v else None, "final_max_pct": round(v[-1], 1) if v else None}
     return {
         "contender": run["contender"], "scenario": run["scenario"], "minutes": round((t1 - t0) / 60, 1),
+        "optimum_migrations": run.get("optimum"),
         "migrations_succeeded": len(mig_ok), "migrations_started": len(migs_all),
         "eviction_requests": len(evictions),
         "repeated_moves": sum(c - 1 for c in per_vmi.values() if c > 1),
@@ -302,10 +311,28 @@ def side(d):
         "mean_of_max_pressure_pct": round(statistics.mean(vals), 1) if vals else None,
         "seconds_above_taint": round(5 * sum(1 for v in vals if v >= TAINT_ABOVE), 0),
         "final_max_pressure_pct": round(vals[-1], 1) if vals else None,
+        "pressure_by_resource": by_res,
+        "prediction_error": prediction_error(d),
     }
 
 
-NAMES = {"psi": "psi-rebalancer", "req": "descheduler LNU requests", "prom": "descheduler LNU Prometheus PSI"}
+def prediction_error(d):
+    """psi-rebalancer's own check of its predictions (/metrics at the end): mean |observed -
+    predicted| of sources and destinations, percentage points, over the moves checked."""
+    m = parse_metrics(f"{d}/operator.metrics") if os.path.exists(f"{d}/operator.metrics") else None
+    if not m:
+        return None
+    n = msum(m, "psi_rebalancer_predictions_checked_total")
+    if not n:
+        return {"checked": 0}
+    out = {"checked": int(n)}
+    for role in ("source", "destination"):
+        out[f"{role}_mean_points"] = round(msum(m, "psi_rebalancer_prediction_error_percent_total", role=role) / n, 1)
+    return out
+
+
+NAMES = {"psi": "psi-rebalancer", "req": "descheduler LNU requests", "prom": "descheduler LNU Prometheus PSI",
+         "cm": "descheduler KubeVirtRelieveAndMigrate CPU+memory"}
 
 
 def fmt(v):
@@ -362,15 +389,20 @@ def table(doc):
     if sd:
         lines.append("")
         lines.append("Side by side (sim scenarios)")
-        lines.append("scenario | contender | migrations | repeated | time to balance s (per phase) | max % | mean max % | s above 25 %")
+        lines.append("scenario | contender | migrations (optimum) | repeated | time to balance s (per phase) | final max cpu / memory % | "
+                     "max cpu / memory % | s above 25 % | prediction error src / dst points")
         for s in sd:
             if "error" in s:
                 lines.append(f'{s.get("scenario", "?")} | {s.get("contender", "?")} | error: {s["error"]}')
                 continue
-            lines.append(" | ".join([s["scenario"], NAMES.get(s["contender"], s["contender"]), str(s["migrations_succeeded"]),
+            r = s.get("pressure_by_resource") or {}
+            two = lambda k: f'{fmt((r.get("cpu") or {}).get(k))} / {fmt((r.get("memory") or {}).get(k))}'
+            pe = s.get("prediction_error") or {}
+            pred = f'{fmt(pe.get("source_mean_points"))} / {fmt(pe.get("destination_mean_points"))} ({pe["checked"]} moves)' if pe.get("checked") else "-"
+            lines.append(" | ".join([s["scenario"], NAMES.get(s["contender"], s["contender"]),
+                                     f'{s["migrations_succeeded"]} ({fmt(s.get("optimum_migrations"))})',
                                      str(s["repeated_moves"]), fmt(s["time_to_balance_s_by_phase"]),
-                                     fmt(s["max_pressure_pct"]), fmt(s["mean_of_max_pressure_pct"]),
-                                     fmt(s["seconds_above_taint"])]))
+                                     two("final_max_pct"), two("max_pct"), fmt(s["seconds_above_taint"]), pred]))
     return "\n".join(lines)
 
 

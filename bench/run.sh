@@ -2,8 +2,9 @@
 # psi-rebalancer benchmarks (issue #9). Not part of the test command: run by hand.
 #
 #   bench/run.sh [--sizes 100,1000,5000] [--pods-per-node 10] [--window 60]
-#                [--scenarios seed,load-shift] [--minutes seed=5,load-shift=14]
-#                [--desched-interval 30s] [--build-dir DIR] [--out FILE] [--keep]
+#                [--scenarios rebalance-small-emptiest,...] [--minutes rebalance-fifty=5,...]
+#                [--contenders psi,req,prom,cm] [--desched-interval 30s] [--build-dir DIR]
+#                [--out FILE] [--keep]
 #                [--raw DIR] [--scale-bed DIR] [--no-scale] [--no-sides] [--no-desched]
 #
 # Scale (per size, on one test bed grown from size to size, audit log on):
@@ -17,10 +18,13 @@
 #   (taint PATCH in the audit log minus the crossing in Prometheus, minus the sustain).
 #   At 1,000 nodes the descheduler (LowNodeUtilization on requests) runs for the same window
 #   for its RSS and CPU (--no-desched: not; with --no-sides it is then not built either).
-# Side by side (seed and load-shift scenarios of hack/sim, three test beds in parallel, one
-#   per contender): psi-rebalancer (Automatic), descheduler LowNodeUtilization on requests,
-#   descheduler LowNodeUtilization on Prometheus rate(node_pressure_cpu_waiting_seconds_total[1m]):
-#   migrations, repeated moves, time to balance, maximum pressure over time.
+# Side by side (scenarios of hack/sim/scenarios, one test bed per contender, in parallel; a
+#   bed grows to the scenario's nodes.count and never shrinks, so list scenarios by node count):
+#   psi-rebalancer (Automatic, cpu and memory), descheduler LowNodeUtilization on requests
+#   (req), on Prometheus rate(node_pressure_cpu_waiting_seconds_total[1m]) (prom), and on the
+#   CPU + memory utilisation and PSI score of OpenShift's KubeVirtRelieveAndMigrate profile
+#   (cm): migrations against the scenario's optimum, repeated moves, time to balance, maximum
+#   and final pressure per resource.
 #
 # Prints a table and writes the figures as JSON (default bench/results/<date>.json).
 # Needs: a build of the project (psi-rebalancer, psi-sim, psi-pressure-exporter), jq,
@@ -32,8 +36,9 @@ repo=$(cd "$here/.." && pwd)
 sizes=100,1000,5000
 ppn=10
 window=60
-scenarios=seed,load-shift
-minutes=seed=5,load-shift=14
+scenarios=rebalance-small-emptiest,rebalance-memory-hot,rebalance-flipping,rebalance-heterogeneous,rebalance-fifty
+minutes=seed=5,load-shift=14,rebalance-small-emptiest=3,rebalance-memory-hot=3,rebalance-flipping=6,rebalance-heterogeneous=3,rebalance-fifty=5
+contenders=psi,req,prom,cm
 desched_interval=30s
 build_dir=$repo/build
 out=$here/results/$(date -u +%Y-%m-%d).json
@@ -45,6 +50,7 @@ while (($#)); do
     --window) window=$2; shift 2 ;;
     --scenarios) scenarios=$2; shift 2 ;;
     --minutes) minutes=$2; shift 2 ;;
+    --contenders) contenders=$2; shift 2 ;;
     --desched-interval) desched_interval=$2; shift 2 ;;
     --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
     --out) out=$2; shift 2 ;;
@@ -54,7 +60,7 @@ while (($#)); do
     --no-scale) do_scale=0; shift ;;
     --no-sides) do_sides=0; shift ;;
     --no-desched) do_desched=0; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
@@ -301,6 +307,48 @@ profiles:
 YAML
 }
 
+# combined_policy: the descheduler's policy as OpenShift's KubeVirtRelieveAndMigrate profile
+# makes it by default (cluster-kube-descheduler-operator): LowNodeUtilization on the
+# PrometheusCPUMemoryCombinedProfile score, deviation thresholds AsymmetricLow (0 % below and
+# 10 % above the average), at most 2 evictions per node and cycle (KubeVirt's outbound
+# migrations per node). The score is the operator's recording rule
+# descheduler:node:linear_amplified_ideal_point_positive_distance:k3:avg1m written as one
+# query: 3 times the Euclidean norm of each node's positive deviation from the average of
+# its CPU and memory utilisation and CPU and memory PSI (pressure counted only above 70 %
+# utilisation), capped at 1. On the bed MemTotal stands in for kube-state-metrics'
+# allocatable memory (equal here) and every node is a worker (no kube_node_role).
+combined_policy() {
+  local uc="(1 - avg by (instance) (rate(node_cpu_seconds_total{mode=\"idle\"}[1m])))"
+  local um="(1 - avg by (instance) (avg_over_time(node_memory_MemAvailable_bytes[1m])) / avg by (instance) (node_memory_MemTotal_bytes))"
+  local pc="(avg by (instance) (rate(node_pressure_cpu_waiting_seconds_total[1m])) and $uc > 0.7 or avg by (instance) (rate(node_pressure_cpu_waiting_seconds_total[1m])) * 0)"
+  local pm="(avg by (instance) (rate(node_pressure_memory_waiting_seconds_total[1m])) and $um > 0.7 or avg by (instance) (rate(node_pressure_memory_waiting_seconds_total[1m])) * 0)"
+  local x dev=()
+  for x in "$uc" "$um" "$pc" "$pm"; do dev+=("clamp_min($x - scalar(avg($x)), 0) ^ 2"); done
+  local q="clamp_max(3 * sqrt(${dev[0]} + ${dev[1]} + ${dev[2]} + ${dev[3]}), 1)"
+  q=${q//\\/\\\\}; q=${q//\"/\\\"}
+  cat <<YAML
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+metricsProviders:
+- source: Prometheus
+  prometheus: {url: "$PSI_PROMETHEUS_URL"}
+profiles:
+- name: bench
+  pluginConfig:
+  - name: LowNodeUtilization
+    args:
+      useDeviationThresholds: true
+      thresholds: {MetricResource: 0}
+      targetThresholds: {MetricResource: 10}
+      evictionLimits: {node: 2}
+      metricsUtilization:
+        source: Prometheus
+        prometheus: {query: "$q"}
+  plugins:
+    balance: {enabled: [LowNodeUtilization]}
+YAML
+}
+
 # desched_footprint: the descheduler (LowNodeUtilization on requests) against the same bed for
 # the same window, every 5 s like our cycle: its RSS and CPU beside ours.
 desched_footprint() {
@@ -349,7 +397,14 @@ side() {
     kubectl get namespaces -o json | jq -e 'any(.items[]; .status.phase == "Terminating")' >/dev/null || break
     sleep 1
   done
-  "$build_dir/hack/sim/psi-sim" --scenario "$repo/hack/sim/scenarios/$scen.yaml" --record "$d/record.jsonl" \
+  local file=$repo/hack/sim/scenarios/$scen.yaml want have
+  want=$(python3 -c 'import sys, yaml; print((yaml.safe_load(open(sys.argv[1])).get("nodes") or {}).get("count", 0))' "$file")
+  have=$(kubectl get nodes -l type=kwok -o name | wc -l)
+  if ((want > have)); then
+    node_manifests "$have" "$want" | kubectl apply -f - >/dev/null
+    kubectl wait --for=condition=Ready node -l type=kwok --timeout=300s >/dev/null || log "$who: nodes not Ready"
+  fi
+  "$build_dir/hack/sim/psi-sim" --scenario "$file" --record "$d/record.jsonl" \
     --ready-file "$d/sim.ready" --cleanup --log-level info > "$d/sim.log" 2>&1 &
   local sim_pid=$!
   for i in $(seq 1 360); do [ -s "$d/sim.ready" ] && break; kill -0 $sim_pid || break; sleep 0.5; done
@@ -359,11 +414,13 @@ side() {
   case $who in
     psi)
       start_operator --log-level info
-      apply_bench_psir "{mode: Automatic, evictAbovePercent: 30, cooldown: {initial: 1m, max: 10m, history: 1h}}"
+      apply_bench_psir "{mode: Automatic, evictAbovePercent: 30, resources: [cpu, memory], cooldown: {initial: 1m, max: 10m, history: 1h}}"
       ;;
-    req|prom)
+    req|prom|cm)
       if [ "$who" = req ]; then
         requests_policy > "$d/policy.yaml"
+      elif [ "$who" = cm ]; then
+        combined_policy > "$d/policy.yaml"
       else
         cat > "$d/policy.yaml" <<YAML
 apiVersion: descheduler/v1alpha2
@@ -385,7 +442,9 @@ profiles:
     balance: {enabled: [LowNodeUtilization]}
 YAML
       fi
-      desched_start "$d"
+      # KubeVirtRelieveAndMigrate turns on the descheduler's EvictionsInBackground (an eviction
+      # KubeVirt answers with an evacuation counts as under way, not failed)
+      if [ "$who" = cm ]; then desched_start "$d" --feature-gates=EvictionsInBackground=true; else desched_start "$d"; fi
       cpid=$!
       ;;
   esac
@@ -393,24 +452,31 @@ YAML
   local t1; t1=$(now)
   if [ -n "$cpid" ]; then kill -TERM "$cpid" 2>/dev/null || true; wait "$cpid" 2>/dev/null || true; fi
   if [ "$who" = psi ]; then
+    metrics_port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\).*/\1/p' "$work/operator.log" | tail -1)
+    op_metrics > "$d/operator.metrics" || true
+    kubectl get psirebalance bench -o json > "$d/psirebalance.json" || true
     kubectl delete psirebalance bench --timeout=60s >/dev/null 2>&1 || true
     stop_operator; cp "$work/operator.log" "$d/operator.log"
   fi
   curl -sfG "$PSI_PROMETHEUS_URL/api/v1/query_range" \
     --data-urlencode 'query=rate(node_pressure_cpu_waiting_seconds_total[1m]) * 100' \
     --data-urlencode "start=$t0" --data-urlencode "end=$t1" --data-urlencode step=5 > "$d/pressure.json" || true
+  curl -sfG "$PSI_PROMETHEUS_URL/api/v1/query_range" \
+    --data-urlencode 'query=rate(node_pressure_memory_waiting_seconds_total[1m]) * 100' \
+    --data-urlencode "start=$t0" --data-urlencode "end=$t1" --data-urlencode step=5 > "$d/pressure-memory.json" || true
   kill -TERM $sim_pid 2>/dev/null || true; wait $sim_pid 2>/dev/null || true
-  jq -n --argjson t0 "$t0" --argjson t1 "$t1" --arg who "$who" --arg scen "$scen" \
-    '{t0: $t0, t1: $t1, contender: $who, scenario: $scen}' > "$d/run.json"
+  local optimum; optimum=$(sed -n 's/^# optimum: \([0-9]*\) migrations.*/\1/p' "$file" | head -1)
+  jq -n --argjson t0 "$t0" --argjson t1 "$t1" --arg who "$who" --arg scen "$scen" --arg optimum "$optimum" \
+    '{t0: $t0, t1: $t1, contender: $who, scenario: $scen, optimum: ($optimum | tonumber? // null)}' > "$d/run.json"
   rm -rf "$work"
 }
 
-# desched_start DIR: the descheduler in the background ($! is its pid). For the Prometheus
+# desched_start DIR [ARGS...]: the descheduler in the background ($! is its pid), with ARGS. For the Prometheus
 # source, out of a pod, it wants the pod's service-account files: give it a private mount
 # namespace with a tmpfs on /var/run holding a token of its own ServiceAccount and the bed's
 # CA, and the in-cluster environment pointing at the bed (nothing changes outside).
 desched_start() {
-  local d=$1
+  local d=$1; shift
   kubectl create serviceaccount descheduler-bench -n kube-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl create clusterrolebinding descheduler-bench --clusterrole cluster-admin \
     --serviceaccount kube-system:descheduler-bench --dry-run=client -o yaml | kubectl apply -f - >/dev/null
@@ -423,23 +489,23 @@ desched_start() {
       mount -t tmpfs tmpfs /var/run && mkdir -p /var/run/secrets/kubernetes.io/serviceaccount &&
       cp "$1"/sa/* /var/run/secrets/kubernetes.io/serviceaccount/ && shift && exec "$@"' sh "$d" \
     "$desched" --policy-config-file "$d/policy.yaml" --descheduling-interval "$desched_interval" \
-    --secure-port 0 --disable-metrics --v 2 > "$d/descheduler.log" 2>&1 &
+    --secure-port 0 --disable-metrics --v 2 "$@" > "$d/descheduler.log" 2>&1 &
 }
 
 sides_part() {
   local who
-  for who in psi req prom; do
+  for who in ${contenders//,/ }; do
     beds+=("/tmp/bed-b-sim-$who")
     "$repo/hack/cluster/up" --dir "/tmp/bed-b-sim-$who" >/dev/null &
   done
   wait
   local scen
   for scen in ${scenarios//,/ }; do
-    log "side by side: $scen, three contenders in parallel for $(minutes_of "$scen") min"
-    for who in psi req prom; do (side "$who" "$scen") & done
+    log "side by side: $scen, contenders $contenders in parallel for $(minutes_of "$scen") min"
+    for who in ${contenders//,/ }; do (side "$who" "$scen") & done
     wait
   done
-  for who in psi req prom; do "$repo/hack/cluster/down" --dir "/tmp/bed-b-sim-$who" --purge >/dev/null 2>&1 || true; done
+  for who in ${contenders//,/ }; do "$repo/hack/cluster/down" --dir "/tmp/bed-b-sim-$who" --purge >/dev/null 2>&1 || true; done
 }
 
 ((do_scale)) && scale_part

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "kube/base64.h"
@@ -39,6 +40,7 @@ struct kc_entry {
 struct kc_section {
     struct kc_entry *v;
     int n;
+    size_t cap;
 };
 
 /* Read a whole file (at most max bytes) into a NUL-terminated buffer; errno on failure. */
@@ -168,10 +170,8 @@ static int collect(struct kc_file *files, int nfiles, const char *section, struc
                 if (!strcmp(out->v[k].name, name->valuestring))
                     dup = 1;
             if (!dup) {
-                struct kc_entry *nv = realloc(out->v, sizeof(*nv) * (size_t)(out->n + 1));
-                if (!nv)
+                if (BASE_GROW(out->v, (size_t)out->n + 1, out->cap) < 0)
                     return kube_err_set(err, 0, "Config", "out of memory");
-                out->v = nv;
                 out->v[out->n++] = (struct kc_entry){name->valuestring, item, &files[f], i};
             }
             i++;
@@ -584,6 +584,7 @@ int kube_config_load_file(const char *paths, const char *context, struct kube_co
     kube_err_clear(err);
     struct kc_file *files = NULL;
     int nfiles = 0, rc = -1;
+    size_t files_cap = 0;
     char *list = strdup(paths);
     if (!list)
         return kube_err_set(err, 0, "Config", "out of memory");
@@ -596,12 +597,10 @@ int kube_config_load_file(const char *paths, const char *context, struct kube_co
             continue; /* empty entries of the list, as strtok skipped them */
         if (multi && access(p, F_OK) != 0)
             continue; /* as client-go: missing files in a list are skipped */
-        struct kc_file *nf = realloc(files, sizeof(*nf) * (size_t)(nfiles + 1));
-        if (!nf) {
+        if (BASE_GROW(files, (size_t)nfiles + 1, files_cap) < 0) {
             kube_err_set(err, 0, "Config", "out of memory");
             goto out;
         }
-        files = nf;
         if (load_one(p, &files[nfiles], err))
             goto out;
         nfiles++;

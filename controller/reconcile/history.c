@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/util.h"
 #include "reconcile/moves.h"
 
@@ -39,7 +40,7 @@ static void virt_clear(struct history *h)
     }
     free(h->virt);
     h->virt = NULL;
-    h->nvirt = 0;
+    h->nvirt = h->virt_cap = 0;
 }
 
 void history_free(struct history *h)
@@ -112,15 +113,12 @@ struct history_node *history_node(struct history *h, const char *name)
         else
             hi = mid;
     }
-    struct history_node *v = realloc(h->nodes, (h->nnodes + 1) * sizeof(*v));
     char *n = strdup(name);
-    if (!v || !n) {
+    if (!n || BASE_GROW(h->nodes, h->nnodes + 1, h->nodes_cap) < 0) {
         free(n);
-        if (v)
-            h->nodes = v;
         return NULL;
     }
-    h->nodes = v;
+    struct history_node *v = h->nodes;
     memmove(&v[lo + 1], &v[lo], (h->nnodes - lo) * sizeof(*v));
     memset(&v[lo], 0, sizeof(*v));
     v[lo].name = n;
@@ -315,10 +313,8 @@ void history_failed(struct history *h, struct api_move *m)
 int history_add_virtual(struct history *h, const char *key, const char *source, const char *destination, double demand,
                         const double requests[2])
 {
-    struct history_virtual *nv = realloc(h->virt, (h->nvirt + 1) * sizeof(*nv));
-    if (!nv)
+    if (BASE_GROW(h->virt, h->nvirt + 1, h->virt_cap) < 0)
         return -1;
-    h->virt = nv;
     struct history_virtual c = {strdup(key), strdup(source), strdup(destination), demand, requests[0], requests[1]};
     if (!c.key || !c.source || !c.destination) {
         free(c.key);

@@ -50,9 +50,9 @@ struct history {
     bool loaded;                /* the status was read back */
     struct api_status status;   /* moves (oldest first) and summary counters: what status shows */
     struct history_node *nodes; /* sorted by name */
-    size_t nnodes;
+    size_t nnodes, nodes_cap;
     struct history_virtual *virt;
-    size_t nvirt;
+    size_t nvirt, virt_cap;
     struct cooldown *cool, *dry_cool, *refusals;
     struct cooldown_params params; /* the spec's, as of the last history_begin */
     int64_t clock_ms;              /* the cycle's time, the cooldowns' clock */

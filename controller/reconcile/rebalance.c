@@ -7,25 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
 #include "reconcile/evictor.h"
-
-/* ---- small JSON helpers ---- */
-
-static const cJSON *get(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool eq(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
 
 /* ---- prediction ---- */
 
@@ -118,19 +101,20 @@ double rebalance_calibrate(double prev, double served, double pressure)
 
 bool rebalance_tolerates(const cJSON *tolerations, const cJSON *taint)
 {
-    const char *key = str(taint, "key"), *value = str(taint, "value"), *effect = str(taint, "effect");
+    const char *key = jx_at_str(taint, "key"), *value = jx_at_str(taint, "value"), *effect = jx_at_str(taint, "effect");
     const cJSON *t;
     cJSON_ArrayForEach (t, tolerations) {
-        const char *tk = str(t, "key"), *tv = str(t, "value"), *te = str(t, "effect"), *op = str(t, "operator");
-        if (te && *te && !eq(te, effect))
+        const char *tk = jx_at_str(t, "key"), *tv = jx_at_str(t, "value"), *te = jx_at_str(t, "effect"),
+                   *op = jx_at_str(t, "operator");
+        if (te && *te && !jx_eq(te, effect))
             continue;
-        bool exists = eq(op, "Exists");
+        bool exists = jx_eq(op, "Exists");
         if (!tk || !*tk) {
             if (exists)
                 return true; /* empty key with Exists tolerates everything */
             continue;
         }
-        if (!eq(tk, key))
+        if (!jx_eq(tk, key))
             continue;
         if (exists || strcmp(tv ? tv : "", value ? value : "") == 0)
             return true;
@@ -153,40 +137,40 @@ static bool parse_long(const char *s, long long *out)
 /* One node selector requirement against a value (NULL: the label/field is absent). */
 static bool requirement_matches(const cJSON *req, const char *value)
 {
-    const char *op = str(req, "operator");
-    const cJSON *values = get(req, "values"), *v;
-    if (eq(op, "Exists"))
+    const char *op = jx_at_str(req, "operator");
+    const cJSON *values = jx_at(req, "values"), *v;
+    if (jx_eq(op, "Exists"))
         return value != NULL;
-    if (eq(op, "DoesNotExist"))
+    if (jx_eq(op, "DoesNotExist"))
         return value == NULL;
-    if (eq(op, "In") || eq(op, "NotIn")) {
+    if (jx_eq(op, "In") || jx_eq(op, "NotIn")) {
         bool in = false;
         cJSON_ArrayForEach (v, values)
             if (value && cJSON_IsString(v) && strcmp(v->valuestring, value) == 0)
                 in = true;
-        return eq(op, "In") ? in : !in;
+        return jx_eq(op, "In") ? in : !in;
     }
-    if (eq(op, "Gt") || eq(op, "Lt")) {
+    if (jx_eq(op, "Gt") || jx_eq(op, "Lt")) {
         long long have, want;
         const cJSON *first = cJSON_GetArrayItem(values, 0);
         if (!parse_long(value, &have) || !cJSON_IsString(first) || !parse_long(first->valuestring, &want))
             return false;
-        return eq(op, "Gt") ? have > want : have < want;
+        return jx_eq(op, "Gt") ? have > want : have < want;
     }
     return false;
 }
 
 static bool term_matches(const cJSON *term, const cJSON *labels, const char *node_name)
 {
-    const cJSON *exprs = get(term, "matchExpressions"), *fields = get(term, "matchFields"), *r;
+    const cJSON *exprs = jx_at(term, "matchExpressions"), *fields = jx_at(term, "matchFields"), *r;
     if (cJSON_GetArraySize(exprs) == 0 && cJSON_GetArraySize(fields) == 0)
         return false; /* an empty term matches no node */
     cJSON_ArrayForEach (r, exprs)
-        if (!requirement_matches(r, str(labels, str(r, "key") ? str(r, "key") : "")))
+        if (!requirement_matches(r, jx_at_str(labels, jx_at_str(r, "key") ? jx_at_str(r, "key") : "")))
             return false;
     cJSON_ArrayForEach (r, fields) {
-        const char *key = str(r, "key");
-        if (!requirement_matches(r, eq(key, "metadata.name") ? node_name : NULL))
+        const char *key = jx_at_str(r, "key");
+        if (!requirement_matches(r, jx_eq(key, "metadata.name") ? node_name : NULL))
             return false;
     }
     return true;
@@ -194,11 +178,11 @@ static bool term_matches(const cJSON *term, const cJSON *labels, const char *nod
 
 bool rebalance_affinity_matches(const cJSON *affinity, const cJSON *labels, const char *node_name)
 {
-    const cJSON *req = get(get(affinity, "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *req = jx_at(jx_at(affinity, "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution");
     if (!req || cJSON_IsNull(req))
         return true;
     const cJSON *term;
-    cJSON_ArrayForEach (term, get(req, "nodeSelectorTerms"))
+    cJSON_ArrayForEach (term, jx_at(req, "nodeSelectorTerms"))
         if (term_matches(term, labels, node_name))
             return true;
     return false;
@@ -239,7 +223,7 @@ const char *rebalance_fit(const struct rebalance_candidate *c, const struct reba
     }
     const cJSON *sel;
     cJSON_ArrayForEach (sel, c->node_selector) {
-        const char *have = str(n->labels, sel->string);
+        const char *have = jx_at_str(n->labels, sel->string);
         if (!cJSON_IsString(sel) || !have || strcmp(have, sel->valuestring) != 0) {
             snprintf(why, len, "node selector %s does not match", sel->string);
             return why;
@@ -251,11 +235,11 @@ const char *rebalance_fit(const struct rebalance_candidate *c, const struct reba
     }
     const cJSON *t;
     cJSON_ArrayForEach (t, n->taints) {
-        const char *effect = str(t, "effect");
-        if (!eq(effect, "NoSchedule") && !eq(effect, "NoExecute"))
+        const char *effect = jx_at_str(t, "effect");
+        if (!jx_eq(effect, "NoSchedule") && !jx_eq(effect, "NoExecute"))
             continue;
         if (!rebalance_tolerates(c->tolerations, t)) {
-            snprintf(why, len, "untolerated taint %s:%s", str(t, "key") ? str(t, "key") : "", effect);
+            snprintf(why, len, "untolerated taint %s:%s", jx_at_str(t, "key") ? jx_at_str(t, "key") : "", effect);
             return why;
         }
     }
@@ -329,13 +313,13 @@ const char *rebalance_destination_check(const struct rebalance_params *p, const 
 
 double rebalance_vmi_vcpus(const cJSON *vmi)
 {
-    const cJSON *cpu = get(get(get(vmi, "spec"), "domain"), "cpu");
+    const cJSON *cpu = jx_at(jx_at(jx_at(vmi, "spec"), "domain"), "cpu");
     if (!cJSON_IsObject(cpu))
         return NAN;
     double v = 1;
     static const char *const keys[] = {"cores", "sockets", "threads"};
     for (int i = 0; i < 3; i++) {
-        const cJSON *k = get(cpu, keys[i]);
+        const cJSON *k = jx_at(cpu, keys[i]);
         if (!k)
             continue;
         if (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > 1024)
@@ -348,8 +332,8 @@ double rebalance_vmi_vcpus(const cJSON *vmi)
 const char *rebalance_vmi_check(const cJSON *vmi)
 {
     const cJSON *c;
-    cJSON_ArrayForEach (c, get(get(vmi, "status"), "conditions"))
-        if (eq(str(c, "type"), "LiveMigratable") && eq(str(c, "status"), "False"))
+    cJSON_ArrayForEach (c, jx_at(jx_at(vmi, "status"), "conditions"))
+        if (jx_eq(jx_at_str(c, "type"), "LiveMigratable") && jx_eq(jx_at_str(c, "status"), "False"))
             return "not live-migratable";
     return NULL;
 }
@@ -408,7 +392,7 @@ struct work {
 static int *ns_slot(struct work *w, const char *ns)
 {
     for (size_t i = 0; i < w->nns; i++)
-        if (eq(w->ns[i].ns, ns))
+        if (jx_eq(w->ns[i].ns, ns))
             return &w->ns[i].n;
     return NULL;
 }
@@ -547,9 +531,9 @@ static const char *oscillation(const struct work *w, const struct rebalance_cand
     const char *sn = w->nodes[s].name, *tn = w->nodes[t].name;
     for (size_t i = 0; i < w->p->nrecent; i++) {
         const struct rebalance_recent *m = &w->p->recent[i];
-        if (eq(m->workload, c->workload) && eq(m->source, tn))
+        if (jx_eq(m->workload, c->workload) && jx_eq(m->source, tn))
             return "it left that node recently";
-        if (eq(m->source, tn) && eq(m->destination, sn))
+        if (jx_eq(m->source, tn) && jx_eq(m->destination, sn))
             return "that node sent load here recently";
     }
     return NULL;

@@ -2,63 +2,32 @@
 #include "reconcile/usage.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
+#include "base/strbuf.h"
 #include "psi/kubelet.h"
-
-/* A growing string. */
-struct buf {
-    char *s;
-    size_t len, cap;
-    bool failed;
-};
-
-static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct buf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || b->len + (size_t)n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 512;
-        while (n >= 0 && cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *s = n < 0 ? NULL : realloc(b->s, cap);
-        if (!s) {
-            b->failed = true;
-            return;
-        }
-        b->s = s, b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
 
 /* A name as an exact regex alternative inside a PromQL string: regex metacharacters are
  * escaped with a backslash, which the PromQL string needs doubled. */
-static void put_regex_name(struct buf *b, const char *name)
+static void put_regex_name(struct strbuf *b, const char *name)
 {
     for (const char *p = name; *p; p++) {
         if (strchr(".^$*+?()[]{}|\\", *p))
-            put(b, "\\\\");
+            strbuf_addf(b, "\\\\");
         if (*p == '"')
-            put(b, "\\");
-        put(b, "%c", *p);
+            strbuf_addf(b, "\\");
+        strbuf_addn(b, p, 1);
     }
 }
 
 /* The name filter of the refs' pods (vmi: their VMIs), ",label=~\"a|b\"" (no comma when
  * !comma), or nothing when there are too many to list; label="" (no series) when none. */
-static void put_filter(struct buf *b, bool comma, const char *label, const struct usage_ref *refs, size_t n, bool vmi)
+static void put_filter(struct strbuf *b, bool comma, const char *label, const struct usage_ref *refs, size_t n,
+                       bool vmi)
 {
     if (n > USAGE_MAX_FILTERED)
         return;
@@ -68,68 +37,58 @@ static void put_filter(struct buf *b, bool comma, const char *label, const struc
         if (!name)
             continue;
         if (k++)
-            put(b, "|");
+            strbuf_addf(b, "|");
         else
-            put(b, "%s%s=~\"", comma ? "," : "", label);
+            strbuf_addf(b, "%s%s=~\"", comma ? "," : "", label);
         put_regex_name(b, name);
     }
     if (k)
-        put(b, "\"");
+        strbuf_addf(b, "\"");
     else
-        put(b, "%s%s=\"\"", comma ? "," : "", label);
+        strbuf_addf(b, "%s%s=\"\"", comma ? "," : "", label);
 }
 
 char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs)
 {
     if (window_s < 1)
         window_s = 1;
-    struct buf b = {0};
-    put(&b,
+    struct strbuf b = STRBUF_INIT;
+    strbuf_addf(
+        &b,
         "label_replace(sum by (node, instance) (rate(node_cpu_seconds_total{mode!~\"idle|iowait|steal\"}[%lds])), "
         "\"psi_usage\", \"node\", \"\", \"\")",
         window_s);
-    put(&b,
-        " or label_replace(sum by (node) (rate(kubevirt_vmi_cpu_usage_seconds_total[%lds])), "
-        "\"psi_usage\", \"vmnode\", \"\", \"\")",
-        window_s);
-    put(&b, " or label_replace(sum by (namespace, name) (rate(kubevirt_vmi_cpu_usage_seconds_total{");
+    strbuf_addf(&b,
+                " or label_replace(sum by (node) (rate(kubevirt_vmi_cpu_usage_seconds_total[%lds])), "
+                "\"psi_usage\", \"vmnode\", \"\", \"\")",
+                window_s);
+    strbuf_addf(&b, " or label_replace(sum by (namespace, name) (rate(kubevirt_vmi_cpu_usage_seconds_total{");
     put_filter(&b, false, "name", refs, nrefs, true);
-    put(&b, "}[%lds])), \"psi_usage\", \"vmi\", \"\", \"\")", window_s);
-    put(&b, " or label_replace(sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=\"\","
-            "container!=\"POD\"");
+    strbuf_addf(&b, "}[%lds])), \"psi_usage\", \"vmi\", \"\", \"\")", window_s);
+    strbuf_addf(&b, " or label_replace(sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=\"\","
+                    "container!=\"POD\"");
     put_filter(&b, true, "pod", refs, nrefs, false);
-    put(&b, "}[%lds])), \"psi_usage\", \"pod\", \"\", \"\")", window_s);
-    if (b.failed) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
+    strbuf_addf(&b, "}[%lds])), \"psi_usage\", \"pod\", \"\", \"\")", window_s);
+    return strbuf_take(&b);
 }
 
 char *usage_memory_query(const struct usage_ref *refs, size_t nrefs)
 {
-    struct buf b = {0};
-    put(&b, "label_replace(sum by (node, instance) (node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes), "
-            "\"psi_usage\", \"node\", \"\", \"\")");
-    put(&b, " or label_replace(sum by (node) (kubevirt_vmi_memory_resident_bytes), \"psi_usage\", \"vmnode\", \"\", "
+    struct strbuf b = STRBUF_INIT;
+    strbuf_addf(&b,
+                "label_replace(sum by (node, instance) (node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes), "
+                "\"psi_usage\", \"node\", \"\", \"\")");
+    strbuf_addf(
+        &b, " or label_replace(sum by (node) (kubevirt_vmi_memory_resident_bytes), \"psi_usage\", \"vmnode\", \"\", "
             "\"\")");
-    put(&b, " or label_replace(sum by (namespace, name) (kubevirt_vmi_memory_resident_bytes{");
+    strbuf_addf(&b, " or label_replace(sum by (namespace, name) (kubevirt_vmi_memory_resident_bytes{");
     put_filter(&b, false, "name", refs, nrefs, true);
-    put(&b, "}), \"psi_usage\", \"vmi\", \"\", \"\")");
-    put(&b, " or label_replace(sum by (namespace, pod) (container_memory_working_set_bytes{container!=\"\","
-            "container!=\"POD\"");
+    strbuf_addf(&b, "}), \"psi_usage\", \"vmi\", \"\", \"\")");
+    strbuf_addf(&b, " or label_replace(sum by (namespace, pod) (container_memory_working_set_bytes{container!=\"\","
+                    "container!=\"POD\"");
     put_filter(&b, true, "pod", refs, nrefs, false);
-    put(&b, "}), \"psi_usage\", \"pod\", \"\", \"\")");
-    if (b.failed) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
-}
-
-static bool eq(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
+    strbuf_addf(&b, "}), \"psi_usage\", \"pod\", \"\", \"\")");
+    return strbuf_take(&b);
 }
 
 static double value_of(const struct psi_prom_series *s)
@@ -154,26 +113,26 @@ void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nod
         const struct psi_prom_series *s = &v->series[k];
         const char *tag = psi_prom_label_get(s, "psi_usage");
         double val = value_of(s);
-        if (eq(tag, "node")) {
+        if (jx_eq(tag, "node")) {
             have_node_metric = true;
             long i = psi_prom_match_node(s, nodes, nnodes);
             if (i >= 0 && !isnan(val))
                 node_usage[i] = isnan(node_usage[i]) ? val : node_usage[i] + val;
-        } else if (eq(tag, "vmnode")) {
+        } else if (jx_eq(tag, "vmnode")) {
             have_vm_metric = true;
             long i = psi_prom_match_node(s, nodes, nnodes);
             if (i >= 0 && !isnan(val) && vm_sum)
                 vm_sum[i] += val;
-        } else if (eq(tag, "vmi")) {
+        } else if (jx_eq(tag, "vmi")) {
             have_vm_metric = true;
             const char *ns = psi_prom_label_get(s, "namespace"), *name = psi_prom_label_get(s, "name");
             for (size_t j = 0; j < nrefs; j++)
-                if (refs[j].vmi && eq(refs[j].vmi, name) && eq(refs[j].ns, ns))
+                if (refs[j].vmi && jx_eq(refs[j].vmi, name) && jx_eq(refs[j].ns, ns))
                     ref_usage[j] = val;
-        } else if (eq(tag, "pod")) {
+        } else if (jx_eq(tag, "pod")) {
             const char *ns = psi_prom_label_get(s, "namespace"), *pod = psi_prom_label_get(s, "pod");
             for (size_t j = 0; j < nrefs && pod_usage; j++)
-                if (eq(refs[j].pod, pod) && eq(refs[j].ns, ns))
+                if (jx_eq(refs[j].pod, pod) && jx_eq(refs[j].ns, ns))
                     pod_usage[j] = val;
         }
     }
@@ -213,7 +172,7 @@ static void from_summary(const cJSON *summary, double (*reading)(const cJSON *),
         if (!cJSON_IsString(name) || !cJSON_IsString(ns))
             continue;
         for (size_t j = 0; j < nrefs; j++)
-            if (eq(refs[j].pod, name->valuestring) && eq(refs[j].ns, ns->valuestring))
+            if (jx_eq(refs[j].pod, name->valuestring) && jx_eq(refs[j].ns, ns->valuestring))
                 ref_usage[j] = reading(pod);
     }
 }

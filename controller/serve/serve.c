@@ -21,6 +21,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "base/grow.h"
 #include "serve/http.h"
 #include "serve/tls.h"
 
@@ -75,7 +76,7 @@ struct psi_serve {
     int lfd;
     int wake[2];
     struct route *routes;
-    size_t n_routes;
+    size_t n_routes, routes_cap;
     struct psi_serve_limits lim;
     struct psi_tls *tls;
     pthread_mutex_t mu;
@@ -214,11 +215,9 @@ int psi_serve_route(struct psi_serve *s, const char *method, const char *path, p
     if (!s || s->started || !method || strlen(method) >= sizeof(((struct route *)0)->method) || !path ||
         path[0] != '/' || !fn)
         return -1;
-    struct route *r = realloc(s->routes, (s->n_routes + 1) * sizeof(*r));
-    if (!r)
+    if (BASE_GROW(s->routes, s->n_routes + 1, s->routes_cap) < 0)
         return -1;
-    s->routes = r;
-    r = &s->routes[s->n_routes];
+    struct route *r = &s->routes[s->n_routes];
     memset(r, 0, sizeof(*r));
     snprintf(r->method, sizeof(r->method), "%s", method);
     size_t pl = strlen(path);

@@ -19,6 +19,8 @@ struct node {
     struct counter c[NCOUNTERS];
     struct counter idle; /* percent idle; exported once has_idle */
     int has_idle;
+    double mem_total, mem_available; /* bytes; exported once has_memory */
+    int has_memory;
 };
 
 struct sim_exporter {
@@ -164,6 +166,19 @@ int sim_exporter_set_utilization(struct sim_exporter *e, const char *node, doubl
     return counter_set(&n->idle, 100 - percent, now);
 }
 
+int sim_exporter_set_memory(struct sim_exporter *e, const char *node, double total, double available, double now)
+{
+    if (!(total >= 0 && available >= 0 && available <= total))
+        return -1;
+    struct node *n = find_or_add(e, node, now);
+    if (!n)
+        return -1;
+    n->mem_total = total;
+    n->mem_available = available;
+    n->has_memory = 1;
+    return 0;
+}
+
 double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enum psi_resource r, enum psi_kind kind)
 {
     const struct node *n = find(e, node);
@@ -189,6 +204,29 @@ size_t sim_exporter_count(const struct sim_exporter *e)
 const char *sim_exporter_node(const struct sim_exporter *e, size_t i)
 {
     return i < e->n ? e->nodes[i].name : NULL;
+}
+
+/* One memory gauge family (available: MemAvailable, else MemTotal) of the nodes that set it. */
+static void render_memory(struct psi_metrics_text *t, const struct sim_exporter *e, const struct node *only,
+                          const char *name, const char *help, int available)
+{
+    int family = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const struct node *n = &e->nodes[i];
+        if ((only && n != only) || !n->has_memory)
+            continue;
+        if (!family++)
+            psi_metrics_text_family(t, name, "gauge", help);
+        psi_metrics_text_str(t, name);
+        if (!only) {
+            psi_metrics_text_str(t, "{instance=\"");
+            psi_metrics_text_label_value(t, n->name);
+            psi_metrics_text_str(t, "\"}");
+        }
+        psi_metrics_text_add(t, " ", 1);
+        psi_metrics_text_value(t, available ? n->mem_available : n->mem_total);
+        psi_metrics_text_add(t, "\n", 1);
+    }
 }
 
 char *sim_exporter_render(const struct sim_exporter *e, double now, const char *node, size_t *len)
@@ -231,5 +269,7 @@ char *sim_exporter_render(const struct sim_exporter *e, double now, const char *
         psi_metrics_text_value(&t, value_at(&n->idle, now));
         psi_metrics_text_add(&t, "\n", 1);
     }
+    render_memory(&t, e, only, "node_memory_MemTotal_bytes", "Memory information field MemTotal_bytes.", 0);
+    render_memory(&t, e, only, "node_memory_MemAvailable_bytes", "Memory information field MemAvailable_bytes.", 1);
     return psi_metrics_text_finish(&t, len);
 }

@@ -15,7 +15,9 @@
  *
  * A node may also export CPU utilisation, once set (sim_exporter_set_utilization), as
  * node_exporter's node_cpu_seconds_total{cpu="0",mode="idle"} of a single CPU: idle seconds
- * grow by (100 - u)/100 per second, so 1 - rate(counter[w]) reads u/100 back.
+ * grow by (100 - u)/100 per second, so 1 - rate(counter[w]) reads u/100 back. And memory,
+ * once set (sim_exporter_set_memory), as node_exporter's node_memory_MemTotal_bytes and
+ * node_memory_MemAvailable_bytes gauges.
  *
  * Two renderings: every node with an instance="<node>" label (one scrape for all), or
  * one node without labels (a per-node scrape target whose target labels set instance,
@@ -52,6 +54,10 @@ int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource
 /* Set node's CPU utilisation to percent (0..100) from time now on, as sim_exporter_set
  * does for a pressure (same returns); from then on the node exports its idle counter. */
 int sim_exporter_set_utilization(struct sim_exporter *e, const char *node, double percent, double now);
+
+/* Set node's memory size and the bytes still available (0 <= available <= total); from then
+ * on the node exports both gauges. Returns 0, -1 on values out of range or ENOMEM. */
+int sim_exporter_set_memory(struct sim_exporter *e, const char *node, double total, double available, double now);
 
 /* The pressure percent set for node r/kind, or NaN when the node is absent. */
 double sim_exporter_pressure(const struct sim_exporter *e, const char *node, enum psi_resource r, enum psi_kind kind);

@@ -16,6 +16,7 @@
 
 #include <openssl/ssl.h>
 
+#include "base/grow.h"
 #include "base/jx.h"
 #include "hack/sim/cert.h"
 #include "hack/sim/httpsd.h"
@@ -66,9 +67,9 @@ struct kubeletd {
     bool stopping;      /* a slow reply stops waiting */
     struct tunnel *tunnels;
     struct kl_node **nodes; /* served nodes; appended by the loop's thread only */
-    size_t n;
+    size_t n, nodes_cap;
     char **skipped; /* nodes that cannot be served, logged once (loop's thread) */
-    size_t nskipped;
+    size_t nskipped, skipped_cap;
 };
 
 static bool listed(char *const *list, size_t n, const char *name)
@@ -196,10 +197,8 @@ static void skip(struct kubeletd *k, const char *name, const char *why)
 {
     if (listed(k->skipped, k->nskipped, name))
         return;
-    char **grown = realloc(k->skipped, (k->nskipped + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(k->skipped, k->nskipped + 1, k->skipped_cap) < 0)
         return;
-    k->skipped = grown;
     if ((k->skipped[k->nskipped] = strdup(name)) != NULL)
         k->nskipped++;
     log_warn("no kubelet for the node", "node", name, "why", why);
@@ -237,13 +236,11 @@ static void serve(struct kubeletd *k, const char *name, const char *ip, int port
     if (n->ctx)
         SSL_CTX_set_verify(n->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
     pthread_mutex_lock(&k->mu);
-    struct kl_node **grown = n->ctx ? realloc(k->nodes, (k->n + 1) * sizeof(*grown)) : NULL;
-    if (grown) {
-        k->nodes = grown;
+    bool added = n->ctx && BASE_GROW(k->nodes, k->n + 1, k->nodes_cap) == 0;
+    if (added)
         k->nodes[k->n++] = n;
-    }
     pthread_mutex_unlock(&k->mu);
-    if (!grown) {
+    if (!added) {
         skip(k, name, n->ctx ? "out of memory" : err);
         SSL_CTX_free(n->ctx);
         free(n->name);

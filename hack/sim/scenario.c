@@ -12,6 +12,7 @@
 
 #include "api/duration.h"
 #include "api/quantity.h"
+#include "base/grow.h"
 #include "kube/yamljson.h"
 
 /* Parsing context: the error buffer and the path of the field being read. */
@@ -305,6 +306,37 @@ static int copy_vm(struct scenario_vm *dst, const struct scenario_vm *src, const
     return 0;
 }
 
+/* nodes.sizes: a mapping of node name to {cpus, memory}, each positive when given. */
+static int parse_node_sizes(struct ctx *c, struct scenario *s, const cJSON *sizes)
+{
+    if (!sizes || cJSON_IsNull(sizes))
+        return 0;
+    if (!cJSON_IsObject(sizes))
+        return fail(c, "nodes.sizes: must be a mapping of node name to {cpus, memory}");
+    static const char *const keys[] = {"cpus", "memory", NULL};
+    size_t n = (size_t)cJSON_GetArraySize(sizes);
+    s->node_sizes = calloc(n ? n : 1, sizeof(*s->node_sizes));
+    if (!s->node_sizes)
+        return fail(c, "out of memory");
+    const cJSON *it;
+    cJSON_ArrayForEach (it, sizes) {
+        char path[300];
+        snprintf(path, sizeof(path), "nodes.sizes.%s", it->string);
+        struct scenario_node_size *ns = &s->node_sizes[s->n_node_sizes];
+        if (!cJSON_IsObject(it))
+            return fail(c, "%s: must be a mapping", path);
+        if (check_keys(c, it, path, keys) < 0 || get_quantity(c, it, "cpus", path, &ns->cpus, NULL) < 0 ||
+            get_quantity(c, it, "memory", path, &ns->memory, NULL) < 0)
+            return -1;
+        if (ns->cpus == 0 && ns->memory == 0)
+            return fail(c, "%s: needs cpus or memory", path);
+        if (!(ns->node = strdup(it->string)))
+            return fail(c, "out of memory");
+        s->n_node_sizes++;
+    }
+    return 0;
+}
+
 static int parse_vms(struct ctx *c, struct scenario *s, const cJSON *vms)
 {
     if (!vms || !cJSON_IsArray(vms) || cJSON_GetArraySize(vms) == 0)
@@ -395,10 +427,8 @@ static int add_target(struct ctx *c, struct scenario_event *ev, const char *name
     for (size_t i = 0; i < ev->n_vms; i++)
         if (strcmp(ev->vms[i], name) == 0)
             return 0;
-    char **grown = realloc(ev->vms, (ev->n_vms + 1) * sizeof(*grown));
-    if (!grown)
+    if (BASE_GROW(ev->vms, ev->n_vms + 1, ev->vms_cap) < 0)
         return fail(c, "out of memory");
-    ev->vms = grown;
     ev->vms[ev->n_vms] = strdup(name);
     if (!ev->vms[ev->n_vms])
         return fail(c, "%s: out of memory", path);
@@ -612,8 +642,8 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     s->psi_without_pool = !s->mco_enabled;
 
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
-    static const char *const nkeys[] = {"selector", "count", "cpus", "applyCapacity", "memory", "io",
-                                        "baseCpu",  "psi",   NULL};
+    static const char *const nkeys[] = {"selector", "count",   "cpus", "applyCapacity", "memory",
+                                        "io",       "baseCpu", "psi",  "sizes",         NULL};
     bool has_cpus = false;
     if (want_object(c, nodes, "nodes") < 0 || check_keys(c, nodes, "nodes", nkeys) < 0 ||
         get_string(c, nodes, "selector", "nodes", &s->node_selector) < 0 ||
@@ -624,11 +654,13 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
         get_quantity(c, nodes, "baseCpu", "nodes", &s->node_base_cpu, NULL) < 0 ||
         get_bool(c, nodes, "psi", "nodes", &s->psi_without_pool) < 0)
         return -1;
-    s->apply_capacity = has_cpus;
+    if (parse_node_sizes(c, s, cJSON_GetObjectItemCaseSensitive(nodes, "sizes")) < 0)
+        return -1;
+    s->apply_capacity = has_cpus || s->n_node_sizes > 0;
     if (get_bool(c, nodes, "applyCapacity", "nodes", &s->apply_capacity) < 0)
         return -1;
-    if (s->apply_capacity && !has_cpus)
-        return fail(c, "nodes.applyCapacity: needs nodes.cpus");
+    if (s->apply_capacity && !has_cpus && s->n_node_sizes == 0)
+        return fail(c, "nodes.applyCapacity: needs nodes.cpus or nodes.sizes");
     if (has_cpus && s->node_cpus < 0.001)
         return fail(c, "nodes.cpus: must be positive");
     if (s->node_io <= 0)
@@ -792,6 +824,9 @@ void scenario_free(struct scenario *s)
     free(s->description);
     free(s->namespace);
     free(s->node_selector);
+    for (size_t i = 0; i < s->n_node_sizes; i++)
+        free(s->node_sizes[i].node);
+    free(s->node_sizes);
     free_list(s->fail_vms, s->n_fail_vms);
     free_list(s->kubelet_no_psi, s->n_kubelet_no_psi);
     free_list(s->kubelet_slow, s->n_kubelet_slow);
@@ -819,6 +854,20 @@ const struct scenario_vm *scenario_vm_find(const struct scenario *s, const char 
         if (strcmp(s->vms[i].name, name) == 0)
             return &s->vms[i];
     return NULL;
+}
+
+void scenario_node_size(const struct scenario *s, const char *node, double *cpus, double *memory)
+{
+    *cpus = s->node_cpus;
+    *memory = s->node_memory;
+    for (size_t i = 0; node && i < s->n_node_sizes; i++) {
+        if (strcmp(s->node_sizes[i].node, node) != 0)
+            continue;
+        if (s->node_sizes[i].cpus > 0)
+            *cpus = s->node_sizes[i].cpus;
+        if (s->node_sizes[i].memory > 0)
+            *memory = s->node_sizes[i].memory;
+    }
 }
 
 bool scenario_vm_always_fails(const struct scenario *s, const char *name)

@@ -17,7 +17,10 @@
  *     applyCapacity: true             # also set the Node's cpu capacity/allocatable to
  *                                     # `cpus` (restored on exit), so the scheduler and
  *                                     # the operator see what the model uses
- *     memory: 64Gi                    # model memory (default: the node's capacity)
+ *     memory: 64Gi                    # model memory (default: the node's capacity); with
+ *                                     # applyCapacity also the Node's memory capacity/allocatable
+ *     sizes:                          # per-node cpus and memory, over the two above (heterogeneous
+ *       worker-0: {cpus: 8, memory: 16Gi}   # clusters); applied to the Node like them
  *     io: 1000                        # io capacity, abstract units per second
  *     baseCpu: 0.1                    # cores of system load on every node
  *     psi: true                       # export PSI without waiting for a pool with psi=1
@@ -108,6 +111,13 @@ struct scenario_label {
     char *value;
 };
 
+/* One node's own size (nodes.sizes); 0: the scenario-wide value. */
+struct scenario_node_size {
+    char *node;
+    double cpus;
+    double memory; /* bytes */
+};
+
 /* One VM (groups with count are expanded into one entry per VM). */
 struct scenario_vm {
     char *name;
@@ -139,7 +149,7 @@ struct scenario_event {
     /* demand: the VMs it applies to (names, already expanded from vm/vms/group), and the
      * values to set (NaN: unchanged) */
     char **vms;
-    size_t n_vms;
+    size_t n_vms, vms_cap;
     double cpu, memory, io;
     /* drain: node name; drain and rollingDrain: reboot delay */
     char *node;
@@ -163,6 +173,8 @@ struct scenario {
     double node_cpus; /* 0: the node's capacity */
     bool apply_capacity;
     double node_memory; /* 0: the node's capacity */
+    struct scenario_node_size *node_sizes;
+    size_t n_node_sizes;
     double node_io;
     double node_base_cpu;
     bool psi_without_pool;
@@ -219,6 +231,10 @@ void scenario_free(struct scenario *s);
 
 /* The VM named name, or NULL. */
 const struct scenario_vm *scenario_vm_find(const struct scenario *s, const char *name);
+
+/* The CPUs and memory the scenario gives node: its nodes.sizes entry over nodes.cpus and
+ * nodes.memory (0: the node's own capacity). */
+void scenario_node_size(const struct scenario *s, const char *node, double *cpus, double *memory);
 
 /* Whether name is in the fail list. */
 bool scenario_vm_always_fails(const struct scenario *s, const char *name);

@@ -10,6 +10,7 @@
 
 #include "base/grow.h"
 #include "base/jx.h"
+#include "base/strbuf.h"
 #include "hack/sim/exporter.h"
 #include "hack/sim/model.h"
 #include "logging.h"
@@ -52,52 +53,44 @@ static double now_s(void)
     return (double)kube_loop_now_ms() / 1000.0;
 }
 
-/* Append the VM usage series (of node, or all when node is NULL) to buf: CPU seconds and
- * resident memory, as virt-handler exports them. */
+/* The per-VM series, as virt-handler exports them: CPU seconds and resident memory. */
+static const struct vm_series {
+    const char *name, *type, *help;
+    bool memory; /* the value is the VM's memory in use, else its CPU seconds */
+} vm_series[] = {
+    {"kubevirt_vmi_cpu_usage_seconds_total", "counter",
+     "Total CPU time spent in all modes (sum of both vcpu and hypervisor usage).", false},
+    {"kubevirt_vmi_memory_resident_bytes", "gauge", "Resident set size of the process running the domain.", true},
+};
+
+/* Append the VM series (of node, or all when node is NULL) to text (len bytes); returns the
+ * new text, or text as it was on no memory. */
 static char *append_vms(const struct telemetry *t, char *text, size_t *len, const char *node, double now)
 {
-    size_t cap = *len + 512 + t->s->sc->n_vms * 512;
-    char *out = realloc(text, cap);
+    struct strbuf b = STRBUF_INIT;
+    strbuf_addn(&b, text, *len);
+    for (size_t k = 0; k < sizeof(vm_series) / sizeof(vm_series[0]); k++) {
+        const struct vm_series *m = &vm_series[k];
+        bool any = false;
+        for (size_t i = 0; i < t->s->sc->n_vms; i++) {
+            const struct vm_usage *u = &t->usage[i];
+            if (!u->node[0] || (node && strcmp(node, u->node) != 0))
+                continue;
+            if (!any)
+                strbuf_addf(&b, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, m->type);
+            any = true;
+            char val[40];
+            psi_metrics_format_value(m->memory ? u->memory : u->seconds + u->rate * (now - u->at), val, sizeof(val));
+            strbuf_addf(&b, "%s{name=\"%s\",namespace=\"%s\",node=\"%s\"} %s\n", m->name, t->s->sc->vms[i].name,
+                        t->s->sc->namespace, u->node, val);
+        }
+    }
+    size_t n = b.len;
+    char *out = strbuf_take(&b);
     if (!out)
         return text;
-    size_t used = *len;
-    int any = 0;
-    for (size_t i = 0; i < t->s->sc->n_vms; i++) {
-        const struct vm_usage *u = &t->usage[i];
-        if (!u->node[0] || (node && strcmp(node, u->node) != 0))
-            continue;
-        if (!any) {
-            used += (size_t)snprintf(out + used, cap - used,
-                                     "# HELP kubevirt_vmi_cpu_usage_seconds_total Total CPU time spent in all modes "
-                                     "(sum of both vcpu and hypervisor usage).\n"
-                                     "# TYPE kubevirt_vmi_cpu_usage_seconds_total counter\n");
-            any = 1;
-        }
-        char val[40];
-        psi_metrics_format_value(u->seconds + u->rate * (now - u->at), val, sizeof(val));
-        used += (size_t)snprintf(out + used, cap - used,
-                                 "kubevirt_vmi_cpu_usage_seconds_total{name=\"%s\",namespace=\"%s\",node=\"%s\"} %s\n",
-                                 t->s->sc->vms[i].name, t->s->sc->namespace, u->node, val);
-    }
-    any = 0;
-    for (size_t i = 0; i < t->s->sc->n_vms; i++) {
-        const struct vm_usage *u = &t->usage[i];
-        if (!u->node[0] || (node && strcmp(node, u->node) != 0))
-            continue;
-        if (!any) {
-            used += (size_t)snprintf(out + used, cap - used,
-                                     "# HELP kubevirt_vmi_memory_resident_bytes Resident set size of the process "
-                                     "running the domain.\n"
-                                     "# TYPE kubevirt_vmi_memory_resident_bytes gauge\n");
-            any = 1;
-        }
-        char val[40];
-        psi_metrics_format_value(u->memory, val, sizeof(val));
-        used += (size_t)snprintf(out + used, cap - used,
-                                 "kubevirt_vmi_memory_resident_bytes{name=\"%s\",namespace=\"%s\",node=\"%s\"} %s\n",
-                                 t->s->sc->vms[i].name, t->s->sc->namespace, u->node, val);
-    }
-    *len = used;
+    free(text);
+    *len = n;
     return out;
 }
 
@@ -283,6 +276,9 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
         sim_exporter_set(t->exp, key, PSI_MEMORY, PSI_FULL, 100 * out.memory_full, now);
         sim_exporter_set(t->exp, key, PSI_IO, PSI_SOME, 100 * out.io_some, now);
         sim_exporter_set(t->exp, key, PSI_IO, PSI_FULL, 100 * out.io_full, now);
+        double busy = (ns->cpu * out.cpu_served + sc->node_base_cpu) / in.cpus;
+        sim_exporter_set_utilization(t->exp, key, 100 * (busy < 1 ? busy : 1), now);
+        sim_exporter_set_memory(t->exp, key, in.memory, in.memory > ns->memory ? in.memory - ns->memory : 0, now);
     } else if (!isnan(sim_exporter_pressure(t->exp, key, PSI_CPU, PSI_SOME))) {
         sim_exporter_remove_node(t->exp, key);
     }

@@ -16,7 +16,7 @@ struct timeline {
     uint64_t t0_ms; /* 0: not begun */
     size_t next;    /* the next event to apply */
     struct drain **drains;
-    size_t n_drains;
+    size_t n_drains, drains_cap;
     /* a rolling drain: the nodes left, in order */
     char **rolling;
     size_t n_rolling, rolling_cap, rolling_at;
@@ -96,12 +96,10 @@ static void apply(struct timeline *t, const struct scenario_event *ev)
         break;
     case SCENARIO_EVENT_DRAIN: {
         struct drain *d = drain_new(s, ev->node, ev->reboot_delay_ms);
-        struct drain **grown = d ? realloc(t->drains, (t->n_drains + 1) * sizeof(*grown)) : NULL;
-        if (!grown) {
+        if (!d || BASE_GROW(t->drains, t->n_drains + 1, t->drains_cap) < 0) {
             drain_free(d);
             break;
         }
-        t->drains = grown;
         t->drains[t->n_drains++] = d;
         log_info("timeline: drain", "node", ev->node, "at_s", at);
         break;

@@ -9,7 +9,8 @@
 #   is tainted all the same;
 # - every taint key written is recorded in status.taintKeys: after spec.taint.key changes the
 #   taint under the old key comes off (an Untainted Event says why), the new one goes on, and
-#   deleting the PsiRebalance leaves neither;
+#   deleting the PsiRebalance leaves neither, each removal told by an Untainted Event about the
+#   node whose note says the PsiRebalance was deleted;
 # - PSIEnabled: with machineConfig disabled it is True (PressureReported) once every selected
 #   node reports PSI; a MachineConfig of the operator's name that someone else made is left
 #   alone and makes it False (MachineConfigNotOwned), though the pool says it is rolled out;
@@ -160,8 +161,20 @@ eventually 30 "status.taintKeys holds only the new key" bash -c \
   "[ \"\$($(declare -f psir_field); psir_field $name '.status.taintKeys | join(\",\")')\" = rebalance.psi.dev/hot ]"
 check "an Untainted Event names the key change" bash -c \
   "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"Untainted\" and .regarding.name==\"worker-0\" and (.note | contains(\"old key\")))] | length >= 1' >/dev/null"
+deleted_at=$(date -u +%Y-%m-%dT%H:%M:%S)
 kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
 check "deleting the PsiRebalance removed the taint" bash -c \
   "$(declare -f taint_with); name=$name; ! taint_with worker-0 rebalance.psi.dev/hot && ! taint_with worker-0 rebalance.psi.dev/pressure"
+# the Untainted Event of the deletion: about Node worker-0, action Untaint, its note saying why,
+# observed at or after the delete (the key-change Event above has another note)
+untainted_on_delete() {
+  kubectl get events.events.k8s.io -n default -o json | jq -e --arg t "$deleted_at" '[.items[]
+    | select(.reason == "Untainted" and .type == "Normal" and .action == "Untaint"
+             and .regarding.apiVersion == "v1" and .regarding.kind == "Node" and .regarding.name == "worker-0"
+             and .note == "PsiRebalance deleted: pressure taint removed"
+             and ((.series.lastObservedTime // .eventTime)[0:19] >= $t))] | length >= 1' >/dev/null
+}
+eventually 30 "an Untainted Event about worker-0 says the PsiRebalance was deleted" bash -c \
+  "$(declare -f untainted_on_delete); deleted_at=$deleted_at; untainted_on_delete"
 
 finish

@@ -75,6 +75,7 @@ static void test_node_projection(void **state)
     assert_float_equal(v.memory, 8.0 * 1024 * 1024 * 1024, 1);
     assert_float_equal(v.alloc_cpu, 3.5, 1e-9);
     assert_float_equal(v.alloc_pods, 110, 1e-9);
+    assert_float_equal(v.alloc_memory, 7.0 * 1024 * 1024 * 1024, 1);
     assert_true(isnan(v.pressure) && isnan(v.demand) && isnan(v.req_cpu)); /* this cycle's to fill */
     assert_false(v.selected || v.tainted || v.sustained || v.settling);
     nodeproj_free(p);

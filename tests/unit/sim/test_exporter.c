@@ -111,6 +111,17 @@ static void test_render(void **state)
     assert_non_null(strstr(all, "\nnode_cpu_seconds_total{cpu=\"0\",mode=\"idle\",instance=\"worker-1\"} 2\n"));
     assert_null(strstr(all, "mode=\"idle\",instance=\"worker-0\""));
     free(all);
+    /* memory, once set, as node_exporter's MemTotal and MemAvailable gauges */
+    assert_int_equal(sim_exporter_set_memory(e, "worker-1", 64, 70, 20), -1); /* more available than there is */
+    assert_int_equal(sim_exporter_set_memory(e, "worker-1", 64, 24, 20), 0);
+    one = sim_exporter_render(e, 20, "worker-1", &len);
+    assert_non_null(strstr(one, "\nnode_memory_MemTotal_bytes 64\n"));
+    assert_non_null(strstr(one, "\nnode_memory_MemAvailable_bytes 24\n"));
+    free(one);
+    all = sim_exporter_render(e, 20, NULL, &len);
+    assert_non_null(strstr(all, "\nnode_memory_MemAvailable_bytes{instance=\"worker-1\"} 24\n"));
+    assert_null(strstr(all, "node_memory_MemTotal_bytes{instance=\"worker-0\"}"));
+    free(all);
     assert_string_equal(sim_exporter_metric_name(PSI_IO, PSI_FULL), "node_pressure_io_stalled_seconds_total");
     assert_string_equal(sim_exporter_metric_name(PSI_MEMORY, PSI_SOME), "node_pressure_memory_waiting_seconds_total");
     sim_exporter_free(e);

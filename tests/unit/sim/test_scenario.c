@@ -242,6 +242,34 @@ static void test_kubelet_options(void **state)
     assert_non_null(strstr(err, "kubelet.nopsi: unknown field"));
 }
 
+/* nodes.sizes: a node's own CPUs and memory over the scenario-wide ones, applied to the Node. */
+static void test_node_sizes(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    struct scenario *s =
+        parse("name: h\nnodes: {memory: 32Gi, sizes: {worker-0: {cpus: 8}, worker-1: {cpus: 2, memory: 4Gi}}}\n"
+              "vms: [{name: a}]\n",
+              err, sizeof(err));
+    assert_non_null(s);
+    assert_true(s->apply_capacity); /* sizes are applied like nodes.cpus */
+    assert_int_equal(s->n_node_sizes, 2);
+    double cpus, mem;
+    scenario_node_size(s, "worker-0", &cpus, &mem);
+    assert_true(cpus == 8 && mem == 32.0 * 1024 * 1024 * 1024);
+    scenario_node_size(s, "worker-1", &cpus, &mem);
+    assert_true(cpus == 2 && mem == 4.0 * 1024 * 1024 * 1024);
+    scenario_node_size(s, "worker-2", &cpus, &mem); /* unlisted: the node's own CPUs, nodes.memory */
+    assert_true(cpus == 0 && mem == 32.0 * 1024 * 1024 * 1024);
+    scenario_free(s);
+    assert_null(parse("name: h\nnodes: {sizes: [worker-0]}\nvms: [{name: a}]\n", err, sizeof(err)));
+    assert_non_null(strstr(err, "nodes.sizes: must be a mapping"));
+    assert_null(parse("name: h\nnodes: {sizes: {worker-0: {cpu: 2}}}\nvms: [{name: a}]\n", err, sizeof(err)));
+    assert_non_null(strstr(err, "nodes.sizes.worker-0.cpu: unknown field"));
+    assert_null(parse("name: h\nnodes: {sizes: {worker-0: {}}}\nvms: [{name: a}]\n", err, sizeof(err)));
+    assert_non_null(strstr(err, "nodes.sizes.worker-0: needs cpus or memory"));
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -320,7 +348,7 @@ int main(void)
         cmocka_unit_test(test_quantity_format), cmocka_unit_test(test_minimal_defaults),
         cmocka_unit_test(test_full_file),       cmocka_unit_test(test_shipped_scenarios),
         cmocka_unit_test(test_errors),          cmocka_unit_test(test_kubelet_options),
-        cmocka_unit_test(test_strategy_names),
+        cmocka_unit_test(test_strategy_names),  cmocka_unit_test(test_node_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
