@@ -5,7 +5,8 @@
 #                [--scenarios rebalance-small-emptiest,...] [--minutes rebalance-fifty=5,...]
 #                [--contenders psi,req,prom,cm] [--desched-interval 30s] [--build-dir DIR]
 #                [--out FILE] [--keep]
-#                [--raw DIR] [--scale-bed DIR] [--no-scale] [--no-sides] [--no-desched]
+#                [--raw DIR] [--scale-bed DIR] [--sides-bed PREFIX] [--no-scale] [--no-sides]
+#                [--no-desched]
 #
 # Scale (per size, on one test bed grown from size to size, audit log on):
 #   kwok nodes with ~10 pods each and a PSI series per node (psi-pressure-exporter), the
@@ -42,7 +43,7 @@ contenders=psi,req,prom,cm
 desched_interval=30s
 build_dir=$repo/build
 out=$here/results/$(date -u +%Y-%m-%d).json
-keep=0 do_scale=1 do_sides=1 do_desched=1 raw= scale_bed=/tmp/bed-b-scale
+keep=0 do_scale=1 do_sides=1 do_desched=1 raw= scale_bed=/tmp/bed-b-scale sides_bed=/tmp/bed-b-sim
 while (($#)); do
   case $1 in
     --sizes) sizes=$2; shift 2 ;;
@@ -57,10 +58,11 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --raw) raw=$2; keep=1; shift 2 ;;
     --scale-bed) scale_bed=$2; shift 2 ;;
+    --sides-bed) sides_bed=$2; shift 2 ;;
     --no-scale) do_scale=0; shift ;;
     --no-sides) do_sides=0; shift ;;
     --no-desched) do_desched=0; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
@@ -388,7 +390,7 @@ side() {
   local who=$1 scen=$2 mins d
   mins=$(minutes_of "$scen"); mins=${mins:-5}
   d=$res/side-$scen-$who; mkdir -p "$d"
-  export PSI_TESTBED=/tmp/bed-b-sim-$who
+  export PSI_TESTBED=$sides_bed-$who
   eval "$("$repo/hack/cluster/env" --dir "$PSI_TESTBED")"
   source "$repo/tests/e2e/lib/operator.sh"
   failures=0
@@ -495,8 +497,8 @@ desched_start() {
 sides_part() {
   local who
   for who in ${contenders//,/ }; do
-    beds+=("/tmp/bed-b-sim-$who")
-    "$repo/hack/cluster/up" --dir "/tmp/bed-b-sim-$who" >/dev/null &
+    beds+=("$sides_bed-$who")
+    "$repo/hack/cluster/up" --dir "$sides_bed-$who" >/dev/null &
   done
   wait
   local scen
@@ -505,7 +507,7 @@ sides_part() {
     for who in ${contenders//,/ }; do (side "$who" "$scen") & done
     wait
   done
-  for who in ${contenders//,/ }; do "$repo/hack/cluster/down" --dir "/tmp/bed-b-sim-$who" --purge >/dev/null 2>&1 || true; done
+  for who in ${contenders//,/ }; do "$repo/hack/cluster/down" --dir "$sides_bed-$who" --purge >/dev/null 2>&1 || true; done
 }
 
 ((do_scale)) && scale_part

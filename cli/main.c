@@ -38,7 +38,7 @@ static void usage(FILE *out)
                  "\n"
                  "flags:\n"
                  "  -w, --watch            top: follow changes (a watch, not polling) until Ctrl-C\n"
-                 "  -o, --output json      top, moves: JSON instead of a table (with -w: one document per change)\n"
+                 "  -o, --output json      top, moves, why: JSON instead of text (top -w: one document per change)\n"
                  "      --node NODE        top: only this node\n"
                  "      --kubeconfig PATH  kubeconfig (default: $KUBECONFIG, then ~/.kube/config)\n"
                  "      --context NAME     kubeconfig context (default: current-context)\n"
@@ -102,10 +102,6 @@ static int parse_flags(int argc, char **argv, struct flags *f)
     }
     if ((f->watch || f->node) && !top) {
         fprintf(stderr, "kubectl-psi: %s applies to top only\n", f->watch ? "--watch" : "--node");
-        return -1;
-    }
-    if (f->output && why) {
-        fprintf(stderr, "kubectl-psi: --output applies to top and moves\n");
         return -1;
     }
     return 0;
@@ -184,7 +180,10 @@ static void show(const cJSON *list, const struct cli_vms *vms, struct view *v)
     else {
         struct cli_why w;
         cli_why(ps, n, f->arg, now, &w);
-        cli_why_render(stdout, &w, f->arg, now, &v->style);
+        if (json)
+            v->rc |= print_json(cli_why_json(&w, f->arg, now), true) < 0;
+        else
+            cli_why_render(stdout, &w, f->arg, now, &v->style);
         v->rc |= w.verdict == CLI_VERDICT_NOT_LISTED;
     }
     free_all(ps, n);

@@ -176,8 +176,8 @@ static cJSON *number_or_null(double v)
     return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v);
 }
 
-static cJSON *node_json(const struct cli_psir *p, const struct api_node_status *n, const struct cli_vms *vms,
-                        int64_t now)
+cJSON *cli_top_node_json(const struct cli_psir *p, const struct api_node_status *n, const struct cli_vms *vms,
+                         int64_t now)
 {
     cJSON *o = cJSON_CreateObject(), *pr = cJSON_AddObjectToObject(o, "pressure");
     if (!pr)
@@ -199,6 +199,19 @@ static cJSON *node_json(const struct cli_psir *p, const struct api_node_status *
     return o;
 }
 
+cJSON *cli_top_thresholds_json(const struct cli_psir *p)
+{
+    const struct api_spec *s = &p->pr.spec;
+    cJSON *th = cJSON_CreateObject();
+    cJSON_AddNumberToObject(th, "taintAbovePercent", (double)s->pressure.taint_above_percent);
+    cJSON_AddNumberToObject(th, "untaintBelowPercent", (double)s->pressure.untaint_below_percent);
+    cJSON_AddNumberToObject(th, "evictAbovePercent", (double)s->eviction.evict_above_percent);
+    cJSON_AddNumberToObject(th, "sustainSeconds", (double)(s->pressure.sustain_ms / 1000));
+    if (!isnan(cli_psir_relief_target(p)))
+        cJSON_AddNumberToObject(th, "reliefTargetPercent", cli_psir_relief_target(p));
+    return th;
+}
+
 static cJSON *psir_json(const struct cli_psir *p, const char *node, const struct cli_vms *vms, int64_t now)
 {
     const struct api_spec *s = &p->pr.spec;
@@ -209,13 +222,7 @@ static cJSON *psir_json(const struct cli_psir *p, const char *node, const struct
     cJSON_AddStringToObject(o, "stall", api_stall_name(s->pressure.stall));
     cJSON_AddStringToObject(o, "mode", api_eviction_mode_name(s->eviction.mode));
     cJSON_AddStringToObject(o, "method", api_eviction_method_name(s->eviction.method));
-    cJSON *th = cJSON_AddObjectToObject(o, "thresholds");
-    cJSON_AddNumberToObject(th, "taintAbovePercent", (double)s->pressure.taint_above_percent);
-    cJSON_AddNumberToObject(th, "untaintBelowPercent", (double)s->pressure.untaint_below_percent);
-    cJSON_AddNumberToObject(th, "evictAbovePercent", (double)s->eviction.evict_above_percent);
-    cJSON_AddNumberToObject(th, "sustainSeconds", (double)(s->pressure.sustain_ms / 1000));
-    if (!isnan(cli_psir_relief_target(p)))
-        cJSON_AddNumberToObject(th, "reliefTargetPercent", cli_psir_relief_target(p));
+    cJSON_AddItemToObject(o, "thresholds", cli_top_thresholds_json(p));
     cJSON *sum = cJSON_AddObjectToObject(o, "summary");
     cJSON_AddNumberToObject(sum, "nodes", (double)st->summary.nodes);
     cJSON_AddNumberToObject(sum, "pressured", (double)st->summary.pressured);
@@ -240,7 +247,7 @@ static cJSON *psir_json(const struct cli_psir *p, const char *node, const struct
     cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
     for (size_t k = 0; nodes && k < st->nnodes; k++)
         if (!node || strcmp(node, st->nodes[k].name) == 0)
-            cJSON_AddItemToArray(nodes, node_json(p, &st->nodes[k], vms, now));
+            cJSON_AddItemToArray(nodes, cli_top_node_json(p, &st->nodes[k], vms, now));
     return o;
 }
 

@@ -29,4 +29,13 @@ void cli_top_render(FILE *f, const struct cli_psir *ps, size_t n, const char *no
  * "summary", "conditions", "nodes": [...]}]}. NULL on no memory; the caller frees it. */
 cJSON *cli_top_json(const struct cli_psir *ps, size_t n, const char *node, const struct cli_vms *vms, int64_t now);
 
+/* The "thresholds" object of p's item in cli_top_json ({"taintAbovePercent",
+ * "untaintBelowPercent", "evictAbovePercent", "sustainSeconds"[, "reliefTargetPercent"]}). */
+cJSON *cli_top_thresholds_json(const struct cli_psir *p);
+
+/* Node n of p as an item of "nodes" in cli_top_json ({"name", "pressure", "utilization",
+ * "state", "since", "why", "vms", "movesIn", "movesOut"}); vms may be NULL ("vms": null). */
+cJSON *cli_top_node_json(const struct cli_psir *p, const struct api_node_status *n, const struct cli_vms *vms,
+                         int64_t now);
+
 #endif

@@ -202,6 +202,17 @@ void cli_why(const struct cli_psir *ps, size_t n, const char *node, int64_t now,
     cooldowns(p, node, now, out);
 }
 
+const char *cli_verdict_code(enum cli_verdict v)
+{
+    switch (v) {
+    case CLI_VERDICT_RELIEVING: return "relieving";
+    case CLI_VERDICT_NOTHING: return "nothing";
+    case CLI_VERDICT_BLOCKED: return "blocked";
+    case CLI_VERDICT_NOT_LISTED: return "not-listed";
+    }
+    return "";
+}
+
 const char *cli_verdict_name(enum cli_verdict v)
 {
     switch (v) {
@@ -243,4 +254,38 @@ void cli_why_render(FILE *f, const struct cli_why *w, const char *node, int64_t 
     fprintf(f, "  verdict    %s\n", cli_verdict_name(w->verdict));
     for (size_t i = 0; i < w->n; i++)
         fprintf(f, "  - [%s] %s\n", w->reasons[i].code, w->reasons[i].text);
+}
+
+cJSON *cli_why_json(const struct cli_why *w, const char *node, int64_t now)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "node", node);
+    if (w->psir) {
+        const struct api_spec *s = &w->psir->pr.spec;
+        cJSON_AddStringToObject(o, "psiRebalance", w->psir->pr.name);
+        cJSON_AddStringToObject(o, "resource", api_resource_name(s->pressure.resource));
+        cJSON_AddStringToObject(o, "stall", api_stall_name(s->pressure.stall));
+        cJSON_AddStringToObject(o, "mode", api_eviction_mode_name(s->eviction.mode));
+        cJSON_AddStringToObject(o, "method", api_eviction_method_name(s->eviction.method));
+        cJSON_AddItemToObject(o, "thresholds", cli_top_thresholds_json(w->psir));
+        cJSON *status = cli_top_node_json(w->psir, w->node, NULL, now);
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "vms");
+        cJSON_AddItemToObject(o, "status", status);
+    }
+    cJSON_AddStringToObject(o, "verdict", cli_verdict_code(w->verdict));
+    cJSON_AddStringToObject(o, "verdictText", cli_verdict_name(w->verdict));
+    cJSON *reasons = cJSON_AddArrayToObject(o, "reasons");
+    if (!reasons) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "code", w->reasons[i].code);
+        cJSON_AddStringToObject(r, "text", w->reasons[i].text);
+        cJSON_AddItemToArray(reasons, r);
+    }
+    return o;
 }

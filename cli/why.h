@@ -4,10 +4,11 @@
  * mode, the readings, the level, moves under way, the sustain window, settling after a move,
  * what the last decision said: no destination fits, limits, nothing may move (protected
  * workloads), no usage; then cooldowns of the workloads that left it), and prints them on
- * one screen. */
+ * one screen, or as JSON. */
 #ifndef PSI_CLI_WHY_H
 #define PSI_CLI_WHY_H
 
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -49,7 +50,16 @@ void cli_why(const struct cli_psir *ps, size_t n, const char *node, int64_t now,
 /* The name of a verdict as printed ("being relieved", ...). */
 const char *cli_verdict_name(enum cli_verdict v);
 
+/* The stable code of a verdict, for scripts: "relieving", "nothing", "blocked", "not-listed". */
+const char *cli_verdict_code(enum cli_verdict v);
+
 /* Print w for node to f (one screen: facts, verdict, reasons). */
 void cli_why_render(FILE *f, const struct cli_why *w, const char *node, int64_t now, const struct cli_style *st);
+
+/* The same as JSON: {"node", "verdict" (cli_verdict_code), "verdictText" (as printed),
+ * "reasons": [{"code", "text"}], and when a PsiRebalance lists the node: "psiRebalance",
+ * "resource", "stall", "mode", "method", "thresholds" and "status" (the node as
+ * cli_top_json has it, without "vms")}. NULL on no memory; the caller frees it. */
+cJSON *cli_why_json(const struct cli_why *w, const char *node, int64_t now);
 
 #endif

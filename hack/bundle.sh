@@ -3,6 +3,12 @@
 # crds/ and config/samples, for one version and one operator image.
 #
 #   hack/bundle.sh [--out DIR] [--created-at TIME] VERSION IMAGE [BUNDLE_IMAGE]
+#   hack/bundle.sh [--out DIR]
+#
+# Without VERSION and IMAGE it regenerates the committed bundle/ and catalog/ with the
+# arguments they record (the CSV's version, containerImage and createdAt, the catalog's bundle
+# image): after a change to config/, crds/ or config/samples, or to settle a merge conflict in
+# the generated files.
 #
 #   VERSION       the release, semver without a leading v (0.1.0)
 #   IMAGE         the operator image. A release passes it by digest, REPO@sha256:HEX, as the
@@ -19,7 +25,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 out=$root
 created_at=""
 while (($#)); do
@@ -31,6 +37,37 @@ while (($#)); do
     *) break ;;
   esac
 done
+if (($# == 0)); then
+  # The arguments the committed files record.
+  recorded=$(python3 - "$root" "$created_at" <<'PY'
+import shlex, subprocess, sys, yaml
+root, created_at = sys.argv[1], sys.argv[2]
+
+def docs(path):
+    # The file's YAML documents; in a merge conflict (markers), those of the last commit.
+    try:
+        with open(f"{root}/{path}") as f:
+            return [d for d in yaml.safe_load_all(f) if d]
+    except (OSError, yaml.YAMLError):
+        text = subprocess.run(["git", "-C", root, "show", f"HEAD:{path}"], capture_output=True, text=True,
+                              check=True).stdout
+        return [d for d in yaml.safe_load_all(text) if d]
+
+try:
+    csv = docs("bundle/manifests/psi-rebalancer.clusterserviceversion.yaml")[0]
+    bundle = next(d for d in docs("catalog/psi-rebalancer/catalog.yaml") if d.get("schema") == "olm.bundle")
+    ann = csv["metadata"]["annotations"]
+    args = [csv["spec"]["version"], ann["containerImage"], bundle["image"]]
+    created_at = created_at or ann.get("createdAt", "")
+except (OSError, KeyError, IndexError, TypeError, StopIteration, yaml.YAMLError, subprocess.CalledProcessError) as e:
+    sys.exit(f"bundle.sh: the committed bundle/ and catalog/ do not say which version and images they are for "
+             f"({type(e).__name__}: {e}); pass VERSION and IMAGE")
+print("set -- " + " ".join(shlex.quote(a) for a in args) + "; created_at=" + shlex.quote(created_at))
+PY
+) || exit 1
+  eval "$recorded"
+  echo "bundle.sh: regenerating with the recorded arguments: ${created_at:+--created-at $created_at }$*" >&2
+fi
 (($# == 2 || $# == 3)) || usage
 version=$1 image=$2 bundle_image=${3:-}
 

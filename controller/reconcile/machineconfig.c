@@ -1,4 +1,4 @@
-/* machineconfig: the psi=1 MachineConfig per role and the pool rollout (see machineconfig.h). */
+/* machineconfig: the psi=1 MachineConfig per role and the pools' rollout (see machineconfig.h). */
 #include "reconcile/machineconfig.h"
 
 #include <stdio.h>
@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "api/selector.h"
 #include "kube/num.h"
 
 char *machineconfig_name(const char *role)
@@ -176,37 +175,6 @@ cJSON *machineconfig_apply(const cJSON *existing, const struct machineconfig_wan
     return mc;
 }
 
-/* Does pool's spec.machineConfigSelector select a MachineConfig labelled with role?
- * absent_ok: what an absent selector means. */
-static bool pool_selects(const cJSON *pool, const char *role, bool absent_ok)
-{
-    const cJSON *sel_json = get(get(pool, "spec"), "machineConfigSelector");
-    if (!cJSON_IsObject(sel_json))
-        return absent_ok;
-    struct api_selector sel = {0};
-    struct api_errors errs = {0};
-    cJSON *labels = cJSON_CreateObject();
-    bool match = false;
-    if (labels && cJSON_AddStringToObject(labels, MACHINECONFIG_ROLE_LABEL, role) &&
-        api_selector_decode(sel_json, "spec.machineConfigSelector", &sel, &errs, NULL) == 0)
-        match = api_selector_matches(&sel, labels);
-    cJSON_Delete(labels);
-    api_selector_free(&sel);
-    api_errors_free(&errs);
-    return match;
-}
-
-const cJSON *machineconfig_pool_for_role(const cJSON *const *pools, size_t n, const char *role)
-{
-    for (size_t i = 0; i < n; i++)
-        if (str_is(get_str(get(pools[i], "metadata"), "name"), role) && pool_selects(pools[i], role, true))
-            return pools[i];
-    for (size_t i = 0; i < n; i++)
-        if (pool_selects(pools[i], role, false))
-            return pools[i];
-    return NULL;
-}
-
 /* The pool condition of this type, or NULL. */
 static const cJSON *pool_condition(const cJSON *status, const char *type)
 {
@@ -244,16 +212,10 @@ static int64_t get_count(const cJSON *obj, const char *key)
     return kube_num_int_or(v, 0, INT32_MAX, 0); /* machine counts are int32 */
 }
 
-void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc_name,
-                             struct machineconfig_pool_eval *out)
+void machineconfig_pool_eval(const cJSON *pool, const char *mc_name, struct machineconfig_pool_eval *out)
 {
     memset(out, 0, sizeof(*out));
     out->status = API_CONDITION_FALSE;
-    if (!cJSON_IsObject(pool)) {
-        out->reason = MACHINECONFIG_REASON_POOL_NOT_FOUND;
-        snprintf(out->message, sizeof(out->message), "no MachineConfigPool renders role %s", role);
-        return;
-    }
     const char *name = get_str(get(pool, "metadata"), "name");
     snprintf(out->pool, sizeof(out->pool), "%s", name ? name : "");
     const cJSON *status = get(pool, "status");
@@ -278,16 +240,9 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
                  m ? m : "");
         return;
     }
-    if (out->machines == 0 && get(status, "machineCount")) {
-        out->reason = MACHINECONFIG_REASON_POOL_EMPTY;
-        snprintf(out->message, sizeof(out->message),
-                 "pool %s has no machines: the nodes of role %s are in other pools (on compact and single-node "
-                 "clusters the masters carry the worker role but stay in the master pool: add role master)",
-                 out->pool, role);
-        return;
-    }
-    bool pool_updated =
-        condition_true(pool_condition(status, "Updated")) && out->updated_machines == out->machines && !pending;
+    /* The pool holds a selected node: no machine counted yet is the operator lagging. */
+    bool pool_updated = condition_true(pool_condition(status, "Updated")) && out->machines > 0 &&
+                        out->updated_machines == out->machines && !pending;
     if (out->rendered && pool_updated) {
         out->status = API_CONDITION_TRUE;
         out->updated = true;
@@ -307,7 +262,9 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
         return;
     }
     out->reason = MACHINECONFIG_REASON_PROGRESSING;
-    if (!targeted) {
+    if (out->machines == 0) {
+        snprintf(out->message, sizeof(out->message), "pool %s counts no machine yet", out->pool);
+    } else if (!targeted) {
         /* The pool's counts are about a configuration without ours: none runs ours yet. */
         out->updated_machines = 0;
         snprintf(out->message, sizeof(out->message), "pool %s has not rendered %s yet", out->pool, mc_name);
@@ -324,23 +281,52 @@ void machineconfig_not_owned(const char *role, const char *mc_name, struct machi
     out->reason = MACHINECONFIG_REASON_NOT_OWNED;
     out->updated = false;
     snprintf(out->message, sizeof(out->message),
-             "role %s: MachineConfig %s exists but was not made by psi-rebalancer (no %s=%s label): it is left "
-             "alone and says nothing about PSI; delete or rename it",
-             role, mc_name, MACHINECONFIG_MANAGED_BY_LABEL, MACHINECONFIG_MANAGED_BY);
+             "pool %s: MachineConfig %s (role %s) exists but was not made by psi-rebalancer (no %s=%s label): it is "
+             "left alone and says nothing about PSI; delete or rename it",
+             out->pool, mc_name, role, MACHINECONFIG_MANAGED_BY_LABEL, MACHINECONFIG_MANAGED_BY);
+}
+
+void machineconfig_not_covered(const char *pool, struct machineconfig_pool_eval *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->status = API_CONDITION_FALSE;
+    out->reason = MACHINECONFIG_REASON_POOL_NOT_COVERED;
+    snprintf(out->pool, sizeof(out->pool), "%s", pool ? pool : "");
+    snprintf(out->message, sizeof(out->message),
+             "pool %s picks up MachineConfigs of no role that only pools of selected nodes pick up: a MachineConfig "
+             "for it would reboot nodes this PsiRebalance does not select; select those nodes too, or give the pool "
+             "a role of its own in its machineConfigSelector",
+             out->pool);
+}
+
+void machineconfig_orphans(const char *const *names, size_t shown, size_t total, struct machineconfig_pool_eval *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->status = API_CONDITION_FALSE;
+    out->reason = MACHINECONFIG_REASON_POOL_NOT_FOUND;
+    int len = snprintf(out->message, sizeof(out->message),
+                       "%zu selected node%s in no MachineConfigPool (none selects %s, or several custom pools do, "
+                       "which the MachineConfig operator refuses):",
+                       total, total == 1 ? " is" : "s are", total == 1 ? "it" : "them");
+    for (size_t i = 0; i < shown && len > 0 && (size_t)len < sizeof(out->message); i++)
+        len += snprintf(out->message + len, sizeof(out->message) - (size_t)len, "%s %s", i ? "," : "",
+                        names[i] ? names[i] : "");
+    if (total > shown && len > 0 && (size_t)len < sizeof(out->message))
+        snprintf(out->message + len, sizeof(out->message) - (size_t)len, " and %zu more", total - shown);
 }
 
 int machineconfig_status_entry(struct api_status *st, const char *role, const char *mc_name,
                                const struct machineconfig_pool_eval *ev)
 {
-    struct api_machine_config_status *m = api_status_add_machine_config(st, role);
+    struct api_machine_config_status *m = api_status_add_machine_config(st, ev->pool);
     if (!m)
         return -1;
-    m->name = strdup(mc_name ? mc_name : "");
-    m->pool = ev->pool[0] ? strdup(ev->pool) : NULL;
+    m->role = role ? strdup(role) : NULL;
+    m->name = mc_name ? strdup(mc_name) : NULL;
     m->updated = ev->updated;
     m->updated_machines = ev->updated_machines;
     m->machines = ev->machines;
-    return !m->name || (ev->pool[0] && !m->pool) ? -1 : 0;
+    return (role && !m->role) || (mc_name && !m->name) ? -1 : 0;
 }
 
 void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t n, bool api_available, bool enabled,
@@ -366,12 +352,12 @@ void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t 
     }
     if (n == 0) {
         *status = API_CONDITION_UNKNOWN;
-        *reason = MACHINECONFIG_REASON_NO_ROLES;
-        snprintf(msg, msglen, "spec.machineConfig.roles names no role");
+        *reason = MACHINECONFIG_REASON_NO_SELECTED_NODES;
+        snprintf(msg, msglen, "the PsiRebalance selects no node: no MachineConfigPool to turn PSI on in");
         return;
     }
     static const char *const order[] = {MACHINECONFIG_REASON_NOT_OWNED,      MACHINECONFIG_REASON_POOL_DEGRADED,
-                                        MACHINECONFIG_REASON_POOL_NOT_FOUND, MACHINECONFIG_REASON_POOL_EMPTY,
+                                        MACHINECONFIG_REASON_POOL_NOT_FOUND, MACHINECONFIG_REASON_POOL_NOT_COVERED,
                                         MACHINECONFIG_REASON_POOL_PAUSED,    MACHINECONFIG_REASON_PROGRESSING};
     *status = API_CONDITION_TRUE;
     *reason = MACHINECONFIG_REASON_ENABLED;
@@ -382,7 +368,7 @@ void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t 
                 *reason = order[k];
                 break;
             }
-    /* The message: every role whose state is the reported one, "; "-joined. */
+    /* The message: every pool whose state is the reported one, "; "-joined. */
     size_t len = 0;
     if (msglen)
         msg[0] = '\0';

@@ -43,6 +43,16 @@ double rebalance_node_demand(double usage, double cpus, double cpu_pressure)
     return rebalance_node_demand_scaled(usage, cpus, cpu_pressure, 1);
 }
 
+double rebalance_node_memory_demand(double used, double memory, double mem_pressure)
+{
+    if (isnan(used) || isnan(memory) || memory <= 0)
+        return NAN;
+    if (used > memory || used < REBALANCE_SATURATED * memory)
+        return used;
+    double stall = isnan(mem_pressure) || mem_pressure < 0 ? 0 : mem_pressure / 100;
+    return memory / (1 - (stall > REBALANCE_MAX_MEMORY_STALL ? REBALANCE_MAX_MEMORY_STALL : stall));
+}
+
 double rebalance_curve(double load)
 {
     if (isnan(load) || load <= 0)
@@ -907,7 +917,7 @@ static int work_init(struct work *w)
     for (size_t i = 0; i < w->nn; i++) {
         const struct rebalance_node *n = &w->nodes[i];
         w->cur.dem[REBALANCE_CPU][i] = known(n->cpus) ? n->demand : NAN;
-        w->cur.dem[REBALANCE_MEMORY][i] = known(n->memory) ? n->mem_used : NAN;
+        w->cur.dem[REBALANCE_MEMORY][i] = rebalance_node_memory_demand(n->mem_used, n->memory, n->mem_pressure);
         w->cur.req_cpu[i] = n->req_cpu, w->cur.req_mem[i] = n->req_memory, w->cur.req_pods[i] = n->req_pods;
         w->outbound[i] = n->outbound;
         w->source[i] = rebalance_is_source(w->p, n);

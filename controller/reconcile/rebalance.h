@@ -91,6 +91,10 @@
 #define REBALANCE_MARGIN 0.01
 /* The largest unserved share used to turn usage into demand (a factor of 50 at most). */
 #define REBALANCE_MAX_STALL 0.98
+/* The largest unserved share used to infer a saturated node's memory demand (twice its
+ * memory at most): memory pressure read high, as when it is skewed against the unserved
+ * share, must not make a node look beyond relief. */
+#define REBALANCE_MAX_MEMORY_STALL 0.5
 /* A node using this share of its CPUs or more is saturated (rebalance_node_demand). */
 #define REBALANCE_SATURATED 0.9
 /* The burstiness b of the prediction curve (see above). */
@@ -141,6 +145,14 @@ double rebalance_demand_scaled(double usage, double pressure, double scale);
  * them (it is saturated; what usage misses there, such as system load outside the measured
  * workloads, waits too). NAN when usage or cpus is unknown. */
 double rebalance_node_demand(double usage, double cpus, double cpu_pressure);
+
+/* Memory demand (bytes) of a node from its memory in use, its memory and its memory "some"
+ * pressure. A node cannot hold more than its memory: one using at least REBALANCE_SATURATED
+ * of it is saturated, and what waits shows only as pressure, so its demand is its memory /
+ * (1 - min(pressure / 100, REBALANCE_MAX_MEMORY_STALL)), as for CPU. In use beyond the
+ * memory (the workloads' working sets summed) is the demand itself; below saturation, in
+ * use. NAN when in use or the memory is unknown. */
+double rebalance_node_memory_demand(double used, double memory, double mem_pressure);
 
 /* rebalance_node_demand with the pressure read with the node's scale (rebalance_demand_scaled). */
 double rebalance_node_demand_scaled(double usage, double cpus, double cpu_pressure, double scale);

@@ -251,8 +251,9 @@ static int finalize(struct reconciler *r, const cJSON *obj, const struct api_psi
     }
     if (failures > 0)
         return -1; /* the finalizer stays until every taint is off */
-    struct mcsync m = {r->deps.client, r->deps.events, r->deps.machineconfigs, r->deps.pools, r->deps.psirebalances};
-    struct mcsync_in in = {obj, &pr->spec, pr->generation, now_ms};
+    struct mcsync m = {r->deps.client, r->deps.events,        r->deps.machineconfigs,
+                       r->deps.pools,  r->deps.psirebalances, r->deps.nodes};
+    struct mcsync_in in = {obj, &pr->spec, NULL, pr->generation, now_ms};
     if (mcsync_retire(&m, &in) < 0)
         return -1; /* and until the MachineConfigs to delete are gone */
     struct kube_err err;
@@ -295,8 +296,9 @@ static int report_invalid(struct reconciler *r, const cJSON *obj, const struct a
 static void machine_configs(struct visit *v)
 {
     struct reconciler *r = v->r;
-    struct mcsync m = {r->deps.client, r->deps.events, r->deps.machineconfigs, r->deps.pools, r->deps.psirebalances};
-    struct mcsync_in in = {v->obj, &v->pr.spec, v->pr.generation, v->now_ms};
+    struct mcsync m = {r->deps.client, r->deps.events,        r->deps.machineconfigs,
+                       r->deps.pools,  r->deps.psirebalances, r->deps.nodes};
+    struct mcsync_in in = {v->obj, &v->pr.spec, &v->nodes, v->pr.generation, v->now_ms};
     if (mcsync_ensure(&m, &in, &v->next) < 0 || mcsync_retire(&m, &in) < 0)
         fail(v, API_REASON_MACHINE_CONFIG_WRITE_FAILED,
              "a MachineConfig could not be written or deleted (see the operator log)");

@@ -42,6 +42,7 @@
 #include <curl/curl.h>
 
 #include "base/jx.h"
+#include "hack/sim/deployment.h"
 #include "hack/sim/evacuation.h"
 #include "hack/sim/kubeletd.h"
 #include "hack/sim/mco.h"
@@ -67,6 +68,8 @@ struct app {
     struct kube_config *cfg, *webhook_cfg;
     struct nodes *nodes;
     struct workload *workload;
+    struct kube_informer *deployment_pods;
+    struct deployments *deployments;
     struct evacuation *evac;
     struct migration *mig;
     struct mco *mco;
@@ -125,8 +128,9 @@ static int check_files(int argc, char **argv, int first)
             rc = 1;
             continue;
         }
-        printf("%s: scenario %s, namespace %s, %zu VMs, %zu events%s%s\n", argv[i], sc->name, sc->namespace, sc->n_vms,
-               sc->n_events, sc->start_node ? ", starting on " : "", sc->start_node ? sc->start_node : "");
+        printf("%s: scenario %s, namespace %s, %zu VMs, %zu Deployments, %zu events%s%s\n", argv[i], sc->name,
+               sc->namespace, sc->n_vms, sc->n_deployments, sc->n_events, sc->start_node ? ", starting on " : "",
+               sc->start_node ? sc->start_node : "");
         scenario_free(sc);
     }
     return rc;
@@ -247,6 +251,8 @@ static void pass(struct kube_loop *loop, void *ud)
     if (a->mco)
         mco_sync(a->mco);
     workload_sync(a->workload);
+    if (workload_start_began(a->workload))
+        deployments_sync(a->deployments);
     evacuation_sync(a->evac);
     migration_sync(a->mig);
     if (!a->began && workload_started(a->workload)) {
@@ -486,7 +492,12 @@ int main(int argc, char **argv)
     free(p_vmis);
     free(p_vmims);
     free(p_kvs);
-    if (!a.s.kubevirts || (a.sc->mco_enabled && !a.s.mcps)) {
+    if (a.s.kubevirts) {
+        char *p_plain = kube_path("v1", a.sc->namespace, "pods", NULL, NULL);
+        a.deployment_pods = p_plain ? informer(&a, p_plain, DEPLOYMENT_LABEL, &kerr) : NULL;
+        free(p_plain);
+    }
+    if (!a.s.kubevirts || (a.sc->mco_enabled && !a.s.mcps) || !a.deployment_pods) {
         log_error("starting the watches failed", "error", kerr.msg);
         goto out;
     }
@@ -506,12 +517,16 @@ int main(int argc, char **argv)
     }
     a.nodes = nodes_new(&a.s);
     a.workload = workload_new(&a.s);
+    a.deployments = deployments_new(&a.s, a.deployment_pods);
+    if (a.workload && a.deployments)
+        workload_hold_start(a.workload, deployments_running, a.deployments);
     a.evac = evacuation_new(&a.s);
     a.mig = migration_new(&a.s);
     if (a.sc->mco_enabled)
         a.mco = mco_new(&a.s);
     a.timeline = timeline_new(&a.s, a.workload, a.mco);
-    if (!a.nodes || !a.workload || !a.evac || !a.mig || (a.sc->mco_enabled && !a.mco) || !a.timeline) {
+    if (!a.nodes || !a.workload || !a.deployments || !a.evac || !a.mig || (a.sc->mco_enabled && !a.mco) ||
+        !a.timeline) {
         log_error("out of memory");
         goto out;
     }
@@ -525,6 +540,7 @@ int main(int argc, char **argv)
         .psi_on = a.mco ? mco_node_psi : NULL,
         .psi_ud = a.mco,
         .kubelet = a.kubelet,
+        .deployments = a.deployments,
     };
     if (!(a.tele = telemetry_start(&a.s, a.workload, a.nodes, &to, err, sizeof(err)))) {
         log_error("starting the metrics endpoint failed", "error", err);
@@ -561,9 +577,11 @@ out:
     migration_free(a.mig);
     evacuation_free(a.evac);
     workload_free(a.workload);
+    deployments_free(a.deployments);
     nodes_free(a.nodes);
     if (cleanup && a.s.client)
         cleanup_namespace(&a);
+    kube_informer_free(a.deployment_pods);
     kube_informer_free(a.s.mcps);
     kube_informer_free(a.s.mcs);
     kube_informer_free(a.s.kubevirts);

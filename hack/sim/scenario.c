@@ -13,6 +13,7 @@
 #include "api/duration.h"
 #include "api/quantity.h"
 #include "base/grow.h"
+#include "hack/sim/scenario_deployments.h"
 #include "kube/yamljson.h"
 
 /* Parsing context: the error buffer and the path of the field being read. */
@@ -340,7 +341,7 @@ static int parse_node_sizes(struct ctx *c, struct scenario *s, const cJSON *size
 static int parse_vms(struct ctx *c, struct scenario *s, const cJSON *vms)
 {
     if (!vms || !cJSON_IsArray(vms) || cJSON_GetArraySize(vms) == 0)
-        return fail(c, "vms: must be a list of at least one VM");
+        return fail(c, "vms: must be a list of at least one VM (or give deployments)");
     static const char *const keys[] = {
         "name",       "count",      "vcpus",  "memory", "cpu", "memoryDemand", "io", "evictionStrategy",
         "migratable", "cpuRequest", "labels", "node",   NULL};
@@ -591,8 +592,9 @@ static int parse_events(struct ctx *c, struct scenario *s, const cJSON *events)
 
 static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
 {
-    static const char *const keys[] = {"name",     "description", "namespace", "seed",    "tick", "nodes",  "model",
-                                       "kubevirt", "vms",         "start",     "kubelet", "mco",  "events", NULL};
+    static const char *const keys[] = {"name",    "description", "namespace",   "seed",   "tick",
+                                       "nodes",   "model",       "kubevirt",    "vms",    "start",
+                                       "kubelet", "mco",         "deployments", "events", NULL};
     if (!cJSON_IsObject(root))
         return fail(c, "the scenario must be a mapping");
     if (check_keys(c, root, "", keys) < 0)
@@ -642,8 +644,8 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     s->psi_without_pool = !s->mco_enabled;
 
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
-    static const char *const nkeys[] = {"selector", "count",   "cpus", "applyCapacity", "memory",
-                                        "io",       "baseCpu", "psi",  "sizes",         NULL};
+    static const char *const nkeys[] = {"selector", "count", "cpus",  "applyCapacity", "memory", "io",
+                                        "baseCpu",  "psi",   "sizes", "cpuSeconds",    NULL};
     bool has_cpus = false;
     if (want_object(c, nodes, "nodes") < 0 || check_keys(c, nodes, "nodes", nkeys) < 0 ||
         get_string(c, nodes, "selector", "nodes", &s->node_selector) < 0 ||
@@ -652,7 +654,8 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
         get_quantity(c, nodes, "memory", "nodes", &s->node_memory, NULL) < 0 ||
         get_quantity(c, nodes, "io", "nodes", &s->node_io, NULL) < 0 ||
         get_quantity(c, nodes, "baseCpu", "nodes", &s->node_base_cpu, NULL) < 0 ||
-        get_bool(c, nodes, "psi", "nodes", &s->psi_without_pool) < 0)
+        get_bool(c, nodes, "psi", "nodes", &s->psi_without_pool) < 0 ||
+        get_bool(c, nodes, "cpuSeconds", "nodes", &s->node_cpu_seconds) < 0)
         return -1;
     if (parse_node_sizes(c, s, cJSON_GetObjectItemCaseSensitive(nodes, "sizes")) < 0)
         return -1;
@@ -705,8 +708,14 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
     if (s->migration_bandwidth <= 0)
         return fail(c, "kubevirt.migration.bandwidth: must be positive");
 
-    if (parse_vms(c, s, cJSON_GetObjectItemCaseSensitive(root, "vms")) < 0)
+    /* a scenario of Deployments alone needs no VM */
+    const cJSON *vms = cJSON_GetObjectItemCaseSensitive(root, "vms");
+    const cJSON *deployments = cJSON_GetObjectItemCaseSensitive(root, "deployments");
+    char why[512];
+    if ((vms || !deployments) && parse_vms(c, s, vms) < 0)
         return -1;
+    if (scenario_deployments_parse(s, deployments, why, sizeof(why)) < 0)
+        return fail(c, "%s", why);
     for (size_t i = 0; i < s->n_fail_vms; i++)
         if (!scenario_vm_find(s, s->fail_vms[i]))
             return fail(c, "kubevirt.migration.failVMs[%zu]: no VM named \"%s\"", i, s->fail_vms[i]);
@@ -833,6 +842,7 @@ void scenario_free(struct scenario *s)
     for (size_t i = 0; i < s->n_vms; i++)
         vm_clear(&s->vms[i]);
     free(s->vms);
+    scenario_deployments_free(s);
     free(s->start_node);
     free_list(s->mco_pools, s->n_mco_pools);
     free_list(s->mco_paused, s->n_mco_paused);

@@ -25,6 +25,10 @@
  *     baseCpu: 0.1                    # cores of system load on every node
  *     psi: true                       # export PSI without waiting for a pool with psi=1
  *                                     # (default: true unless mco.enabled)
+ *     cpuSeconds: false               # with PSI, also export the nodes' CPU use as node_exporter's
+ *                                     # node_cpu_seconds_total{mode="user"} (exporter.h), which a
+ *                                     # Prometheus source then reads as the node's usage instead
+ *                                     # of the sum of its VMs' (needed for Deployments' pods)
  *   model:                            # see model.h
  *     cpu:    {burstiness: 0.25}
  *     memory: {burstiness: 0.25, fullRatio: 0.5}
@@ -44,7 +48,7 @@
  *       failVMs: [name, ...]          # VMs whose migrations always fail
  *       backoff: 20s                  # first evacuation retry backoff after a failure (doubles)
  *       unschedulableTimeout: 5m      # a target pod pending that long fails the migration
- *   vms:                              # required, at least one
+ *   vms:                              # at least one VM or one Deployment
  *   - name: hot                       # required; with count > 1 the VMs are hot-0, hot-1, ...
  *     count: 3
  *     vcpus: 2
@@ -60,9 +64,12 @@
  *                                     # to this node (spec.nodeName, no scheduler, no selector
  *                                     # left on the pod), so a scenario can start VMs on
  *                                     # different nodes
+ *   deployments:                      # workloads that are not VMs (scenario_deployments.h)
+ *   - {name: web, replicas: 2, cpu: 2, labels: {app: web}}
  *   start:
- *     node: worker-0                  # start every VM here: the other simulated nodes are
- *                                     # cordoned until all launchers run, then uncordoned
+ *     node: worker-0                  # start every VM (and Deployment pod) here: the other
+ *                                     # simulated nodes are cordoned until all launchers (and
+ *                                     # Deployment pods) run, then uncordoned
  *   kubelet:                          # the Summary API each node's kubelet serves (kubelet.h)
  *     noPsi: [worker-3]               # nodes whose kubelet reports no PSI (KubeletPSI off, no psi=1)
  *     slow: [worker-4]                # nodes whose kubelet answers only after slowDelay
@@ -178,6 +185,7 @@ struct scenario {
     double node_io;
     double node_base_cpu;
     bool psi_without_pool;
+    bool node_cpu_seconds; /* nodes.cpuSeconds */
 
     struct model_params model;
 
@@ -197,6 +205,9 @@ struct scenario {
 
     struct scenario_vm *vms;
     size_t n_vms;
+
+    struct scenario_deployment *deployments; /* scenario_deployments.h */
+    size_t n_deployments;
 
     char *start_node; /* NULL: let the scheduler spread them */
 

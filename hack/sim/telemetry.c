@@ -105,6 +105,8 @@ static void reply_metrics(struct telemetry *t, const char *node, struct psi_serv
         len = 0;
     }
     text = append_vms(t, text, &len, node, now);
+    if (t->opts.deployments)
+        text = deployments_render(t->opts.deployments, node, now, text, &len);
     reply->status = 200;
     snprintf(reply->content_type, sizeof(reply->content_type), "%s", PSI_METRICS_CONTENT_TYPE);
     reply->body = text;
@@ -241,6 +243,27 @@ static struct node_sum *find_node(struct node_sum *sums, size_t n, const char *n
     return name ? bsearch(&key, sums, n, sizeof(*sums), by_node_name) : NULL;
 }
 
+/* The nodes of one tick, for the Deployments' pods. */
+struct tick_nodes {
+    struct node_sum *sums;
+    size_t n;
+};
+
+static void add_pod_demand(const char *node, double cpu, double memory, double io, void *ud)
+{
+    struct tick_nodes *tn = ud;
+    struct node_sum *ns = find_node(tn->sums, tn->n, node);
+    if (ns)
+        ns->cpu += cpu, ns->memory += memory, ns->io += io;
+}
+
+static double served_on(const char *node, void *ud)
+{
+    struct tick_nodes *tn = ud;
+    const struct node_sum *ns = find_node(tn->sums, tn->n, node);
+    return ns ? ns->served : 0;
+}
+
 /* The model for one node, and its series. */
 static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
 {
@@ -278,6 +301,8 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
         sim_exporter_set(t->exp, key, PSI_IO, PSI_FULL, 100 * out.io_full, now);
         double busy = (ns->cpu * out.cpu_served + sc->node_base_cpu) / in.cpus;
         sim_exporter_set_utilization(t->exp, key, 100 * (busy < 1 ? busy : 1), now);
+        if (sc->node_cpu_seconds)
+            sim_exporter_set_cpu_busy(t->exp, key, busy * in.cpus, now);
         sim_exporter_set_memory(t->exp, key, in.memory, in.memory > ns->memory ? in.memory - ns->memory : 0, now);
     } else if (!isnan(sim_exporter_pressure(t->exp, key, PSI_CPU, PSI_SOME))) {
         sim_exporter_remove_node(t->exp, key);
@@ -340,18 +365,22 @@ static void kubelet_pods(struct telemetry *t, const struct node_sum *sums, size_
         p->p.cpu_seconds = u->seconds;
         p->p.memory_bytes = mem;
     }
+    double now = now_s();
     for (size_t i = 0, j = 0; i < nnodes; i++) {
         while (j < np && strcmp(pods[j].node, sums[i].name) < 0)
             j++;
         size_t first = j;
         while (j < np && strcmp(pods[j].node, sums[i].name) == 0)
             j++;
-        struct summary_pod *list = calloc(j - first ? j - first : 1, sizeof(*list));
+        size_t plain = t->opts.deployments ? deployments_summary(t->opts.deployments, sums[i].name, now, NULL, 0) : 0;
+        struct summary_pod *list = calloc(j - first + plain ? j - first + plain : 1, sizeof(*list));
         if (!list)
             break;
         for (size_t k = first; k < j; k++)
             list[k - first] = pods[k].p;
-        kubeletd_set_pods(t->opts.kubelet, sums[i].name, list, j - first);
+        if (plain)
+            deployments_summary(t->opts.deployments, sums[i].name, now, list + (j - first), plain);
+        kubeletd_set_pods(t->opts.kubelet, sums[i].name, list, j - first + plain);
         free(list);
     }
     free(pods);
@@ -380,9 +409,14 @@ void telemetry_tick(struct telemetry *t)
         ns->memory += mem;
         ns->io += io;
     }
+    struct tick_nodes tn = {sums, n};
+    if (t->opts.deployments)
+        deployments_demand(t->opts.deployments, add_pod_demand, &tn);
     for (size_t i = 0; i < n; i++)
         tick_node(t, &sums[i], now);
     psi_serve_lock(t->srv);
+    if (t->opts.deployments)
+        deployments_account(t->opts.deployments, served_on, &tn, now);
     /* nodes that left the simulation stop exporting */
     for (size_t i = 0; i < sim_exporter_count(t->exp);) {
         const char *name = sim_exporter_node(t->exp, i);

@@ -19,13 +19,16 @@
  * instance=<node> and __metrics_path__=/metrics/node/<node>, so the bed's Prometheus
  * scrapes each node as a separate node_exporter. The file is removed at the end.
  * With a kubeletd, each tick also gives every node's kubelet its pressures, CPU and memory
- * use, and the launcher pods running there with their VM's usage (the Summary API). */
+ * use, and the launcher pods running there with their VM's usage (the Summary API).
+ * The running pods of the scenario's Deployments (deployment.h) count on their nodes as VMs
+ * do; their use is exported as cAdvisor's container_* series and listed by the kubelets. */
 #ifndef PSI_SIM_TELEMETRY_H
 #define PSI_SIM_TELEMETRY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "hack/sim/deployment.h"
 #include "hack/sim/kubeletd.h"
 #include "hack/sim/nodes.h"
 #include "hack/sim/sim.h"
@@ -41,7 +44,8 @@ struct telemetry_opts {
     const char *targets_dir; /* file_sd directory, or NULL */
     telemetry_psi_fn psi_on; /* NULL: the scenario's nodes.psi decides alone */
     void *psi_ud;
-    struct kubeletd *kubelet; /* fed every tick when not NULL (borrowed) */
+    struct kubeletd *kubelet;        /* fed every tick when not NULL (borrowed) */
+    struct deployments *deployments; /* the scenario's Deployments' pods, or NULL (borrowed) */
 };
 
 /* Start serving. s, w and n are borrowed. NULL with why in err. */

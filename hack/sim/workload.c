@@ -26,6 +26,8 @@ struct workload {
     enum start_state start;
     char **cordoned;
     size_t n_cordoned, cordoned_cap;
+    bool (*hold)(void *ud); /* workload_hold_start */
+    void *hold_ud;
 };
 
 struct workload *workload_new(struct sim *s)
@@ -338,14 +340,14 @@ static void start_step(struct workload *w)
                 return;
             }
             kube_informer_foreach(s->nodes, cordon_others, w);
-            log_info("start: VMs start on one node, the others are cordoned", "node", s->sc->start_node);
+            log_info("start: workloads start on one node, the others are cordoned", "node", s->sc->start_node);
         }
         w->start = START_WAIT;
     }
-    if (w->start == START_WAIT && workload_running(w) == s->sc->n_vms) {
+    if (w->start == START_WAIT && workload_running(w) == s->sc->n_vms && (!w->hold || w->hold(w->hold_ud))) {
         uncordon_all(w);
         w->start = START_DONE;
-        log_info("start: every VM runs");
+        log_info("start: every workload runs");
         record_add(s->rec, "started", "scenario", s->sc->name, NULL);
     }
 }
@@ -363,6 +365,17 @@ void workload_sync(struct workload *w)
 bool workload_started(const struct workload *w)
 {
     return w->start == START_DONE;
+}
+
+bool workload_start_began(const struct workload *w)
+{
+    return w->start != START_INIT;
+}
+
+void workload_hold_start(struct workload *w, bool (*ready)(void *ud), void *ud)
+{
+    w->hold = ready;
+    w->hold_ud = ud;
 }
 
 int workload_set_demand(struct workload *w, const char *name, double cpu, double memory, double io)

@@ -33,6 +33,14 @@ void workload_sync(struct workload *w);
 /* Whether the start is over (every VM Running, the nodes it cordoned uncordoned). */
 bool workload_started(const struct workload *w);
 
+/* Whether the start has begun: with start.node, the other nodes are cordoned, so that other
+ * workloads created from now on start there too. */
+bool workload_start_began(const struct workload *w);
+
+/* Hold the start (and its cordons) until ready(ud) is true as well, e.g. until other
+ * workloads run (deployments_running). */
+void workload_hold_start(struct workload *w, bool (*ready)(void *ud), void *ud);
+
 /* Set the demand of the VM named name (NaN leaves a value as it is). Returns 0, -1 when
  * there is no such VM. */
 int workload_set_demand(struct workload *w, const char *name, double cpu, double memory, double io);

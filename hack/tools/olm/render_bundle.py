@@ -16,8 +16,10 @@ as they are), BUNDLE_DIR/metadata/annotations.yaml and BUNDLE_DIR/bundle.Dockerf
   ServiceAccount, in entries of its own (OLM creates every ServiceAccount the CSV's
   permissions name);
 - the Namespace, those ServiceAccounts and those bindings are dropped (OLM makes them);
-- a ClusterRole bound to nobody that only allows `get` on non-resource URLs (the reader of
-  the operator's /metrics, for admins to bind to their Prometheus) is installed as it is;
+- no ClusterRole or ClusterRoleBinding is shipped as a manifest: OLM labels such objects
+  with their CSV's name only and never deletes them on uninstall, so the bundle's
+  cluster-scoped RBAC is all clusterPermissions, which OLM removes with the CSV. A ClusterRole
+  bound to nobody is an error (config/openshift leaves the /metrics reader out);
 - the CSV's hand-written part comes from config/manifests/bases, alm-examples from
   config/samples, the icon from config/manifests/icon.svg, descriptor descriptions from the
   CRD's schema. An object of a kind not handled here is an error: it must be decided on.
@@ -247,12 +249,6 @@ def render_bundle(args):
                               f"render does not define and config/manifests/{name}.yaml does not describe")
         cluster_permissions[sa].extend(load_one(external)["rules"])
 
-    # A ClusterRole bound to nobody that only lets read non-resource URLs (the reader of the
-    # operator's /metrics) is for the cluster's admins to bind to their scraper: installed as it is.
-    for name in sorted(cluster_roles):
-        rules = cluster_roles[name].get("rules") or []
-        if rules and all(set(r) == {"nonResourceURLs", "verbs"} and r["verbs"] == ["get"] for r in rules):
-            extra.append(cluster_roles.pop(name))
     if roles or cluster_roles:
         raise RenderError(f"roles bound to nobody: {sorted(roles) + sorted(cluster_roles)}")
     for kind in list(by_kind):

@@ -5,6 +5,7 @@
 # (pressures, states, VM counts, moves, reasons) must agree with status and the VMIs read at
 # the same resourceVersion; `top -w -o json` must follow the changes as they happen; then,
 # switched to Automatic, `why` must say worker-0 is being relieved while a move off it runs.
+# `why -o json` must give the same answer as the text, read at the same resourceVersion.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 source "$(dirname "$0")/../rebalance/lib.sh"
@@ -114,6 +115,27 @@ check "why worker-0: the last decision, with the Rebalancing reason status has" 
   grep -qF "Rebalancing $(jq -r '.status.conditions[] | select(.type == "Rebalancing") | .reason' <<<"$status")" <<<"$out"
 check "why worker-0: the moved VMs' cooldowns" bash -c \
   "[ \$(grep -c '\[cooldown\] VirtualMachineInstance .* would move off it to worker-' <<<\"\$0\") -eq 2 ]" "$out"
+# why -o json: the same answer for scripts, read with the text at the same resourceVersion
+why_both() { kubectl psi why worker-0 -o json && echo '----' && kubectl psi why worker-0; }
+snapshot why_both || fail "no quiet moment to compare why -o json"
+why_json=${out%%----*} why_text=${out#*----}
+check "why -o json worker-0: its state, cpu pressure and thresholds as status and the spec have them" \
+  jq -e --argjson n "$(jq '.status.nodes[] | select(.name == "worker-0")' <<<"$status")" --arg p "$name" '
+    .node == "worker-0" and .psiRebalance == $p and .mode == "DryRun" and .status.state == $n.state
+    and .status.pressure.cpu == ($n.pressure.cpu | tonumber) and .thresholds.evictAbovePercent == 30' <<<"$why_json"
+check "why -o json worker-0: verdict blocked, the dry-run reason, the Rebalancing reason status has, two cooldowns" \
+  jq -e --arg r "$(jq -r '.status.conditions[] | select(.type == "Rebalancing") | .reason' <<<"$status")" '
+    .verdict == "blocked" and .verdictText == "not being relieved now" and any(.reasons[]; .code == "dry-run")
+    and any(.reasons[]; .text | contains("Rebalancing " + $r)) and ([.reasons[] | select(.code == "cooldown")] | length == 2)' \
+  <<<"$why_json"
+check "why -o json worker-0: the reasons the text lists, in its order" test \
+  "$(jq -r '.reasons[].code' <<<"$why_json")" = "$(sed -n 's/^  - \[\([a-z-]*\)\] .*/\1/p' <<<"$why_text")"
+not_listed() {
+  local rc=0
+  kubectl psi why no-such-node -o json >"$work/why-none.json" 2>>"$work/psi.err" || rc=$?
+  [ "$rc" -eq 1 ] && jq -e '.node == "no-such-node" and .verdict == "not-listed" and (has("psiRebalance") | not)' "$work/why-none.json"
+}
+check "why -o json for a node no PsiRebalance lists: verdict not-listed, exit 1" not_listed
 cool=$(jq -r '[.status.nodes[] | select(.name != "worker-0")][0].name' <<<"$status")
 snapshot kubectl psi why "$cool" || fail "no quiet moment to compare why $cool"
 check "why $cool: nothing to relieve, its pressure under the evict level" grep -qF \

@@ -49,6 +49,7 @@ cleanup() {
   stop_bounded
   operator_cleanup
   kubectl delete machineconfig "$mc" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding "$role" "$role-scraper" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrole "$role" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding "$role-reader" --ignore-not-found >/dev/null 2>&1 || true
@@ -66,7 +67,8 @@ apply_quiet() { kubectl apply "$@" >/dev/null; }
 sa=$(jq -r '.spec.install.spec.deployments[0].spec.template.spec.serviceAccountName' "$work/csv.json")
 check "the CSV's CRD installs" apply_quiet --server-side --force-conflicts --field-manager=psi-e2e-csv \
   -f "$src/bundle/manifests/rebalance.psi.dev_psirebalances.yaml"
-kubectl wait --for=condition=Established crd/psirebalances.rebalance.psi.dev --timeout=60s >/dev/null
+# (a CRD just created has no status.conditions yet, which `kubectl wait` takes for an error)
+eventually 60 "the CRD is Established" kubectl wait --for=condition=Established crd/psirebalances.rebalance.psi.dev --timeout=10s
 kubectl create namespace "$ns" >/dev/null
 kubectl create serviceaccount "$sa" -n "$ns" >/dev/null
 jq --arg n "$role" --arg ns "$ns" --arg sa "$sa" '
@@ -177,6 +179,15 @@ lease=${lease:-psi-rebalancer-leader}
 eventually 60 "the operator holds the leader Lease $lease in $ns" bash -c \
   "[ -n \"\$(kubectl get lease -n $ns $lease -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)\" ]"
 
+# the workers' pool, which the operator's MachineConfig is for
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata: {name: worker}
+spec:
+  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
+  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
+YAML
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
@@ -198,8 +209,9 @@ eventually 90 "Ready=True: a full cycle with every node sampled" ready
 check "status.observedGeneration is the spec's generation" observed
 
 # The metrics endpoint: HTTPS, and the CSV's clusterPermissions let the operator review a
-# scraper's token (a ServiceAccount bound to the bundle's metrics-reader ClusterRole).
-kubectl apply -f "$src/bundle/manifests/psi-rebalancer-metrics-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml" >/dev/null
+# scraper's token (a ServiceAccount bound to the metrics-reader ClusterRole, which the bundle
+# does not ship: config/metrics-reader, as README has a Prometheus other than OpenShift's apply it).
+kubectl apply -k "$src/config/metrics-reader" >/dev/null
 kubectl create serviceaccount scraper -n "$ns" >/dev/null
 kubectl create clusterrolebinding "$role-scraper" --clusterrole=psi-rebalancer-metrics-reader --serviceaccount="$ns:scraper" >/dev/null
 scrape_token=$(kubectl create token scraper -n "$ns" --duration=1h)

@@ -18,11 +18,17 @@
 #   Prometheus) to Ready, and its log has no "forbidden" or 403;
 # - a second version, built by hack/bundle.sh into a temporary directory and served as the
 #   next catalog, is offered on the channel: OLM upgrades to it by its skipRange;
-# - deleting the Subscription and the CSV as README says leaves no cluster-scoped RBAC of the
-#   CSV's behind and nothing bound to the install namespace's ServiceAccounts; what OLM keeps
-#   is what README says it keeps: the CRD (its custom resources would go with it), and the
-#   ClusterRoles shipped as bundle manifests (labelled with the CSV's name only, OLM's clean-up
-#   does not find them), bound to nothing.
+# - every ClusterRole and ClusterRoleBinding of ours the install added (named or labelled for
+#   psi-rebalancer or its API, OLM's for a CSV or the OperatorGroup of the namespace, or binding
+#   its ServiceAccounts) is OLM's own and goes with an object: the CSV's (its
+#   clusterPermissions), the OperatorGroup's, or the CRD's (the roles aggregating access to
+#   PsiRebalances, owned by the CRD); none is shipped as a bundle manifest (OLM never deletes
+#   those);
+# - deleting the Subscription and the CSV as README says leaves none of the CSV's behind and
+#   nothing bound to the namespace's ServiceAccounts; deleting the OperatorGroup, as README
+#   goes on, leaves only the CRD's; what OLM keeps is the CRD (its custom resources would go
+#   with it); README's last step, deleting the CRD, when this test made it: the cluster-scoped
+#   RBAC of ours is what it was before the install.
 #
 #   olm_install.sh    (run by ctest)
 source "$(dirname "$0")/../lib/testlib.sh"
@@ -36,6 +42,29 @@ sample=$(python3 -c 'import json, sys, yaml
 print(json.loads(yaml.safe_load(open(sys.argv[1]))["metadata"]["annotations"]["alm-examples"])[0]["metadata"]["name"])' \
   "$src/bundle/manifests/psi-rebalancer.clusterserviceversion.yaml")
 crd_before=$(kubectl get crd "$crd" -o name 2>/dev/null || true)
+# our_cluster_rbac: the ClusterRoles and ClusterRoleBindings of ours, one "KIND/NAME OWNER" a
+# line: named or labelled for psi-rebalancer or its API (OLM names the roles of a CSV's
+# clusterPermissions after the CSV, those of an OperatorGroup after it), OLM's for an owner in
+# $ns, or binding a ServiceAccount of $ns. OWNER is what removes it: csv (OLM's labels for a
+# CSV of $ns), operatorgroup (the same for the OperatorGroup), crd (an ownerReference to the
+# CRD), or "-" (nothing: it would outlive the install). Other tests on this bed may have
+# applied config/rbac: what counts is the difference.
+our_cluster_rbac() {
+  kubectl get clusterroles,clusterrolebindings -o json | jq -r --arg ns "$ns" --arg crd "$crd" '
+    .items[] | (.metadata.labels // {}) as $l | select(
+      (.metadata.name | test("psi-rebalancer|psirebalances[.]rebalance[.]psi[.]dev"))
+      or $l["app.kubernetes.io/name"] == "psi-rebalancer"
+      or ($l["olm.owner"] // "" | startswith("psi-rebalancer."))
+      or $l["olm.owner.namespace"] == $ns
+      or any(.subjects[]?; .kind == "ServiceAccount" and .namespace == $ns)
+      or (.roleRef.name // "" | test("psi-rebalancer")))
+    | (if $l["olm.owner.namespace"] == $ns and $l["olm.owner.kind"] == "ClusterServiceVersion" then "csv"
+       elif $l["olm.owner.namespace"] == $ns and $l["olm.owner.kind"] == "OperatorGroup" then "operatorgroup"
+       elif any(.metadata.ownerReferences[]?; (.kind | ascii_downcase) == "customresourcedefinition" and .name == $crd) then "crd"
+       else "-" end) as $owner
+    | "\(.kind)/\(.metadata.name) \($owner)"' | sort
+}
+rbac_before=$(our_cluster_rbac)
 
 cleanup() {
   kubectl delete psirebalance "$sample" --ignore-not-found --timeout=30s >/dev/null 2>&1 || true
@@ -49,7 +78,6 @@ cleanup() {
   kubectl delete namespace "$ns" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   kubectl delete catalogsource psi-rebalancer -n "$market" --ignore-not-found >/dev/null 2>&1 || true
   "$src/hack/cluster/olm" down
-  [ -z "${bundle_rbac:-}" ] || kubectl delete $bundle_rbac --ignore-not-found >/dev/null 2>&1 || true
   [ -n "$crd_before" ] || kubectl delete crd "$crd" --ignore-not-found >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -103,12 +131,6 @@ owned_by_csv() { # KIND NAME: owned by the CSV (ownerReference)
   kubectl get "$1" "$2" -n "$ns" -o json | jq -e '.metadata.ownerReferences[]? | select(.kind == "ClusterServiceVersion")' >/dev/null
 }
 check "OLM created the ServiceAccount psi-rebalancer, owned by the CSV" owned_by_csv serviceaccount psi-rebalancer
-# The bundle's own cluster-scoped RBAC (besides the CSV's clusterPermissions), by name.
-bundle_rbac=$(python3 -c 'import glob, sys, yaml
-for f in sorted(glob.glob(sys.argv[1] + "/*.yaml")):
-    d = yaml.safe_load(open(f))
-    if d["kind"] in ("ClusterRole", "ClusterRoleBinding"):
-        print(d["kind"].lower() + ".rbac.authorization.k8s.io/" + d["metadata"]["name"])' "$src/bundle/manifests")
 rbac_of_ns() { # the cluster-scoped RBAC OLM made for a CSV of $ns, or bound to its ServiceAccounts
   { kubectl get clusterroles,clusterrolebindings -l "olm.owner.namespace=$ns,olm.owner.kind=ClusterServiceVersion" -o name
     kubectl get clusterrolebindings -o json | jq -r --arg ns "$ns" \
@@ -120,13 +142,13 @@ binds_operator() {
     '[.items[] | select(any(.subjects[]; .kind == "ServiceAccount" and .name == "psi-rebalancer" and .namespace == $ns))] | length > 0' >/dev/null
 }
 check "OLM created ClusterRoles and ClusterRoleBindings of the CSV for the ServiceAccount" binds_operator
-made_by_olm() { # the bundle's own ClusterRoles, made (or taken over) by OLM for the CSV
-  local r
-  for r in $bundle_rbac; do
-    [ "$(kubectl get "$r" -o jsonpath='{.metadata.labels.olm\.owner}')" = psi-rebalancer.v0.1.0 ] || return 1
-  done
-}
-check "OLM created the bundle's own ClusterRoles ($(echo $bundle_rbac | wc -w))" made_by_olm
+added_rbac() { comm -13 <(echo "$rbac_before") <(our_cluster_rbac); }
+added=$(added_rbac)
+echo "cluster-scoped RBAC of ours the install added:"; sed 's/^/  /' <<<"$added"
+goes_with() { grep -c " $1\$" <<<"$added" || true; }
+check "all of it goes with the CSV ($(goes_with csv)), the OperatorGroup ($(goes_with operatorgroup)) or the CRD ($(goes_with crd)): none shipped as a bundle manifest" \
+  bash -c '[ -n "$0" ] && ! grep -v " \(csv\|operatorgroup\|crd\)\$" <<<"$0"' "$added"
+check "the CSV's clusterPermissions are among it" bash -c 'grep -q "^ClusterRoleBinding/psi-rebalancer.v0.1.0-.* csv\$" <<<"$0"' "$added"
 deployment_ready() {
   kubectl get deployment psi-rebalancer -n "$ns" -o json | jq -e '.status.readyReplicas == .spec.replicas and .spec.replicas > 0' >/dev/null
 }
@@ -207,14 +229,19 @@ check "README's selector deletes the CSV" bash -c \
 no_rbac_left() { [ -z "$(rbac_of_ns)" ]; }
 eventually 60 "no ClusterRole or ClusterRoleBinding of the CSV is left, none binds the namespace's ServiceAccounts" no_rbac_left
 ((failures == 0)) || rbac_of_ns
-kept_unbound() { # the bundle's ClusterRoles are kept, and no binding refers to them
-  local r
-  for r in $bundle_rbac; do
-    kubectl get "$r" >/dev/null || return 1
-    ! kubectl get clusterrolebindings -o json | jq -e --arg n "${r##*/}" 'any(.items[]; .roleRef.name == $n)' >/dev/null || return 1
-  done
-}
-check "the bundle's own ClusterRoles are kept, bound to nothing (README: delete them by hand)" kept_unbound
+only_of() { ! added_rbac | grep -qv " \($1\)\$"; }
+eventually 60 "nothing of ours is left but what goes with the OperatorGroup and the CRD" only_of 'operatorgroup\|crd'
+kubectl delete operatorgroup psi-rebalancer -n "$ns" >/dev/null
+eventually 60 "README deletes the OperatorGroup: nothing of ours is left but the CRD's" only_of crd
+only_of crd || { echo "left behind:"; added_rbac | sed 's/^/  /'; }
 eventually 60 "the Deployment is gone" bash -c "! kubectl get deployment psi-rebalancer -n $ns 2>/dev/null"
 check "the CRD stays (OLM never deletes a CRD)" kubectl get crd "$crd"
+if [ -z "$crd_before" ]; then
+  kubectl delete crd "$crd" --timeout=60s >/dev/null
+  as_before() { [ -z "$(added_rbac)" ]; }
+  eventually 60 "README deletes the CRD: the cluster-scoped RBAC of ours is as before the install" as_before
+  as_before || { echo "left behind:"; added_rbac | sed 's/^/  /'; }
+else
+  echo "note: the CRD was there before this test; its aggregated roles stay with it (checked above)"
+fi
 finish

@@ -445,6 +445,46 @@ static void test_why_held_back(void **state)
     assert_false(has(&w, "sustain", NULL));
 }
 
+static void test_why_json(void **state)
+{
+    struct fx *fx = *state;
+    struct cli_why w;
+    cli_why(&fx->p, 1, "worker-0", T0, &w);
+    cJSON *j = cli_why_json(&w, "worker-0", T0);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(j, "node")->valuestring, "worker-0");
+    assert_string_equal(cJSON_GetObjectItem(j, "psiRebalance")->valuestring, "workers");
+    assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "relieving");
+    assert_string_equal(cJSON_GetObjectItem(j, "verdictText")->valuestring, "being relieved");
+    assert_string_equal(cJSON_GetObjectItem(j, "mode")->valuestring, "Automatic");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "thresholds"), "evictAbovePercent")->valueint, 30);
+    /* the node as top -o json has it, without a VM count (why reads no VMs) */
+    cJSON *st = cJSON_GetObjectItem(j, "status");
+    assert_string_equal(cJSON_GetObjectItem(st, "state")->valuestring, "Tainted");
+    assert_true(fabs(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "pressure"), "cpu")->valuedouble - 53.2) < 1e-9);
+    assert_int_equal(cJSON_GetObjectItem(st, "movesOut")->valueint, 2);
+    assert_null(cJSON_GetObjectItem(st, "vms"));
+    /* the reasons, in order, as the text has them */
+    cJSON *reasons = cJSON_GetObjectItem(j, "reasons");
+    assert_int_equal(cJSON_GetArraySize(reasons), (int)w.n);
+    for (size_t i = 0; i < w.n; i++) {
+        cJSON *r = cJSON_GetArrayItem(reasons, (int)i);
+        assert_string_equal(cJSON_GetObjectItem(r, "code")->valuestring, w.reasons[i].code);
+        assert_string_equal(cJSON_GetObjectItem(r, "text")->valuestring, w.reasons[i].text);
+    }
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(reasons, 0), "code")->valuestring, "moving");
+    cJSON_Delete(j);
+    /* not listed: the node, the verdict, no PsiRebalance */
+    cli_why(&fx->p, 1, "worker-9", T0, &w);
+    j = cli_why_json(&w, "worker-9", T0);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "not-listed");
+    assert_null(cJSON_GetObjectItem(j, "psiRebalance"));
+    assert_null(cJSON_GetObjectItem(j, "status"));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "reasons")), 0);
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +496,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_moves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_why, setup, teardown),
         cmocka_unit_test_setup_teardown(test_why_held_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_why_json, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,6 +153,15 @@ static void test_prediction(void **state)
     assert_true(fabs(rebalance_node_demand(1.5, 3, 10) - 1.5 / 0.9) < 1e-9);
     assert_true(isnan(rebalance_node_demand(NAN, 3, 0)));
     assert_true(isnan(rebalance_node_demand(1, 0, 0)));
+    /* memory: a node at its memory shows what waits only as pressure (114 GiB wanted of 64: ~44 %) */
+    double gi = 1024.0 * 1024 * 1024;
+    assert_true(fabs(rebalance_node_memory_demand(64 * gi, 64 * gi, 44) - 64 * gi / 0.56) < 1);
+    assert_true(fabs(rebalance_node_memory_demand(60 * gi, 64 * gi, 20) - 64 * gi / 0.8) < 1); /* 94 %: saturated */
+    assert_true(fabs(rebalance_node_memory_demand(40 * gi, 64 * gi, 1) - 40 * gi) < 1);        /* in use */
+    assert_true(fabs(rebalance_node_memory_demand(64 * gi, 64 * gi, 90) - 128 * gi) < 1);      /* twice at most */
+    assert_true(fabs(rebalance_node_memory_demand(114 * gi, 64 * gi, 44) - 114 * gi) < 1);     /* summed working sets */
+    assert_true(isnan(rebalance_node_memory_demand(NAN, 64 * gi, 0)));
+    assert_true(isnan(rebalance_node_memory_demand(gi, NAN, 0)));
 
     /* the curve: ~0 well below saturation, rising before it, the unserved share past it */
     assert_true(rebalance_curve(0.6) < 0.001);

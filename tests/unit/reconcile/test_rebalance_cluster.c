@@ -177,7 +177,7 @@ static void observe(struct cluster *cl, const struct rebalance_params *p, struct
             .cpu_pressure = pc,
             .mem_pressure = pm,
             .memory = cn->memory,
-            .mem_used = mem,
+            .mem_used = fmin(mem, cn->memory), /* a node holds no more than its memory */
         };
         nodes[i].scale[REBALANCE_CPU] = cn->k;
     }

@@ -1,0 +1,53 @@
+/* podusage: the CPU and memory use of plain pods (pods that are not VMs), as the kubelet's
+ * cAdvisor reports them. Pure: time is passed in (seconds on a clock that does not go back).
+ *
+ * Each pod has a CPU counter that grows by its rate (cores) per second, and a working set.
+ * podusage_set is called every tick for each running pod; a pod not set since the last
+ * podusage_begin is dropped by podusage_end (a new pod of the same name starts from 0, as a
+ * new container's counter does). Rendered in the Prometheus text format with cAdvisor's names
+ * and labels, one container "app" per pod:
+ *   container_cpu_usage_seconds_total{container="app",namespace,node,pod}   counter, seconds
+ *   container_memory_working_set_bytes{container="app",namespace,node,pod}  gauge, bytes
+ * which the operator's usage query reads for pods that are not VMs. */
+#ifndef PSI_SIM_PODUSAGE_H
+#define PSI_SIM_PODUSAGE_H
+
+#include <stddef.h>
+
+#include "hack/sim/summary.h"
+
+struct podusage;
+
+/* A new, empty set; NULL when out of memory. */
+struct podusage *podusage_new(void);
+
+/* Free (NULL is fine). */
+void podusage_free(struct podusage *u);
+
+/* Start a tick: every pod is unmarked. */
+void podusage_begin(struct podusage *u);
+
+/* Pod uid (named ns/name, on node) uses cores from now on, and memory bytes; its counter first
+ * integrates the previous rate up to now. Marks the pod. Returns 0, -1 on a bad value (NaN,
+ * negative), an empty string or no memory. */
+int podusage_set(struct podusage *u, const char *uid, const char *ns, const char *name, const char *node, double cores,
+                 double memory, double now);
+
+/* End a tick: pods not marked since podusage_begin are dropped. */
+void podusage_end(struct podusage *u);
+
+/* Number of pods. */
+size_t podusage_count(const struct podusage *u);
+
+/* The CPU counter (core-seconds) of pod uid at now, or -1 when absent. */
+double podusage_seconds(const struct podusage *u, const char *uid, double now);
+
+/* Append the series of the pods on node (every pod when NULL) to text (*len bytes; text may
+ * be NULL) at now; returns the new text (the old one on no memory, unchanged). */
+char *podusage_render(const struct podusage *u, const char *node, double now, char *text, size_t *len);
+
+/* The pods on node as the kubelet Summary lists them, into out (at most max); returns how many
+ * are on node (may exceed max). Strings point into u: valid until it changes. */
+size_t podusage_summary(const struct podusage *u, const char *node, double now, struct summary_pod *out, size_t max);
+
+#endif
