@@ -329,32 +329,6 @@ void gather_candidates_free(struct gather_candidates *g)
 
 /* ---- usage ---- */
 
-/* The Prometheus client for usage, made anew when the settings changed. */
-static struct psi_prom *prom_for(struct gather *g, const struct psi_prom_config *cfg, struct psi_status *st)
-{
-    char key[2048];
-    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", cfg->url ? cfg->url : "", cfg->token_fn ? "reader" : "",
-             cfg->token_file ? cfg->token_file : "", cfg->ca_file ? cfg->ca_file : "", cfg->plain_http_token);
-    if (g->prom && g->prom_key && strcmp(g->prom_key, key) == 0)
-        return g->prom;
-    gather_release(g);
-    g->prom = psi_prom_new(cfg, st);
-    g->prom_key = g->prom ? strdup(key) : NULL;
-    if (g->prom && !g->prom_key) { /* without its key it would be made anew every time: give up now */
-        gather_release(g);
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
-    }
-    return g->prom;
-}
-
-void gather_release(struct gather *g)
-{
-    psi_prom_free(g->prom);
-    free(g->prom_key);
-    g->prom = NULL;
-    g->prom_key = NULL;
-}
-
 /* One usage read: what is asked and where the answers go. */
 struct usage_work {
     struct usage_ref *refs; /* per candidate */
@@ -368,12 +342,13 @@ struct usage_work {
 };
 
 /* Usage from one Prometheus query. */
-static int usage_from_prometheus(struct gather *g, const struct gather_usage_in *in, struct usage_work *u, char *why,
-                                 size_t len)
+static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
 {
     struct psi_status st;
     psi_status_ok(&st);
-    struct psi_prom *p = prom_for(g, in->prom, &st);
+    struct psi_prom *p = in->prom;
+    if (!p)
+        psi_status_fail(&st, PSI_REASON_CONFIG, "%s", in->prom_error);
     char *q = p ? usage_query(in->window_s, u->refs, u->nrefs) : NULL;
     struct psi_prom_vector v = {0};
     if (!p || !q || psi_prom_query(p, q, &v, &st) < 0) {
@@ -425,8 +400,8 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
     }
 }
 
-int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gather_candidates *cands,
-                 double *node_usage, char *why, size_t len)
+int gather_usage(const struct gather_usage_in *in, struct gather_candidates *cands, double *node_usage, char *why,
+                 size_t len)
 {
     size_t nc = cands->n ? cands->n : 1, nn = in->nnodes ? in->nnodes : 1;
     struct usage_work u = {
@@ -444,7 +419,8 @@ int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gath
         snprintf(why, len, "out of memory");
     } else {
         usage_ask(&u, in, cands);
-        rc = in->prom ? usage_from_prometheus(g, in, &u, why, len) : usage_from_kubelets(in, &u, why, len);
+        rc = in->prom || in->prom_error ? usage_from_prometheus(in, &u, why, len)
+                                        : usage_from_kubelets(in, &u, why, len);
     }
     for (size_t j = 0; rc == 0 && j < cands->n; j++) {
         cands->w[j].usage = u.ref_usage[j];

@@ -80,18 +80,12 @@ void gather_candidates_free(struct gather_candidates *g);
 
 /* ---- usage ---- */
 
-/* Where usage is read from, kept per PsiRebalance: the Prometheus client is made anew only
- * when its settings change. */
-struct gather {
-    struct psi_prom *prom;
-    char *prom_key;
-};
-
 /* What a usage read needs. */
 struct gather_usage_in {
-    struct kube_client *client;         /* for the kubelet summaries */
-    const struct psi_prom_config *prom; /* NULL: the kubelet summaries */
-    long window_s;                      /* spec.metrics.window */
+    struct kube_client *client; /* for the kubelet summaries */
+    struct psi_prom *prom;      /* the PsiRebalance's Prometheus client (sampling_prom) */
+    const char *prom_error;     /* prom NULL: why there is none; both NULL: the kubelet summaries */
+    long window_s;              /* spec.metrics.window */
     const struct mover_node *nodes;
     size_t nnodes;
     double *node_mem; /* non-NULL: also read memory in use (bytes) into node_mem[i] and the
@@ -101,11 +95,8 @@ struct gather_usage_in {
 /* Read the CPU usage of the nodes (node_usage[i], cores, NAN unknown) and of the candidates
  * (their usage field), and memory in use when in->node_mem asks. Returns 0, or -1 with why
  * (len bytes) when no CPU usage could be read. */
-int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gather_candidates *cands,
-                 double *node_usage, char *why, size_t len);
-
-/* Release the Prometheus client (g itself is the caller's). */
-void gather_release(struct gather *g);
+int gather_usage(const struct gather_usage_in *in, struct gather_candidates *cands, double *node_usage, char *why,
+                 size_t len);
 
 /* The requests of the pods placed on a node. */
 struct gather_requests {

@@ -91,10 +91,11 @@ struct mover_input {
     const struct api_psirebalance *pr; /* decoded */
     const struct mover_node *nodes;
     size_t nnodes;
-    bool sampled;                       /* a new pressure sample was taken: decide */
-    bool metrics_ok;                    /* the last sample succeeded */
-    const struct psi_prom_config *prom; /* the Prometheus for usage; NULL with the Kubelet source */
-    int64_t now_ms;                     /* wall clock, ms since the epoch */
+    bool sampled;           /* a new pressure sample was taken: decide */
+    bool metrics_ok;        /* the last sample succeeded */
+    struct psi_prom *prom;  /* the Prometheus client for usage (the pressure source's) */
+    const char *prom_error; /* prom NULL: why there is none; both NULL: the Kubelet source */
+    int64_t now_ms;         /* wall clock, ms since the epoch */
 };
 
 /* Counters for the metrics endpoint. */
