@@ -16,13 +16,8 @@
 #include "reconcile/moves.h"
 #include "reconcile/rebalance.h"
 
-/* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL) ---- */
-
-/* Nodes: only metadata.{name, resourceVersion, creationTimestamp, labels}, spec.taints
- * (verbatim: the taint patch tests against it), spec.unschedulable, the InternalIP entries of
- * status.addresses, status.capacity.cpu and status.allocatable.{cpu, memory, pods} (for
- * rebalancing's fit and load). */
-void *gather_node_projection(const cJSON *node, void *ud);
+/* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL; nodes:
+ * nodeproj.h) ---- */
 
 /* Pods: what the evictor, fit and requests need (see evictor_pod_check, rebalance_fit), and
  * the pod's requests summed as requests.{cpu, memory}. */
@@ -35,10 +30,10 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud);
 /* VirtualMachineInstanceMigrations: what moves_migration_read reads. */
 void *gather_vmim_projection(const cJSON *vmim, void *ud);
 
-/* The plan's view of a node from its projection: unschedulable, labels, taints, CPU capacity
- * and allocatable (NAN where absent); everything this cycle learns (name, pressure, demand,
+/* The plan's view of a node from its projection: unschedulable, labels, taints, capacity (CPU,
+ * memory) and allocatable (NAN where absent); everything this cycle learns (name, pressure, demand,
  * requests, flags) left unknown or false for the caller to fill. */
-void gather_node_view(const cJSON *node, struct rebalance_node *out);
+void gather_node_view(const struct nodeproj *node, struct rebalance_node *out);
 
 /* ---- migrations ---- */
 

@@ -54,6 +54,7 @@
 #include "kube/informer.h"
 #include "kube/rest.h"
 #include "psi/prom.h"
+#include "reconcile/nodeproj.h"
 
 /* Most destination nodes whose pods are listed in one cycle (the coolest ones). */
 #define MOVER_MAX_LISTED 16
@@ -79,7 +80,7 @@ struct mover_deps {
 /* A selected node this cycle. */
 struct mover_node {
     const char *name;
-    const cJSON *node;              /* the informer's projection (gather_node_projection) */
+    const struct nodeproj *node;    /* the informer's projection */
     bool tainted;                   /* carries our taint after this cycle's writes */
     double pressure[API_RESOURCES]; /* this cycle's reading, NAN when unknown */
 };

@@ -142,15 +142,9 @@ static int describe(const struct ownership_nodes *nodes, struct descs *d)
     for (size_t i = 0; i < nodes->n; i++) {
         if (!nodes->v[i].owned)
             continue;
-        const cJSON *status = jx_at(nodes->v[i].node, "status"), *a;
-        d->ips[d->n] = NULL;
-        cJSON_ArrayForEach (a, jx_at(status, "addresses")) {
-            const cJSON *addr = jx_at(a, "address");
-            if (!d->ips[d->n] && cJSON_IsString(addr))
-                d->ips[d->n] = addr->valuestring;
-        }
-        d->v[d->n] = (struct psi_node_desc){nodes->v[i].name, &d->ips[d->n], d->ips[d->n] ? 1 : 0,
-                                            resources_get(jx_at(status, "capacity"), "cpu")};
+        const struct nodeproj *np = nodes->v[i].node;
+        d->ips[d->n] = np->ip[0] ? np->ip : NULL;
+        d->v[d->n] = (struct psi_node_desc){np->name, &d->ips[d->n], d->ips[d->n] ? 1 : 0, np->cpus};
         d->n++;
     }
     return 0;
