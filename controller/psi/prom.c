@@ -633,18 +633,7 @@ static int prom_sample(struct psi_source *src, const struct psi_request *req, st
     return rc;
 }
 
-static void prom_source_free(struct psi_source *src)
+struct psi_source *psi_prom_source_new(struct psi_prom *p, struct psi_status *st)
 {
-    psi_prom_free(src->impl);
-}
-
-struct psi_source *psi_prom_source_new(const struct psi_prom_config *cfg, struct psi_status *st)
-{
-    struct psi_prom *p = psi_prom_new(cfg, st);
-    if (!p)
-        return NULL;
-    struct psi_source *src = psi_source_new("Prometheus", prom_sample, prom_source_free, p, st);
-    if (!src)
-        psi_prom_free(p);
-    return src;
+    return psi_source_new("Prometheus", prom_sample, NULL, p, st);
 }

@@ -131,8 +131,9 @@ long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_
  * (pure). Returns 0, or -1 with out->status failed (InvalidValue). */
 int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req, struct psi_sample *out);
 
-/* A Prometheus source over a new client for cfg (see source.h); NULL with st failed.
- * Free with psi_source_free. */
-struct psi_source *psi_prom_source_new(const struct psi_prom_config *cfg, struct psi_status *st);
+/* A Prometheus source over client p (see source.h), which stays the caller's and must outlive
+ * the source, so that other queries to the same Prometheus share its connection and
+ * credentials; NULL with st failed. Free with psi_source_free. */
+struct psi_source *psi_prom_source_new(struct psi_prom *p, struct psi_status *st);
 
 #endif

@@ -35,19 +35,65 @@ static void event(const struct mcsync *m, const struct mcsync_in *in, const char
 struct objs {
     const cJSON **v;
     size_t n, cap;
-    const struct api_selector *sel; /* nodes: only those it matches (NULL: all) */
 };
 
 static int collect_obj(const char *key, const char *rv, const void *obj, void *ud)
 {
     (void)key, (void)rv;
     struct objs *c = ud;
-    if (c->sel && !api_selector_matches(c->sel, jx_get(obj, "metadata.labels")))
-        return 0;
     if (BASE_GROW(c->v, c->n + 1, c->cap) < 0)
         return -1;
     c->v[c->n++] = obj;
     return 0;
+}
+
+/* A node (nodeproj.h) as mcplan reads one: metadata.name and metadata.labels, referring to the
+ * kept record (cJSON_Delete frees the view, not the record); NULL on no memory. */
+static cJSON *node_view(const struct nodeproj *p)
+{
+    cJSON *v = cJSON_CreateObject();
+    cJSON *meta = v ? cJSON_AddObjectToObject(v, "metadata") : NULL;
+    bool ok = meta && cJSON_AddItemToObject(meta, "name", cJSON_CreateStringReference(p->name));
+    if (ok && p->labels)
+        ok = cJSON_AddItemToObject(meta, "labels", cJSON_CreateObjectReference(p->labels->child));
+    if (!ok) {
+        cJSON_Delete(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Views of nodes (node_view), only those sel matches (NULL: all). */
+struct node_views {
+    cJSON **v;
+    size_t n, cap;
+    const struct api_selector *sel;
+    bool failed;
+};
+
+static void node_view_add(struct node_views *c, const struct nodeproj *p)
+{
+    if (c->sel && !api_selector_matches(c->sel, p->labels))
+        return;
+    if (BASE_GROW(c->v, c->n + 1, c->cap) < 0 || !(c->v[c->n] = node_view(p)))
+        c->failed = true;
+    else
+        c->n++;
+}
+
+static int collect_node_view(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key, (void)rv;
+    if (obj)
+        node_view_add(ud, obj);
+    return 0;
+}
+
+static void node_views_free(struct node_views *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        cJSON_Delete(c->v[i]);
+    free(c->v);
 }
 
 /* Create or update the MachineConfig name for want. Returns 0, 1 when a MachineConfig of that
@@ -103,16 +149,16 @@ static int ensure_one(const struct mcsync *m, const struct mcsync_in *in, const 
 /* The plan for this PsiRebalance's owned nodes into *plan, the pools listed into *pools. */
 static int plan_owned(const struct mcsync *m, const struct mcsync_in *in, struct objs *pools, struct mcplan *plan)
 {
-    struct objs nodes = {0};
+    struct node_views nodes = {0};
     int rc = kube_informer_foreach(m->pools, collect_obj, pools) == 0 ? 0 : -1;
     for (size_t i = 0; rc == 0 && in->nodes && i < in->nodes->n; i++)
-        if (in->nodes->v[i].owned && BASE_GROW(nodes.v, nodes.n + 1, nodes.cap) == 0)
-            nodes.v[nodes.n++] = in->nodes->v[i].node;
-        else if (in->nodes->v[i].owned)
-            rc = -1;
-    if (rc == 0)
-        rc = mcplan_build(pools->v, pools->n, nodes.v, nodes.n, plan);
-    free(nodes.v);
+        if (in->nodes->v[i].owned)
+            node_view_add(&nodes, in->nodes->v[i].node);
+    if (rc == 0 && !nodes.failed)
+        rc = mcplan_build(pools->v, pools->n, (const cJSON *const *)nodes.v, nodes.n, plan);
+    else
+        rc = -1;
+    node_views_free(&nodes);
     return rc;
 }
 
@@ -220,14 +266,15 @@ static int collect_wanted_roles(const char *key, const char *rv, const void *obj
     struct api_spec spec = {0};
     struct api_errors errs = {0};
     api_spec_decode(jx_at(obj, "spec"), &spec, &errs, NULL);
-    struct objs nodes = {.sel = &spec.node_selector};
+    struct node_views nodes = {.sel = &spec.node_selector};
     struct mcplan plan = {0};
-    if (spec.machine_config.enabled && (kube_informer_foreach(w->m->nodes, collect_obj, &nodes) != 0 ||
-                                        mcplan_build(w->pools->v, w->pools->n, nodes.v, nodes.n, &plan) < 0))
+    if (spec.machine_config.enabled &&
+        (kube_informer_foreach(w->m->nodes, collect_node_view, &nodes) != 0 || nodes.failed ||
+         mcplan_build(w->pools->v, w->pools->n, (const cJSON *const *)nodes.v, nodes.n, &plan) < 0))
         w->failed = true;
     want_roles(w, &plan);
     mcplan_free(&plan);
-    free(nodes.v);
+    node_views_free(&nodes);
     api_spec_free(&spec);
     api_errors_free(&errs);
     return 0;

@@ -25,7 +25,7 @@ struct mcsync {
     const struct kube_informer *machineconfigs; /* NULL: the MachineConfig API does not exist */
     const struct kube_informer *pools;
     const struct kube_informer *psirebalances;
-    const struct kube_informer *nodes;
+    const struct kube_informer *nodes; /* values: struct nodeproj (nodeproj.h) */
 };
 
 /* One PsiRebalance's cycle. */

@@ -23,14 +23,48 @@ void sampling_init(struct sampling *s)
     s->metrics = -1;
 }
 
-void sampling_free(struct sampling *s)
+/* Free the source (it is made anew on the next sample). */
+static void drop_source(struct sampling *s)
 {
     psi_source_free(s->source);
     free(s->source_key);
-    psi_sample_free(&s->sample);
     s->source = NULL;
     s->source_key = NULL;
+}
+
+void sampling_free(struct sampling *s)
+{
+    drop_source(s);
+    psi_prom_free(s->prom);
+    free(s->prom_key);
+    s->prom = NULL;
+    s->prom_key = NULL;
+    psi_sample_free(&s->sample);
     s->have_sample = false;
+}
+
+struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config *cfg, struct psi_status *st)
+{
+    if (!cfg) {
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        return NULL;
+    }
+    char key[2048];
+    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", base_or_empty(cfg->url), cfg->token_fn ? "reader" : "",
+             base_or_empty(cfg->token_file), base_or_empty(cfg->ca_file), cfg->plain_http_token);
+    if (s->prom && s->prom_key && strcmp(s->prom_key, key) == 0)
+        return s->prom;
+    drop_source(s); /* a Prometheus source uses the client: never let it outlive it */
+    psi_prom_free(s->prom);
+    free(s->prom_key);
+    s->prom_key = NULL;
+    s->prom = psi_prom_new(cfg, st);
+    if (s->prom && !(s->prom_key = strdup(key))) { /* without its key it would be made anew every time */
+        psi_prom_free(s->prom);
+        s->prom = NULL;
+        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+    }
+    return s->prom;
 }
 
 /* The pressure source for spec, made anew when the spec's metrics settings changed. */
@@ -42,21 +76,18 @@ static struct psi_source *source_for(struct sampling *s, const struct sampling_i
     snprintf(key, sizeof(key), "%s|%s|%s%s|%s|%d", api_source_name(spec->metrics.source),
              base_or_empty(spec->metrics.prometheus.url), token ? "file:" : "reader", base_or_empty(token),
              base_or_empty(spec->metrics.prometheus.ca_file), spec->metrics.prometheus.send_token_over_plain_http);
+    struct psi_prom *prom = NULL;
+    if (spec->metrics.source != API_SOURCE_KUBELET && !(prom = sampling_prom(s, in->prom, st)))
+        return NULL;
     if (s->source && s->source_key && strcmp(s->source_key, key) == 0)
         return s->source;
-    psi_source_free(s->source);
-    free(s->source_key);
-    s->source = NULL;
-    s->source_key = NULL;
+    drop_source(s);
     if (spec->metrics.source == API_SOURCE_KUBELET)
         s->source = psi_kubelet_source_new(in->client, st);
-    else if (in->prom)
-        s->source = psi_prom_source_new(in->prom, st);
     else
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        s->source = psi_prom_source_new(prom, st);
     if (s->source && !(s->source_key = strdup(key))) { /* without its key it would be made anew every time */
-        psi_source_free(s->source);
-        s->source = NULL;
+        drop_source(s);
         psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
     }
     return s->source;
@@ -111,15 +142,9 @@ static int describe(const struct ownership_nodes *nodes, struct descs *d)
     for (size_t i = 0; i < nodes->n; i++) {
         if (!nodes->v[i].owned)
             continue;
-        const cJSON *status = jx_at(nodes->v[i].node, "status"), *a;
-        d->ips[d->n] = NULL;
-        cJSON_ArrayForEach (a, jx_at(status, "addresses")) {
-            const cJSON *addr = jx_at(a, "address");
-            if (!d->ips[d->n] && cJSON_IsString(addr))
-                d->ips[d->n] = addr->valuestring;
-        }
-        d->v[d->n] = (struct psi_node_desc){nodes->v[i].name, &d->ips[d->n], d->ips[d->n] ? 1 : 0,
-                                            resources_get(jx_at(status, "capacity"), "cpu")};
+        const struct nodeproj *np = nodes->v[i].node;
+        d->ips[d->n] = np->ip[0] ? np->ip : NULL;
+        d->v[d->n] = (struct psi_node_desc){np->name, &d->ips[d->n], d->ips[d->n] ? 1 : 0, np->cpus};
         d->n++;
     }
     return 0;

@@ -13,19 +13,13 @@
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 source "$(dirname "$0")/../sim/simlib.sh"
+source "$(dirname "$0")/../lib/mco.sh"
 
 name=pools-$$
 forget_pools() {
-  kubectl delete machineconfigpool master worker worker-cnf --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  kubectl delete machineconfig 99-master-psi-rebalancer 99-worker-psi-rebalancer 99-worker-cnf-psi-rebalancer \
-    00-master 00-worker 00-worker-cnf --ignore-not-found >/dev/null 2>&1 || true
+  mco_forget_pools "master worker worker-cnf" 99-master-psi-rebalancer 99-worker-psi-rebalancer \
+    99-worker-cnf-psi-rebalancer
   kubectl label nodes --all node-role.kubernetes.io/worker-cnf- >/dev/null 2>&1 || true
-  kubectl get machineconfig -o name 2>/dev/null | grep '/rendered-' | xargs -r kubectl delete >/dev/null 2>&1 || true
-  local n
-  for n in $(kubectl get nodes -l node-role.kubernetes.io/worker -o name); do
-    kubectl annotate "$n" machineconfiguration.openshift.io/currentConfig- machineconfiguration.openshift.io/desiredConfig- \
-      machineconfiguration.openshift.io/state- machineconfiguration.openshift.io/reason- >/dev/null 2>&1 || true
-  done
 }
 restore() {
   kubectl delete psirebalance "$name" --ignore-not-found --wait=false >/dev/null 2>&1 || true

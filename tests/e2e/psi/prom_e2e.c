@@ -154,9 +154,11 @@ static void expect_failure(const char *url, const struct psi_request *req, const
 {
     struct psi_prom_config cfg = {.url = url, .connect_timeout_ms = 2000, .timeout_ms = 5000};
     struct psi_status st;
-    struct psi_source *src = psi_prom_source_new(&cfg, &st);
+    struct psi_prom *p = psi_prom_new(&cfg, &st);
+    struct psi_source *src = p ? psi_prom_source_new(p, &st) : NULL;
     if (!src) {
         e2e_check(0, "%s: source not created: %s", what, st.message);
+        psi_prom_free(p);
         return;
     }
     struct psi_sample s;
@@ -171,6 +173,7 @@ static void expect_failure(const char *url, const struct psi_request *req, const
     e2e_check(ok && unknown, "%s: reason %s, message \"%s\"", what, s.status.reason, s.status.message);
     psi_sample_free(&s);
     psi_source_free(src);
+    psi_prom_free(p);
 }
 
 static int run_ctl(const char *ctl, const char *testbed, const char *verb)
@@ -247,10 +250,13 @@ int main(int argc, char **argv)
     struct psi_request req = {nodes, 4, 0, 0, WINDOW_S, 0};
     struct psi_prom_config cfg = {.url = prom, .connect_timeout_ms = 2000, .timeout_ms = 10000};
     struct psi_status st;
-    struct psi_source *src = psi_prom_source_new(&cfg, &st);
+    struct psi_prom *client = psi_prom_new(&cfg, &st);
+    struct psi_source *src = client ? psi_prom_source_new(client, &st) : NULL;
     e2e_check(src != NULL, "Prometheus source for %s", prom);
-    if (!src)
+    if (!src) {
+        psi_prom_free(client);
         return 1;
+    }
 
     const struct expect first[] = {
         {0, PSI_CPU, 30},   {0, PSI_MEMORY, 5}, {0, PSI_IO, 1},       {1, PSI_CPU, 60},
@@ -313,6 +319,7 @@ int main(int argc, char **argv)
     }
 
     psi_source_free(src);
+    psi_prom_free(client);
     cleanup();
     struct stat sb;
     e2e_check(stat(targets_file, &sb) != 0, "targets file removed");

@@ -579,7 +579,9 @@ static void test_source_unreachable(void **state)
     (void)state;
     struct psi_prom_config cfg = {.url = "http://127.0.0.1:1", .connect_timeout_ms = 500, .timeout_ms = 1000};
     struct psi_status st;
-    struct psi_source *src = psi_prom_source_new(&cfg, &st);
+    struct psi_prom *p = psi_prom_new(&cfg, &st);
+    assert_non_null(p);
+    struct psi_source *src = psi_prom_source_new(p, &st);
     assert_non_null(src);
     assert_false(st.failed);
     assert_string_equal(src->name, "Prometheus");
@@ -592,6 +594,7 @@ static void test_source_unreachable(void **state)
     assert_false(s.nodes[0].value[PSI_CPU].known);
     psi_sample_free(&s);
     psi_source_free(src);
+    psi_prom_free(p);
 }
 
 int main(void)
