@@ -21,11 +21,11 @@ static void test_one_client(void **state)
     struct sampling s;
     sampling_init(&s);
     struct psi_prom_config cfg = {.url = "http://127.0.0.1:1", .connect_timeout_ms = 200, .timeout_ms = 500};
-    struct psi_status st;
-    psi_status_ok(&st);
+    struct kube_err st;
+    kube_err_clear(&st);
     struct psi_prom *p = sampling_prom(&s, &cfg, &st);
     assert_non_null(p);
-    assert_false(st.failed);
+    assert_false(kube_err_failed(&st));
     assert_ptr_equal(sampling_prom(&s, &cfg, &st), p); /* asked again: the same client */
 
     /* a sample: the pressure source reads through that very client */
@@ -48,7 +48,7 @@ static void test_one_client(void **state)
 
     /* no settings (no memory to make them): no client, and why */
     assert_null(sampling_prom(&s, NULL, &st));
-    assert_true(st.failed);
+    assert_true(kube_err_failed(&st));
     assert_string_equal(st.reason, API_REASON_SOURCE_CONFIG_ERROR);
     api_spec_free(&spec);
     sampling_free(&s);
