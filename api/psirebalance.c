@@ -62,14 +62,11 @@ const char *api_deletion_policy_name(enum api_deletion_policy v)
 
 int api_spec_defaults(struct api_spec *s)
 {
-    static const char *const roles[] = {"worker"};
     static const char *const excluded[] = {"kube-*", "openshift-*"};
     api_spec_free(s);
     bool ok = api_selector_add_label(&s->node_selector, "node-role.kubernetes.io/worker", "") == 0;
 
     s->machine_config.enabled = false;
-    ok = ok && api_json_strv_dup((char *const *)roles, 1, &s->machine_config.roles) == 0;
-    s->machine_config.nroles = ok ? 1 : 0;
     s->machine_config.schedstats = false;
     s->machine_config.deletion_policy = API_DELETION_RETAIN;
 
@@ -434,14 +431,11 @@ static bool fields_ok(const struct api_errors *errs, const char *const *fields)
 
 #define FIELDS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-/* spec.machineConfig: role names, and roles when enabled. */
+/* spec.machineConfig: role names (deprecated, still held to the CRD's rules). */
 static void validate_machine_config(const struct api_spec *s, struct api_errors *errs)
 {
     check_set("spec.machineConfig.roles", s->machine_config.roles, s->machine_config.nroles, 16,
               api_names_check_dns_label, "a role name", errs);
-    if (s->machine_config.enabled && s->machine_config.nroles == 0)
-        api_errors_add(errs, "spec.machineConfig.roles",
-                       "must name at least one role when machineConfig.enabled is true");
 }
 
 /* spec.metrics: the Prometheus URL and files, interval and window. */
@@ -618,7 +612,7 @@ cJSON *api_spec_encode(const struct api_spec *s)
 
     cJSON *mc = ok ? cJSON_AddObjectToObject(o, "machineConfig") : NULL;
     ok = mc && cJSON_AddBoolToObject(mc, "enabled", s->machine_config.enabled) &&
-         add_strv(mc, "roles", s->machine_config.roles, s->machine_config.nroles) &&
+         (!s->machine_config.nroles || add_strv(mc, "roles", s->machine_config.roles, s->machine_config.nroles)) &&
          cJSON_AddBoolToObject(mc, "schedstats", s->machine_config.schedstats) &&
          cJSON_AddStringToObject(mc, "deletionPolicy", deletion_names[s->machine_config.deletion_policy]);
 

@@ -38,7 +38,7 @@ struct api_spec {
     struct api_selector node_selector;
     struct {
         bool enabled;
-        char **roles;
+        char **roles; /* deprecated and ignored: the MachineConfigs follow the selected nodes' pools */
         size_t nroles;
         bool schedstats;
         enum api_deletion_policy deletion_policy;

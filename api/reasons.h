@@ -41,11 +41,11 @@
 #define API_REASON_PROGRESSING "Progressing"
 #define API_REASON_POOL_DEGRADED "PoolDegraded" /* also Degraded True */
 #define API_REASON_POOL_NOT_FOUND "PoolNotFound"
-#define API_REASON_POOL_EMPTY "PoolEmpty"   /* the pool has no machine */
-#define API_REASON_POOL_PAUSED "PoolPaused" /* the pool's rollout is paused */
+#define API_REASON_POOL_NOT_COVERED "PoolNotCovered" /* no MachineConfig may reach the pool alone */
+#define API_REASON_POOL_PAUSED "PoolPaused"          /* the pool's rollout is paused */
 #define API_REASON_MACHINE_CONFIG_API_UNAVAILABLE "MachineConfigAPIUnavailable"
 #define API_REASON_MACHINE_CONFIG_DISABLED "MachineConfigDisabled"
-#define API_REASON_NO_ROLES "NoRoles"
+#define API_REASON_NO_SELECTED_NODES "NoSelectedNodes"
 #define API_REASON_MACHINE_CONFIG_NOT_OWNED "MachineConfigNotOwned" /* our name, someone else's object */
 #define API_REASON_PRESSURE_REPORTED "PressureReported"             /* machineConfig off, and every node reports PSI */
 

@@ -8,6 +8,7 @@
 
 #include "api/json.h"
 #include "api/psirebalance.h"
+#include "base/util.h"
 
 static const char *const condition_status_names[] = {"True", "False", "Unknown"};
 static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted", "Cooling", "Unknown"};
@@ -46,9 +47,10 @@ void api_move_free(struct api_move *m)
     memset(m, 0, sizeof(*m));
 }
 
+/* *dst = a copy of src (NULL stays NULL); -1 on no memory. */
 static int dup_or_null(char **dst, const char *src)
 {
-    *dst = src ? strdup(src) : NULL;
+    *dst = base_strdup_or_null(src);
     return src && !*dst ? -1 : 0;
 }
 
@@ -221,16 +223,16 @@ struct api_move *api_status_add_move(struct api_status *st)
     return append((void **)&st->moves, &st->nmoves, sizeof(struct api_move));
 }
 
-struct api_machine_config_status *api_status_add_machine_config(struct api_status *st, const char *role)
+struct api_machine_config_status *api_status_add_machine_config(struct api_status *st, const char *pool)
 {
-    char *r = strdup(role);
+    char *r = strdup(pool);
     struct api_machine_config_status *m =
         r ? append((void **)&st->machine_configs, &st->nmachine_configs, sizeof(*m)) : NULL;
     if (!m) {
         free(r);
         return NULL;
     }
-    m->role = r;
+    m->pool = r;
     return m;
 }
 
@@ -715,9 +717,9 @@ cJSON *api_status_encode(const struct api_status *st)
                 cJSON_Delete(mo);
                 break;
             }
-            ok = cJSON_AddStringToObject(mo, "role", m->role ? m->role : "") &&
+            ok = cJSON_AddStringToObject(mo, "pool", m->pool ? m->pool : "") &&
+                 (!m->role || cJSON_AddStringToObject(mo, "role", m->role)) &&
                  (!m->name || cJSON_AddStringToObject(mo, "name", m->name)) &&
-                 (!m->pool || cJSON_AddStringToObject(mo, "pool", m->pool)) &&
                  cJSON_AddBoolToObject(mo, "updated", m->updated) &&
                  add_int(mo, "updatedMachines", m->updated_machines) && add_int(mo, "machines", m->machines);
         }
@@ -769,7 +771,7 @@ static bool condition_equal(const struct api_condition *a, const struct api_cond
 
 static bool mc_equal(const struct api_machine_config_status *a, const struct api_machine_config_status *b)
 {
-    return str_eq(a->name, b->name) && str_eq(a->pool, b->pool) && a->updated == b->updated &&
+    return str_eq(a->name, b->name) && str_eq(a->role, b->role) && a->updated == b->updated &&
            a->updated_machines == b->updated_machines && a->machines == b->machines;
 }
 
@@ -861,7 +863,7 @@ bool api_status_changed(const struct api_status *cur, const struct api_status *n
     for (size_t i = 0; i < next->nmachine_configs; i++) {
         const struct api_machine_config_status *m = NULL;
         for (size_t k = 0; k < cur->nmachine_configs && !m; k++)
-            if (str_eq(cur->machine_configs[k].role, next->machine_configs[i].role))
+            if (str_eq(cur->machine_configs[k].pool, next->machine_configs[i].pool))
                 m = &cur->machine_configs[k];
         if (!m || !mc_equal(m, &next->machine_configs[i]))
             return true;

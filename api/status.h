@@ -171,8 +171,8 @@ int api_move_copy(struct api_move *dst, const struct api_move *src);
 /* Release what a move owns and zero it. */
 void api_move_free(struct api_move *m);
 
-/* Append a machine config entry for role and return it; NULL on no memory. */
-struct api_machine_config_status *api_status_add_machine_config(struct api_status *st, const char *role);
+/* Append the status.machineConfigs entry of pool (the list's key) and return it; NULL on no memory. */
+struct api_machine_config_status *api_status_add_machine_config(struct api_status *st, const char *pool);
 
 /* Make dst a deep copy of src. Returns 0, or -1 on no memory (dst is then empty). */
 int api_status_copy(struct api_status *dst, const struct api_status *src);

@@ -1,5 +1,5 @@
-/* failure: how this project reports failure. One convention, in three shapes chosen by what
- * failed; every module follows it, and every failure path fills in its error.
+/* failure: how this project reports failure. One convention; the error a caller passes is
+ * sized to what that caller does with it.
  *
  * The convention
  *   - A function that can fail returns int 0 on success and -1 on failure (or a pointer,
@@ -12,18 +12,21 @@
  *   - Out of memory is a failure like another: reported ("out of memory"), never ignored,
  *     never a crash; what was read so far is released.
  *
- * The shapes
- *   1. I/O (the API server, files, a metrics source): a record with the reason and the
- *      message. struct kube_err (kube/err.h: HTTP status, reason, msg) for everything that
- *      talks to the API server or reads a file; struct psi_status (psi/source.h: failed,
- *      reason, message) for a pressure source, whose reason becomes MetricsAvailable's.
- *      Clear it first (kube_err_clear, psi_status_ok), fill it with kube_err_set or
- *      psi_status_fail.
- *   2. Validation of a PsiRebalance: struct api_errors (api/errors.h), which collects every
- *      problem with the path of its field, so that a user sees all of them at once.
- *   3. A pure decision that says no: a static reason string returned (NULL: yes), or a
- *      sentence written into a caller's buffer (char *why, size_t len) and returned, as
- *      evictor_check, rebalance_fit and rebalance_destination_check do.
+ * The error, by what the caller does with it (three forms, one record)
+ *   - Logs it or shows it: the sentence alone, written into the caller's buffer
+ *     (char *why, size_t len). Parsers (kube_yamljson_parse, psi_promreply_read), pure
+ *     decisions that say no (evictor_room, rebalance_fit: the sentence returned, NULL for
+ *     yes), the metrics server's set-up, kubectl-psi and the simulator.
+ *   - Branches on it or puts it in a condition: struct kube_err (kube/err.h), the one error
+ *     record: the HTTP status of a reply (0 when none), a CamelCase reason and the sentence.
+ *     For the API server and files the reason is the server's metav1.Status reason (NotFound,
+ *     Conflict) or a local one (Transport, Config, Decode), and callers branch on the status
+ *     (404, 409, 429); for a pressure source (psi/source.h) it is already the MetricsAvailable
+ *     condition's reason (api/reasons.h), copied there as it is. Clear it first
+ *     (kube_err_clear), fill it with kube_err_set, or psi_fail for a pressure source (which
+ *     keeps a server's words printable); kube_err_failed says whether it holds an error.
+ *   - Shows the user every problem at once: struct api_errors (api/errors.h), the validation
+ *     of a PsiRebalance, each problem with the path of its field.
  *
  * A function that cannot fail returns void or its value and says so in its header. */
 #ifndef PSI_BASE_FAILURE_H

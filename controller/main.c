@@ -3,6 +3,7 @@
  * and the HTTP endpoints (serve/). Only this file exits. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -498,6 +499,9 @@ int main(int argc, char **argv)
     if (parse_flags(argc, argv, &op.flags) < 0)
         return 2;
     logging_setup(op.flags.level, op.flags.format);
+    /* One malloc arena for all threads: the HTTP servers' and the leader election's threads
+     * allocate little, and an arena each would keep pages of its own resident. */
+    mallopt(M_ARENA_MAX, 1);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     signal(SIGPIPE, SIG_IGN);
     log_info("psi-rebalancer starting", "version", PSI_VERSION, "build", PSI_BUILD);

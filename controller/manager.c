@@ -11,6 +11,7 @@
 #include "logging.h"
 #include "reconcile/gather.h"
 #include "reconcile/machineconfig.h"
+#include "reconcile/nodeproj.h"
 #include "reconcile/reconciler.h"
 #include "reconcile/workqueue.h"
 #include "status_metrics.h"
@@ -202,6 +203,27 @@ static struct kube_informer *informer(struct manager *m, const char *path, kube_
                 .on_delete = psirebalances ? psir_deleted : other_deleted,
                 .log = informer_log,
             },
+        .ud = m,
+    };
+    return kube_informer_new(&o, err);
+}
+
+/* A change of a node (nodeproj.h) other than its resourceVersion triggers a reconcile. */
+static void node_updated(const char *key, const void *old_obj, const void *new_obj, void *ud)
+{
+    (void)key;
+    if (nodeproj_changed(old_obj, new_obj))
+        enqueue_all(ud);
+}
+
+/* The nodes, kept compact (nodeproj.h). */
+static struct kube_informer *node_informer(struct manager *m, struct kube_err *err)
+{
+    struct kube_informer_opts o = {
+        .path = "/api/v1/nodes",
+        .project = nodeproj_project,
+        .free_value = nodeproj_free,
+        .handlers = {.on_add = other_added, .on_update = node_updated, .on_delete = other_deleted, .log = informer_log},
         .ud = m,
     };
     return kube_informer_new(&o, err);
@@ -585,7 +607,7 @@ int manager_start(struct manager *m, struct kube_err *err)
     log_info("api discovery", "machineconfigs", mc_api ? "available" : "absent (not OpenShift)", "kubevirt",
              kv_api ? "available" : "absent (no live migrations to follow)");
     m->psirebalances = informer(m, "/apis/" API_API_VERSION "/" API_PLURAL, NULL, true, err);
-    m->nodes = m->psirebalances ? informer(m, "/api/v1/nodes", gather_node_projection, false, err) : NULL;
+    m->nodes = m->psirebalances ? node_informer(m, err) : NULL;
     if (mc_api && m->nodes) {
         m->machineconfigs = informer(m, "/apis/" MACHINECONFIG_API_VERSION "/machineconfigs", NULL, false, err);
         m->pools = m->machineconfigs

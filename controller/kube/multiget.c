@@ -1,12 +1,15 @@
-/* kube_multiget: concurrent GETs on the client's multi handle (see multiget.h). */
+/* kube_multiget: concurrent requests on the client's multi handle (see multiget.h). */
 #include "kube/multiget.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <curl/curl.h>
 
+#include "base/util.h"
 #include "kube/rest.h"
 
 /* One request in flight. */
@@ -15,6 +18,7 @@ struct xfer {
     struct curl_slist *headers;
     struct kube_rest_reply reply;
     char *url;
+    const char *method;
     size_t idx;
     char errbuf[CURL_ERROR_SIZE];
 };
@@ -31,23 +35,45 @@ static void xfer_clear(CURLM *m, struct xfer *x)
     memset(x, 0, sizeof(*x));
 }
 
-/* Set up x for path and add it to m. Returns 0, or -1 with err (x cleared). */
-static int xfer_start(struct kube_client *c, CURLM *m, struct xfer *x, const char *path,
+/* The method and body of q on x's handle (after kube_config_prepare). */
+static CURLcode xfer_body(struct xfer *x, const struct kube_multi_req *q)
+{
+    CURLcode rc = CURLE_OK;
+    if (strcmp(q->method, "GET") != 0)
+        rc = curl_easy_setopt(x->easy, CURLOPT_CUSTOMREQUEST, q->method);
+    if (rc == CURLE_OK && q->content_type) {
+        char h[128];
+        snprintf(h, sizeof(h), "Content-Type: %s", q->content_type);
+        struct curl_slist *nh = curl_slist_append(x->headers, h);
+        if (!nh)
+            return CURLE_OUT_OF_MEMORY;
+        x->headers = nh;
+    }
+    if (rc == CURLE_OK && q->body)
+        rc = curl_easy_setopt(x->easy, CURLOPT_POSTFIELDS, q->body);
+    if (rc == CURLE_OK && q->body)
+        rc = curl_easy_setopt(x->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(q->body));
+    return rc;
+}
+
+/* Set up x for q and add it to m. Returns 0, or -1 with err (x cleared). */
+static int xfer_start(struct kube_client *c, CURLM *m, struct xfer *x, const struct kube_multi_req *q,
                       const struct kube_multiget_opts *o, struct kube_err *err)
 {
     struct kube_config *cfg = kube_client_config(c);
     x->reply.max = (size_t)o->max_reply;
-    if (!(x->easy = curl_easy_init()) || asprintf(&x->url, "%s%s", kube_config_server(cfg), path) < 0) {
+    x->method = q->method;
+    if (!(x->easy = curl_easy_init()) || asprintf(&x->url, "%s%s", kube_config_server(cfg), q->path) < 0) {
         x->url = NULL;
         xfer_clear(m, x);
-        return kube_err_set(err, 0, "Transport", "GET %s: out of memory", path);
+        return kube_err_set(err, 0, "Transport", "%s %s: out of memory", q->method, q->path);
     }
     if (kube_config_prepare(cfg, x->easy, &x->headers, err) < 0) {
-        kube_err_wrap(err, "GET %s", x->url);
+        kube_err_wrap(err, "%s %s", q->method, x->url);
         xfer_clear(m, x);
         return -1;
     }
-    CURLcode rc = CURLE_OK;
+    CURLcode rc = xfer_body(x, q);
     if (rc == CURLE_OK)
         rc = curl_easy_setopt(x->easy, CURLOPT_URL, x->url);
     if (rc == CURLE_OK)
@@ -73,13 +99,14 @@ static int xfer_start(struct kube_client *c, CURLM *m, struct xfer *x, const cha
     if (rc == CURLE_OK)
         rc = curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
     if (rc != CURLE_OK) {
-        kube_err_set(err, 0, "Transport", "GET %s: setting up the request: %s", x->url, curl_easy_strerror(rc));
+        kube_err_set(err, 0, "Transport", "%s %s: setting up the request: %s", q->method, x->url,
+                     curl_easy_strerror(rc));
         xfer_clear(m, x);
         return -1;
     }
     CURLMcode mrc = curl_multi_add_handle(m, x->easy);
     if (mrc != CURLM_OK) {
-        kube_err_set(err, 0, "Transport", "GET %s: %s", x->url, curl_multi_strerror(mrc));
+        kube_err_set(err, 0, "Transport", "%s %s: %s", q->method, x->url, curl_multi_strerror(mrc));
         curl_easy_cleanup(x->easy);
         x->easy = NULL;
         xfer_clear(m, x);
@@ -97,22 +124,22 @@ static void xfer_finish(struct kube_client *c, struct xfer *x, CURLcode result, 
     cJSON *obj = NULL;
     long status = 0;
     if (result != CURLE_OK) {
-        kube_client_observe(c, "GET", 0);
+        kube_client_observe(c, x->method, 0);
         if (x->reply.too_big)
-            kube_err_set(&err, 0, "Transport", "GET %s: reply larger than %ld bytes", x->url, o->max_reply);
+            kube_err_set(&err, 0, "Transport", "%s %s: reply larger than %ld bytes", x->method, x->url, o->max_reply);
         else if (result == CURLE_OPERATION_TIMEDOUT)
-            kube_err_set(&err, 0, "Timeout", "GET %s: no reply within %ld ms", x->url, o->timeout_ms);
+            kube_err_set(&err, 0, "Timeout", "%s %s: no reply within %ld ms", x->method, x->url, o->timeout_ms);
         else
-            kube_err_set(&err, 0, "Transport", "GET %s: %s%s%s", x->url, curl_easy_strerror(result),
+            kube_err_set(&err, 0, "Transport", "%s %s: %s%s%s", x->method, x->url, curl_easy_strerror(result),
                          x->errbuf[0] ? ": " : "", x->errbuf);
     } else {
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-        kube_client_observe(c, "GET", status);
+        kube_client_observe(c, x->method, status);
         if (status < 200 || status > 299) {
-            kube_rest_decode_status(x->reply.data, x->reply.len, status, "GET", x->url, &err);
+            kube_rest_decode_status(x->reply.data, x->reply.len, status, x->method, x->url, &err);
         } else if (!(obj = x->reply.len ? cJSON_ParseWithLength(x->reply.data, x->reply.len) : cJSON_CreateObject())) {
-            kube_err_set(&err, status, "Decode", "GET %s: HTTP %ld reply of %zu bytes is not JSON", x->url, status,
-                         x->reply.len);
+            kube_err_set(&err, status, "Decode", "%s %s: HTTP %ld reply of %zu bytes is not JSON", x->method, x->url,
+                         status, x->reply.len);
         }
     }
     fn(x->idx, obj, obj ? NULL : &err, ud);
@@ -125,15 +152,32 @@ struct run {
     CURLM *m;
     struct xfer *slots; /* o.max_in_flight of them; a free one has no easy handle */
     size_t running, next;
-    const char *const *paths;
+    const struct kube_multi_req *reqs;
     size_t n;
+    bool reserved;  /* reqs[next], a write, holds a token of the write budget */
+    int64_t due_ms; /* when it may start (base_mono_ms) */
     struct kube_multiget_opts o;
     kube_multiget_fn fn;
     void *ud;
 };
 
-/* Start requests until max_in_flight run or none is left; a request that cannot start is
- * reported to fn at once. */
+/* Whether reqs[next] may start now: a GET, or a write whose token of the write budget is due. */
+static bool may_start(struct run *r)
+{
+    if (strcmp(r->reqs[r->next].method, "GET") == 0)
+        return true;
+    if (!r->reserved) {
+        r->due_ms = base_mono_ms() + kube_client_reserve_write(r->c);
+        r->reserved = true;
+    }
+    if (base_mono_ms() < r->due_ms)
+        return false;
+    r->reserved = false;
+    return true;
+}
+
+/* Start requests until max_in_flight run, none is left or a write must wait for its token; a
+ * request that cannot start is reported to fn at once. */
 static void fill(struct run *r)
 {
     for (size_t s = 0; s < r->o.max_in_flight && r->next < r->n;) {
@@ -141,10 +185,12 @@ static void fill(struct run *r)
             s++;
             continue;
         }
+        if (!may_start(r))
+            break;
         struct kube_err err;
         size_t i = r->next++;
         r->slots[s].idx = i;
-        if (xfer_start(r->c, r->m, &r->slots[s], r->paths[i], &r->o, &err) < 0) {
+        if (xfer_start(r->c, r->m, &r->slots[s], &r->reqs[i], &r->o, &err) < 0) {
             r->fn(i, NULL, &err, r->ud); /* the slot stays free for the next path */
         } else {
             r->running++;
@@ -170,11 +216,20 @@ static void reap(struct run *r)
     }
 }
 
-int kube_multiget(struct kube_client *c, const char *const *paths, size_t n, const struct kube_multiget_opts *opts,
-                  kube_multiget_fn fn, void *ud, struct kube_err *err)
+/* How long the loop may wait: a second, or until the next write's token is due. */
+static long wait_ms(const struct run *r)
+{
+    if (!r->reserved)
+        return 1000;
+    int64_t left = r->due_ms - base_mono_ms();
+    return left <= 0 ? 0 : left < 1000 ? (long)left : 1000;
+}
+
+int kube_multirequest(struct kube_client *c, const struct kube_multi_req *reqs, size_t n,
+                      const struct kube_multiget_opts *opts, kube_multiget_fn fn, void *ud, struct kube_err *err)
 {
     kube_err_clear(err);
-    struct run r = {.c = c, .paths = paths, .n = n, .fn = fn, .ud = ud};
+    struct run r = {.c = c, .reqs = reqs, .n = n, .fn = fn, .ud = ud};
     if (opts)
         r.o = *opts;
     if (!r.o.max_in_flight)
@@ -191,15 +246,16 @@ int kube_multiget(struct kube_client *c, const char *const *paths, size_t n, con
         return kube_err_set(err, 0, "Transport", "out of memory for %zu concurrent requests", r.o.max_in_flight);
     int rc = 0;
     fill(&r);
-    while (r.running > 0) {
-        /* run what can run, take what finished, start more; wait only while some still run */
+    while (r.running > 0 || r.next < r.n) {
+        /* run what can run, take what finished, start more; wait while some run or a write
+         * waits for its token */
         int still = 0;
         CURLMcode mrc = curl_multi_perform(r.m, &still);
         if (mrc == CURLM_OK) {
             reap(&r);
             fill(&r);
-            if (r.running > 0)
-                mrc = curl_multi_poll(r.m, NULL, 0, 1000, NULL);
+            if (r.running > 0 || r.next < r.n)
+                mrc = curl_multi_poll(r.m, NULL, 0, (int)wait_ms(&r), NULL);
         }
         if (mrc != CURLM_OK) {
             rc = kube_err_set(err, 0, "Transport", "concurrent requests: %s", curl_multi_strerror(mrc));
@@ -210,5 +266,18 @@ int kube_multiget(struct kube_client *c, const char *const *paths, size_t n, con
         if (r.slots[s].easy)
             xfer_clear(r.m, &r.slots[s]);
     free(r.slots);
+    return rc;
+}
+
+int kube_multiget(struct kube_client *c, const char *const *paths, size_t n, const struct kube_multiget_opts *opts,
+                  kube_multiget_fn fn, void *ud, struct kube_err *err)
+{
+    struct kube_multi_req *reqs = calloc(n ? n : 1, sizeof(*reqs));
+    if (!reqs)
+        return kube_err_set(err, 0, "Transport", "out of memory for %zu requests", n);
+    for (size_t i = 0; i < n; i++)
+        reqs[i] = (struct kube_multi_req){"GET", paths[i], NULL, NULL};
+    int rc = kube_multirequest(c, reqs, n, opts, fn, ud, err);
+    free(reqs);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* kube_multiget: many GETs at once against the API server (libcurl multi).
+/* kube_multiget: many GETs (or other requests) at once against the API server (libcurl multi).
  *
  * The transfers run on the client's multi handle (kube_client_multi), which keeps its
  * connection from one call to the next; HTTP/2 is asked for and the transfers wait for
@@ -7,7 +7,9 @@
  * once; each has its own timeout, so one slow reply costs its own request, not the
  * others. Replies are parsed and errors decoded as kube_rest_request does (metav1.Status,
  * "Decode", "Transport"); a timeout is reason "Timeout" with status 0. Every reply passes
- * through the client's observer. Not thread-safe (the client is not). */
+ * through the client's observer. A request other than a GET is a write: it waits for a token
+ * of the client's write budget before it starts, so writes go at the budget's pace, up to
+ * max_in_flight at once. Not thread-safe (the client is not). */
 #ifndef PSI_KUBE_MULTIGET_H
 #define PSI_KUBE_MULTIGET_H
 
@@ -40,5 +42,18 @@ typedef void (*kube_multiget_fn)(size_t i, const cJSON *obj, const struct kube_e
  * not run at all (out of memory, a libcurl multi failure); fn may have been called for some. */
 int kube_multiget(struct kube_client *c, const char *const *paths, size_t n, const struct kube_multiget_opts *opts,
                   kube_multiget_fn fn, void *ud, struct kube_err *err);
+
+/* One request of kube_multirequest: method ("GET", "PATCH", ...), API path, and the body's
+ * Content-Type and text (both NULL: no body). All borrowed for the call. */
+struct kube_multi_req {
+    const char *method;
+    const char *path;
+    const char *content_type;
+    const char *body;
+};
+
+/* As kube_multiget, for reqs[0..n); fn's i indexes reqs. */
+int kube_multirequest(struct kube_client *c, const struct kube_multi_req *reqs, size_t n,
+                      const struct kube_multiget_opts *opts, kube_multiget_fn fn, void *ud, struct kube_err *err);
 
 #endif

@@ -94,6 +94,11 @@ struct kube_config *kube_client_config(struct kube_client *c)
     return c->cfg;
 }
 
+int64_t kube_client_reserve_write(struct kube_client *c)
+{
+    return kube_ratelimit_reserve(&c->rl, base_mono_ms());
+}
+
 void kube_client_set_rate_limit(struct kube_client *c, double qps, int burst)
 {
     kube_ratelimit_init(&c->rl, qps, burst, base_mono_ms());

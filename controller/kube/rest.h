@@ -14,6 +14,8 @@
 #ifndef PSI_KUBE_REST_H
 #define PSI_KUBE_REST_H
 
+#include <stdint.h>
+
 #include <cjson/cJSON.h>
 
 #include "kube/config.h"
@@ -66,6 +68,10 @@ struct kube_config *kube_client_config(struct kube_client *c);
 /* The client's multi handle, made on first use and freed with the client, for concurrent
  * requests (kube_multiget); NULL when out of memory. */
 CURLM *kube_client_multi(struct kube_client *c);
+
+/* Take a token of the write budget (kube_client_set_rate_limit) for a write made outside
+ * kube_rest_request; returns how many ms to wait before sending it (0: now). */
+int64_t kube_client_reserve_write(struct kube_client *c);
 
 /* Tell the observer about a request made outside kube_rest_request (method, HTTP status, 0
  * for a transport failure). */

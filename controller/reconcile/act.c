@@ -198,7 +198,7 @@ static enum rebalance_evict_outcome ask(const struct act *a, const struct act_ro
             .owner = a->in->pr->name,
             .source = r->nodes[mv->source].name,
             .destination = r->nodes[mv->destination].name,
-            .hostname = migrate_hostname(a->in->nodes[mv->destination].node, r->nodes[mv->destination].name),
+            .hostname = migrate_hostname(a->in->nodes[mv->destination].node->labels, r->nodes[mv->destination].name),
             .src_load = mv->src_load,
             .src_load_after = mv->src_load_after,
             .dst_load = mv->dst_load,

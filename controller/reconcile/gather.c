@@ -175,67 +175,22 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
     return out;
 }
 
-void *gather_node_projection(const cJSON *node, void *ud)
+void gather_node_view(const struct nodeproj *node, struct rebalance_node *out)
 {
-    (void)ud;
-    const cJSON *meta = jx_at(node, "metadata");
-    cJSON *out = cJSON_CreateObject();
-    cJSON *m = cJSON_AddObjectToObject(out, "metadata");
-    static const char *const keep[] = {"name", "resourceVersion", "creationTimestamp", "labels"};
-    for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
-        const cJSON *v = jx_at(meta, keep[i]);
-        if (v)
-            cJSON_AddItemToObject(m, keep[i], cJSON_Duplicate(v, 1));
-    }
-    const cJSON *nspec = jx_at(node, "spec");
-    const cJSON *taints = jx_at(nspec, "taints");
-    cJSON *spec = cJSON_AddObjectToObject(out, "spec");
-    if (taints)
-        cJSON_AddItemToObject(spec, "taints", cJSON_Duplicate(taints, 1));
-    if (cJSON_IsTrue(jx_at(nspec, "unschedulable")))
-        cJSON_AddTrueToObject(spec, "unschedulable");
-    const cJSON *nstatus = jx_at(node, "status");
-    cJSON *status = cJSON_AddObjectToObject(out, "status");
-    cJSON *addrs = cJSON_AddArrayToObject(status, "addresses");
-    const cJSON *a;
-    cJSON_ArrayForEach (a, jx_at(nstatus, "addresses"))
-        if (base_same(jx_nonempty(a, "type"), "InternalIP"))
-            cJSON_AddItemToArray(addrs, cJSON_Duplicate(a, 1));
-    static const char *const capacity[] = {"cpu", "memory", NULL}, *const allocatable[] = {"cpu", "memory", "pods",
-                                                                                           NULL};
-    static const char *const *keep_res[] = {capacity, allocatable};
-    static const char *const res_names[] = {"capacity", "allocatable"};
-    for (size_t k = 0; k < 2; k++) {
-        const cJSON *src = jx_at(nstatus, res_names[k]);
-        if (!src)
-            continue;
-        cJSON *dst = cJSON_AddObjectToObject(status, res_names[k]);
-        for (size_t i = 0; keep_res[k][i]; i++) {
-            const cJSON *v = jx_at(src, keep_res[k][i]);
-            if (v)
-                cJSON_AddItemToObject(dst, keep_res[k][i], cJSON_Duplicate(v, 1));
-        }
-    }
-    return out;
-}
-
-void gather_node_view(const cJSON *node, struct rebalance_node *out)
-{
-    const cJSON *st = jx_at(node, "status");
     *out = (struct rebalance_node){
-        .unschedulable = cJSON_IsTrue(jx_at(jx_at(node, "spec"), "unschedulable")),
-        .labels = jx_at(jx_at(node, "metadata"), "labels"),
-        .taints = jx_at(jx_at(node, "spec"), "taints"),
+        .unschedulable = node->unschedulable,
+        .labels = node->labels,
+        .taints = node->taints,
         .pressure = NAN,
-        .cpus = resources_get(jx_at(st, "capacity"), "cpu"),
+        .cpus = node->cpus,
         .demand = NAN,
-        .alloc_cpu = resources_get(jx_at(st, "allocatable"), "cpu"),
-        .alloc_memory = resources_get(jx_at(st, "allocatable"), "memory"),
-        .memory = resources_get(jx_at(st, "capacity"), "memory"),
+        .alloc_cpu = node->alloc_cpu,
+        .alloc_memory = node->alloc_memory,
+        .memory = node->memory,
         .cpu_pressure = NAN,
         .mem_pressure = NAN,
         .mem_used = NAN,
-        .alloc_pods = resources_get(jx_at(st, "allocatable"), "pods"),
+        .alloc_pods = node->alloc_pods,
         .req_cpu = NAN,
         .req_memory = NAN,
         .req_pods = NAN,
@@ -374,32 +329,6 @@ void gather_candidates_free(struct gather_candidates *g)
 
 /* ---- usage ---- */
 
-/* The Prometheus client for usage, made anew when the settings changed. */
-static struct psi_prom *prom_for(struct gather *g, const struct psi_prom_config *cfg, struct psi_status *st)
-{
-    char key[2048];
-    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", cfg->url ? cfg->url : "", cfg->token_fn ? "reader" : "",
-             cfg->token_file ? cfg->token_file : "", cfg->ca_file ? cfg->ca_file : "", cfg->plain_http_token);
-    if (g->prom && g->prom_key && strcmp(g->prom_key, key) == 0)
-        return g->prom;
-    gather_release(g);
-    g->prom = psi_prom_new(cfg, st);
-    g->prom_key = g->prom ? strdup(key) : NULL;
-    if (g->prom && !g->prom_key) { /* without its key it would be made anew every time: give up now */
-        gather_release(g);
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
-    }
-    return g->prom;
-}
-
-void gather_release(struct gather *g)
-{
-    psi_prom_free(g->prom);
-    free(g->prom_key);
-    g->prom = NULL;
-    g->prom_key = NULL;
-}
-
 /* One usage read: what is asked and where the answers go. */
 struct usage_work {
     struct usage_ref *refs; /* per candidate */
@@ -413,16 +342,17 @@ struct usage_work {
 };
 
 /* Usage from one Prometheus query. */
-static int usage_from_prometheus(struct gather *g, const struct gather_usage_in *in, struct usage_work *u, char *why,
-                                 size_t len)
+static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
 {
-    struct psi_status st;
-    psi_status_ok(&st);
-    struct psi_prom *p = prom_for(g, in->prom, &st);
+    struct kube_err st;
+    kube_err_clear(&st);
+    struct psi_prom *p = in->prom;
+    if (!p)
+        psi_fail(&st, PSI_REASON_CONFIG, "%s", in->prom_error);
     char *q = p ? usage_query(in->window_s, u->refs, u->nrefs) : NULL;
     struct psi_prom_vector v = {0};
     if (!p || !q || psi_prom_query(p, q, &v, &st) < 0) {
-        snprintf(why, len, "the usage query failed: %s", st.failed ? st.message : "out of memory");
+        snprintf(why, len, "the usage query failed: %s", kube_err_failed(&st) ? st.msg : "out of memory");
         free(q);
         return -1;
     }
@@ -437,7 +367,7 @@ static int usage_from_prometheus(struct gather *g, const struct gather_usage_in 
     if (mq && psi_prom_query(p, mq, &m, &st) == 0)
         usage_fill(&m, u->descs, in->nnodes, u->node_mem, u->refs, u->nrefs, u->ref_mem);
     else
-        log_warn("memory in use not read", "error", st.failed ? st.message : "out of memory");
+        log_warn("memory in use not read", "error", kube_err_failed(&st) ? st.msg : "out of memory");
     free(mq);
     psi_prom_vector_free(&m);
     return 0;
@@ -462,11 +392,7 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
             u->ref_mem[j] = NAN;
     }
     for (size_t i = 0; i < in->nnodes; i++) {
-        const cJSON *a;
-        u->ips[i] = NULL;
-        cJSON_ArrayForEach (a, jx_at(jx_at(in->nodes[i].node, "status"), "addresses"))
-            if (!u->ips[i] && jx_nonempty(a, "address"))
-                u->ips[i] = jx_nonempty(a, "address");
+        u->ips[i] = in->nodes[i].node->ip[0] ? in->nodes[i].node->ip : NULL;
         u->descs[i] = (struct psi_node_desc){in->nodes[i].name, &u->ips[i], u->ips[i] ? 1 : 0, 0};
         u->node_usage[i] = NAN;
         if (u->node_mem)
@@ -474,8 +400,8 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
     }
 }
 
-int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gather_candidates *cands,
-                 double *node_usage, char *why, size_t len)
+int gather_usage(const struct gather_usage_in *in, struct gather_candidates *cands, double *node_usage, char *why,
+                 size_t len)
 {
     size_t nc = cands->n ? cands->n : 1, nn = in->nnodes ? in->nnodes : 1;
     struct usage_work u = {
@@ -493,7 +419,8 @@ int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gath
         snprintf(why, len, "out of memory");
     } else {
         usage_ask(&u, in, cands);
-        rc = in->prom ? usage_from_prometheus(g, in, &u, why, len) : usage_from_kubelets(in, &u, why, len);
+        rc = in->prom || in->prom_error ? usage_from_prometheus(in, &u, why, len)
+                                        : usage_from_kubelets(in, &u, why, len);
     }
     for (size_t j = 0; rc == 0 && j < cands->n; j++) {
         cands->w[j].usage = u.ref_usage[j];

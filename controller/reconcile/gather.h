@@ -16,13 +16,8 @@
 #include "reconcile/moves.h"
 #include "reconcile/rebalance.h"
 
-/* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL) ---- */
-
-/* Nodes: only metadata.{name, resourceVersion, creationTimestamp, labels}, spec.taints
- * (verbatim: the taint patch tests against it), spec.unschedulable, the InternalIP entries of
- * status.addresses, status.capacity.cpu and status.allocatable.{cpu, memory, pods} (for
- * rebalancing's fit and load). */
-void *gather_node_projection(const cJSON *node, void *ud);
+/* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL; nodes:
+ * nodeproj.h) ---- */
 
 /* Pods: what the evictor, fit and requests need (see evictor_pod_check, rebalance_fit), and
  * the pod's requests summed as requests.{cpu, memory}. */
@@ -35,10 +30,10 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud);
 /* VirtualMachineInstanceMigrations: what moves_migration_read reads. */
 void *gather_vmim_projection(const cJSON *vmim, void *ud);
 
-/* The plan's view of a node from its projection: unschedulable, labels, taints, CPU capacity
- * and allocatable (NAN where absent); everything this cycle learns (name, pressure, demand,
+/* The plan's view of a node from its projection: unschedulable, labels, taints, capacity (CPU,
+ * memory) and allocatable (NAN where absent); everything this cycle learns (name, pressure, demand,
  * requests, flags) left unknown or false for the caller to fill. */
-void gather_node_view(const cJSON *node, struct rebalance_node *out);
+void gather_node_view(const struct nodeproj *node, struct rebalance_node *out);
 
 /* ---- migrations ---- */
 
@@ -85,18 +80,12 @@ void gather_candidates_free(struct gather_candidates *g);
 
 /* ---- usage ---- */
 
-/* Where usage is read from, kept per PsiRebalance: the Prometheus client is made anew only
- * when its settings change. */
-struct gather {
-    struct psi_prom *prom;
-    char *prom_key;
-};
-
 /* What a usage read needs. */
 struct gather_usage_in {
-    struct kube_client *client;         /* for the kubelet summaries */
-    const struct psi_prom_config *prom; /* NULL: the kubelet summaries */
-    long window_s;                      /* spec.metrics.window */
+    struct kube_client *client; /* for the kubelet summaries */
+    struct psi_prom *prom;      /* the PsiRebalance's Prometheus client (sampling_prom) */
+    const char *prom_error;     /* prom NULL: why there is none; both NULL: the kubelet summaries */
+    long window_s;              /* spec.metrics.window */
     const struct mover_node *nodes;
     size_t nnodes;
     double *node_mem; /* non-NULL: also read memory in use (bytes) into node_mem[i] and the
@@ -106,11 +95,8 @@ struct gather_usage_in {
 /* Read the CPU usage of the nodes (node_usage[i], cores, NAN unknown) and of the candidates
  * (their usage field), and memory in use when in->node_mem asks. Returns 0, or -1 with why
  * (len bytes) when no CPU usage could be read. */
-int gather_usage(struct gather *g, const struct gather_usage_in *in, struct gather_candidates *cands,
-                 double *node_usage, char *why, size_t len);
-
-/* Release the Prometheus client (g itself is the caller's). */
-void gather_release(struct gather *g);
+int gather_usage(const struct gather_usage_in *in, struct gather_candidates *cands, double *node_usage, char *why,
+                 size_t len);
 
 /* The requests of the pods placed on a node. */
 struct gather_requests {

@@ -1,4 +1,4 @@
-/* machineconfig: the psi=1 MachineConfig per role and the pool rollout (see machineconfig.h). */
+/* machineconfig: the psi=1 MachineConfig per role and the pools' rollout (see machineconfig.h). */
 #include "reconcile/machineconfig.h"
 
 #include <stdio.h>
@@ -6,7 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "api/selector.h"
+#include "base/jx.h"
+#include "base/util.h"
 #include "kube/num.h"
 
 char *machineconfig_name(const char *role)
@@ -15,36 +16,20 @@ char *machineconfig_name(const char *role)
     return asprintf(&s, "99-%s-psi-rebalancer", role) < 0 ? NULL : s;
 }
 
-static const cJSON *get(const cJSON *obj, const char *key)
-{
-    return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
-}
-
-static const char *get_str(const cJSON *obj, const char *key)
-{
-    const cJSON *v = get(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool str_is(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
-
 bool machineconfig_unneeded(const cJSON *mc, const char *owner, char *const *wanted, size_t n)
 {
-    const cJSON *meta = get(mc, "metadata"), *labels = get(meta, "labels");
-    const char *role = get_str(labels, MACHINECONFIG_ROLE_LABEL);
-    if (!str_is(get_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY) ||
-        !str_is(get_str(labels, MACHINECONFIG_OWNER_LABEL), owner) || !role)
+    const cJSON *meta = jx_at(mc, "metadata"), *labels = jx_at(meta, "labels");
+    const char *role = jx_at_str(labels, MACHINECONFIG_ROLE_LABEL);
+    if (!base_same(jx_at_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY) ||
+        !base_same(jx_at_str(labels, MACHINECONFIG_OWNER_LABEL), owner) || !role)
         return false;
     char *name = machineconfig_name(role);
-    bool ours = name && str_is(get_str(meta, "name"), name);
+    bool ours = name && base_same(jx_at_str(meta, "name"), name);
     free(name);
     if (!ours)
         return false;
     for (size_t i = 0; i < n; i++)
-        if (str_is(wanted[i], role))
+        if (base_same(wanted[i], role))
             return false;
     return true;
 }
@@ -137,16 +122,16 @@ cJSON *machineconfig_build(const struct machineconfig_want *w)
 
 enum machineconfig_diff machineconfig_diff(const cJSON *existing, const struct machineconfig_want *w)
 {
-    const cJSON *labels = get(get(existing, "metadata"), "labels");
-    if (!str_is(get_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY))
+    const cJSON *labels = jx_at(jx_at(existing, "metadata"), "labels");
+    if (!base_same(jx_at_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY))
         return MACHINECONFIG_FOREIGN;
-    const char *owner = get_str(labels, MACHINECONFIG_OWNER_LABEL);
-    if (owner && !str_is(owner, w->owner ? w->owner : ""))
+    const char *owner = jx_at_str(labels, MACHINECONFIG_OWNER_LABEL);
+    if (owner && !base_same(owner, w->owner ? w->owner : ""))
         return MACHINECONFIG_FOREIGN;
-    if (!owner || !str_is(get_str(labels, MACHINECONFIG_ROLE_LABEL), w->role))
+    if (!owner || !base_same(jx_at_str(labels, MACHINECONFIG_ROLE_LABEL), w->role))
         return MACHINECONFIG_NEEDS_UPDATE;
-    const cJSON *spec = get(existing, "spec");
-    const cJSON *have = get(spec, "kernelArguments");
+    const cJSON *spec = jx_at(existing, "spec");
+    const cJSON *have = jx_at(spec, "kernelArguments");
     const char *kargs[3];
     wanted_kargs(w, kargs);
     int n = 0;
@@ -159,7 +144,7 @@ enum machineconfig_diff machineconfig_diff(const cJSON *existing, const struct m
         if (!cJSON_IsString(a) || strcmp(a->valuestring, kargs[i]) != 0)
             return MACHINECONFIG_NEEDS_UPDATE;
     }
-    if (!cJSON_IsString(get(get(get(spec, "config"), "ignition"), "version")))
+    if (!cJSON_IsString(jx_at(jx_at(jx_at(spec, "config"), "ignition"), "version")))
         return MACHINECONFIG_NEEDS_UPDATE;
     return MACHINECONFIG_UP_TO_DATE;
 }
@@ -176,45 +161,14 @@ cJSON *machineconfig_apply(const cJSON *existing, const struct machineconfig_wan
     return mc;
 }
 
-/* Does pool's spec.machineConfigSelector select a MachineConfig labelled with role?
- * absent_ok: what an absent selector means. */
-static bool pool_selects(const cJSON *pool, const char *role, bool absent_ok)
-{
-    const cJSON *sel_json = get(get(pool, "spec"), "machineConfigSelector");
-    if (!cJSON_IsObject(sel_json))
-        return absent_ok;
-    struct api_selector sel = {0};
-    struct api_errors errs = {0};
-    cJSON *labels = cJSON_CreateObject();
-    bool match = false;
-    if (labels && cJSON_AddStringToObject(labels, MACHINECONFIG_ROLE_LABEL, role) &&
-        api_selector_decode(sel_json, "spec.machineConfigSelector", &sel, &errs, NULL) == 0)
-        match = api_selector_matches(&sel, labels);
-    cJSON_Delete(labels);
-    api_selector_free(&sel);
-    api_errors_free(&errs);
-    return match;
-}
-
-const cJSON *machineconfig_pool_for_role(const cJSON *const *pools, size_t n, const char *role)
-{
-    for (size_t i = 0; i < n; i++)
-        if (str_is(get_str(get(pools[i], "metadata"), "name"), role) && pool_selects(pools[i], role, true))
-            return pools[i];
-    for (size_t i = 0; i < n; i++)
-        if (pool_selects(pools[i], role, false))
-            return pools[i];
-    return NULL;
-}
-
 /* The pool condition of this type, or NULL. */
 static const cJSON *pool_condition(const cJSON *status, const char *type)
 {
-    const cJSON *it, *conds = get(status, "conditions");
+    const cJSON *it, *conds = jx_at(status, "conditions");
     if (!cJSON_IsArray(conds))
         return NULL;
     cJSON_ArrayForEach (it, conds) {
-        if (str_is(get_str(it, "type"), type))
+        if (base_same(jx_at_str(it, "type"), type))
             return it;
     }
     return NULL;
@@ -223,11 +177,11 @@ static const cJSON *pool_condition(const cJSON *status, const char *type)
 /* configuration.source names mc_name. */
 static bool source_has(const cJSON *configuration, const char *mc_name)
 {
-    const cJSON *it, *source = get(configuration, "source");
+    const cJSON *it, *source = jx_at(configuration, "source");
     if (!cJSON_IsArray(source))
         return false;
     cJSON_ArrayForEach (it, source) {
-        if (str_is(get_str(it, "name"), mc_name))
+        if (base_same(jx_at_str(it, "name"), mc_name))
             return true;
     }
     return false;
@@ -235,30 +189,24 @@ static bool source_has(const cJSON *configuration, const char *mc_name)
 
 static bool condition_true(const cJSON *c)
 {
-    return c && str_is(get_str(c, "status"), "True");
+    return c && base_same(jx_at_str(c, "status"), "True");
 }
 
 static int64_t get_count(const cJSON *obj, const char *key)
 {
-    const cJSON *v = get(obj, key);
+    const cJSON *v = jx_at(obj, key);
     return kube_num_int_or(v, 0, INT32_MAX, 0); /* machine counts are int32 */
 }
 
-void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc_name,
-                             struct machineconfig_pool_eval *out)
+void machineconfig_pool_eval(const cJSON *pool, const char *mc_name, struct machineconfig_pool_eval *out)
 {
     memset(out, 0, sizeof(*out));
     out->status = API_CONDITION_FALSE;
-    if (!cJSON_IsObject(pool)) {
-        out->reason = MACHINECONFIG_REASON_POOL_NOT_FOUND;
-        snprintf(out->message, sizeof(out->message), "no MachineConfigPool renders role %s", role);
-        return;
-    }
-    const char *name = get_str(get(pool, "metadata"), "name");
+    const char *name = jx_at_str(jx_at(pool, "metadata"), "name");
     snprintf(out->pool, sizeof(out->pool), "%s", name ? name : "");
-    const cJSON *status = get(pool, "status");
-    const cJSON *configuration = get(status, "configuration");
-    const cJSON *target_conf = get(get(pool, "spec"), "configuration");
+    const cJSON *status = jx_at(pool, "status");
+    const cJSON *configuration = jx_at(status, "configuration");
+    const cJSON *target_conf = jx_at(jx_at(pool, "spec"), "configuration");
     out->rendered = source_has(configuration, mc_name);
     bool targeted = out->rendered || source_has(target_conf, mc_name);
     out->machines = get_count(status, "machineCount");
@@ -266,28 +214,21 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
     out->degraded_machines = get_count(status, "degradedMachineCount");
     /* A rendered configuration the pool targets but has not reached yet (spec.configuration
      * ahead of status.configuration) means machines are about to update. */
-    const char *target = get_str(target_conf, "name");
-    const char *current = get_str(configuration, "name");
+    const char *target = jx_at_str(target_conf, "name");
+    const char *current = jx_at_str(configuration, "name");
     bool pending = target && current && strcmp(target, current) != 0;
     const cJSON *degraded = pool_condition(status, "Degraded");
     if (condition_true(degraded)) {
-        const char *m = get_str(degraded, "message");
+        const char *m = jx_at_str(degraded, "message");
         out->reason = MACHINECONFIG_REASON_POOL_DEGRADED;
         snprintf(out->message, sizeof(out->message), "pool %s is degraded (%lld of %lld machines degraded)%s%s",
                  out->pool, (long long)out->degraded_machines, (long long)out->machines, m && *m ? ": " : "",
                  m ? m : "");
         return;
     }
-    if (out->machines == 0 && get(status, "machineCount")) {
-        out->reason = MACHINECONFIG_REASON_POOL_EMPTY;
-        snprintf(out->message, sizeof(out->message),
-                 "pool %s has no machines: the nodes of role %s are in other pools (on compact and single-node "
-                 "clusters the masters carry the worker role but stay in the master pool: add role master)",
-                 out->pool, role);
-        return;
-    }
-    bool pool_updated =
-        condition_true(pool_condition(status, "Updated")) && out->updated_machines == out->machines && !pending;
+    /* The pool holds a selected node: no machine counted yet is the operator lagging. */
+    bool pool_updated = condition_true(pool_condition(status, "Updated")) && out->machines > 0 &&
+                        out->updated_machines == out->machines && !pending;
     if (out->rendered && pool_updated) {
         out->status = API_CONDITION_TRUE;
         out->updated = true;
@@ -296,7 +237,7 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
                  (long long)out->machines, mc_name);
         return;
     }
-    if (cJSON_IsTrue(get(get(pool, "spec"), "paused"))) {
+    if (cJSON_IsTrue(jx_at(jx_at(pool, "spec"), "paused"))) {
         out->reason = MACHINECONFIG_REASON_POOL_PAUSED;
         snprintf(out->message, sizeof(out->message),
                  "pool %s is paused: its machines do not update to a configuration with %s until it is unpaused "
@@ -307,7 +248,9 @@ void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc
         return;
     }
     out->reason = MACHINECONFIG_REASON_PROGRESSING;
-    if (!targeted) {
+    if (out->machines == 0) {
+        snprintf(out->message, sizeof(out->message), "pool %s counts no machine yet", out->pool);
+    } else if (!targeted) {
         /* The pool's counts are about a configuration without ours: none runs ours yet. */
         out->updated_machines = 0;
         snprintf(out->message, sizeof(out->message), "pool %s has not rendered %s yet", out->pool, mc_name);
@@ -324,23 +267,52 @@ void machineconfig_not_owned(const char *role, const char *mc_name, struct machi
     out->reason = MACHINECONFIG_REASON_NOT_OWNED;
     out->updated = false;
     snprintf(out->message, sizeof(out->message),
-             "role %s: MachineConfig %s exists but was not made by psi-rebalancer (no %s=%s label): it is left "
-             "alone and says nothing about PSI; delete or rename it",
-             role, mc_name, MACHINECONFIG_MANAGED_BY_LABEL, MACHINECONFIG_MANAGED_BY);
+             "pool %s: MachineConfig %s (role %s) exists but was not made by psi-rebalancer (no %s=%s label): it is "
+             "left alone and says nothing about PSI; delete or rename it",
+             out->pool, mc_name, role, MACHINECONFIG_MANAGED_BY_LABEL, MACHINECONFIG_MANAGED_BY);
+}
+
+void machineconfig_not_covered(const char *pool, struct machineconfig_pool_eval *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->status = API_CONDITION_FALSE;
+    out->reason = MACHINECONFIG_REASON_POOL_NOT_COVERED;
+    snprintf(out->pool, sizeof(out->pool), "%s", pool ? pool : "");
+    snprintf(out->message, sizeof(out->message),
+             "pool %s picks up MachineConfigs of no role that only pools of selected nodes pick up: a MachineConfig "
+             "for it would reboot nodes this PsiRebalance does not select; select those nodes too, or give the pool "
+             "a role of its own in its machineConfigSelector",
+             out->pool);
+}
+
+void machineconfig_orphans(const char *const *names, size_t shown, size_t total, struct machineconfig_pool_eval *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->status = API_CONDITION_FALSE;
+    out->reason = MACHINECONFIG_REASON_POOL_NOT_FOUND;
+    int len = snprintf(out->message, sizeof(out->message),
+                       "%zu selected node%s in no MachineConfigPool (none selects %s, or several custom pools do, "
+                       "which the MachineConfig operator refuses):",
+                       total, total == 1 ? " is" : "s are", total == 1 ? "it" : "them");
+    for (size_t i = 0; i < shown && len > 0 && (size_t)len < sizeof(out->message); i++)
+        len += snprintf(out->message + len, sizeof(out->message) - (size_t)len, "%s %s", i ? "," : "",
+                        names[i] ? names[i] : "");
+    if (total > shown && len > 0 && (size_t)len < sizeof(out->message))
+        snprintf(out->message + len, sizeof(out->message) - (size_t)len, " and %zu more", total - shown);
 }
 
 int machineconfig_status_entry(struct api_status *st, const char *role, const char *mc_name,
                                const struct machineconfig_pool_eval *ev)
 {
-    struct api_machine_config_status *m = api_status_add_machine_config(st, role);
+    struct api_machine_config_status *m = api_status_add_machine_config(st, ev->pool);
     if (!m)
         return -1;
-    m->name = strdup(mc_name ? mc_name : "");
-    m->pool = ev->pool[0] ? strdup(ev->pool) : NULL;
+    m->role = role ? strdup(role) : NULL;
+    m->name = mc_name ? strdup(mc_name) : NULL;
     m->updated = ev->updated;
     m->updated_machines = ev->updated_machines;
     m->machines = ev->machines;
-    return !m->name || (ev->pool[0] && !m->pool) ? -1 : 0;
+    return (role && !m->role) || (mc_name && !m->name) ? -1 : 0;
 }
 
 void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t n, bool api_available, bool enabled,
@@ -366,28 +338,28 @@ void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t 
     }
     if (n == 0) {
         *status = API_CONDITION_UNKNOWN;
-        *reason = MACHINECONFIG_REASON_NO_ROLES;
-        snprintf(msg, msglen, "spec.machineConfig.roles names no role");
+        *reason = MACHINECONFIG_REASON_NO_SELECTED_NODES;
+        snprintf(msg, msglen, "the PsiRebalance selects no node: no MachineConfigPool to turn PSI on in");
         return;
     }
     static const char *const order[] = {MACHINECONFIG_REASON_NOT_OWNED,      MACHINECONFIG_REASON_POOL_DEGRADED,
-                                        MACHINECONFIG_REASON_POOL_NOT_FOUND, MACHINECONFIG_REASON_POOL_EMPTY,
+                                        MACHINECONFIG_REASON_POOL_NOT_FOUND, MACHINECONFIG_REASON_POOL_NOT_COVERED,
                                         MACHINECONFIG_REASON_POOL_PAUSED,    MACHINECONFIG_REASON_PROGRESSING};
     *status = API_CONDITION_TRUE;
     *reason = MACHINECONFIG_REASON_ENABLED;
     for (size_t k = 0; k < sizeof(order) / sizeof(order[0]) && *status == API_CONDITION_TRUE; k++)
         for (size_t i = 0; i < n; i++)
-            if (str_is(ev[i].reason, order[k])) {
+            if (base_same(ev[i].reason, order[k])) {
                 *status = API_CONDITION_FALSE;
                 *reason = order[k];
                 break;
             }
-    /* The message: every role whose state is the reported one, "; "-joined. */
+    /* The message: every pool whose state is the reported one, "; "-joined. */
     size_t len = 0;
     if (msglen)
         msg[0] = '\0';
     for (size_t i = 0; i < n && len + 1 < msglen; i++) {
-        if (!str_is(ev[i].reason, *reason))
+        if (!base_same(ev[i].reason, *reason))
             continue;
         int w = snprintf(msg + len, msglen - len, "%s%s", len ? "; " : "", ev[i].message);
         if (w < 0)

@@ -1,5 +1,5 @@
 /* machineconfig: the MachineConfig that turns PSI on for one role, whether an existing one
- * needs an update, and what the role's MachineConfigPool says about the rollout (the
+ * needs an update, and what a MachineConfigPool says about its rollout (the
  * PSIEnabled condition and the status.machineConfigs entry). Pure: objects in, objects and
  * decisions out; the caller does the API calls.
  *
@@ -17,38 +17,39 @@
  * MachineConfig with the PsiRebalance, and deleting it reboots every machine of the pool.
  * With spec.machineConfig.deletionPolicy Delete the operator deletes it itself once it is
  * unneeded (machineconfig_unneeded): made for this PsiRebalance (managed-by and owner
- * labels, and the name of its role label), and its role asked for by no PsiRebalance that
- * lives and has machineConfig enabled, this one included.
+ * labels, and the name of its role label), and its role in the plan (mcplan.h) of no
+ * PsiRebalance that lives and has machineConfig enabled, this one included.
  *
  * Fields we own (compared by machineconfig_diff, rewritten by machineconfig_apply): the three
  * labels, spec.kernelArguments (exact list, in order) and the presence of
  * spec.config.ignition.version. Everything else in the object is left as found.
  *
- * PSIEnabled from a pool (machineconfig_pool_eval), for our MachineConfig name:
- *   no pool for the role           False  PoolNotFound
+ * Which roles get a MachineConfig and which pool picks up which one is mcplan.h's decision.
+ *
+ * PSIEnabled from one pool of the selected nodes (machineconfig_pool_eval), for the name of
+ * our MachineConfig it picks up:
  *   pool Degraded condition True   False  PoolDegraded  (its message, degraded machine count)
- *   pool with no machine           False  PoolEmpty: the role's nodes are in other pools
- *                                  (compact and single-node clusters: the masters carry the
- *                                  worker role but stay in the master pool)
- *   our name in status.configuration.source[], the Updated condition True,
+ *   our name in status.configuration.source[], the Updated condition True, machineCount > 0,
  *   updatedMachineCount == machineCount, and spec.configuration (the rendered config the
  *   pool targets) not ahead of status.configuration            True   Enabled
  *   otherwise, the pool paused     False  PoolPaused: it will not update until unpaused
  *   otherwise                      False  Progressing: "k of n machines updated" once our
  *                                  MachineConfig is in the target's (spec.configuration) or
- *                                  current source, else "not rendered yet".
+ *                                  current source, else "not rendered yet" (or "counts no
+ *                                  machine yet" while machineCount is 0).
  *   (The MCO moves status.configuration to the new rendered config only when every machine
  *   runs it; during a rollout only spec.configuration names it.)
  * A MachineConfig of our name that is not ours (machineconfig_diff: MACHINECONFIG_FOREIGN) is
- * left alone and says nothing about PSI: that role is False, MachineConfigNotOwned, however
- * its pool looks (the edge sets it, machineconfig_not_owned).
- * Over several roles (machineconfig_psi_enabled): MachineConfigNotOwned if any role has it, else
- * PoolDegraded if any pool is degraded, else
- * PoolNotFound if any is missing, else PoolEmpty, else PoolPaused, else Progressing if any
- * is, else True. Where the
- * MachineConfig API does not exist: Unknown, MachineConfigAPIUnavailable; with
- * spec.machineConfig.enabled false: Unknown, MachineConfigDisabled (PSI is the admin's job);
- * no role at all: Unknown, NoRoles.
+ * left alone and says nothing about PSI: the pools picking it up are False,
+ * MachineConfigNotOwned, however they look (machineconfig_not_owned). A pool no MachineConfig
+ * may reach alone is False, PoolNotCovered (machineconfig_not_covered); selected nodes in no
+ * pool are False, PoolNotFound, named (machineconfig_orphans).
+ * Over several pools (machineconfig_psi_enabled): MachineConfigNotOwned if any pool has it,
+ * else PoolDegraded, else PoolNotFound, else PoolNotCovered, else PoolPaused, else Progressing
+ * if any is, else True. Where the MachineConfig API does not exist: Unknown,
+ * MachineConfigAPIUnavailable; with spec.machineConfig.enabled false: Unknown,
+ * MachineConfigDisabled (PSI is the admin's job); no selected node at all: Unknown,
+ * NoSelectedNodes.
  */
 #ifndef PSI_RECONCILE_MACHINECONFIG_H
 #define PSI_RECONCILE_MACHINECONFIG_H
@@ -77,11 +78,11 @@
 #define MACHINECONFIG_REASON_PROGRESSING API_REASON_PROGRESSING
 #define MACHINECONFIG_REASON_POOL_DEGRADED API_REASON_POOL_DEGRADED
 #define MACHINECONFIG_REASON_POOL_NOT_FOUND API_REASON_POOL_NOT_FOUND
-#define MACHINECONFIG_REASON_POOL_EMPTY API_REASON_POOL_EMPTY
+#define MACHINECONFIG_REASON_POOL_NOT_COVERED API_REASON_POOL_NOT_COVERED
 #define MACHINECONFIG_REASON_POOL_PAUSED API_REASON_POOL_PAUSED
 #define MACHINECONFIG_REASON_API_UNAVAILABLE API_REASON_MACHINE_CONFIG_API_UNAVAILABLE
 #define MACHINECONFIG_REASON_DISABLED API_REASON_MACHINE_CONFIG_DISABLED
-#define MACHINECONFIG_REASON_NO_ROLES API_REASON_NO_ROLES
+#define MACHINECONFIG_REASON_NO_SELECTED_NODES API_REASON_NO_SELECTED_NODES
 #define MACHINECONFIG_REASON_NOT_OWNED API_REASON_MACHINE_CONFIG_NOT_OWNED /* our name, someone else's object */
 
 /* What we want for one role. Strings are borrowed. */
@@ -98,9 +99,9 @@ enum machineconfig_diff {
     MACHINECONFIG_FOREIGN, /* same name, but not managed by psi-rebalancer or owned by another PsiRebalance */
 };
 
-/* The rollout of our MachineConfig in one role's pool. */
+/* The rollout of our MachineConfig in one pool. */
 struct machineconfig_pool_eval {
-    enum api_condition_status status; /* PSIEnabled for this role */
+    enum api_condition_status status; /* PSIEnabled for this pool */
     const char *reason;               /* one of the MACHINECONFIG_REASON_* (static) */
     char message[512];
     char pool[254]; /* the pool's name; "" when none */
@@ -127,19 +128,21 @@ cJSON *machineconfig_apply(const cJSON *existing, const struct machineconfig_wan
  * PsiRebalances with machineConfig enabled ask for. */
 bool machineconfig_unneeded(const cJSON *mc, const char *owner, char *const *wanted, size_t n);
 
-/* The pool that renders role's MachineConfigs among pools[0..n): the one named role if its
- * machineConfigSelector selects the role label (or it has none), else the first whose
- * machineConfigSelector selects it. NULL when none. */
-const cJSON *machineconfig_pool_for_role(const cJSON *const *pools, size_t n, const char *role);
+/* Evaluate pool for our MachineConfig mc_name (rule above) into *out. */
+void machineconfig_pool_eval(const cJSON *pool, const char *mc_name, struct machineconfig_pool_eval *out);
 
-/* Evaluate pool (NULL: not found) for our MachineConfig mc_name (rule above) into *out. */
-void machineconfig_pool_eval(const cJSON *pool, const char *role, const char *mc_name,
-                             struct machineconfig_pool_eval *out);
-
-/* Make *out say that MachineConfig mc_name of role exists but is not ours (rule above). */
+/* Make *out (evaluated for its pool) say that MachineConfig mc_name of role exists but is not
+ * ours (rule above). */
 void machineconfig_not_owned(const char *role, const char *mc_name, struct machineconfig_pool_eval *out);
 
-/* Fill a status.machineConfigs entry for role from *ev (appended to st). Returns 0, -1 on no memory. */
+/* *out for a pool no MachineConfig may reach alone (rule above). */
+void machineconfig_not_covered(const char *pool, struct machineconfig_pool_eval *out);
+
+/* *out for total selected nodes in no pool, names[0..shown) of them named (rule above). */
+void machineconfig_orphans(const char *const *names, size_t shown, size_t total, struct machineconfig_pool_eval *out);
+
+/* Append the status.machineConfigs entry of *ev's pool to st: the role and name of our
+ * MachineConfig it picks up (both NULL: none). Returns 0, -1 on no memory. */
 int machineconfig_status_entry(struct api_status *st, const char *role, const char *mc_name,
                                const struct machineconfig_pool_eval *ev);
 
@@ -152,7 +155,7 @@ struct machineconfig_psi {
     size_t msglen;
 };
 
-/* PSIEnabled over the roles' evaluations ev[0..n) (rule above) into *out (its msg and msglen
+/* PSIEnabled over the pools' evaluations ev[0..n) (rule above) into *out (its msg and msglen
  * set by the caller). api_available false: the MachineConfig API does not exist; enabled
  * false: spec.machineConfig.enabled is off. */
 void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t n, bool api_available, bool enabled,

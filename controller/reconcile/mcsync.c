@@ -13,9 +13,13 @@
 #include "logging.h"
 #include "reconcile/conditions.h"
 #include "reconcile/machineconfig.h"
+#include "reconcile/mcplan.h"
 #include "reconcile/notify.h"
 
 #define MC_GV MACHINECONFIG_API_VERSION
+
+/* Most status.machineConfigs entries (the CRD's maxItems). */
+#define MCSYNC_MAX_POOLS 16
 
 static void event(const struct mcsync *m, const struct mcsync_in *in, const char *reason, const char *action,
                   const char *note)
@@ -27,19 +31,69 @@ static void event(const struct mcsync *m, const struct mcsync_in *in, const char
 
 /* ---- ensure ---- */
 
-struct pools_ctx {
+/* Objects from an informer, borrowed. */
+struct objs {
     const cJSON **v;
     size_t n, cap;
 };
 
-static int collect_pool(const char *key, const char *rv, const void *obj, void *ud)
+static int collect_obj(const char *key, const char *rv, const void *obj, void *ud)
 {
     (void)key, (void)rv;
-    struct pools_ctx *c = ud;
+    struct objs *c = ud;
     if (BASE_GROW(c->v, c->n + 1, c->cap) < 0)
         return -1;
     c->v[c->n++] = obj;
     return 0;
+}
+
+/* A node (nodeproj.h) as mcplan reads one: metadata.name and metadata.labels, referring to the
+ * kept record (cJSON_Delete frees the view, not the record); NULL on no memory. */
+static cJSON *node_view(const struct nodeproj *p)
+{
+    cJSON *v = cJSON_CreateObject();
+    cJSON *meta = v ? cJSON_AddObjectToObject(v, "metadata") : NULL;
+    bool ok = meta && cJSON_AddItemToObject(meta, "name", cJSON_CreateStringReference(p->name));
+    if (ok && p->labels)
+        ok = cJSON_AddItemToObject(meta, "labels", cJSON_CreateObjectReference(p->labels->child));
+    if (!ok) {
+        cJSON_Delete(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Views of nodes (node_view), only those sel matches (NULL: all). */
+struct node_views {
+    cJSON **v;
+    size_t n, cap;
+    const struct api_selector *sel;
+    bool failed;
+};
+
+static void node_view_add(struct node_views *c, const struct nodeproj *p)
+{
+    if (c->sel && !api_selector_matches(c->sel, p->labels))
+        return;
+    if (BASE_GROW(c->v, c->n + 1, c->cap) < 0 || !(c->v[c->n] = node_view(p)))
+        c->failed = true;
+    else
+        c->n++;
+}
+
+static int collect_node_view(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key, (void)rv;
+    if (obj)
+        node_view_add(ud, obj);
+    return 0;
+}
+
+static void node_views_free(struct node_views *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        cJSON_Delete(c->v[i]);
+    free(c->v);
 }
 
 /* Create or update the MachineConfig name for want. Returns 0, 1 when a MachineConfig of that
@@ -92,71 +146,135 @@ static int ensure_one(const struct mcsync *m, const struct mcsync_in *in, const 
     return 0;
 }
 
-int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api_status *next)
+/* The plan for this PsiRebalance's owned nodes into *plan, the pools listed into *pools. */
+static int plan_owned(const struct mcsync *m, const struct mcsync_in *in, struct objs *pools, struct mcplan *plan)
 {
-    const struct api_spec *spec = in->spec;
-    const char *owner = jx_str(in->obj, "metadata.name");
-    bool api = m->machineconfigs != NULL;
-    size_t nroles = spec->machine_config.enabled && api ? spec->machine_config.nroles : 0;
-    struct machineconfig_pool_eval *evs = calloc(nroles ? nroles : 1, sizeof(*evs));
-    struct pools_ctx pools = {0};
-    int rc = 0;
-    if (!evs)
-        return -1;
-    if (nroles && kube_informer_foreach(m->pools, collect_pool, &pools) != 0)
+    struct node_views nodes = {0};
+    int rc = kube_informer_foreach(m->pools, collect_obj, pools) == 0 ? 0 : -1;
+    for (size_t i = 0; rc == 0 && in->nodes && i < in->nodes->n; i++)
+        if (in->nodes->v[i].owned)
+            node_view_add(&nodes, in->nodes->v[i].node);
+    if (rc == 0 && !nodes.failed)
+        rc = mcplan_build(pools->v, pools->n, (const cJSON *const *)nodes.v, nodes.n, plan);
+    else
         rc = -1;
-    for (size_t i = 0; i < nroles; i++) {
-        const char *role = spec->machine_config.roles[i];
-        struct machineconfig_want want = {role, owner, spec->machine_config.schedstats};
-        char *name = machineconfig_name(role);
-        if (!name) {
-            rc = -1;
-            continue;
-        }
-        int ensured = ensure_one(m, in, &want, name);
-        if (ensured < 0)
-            rc = -1;
-        const cJSON *pool = machineconfig_pool_for_role(pools.v, pools.n, role);
-        machineconfig_pool_eval(pool, role, name, &evs[i]);
-        if (ensured == 1)
-            machineconfig_not_owned(role, name, &evs[i]);
-        machineconfig_status_entry(next, role, name, &evs[i]);
+    node_views_free(&nodes);
+    return rc;
+}
+
+/* Ensure each role's MachineConfig; *foreign[i] set for a role whose name is someone else's.
+ * Returns 0, or -1 when a write failed. */
+static int ensure_roles(const struct mcsync *m, const struct mcsync_in *in, const struct mcplan *plan, bool *foreign)
+{
+    int rc = 0;
+    const char *owner = jx_str(in->obj, "metadata.name");
+    for (size_t i = 0; i < plan->nroles; i++) {
+        struct machineconfig_want want = {plan->roles[i], owner, in->spec->machine_config.schedstats};
+        char *name = machineconfig_name(plan->roles[i]);
+        int ensured = name ? ensure_one(m, in, &want, name) : -1;
+        foreign[i] = ensured == 1;
+        rc = ensured < 0 ? -1 : rc;
         free(name);
     }
+    return rc;
+}
+
+/* Evaluate plan pool p into *ev and add its status entry. Returns 0, or -1 on no memory. */
+static int eval_pool(const struct mcplan *plan, const struct mcplan_pool *p, const bool *foreign,
+                     struct machineconfig_pool_eval *ev, struct api_status *next)
+{
+    if (!p->role) {
+        machineconfig_not_covered(p->name, ev);
+        return next->nmachine_configs < MCSYNC_MAX_POOLS ? machineconfig_status_entry(next, NULL, NULL, ev) : 0;
+    }
+    char *name = machineconfig_name(p->role);
+    if (!name)
+        return -1;
+    machineconfig_pool_eval(p->pool, name, ev);
+    for (size_t i = 0; i < plan->nroles; i++)
+        if (foreign[i] && strcmp(plan->roles[i], p->role) == 0)
+            machineconfig_not_owned(p->role, name, ev);
+    int rc = next->nmachine_configs < MCSYNC_MAX_POOLS ? machineconfig_status_entry(next, p->role, name, ev) : 0;
+    free(name);
+    return rc;
+}
+
+int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api_status *next)
+{
+    bool api = m->machineconfigs != NULL, enabled = in->spec->machine_config.enabled;
+    struct objs pools = {0};
+    struct mcplan plan = {0};
+    int rc = api && enabled ? plan_owned(m, in, &pools, &plan) : 0;
+    size_t n = plan.npools + (plan.norphans > 0);
+    struct machineconfig_pool_eval *evs = calloc(n ? n : 1, sizeof(*evs));
+    bool *foreign = calloc(plan.nroles ? plan.nroles : 1, sizeof(*foreign));
+    if (!evs || !foreign)
+        rc = -1;
+    if (rc == 0)
+        rc = ensure_roles(m, in, &plan, foreign);
+    for (size_t i = 0; evs && foreign && i < plan.npools; i++)
+        if (eval_pool(&plan, &plan.pools[i], foreign, &evs[i], next) < 0)
+            rc = -1;
+    if (evs && plan.norphans)
+        machineconfig_orphans(plan.orphans,
+                              plan.norphans < MCPLAN_MAX_ORPHAN_NAMES ? plan.norphans : MCPLAN_MAX_ORPHAN_NAMES,
+                              plan.norphans, &evs[plan.npools]);
     char msg[1024];
     struct machineconfig_psi psi = {.msg = msg, .msglen = sizeof(msg)};
-    machineconfig_psi_enabled(evs, nroles, api, spec->machine_config.enabled, &psi);
+    machineconfig_psi_enabled(evs, evs ? n : 0, api, enabled, &psi);
     conditions_set(next, API_CONDITION_PSI_ENABLED, psi.status, psi.reason, msg, in->generation, in->now_ms / 1000);
-    free(pools.v);
+    free(foreign);
     free(evs);
+    mcplan_free(&plan);
+    free(pools.v);
     return rc;
 }
 
 /* ---- retire ---- */
 
-/* The roles that living PsiRebalances with machineConfig enabled ask for. A spec that does
- * not decode counts with the roles it seems to ask for: when in doubt, a MachineConfig stays. */
+/* The roles in the plans of the living PsiRebalances with machineConfig enabled, each over
+ * the nodes its nodeSelector matches, this one over its owned nodes as mcsync_ensure plans
+ * (a plan over more nodes may choose other roles: what ensure makes, retire must keep). A
+ * spec that does not decode counts with what it seems to ask for: when in doubt, a
+ * MachineConfig stays. */
 struct wanted_roles {
+    const struct mcsync *m;
+    const struct objs *pools;
+    const char *self; /* this PsiRebalance, counted from its owned nodes instead (NULL: not) */
     char **v;
     size_t n, cap;
     bool failed;
 };
 
-static int collect_wanted_roles(const char *key, const char *rv, const void *obj, void *ud)
+/* Add plan's roles to w. */
+static void want_roles(struct wanted_roles *w, const struct mcplan *plan)
 {
-    (void)key, (void)rv;
-    struct wanted_roles *w = ud;
-    if (jx_get(obj, "metadata.deletionTimestamp"))
-        return 0;
-    struct api_spec spec = {0};
-    struct api_errors errs = {0};
-    api_spec_decode(jx_at(obj, "spec"), &spec, &errs, NULL);
-    for (size_t i = 0; spec.machine_config.enabled && i < spec.machine_config.nroles && !w->failed; i++) {
-        if (BASE_GROW(w->v, w->n + 1, w->cap) < 0 || !(w->v[w->n] = strdup(spec.machine_config.roles[i])))
+    for (size_t i = 0; i < plan->nroles && !w->failed; i++) {
+        if (BASE_GROW(w->v, w->n + 1, w->cap) < 0 || !(w->v[w->n] = strdup(plan->roles[i])))
             w->failed = true;
         else
             w->n++;
     }
+}
+
+static int collect_wanted_roles(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key, (void)rv;
+    struct wanted_roles *w = ud;
+    if (jx_get(obj, "metadata.deletionTimestamp") || (w->self && jx_eq(jx_str(obj, "metadata.name"), w->self)))
+        return 0;
+    struct api_spec spec = {0};
+    struct api_errors errs = {0};
+    api_spec_decode(jx_at(obj, "spec"), &spec, &errs, NULL);
+    struct node_views nodes = {.sel = &spec.node_selector};
+    struct mcplan plan = {0};
+    if (spec.machine_config.enabled &&
+        (kube_informer_foreach(w->m->nodes, collect_node_view, &nodes) != 0 || nodes.failed ||
+         mcplan_build(w->pools->v, w->pools->n, (const cJSON *const *)nodes.v, nodes.n, &plan) < 0))
+        w->failed = true;
+    want_roles(w, &plan);
+    mcplan_free(&plan);
+    node_views_free(&nodes);
     api_spec_free(&spec);
     api_errors_free(&errs);
     return 0;
@@ -227,7 +345,23 @@ int mcsync_retire(const struct mcsync *m, const struct mcsync_in *in)
 {
     if (in->spec->machine_config.deletion_policy != API_DELETION_DELETE || !m->machineconfigs)
         return 0;
-    struct wanted_roles wanted = {0};
+    struct objs pools = {0};
+    int listed = kube_informer_foreach(m->pools, collect_obj, &pools);
+    if (listed != 0 || pools.n == 0) {
+        free(pools.v);
+        return listed != 0 ? -1 : 0; /* no pool listed (yet): nothing is known to be unneeded */
+    }
+    struct wanted_roles wanted = {.m = m, .pools = &pools};
+    if (in->nodes && in->spec->machine_config.enabled) {
+        struct objs self_pools = {0};
+        struct mcplan plan = {0};
+        wanted.self = jx_str(in->obj, "metadata.name");
+        if (plan_owned(m, in, &self_pools, &plan) < 0)
+            wanted.failed = true;
+        want_roles(&wanted, &plan);
+        mcplan_free(&plan);
+        free(self_pools.v);
+    }
     if (kube_informer_foreach(m->psirebalances, collect_wanted_roles, &wanted) != 0)
         wanted.failed = true;
     struct retirees c = {jx_str(in->obj, "metadata.name"), &wanted, NULL, 0, 0, wanted.failed};
@@ -245,5 +379,6 @@ int mcsync_retire(const struct mcsync *m, const struct mcsync_in *in)
     for (size_t i = 0; i < wanted.n; i++)
         free(wanted.v[i]);
     free(wanted.v);
+    free(pools.v);
     return rc;
 }

@@ -1,9 +1,11 @@
 /* mcsync: the MachineConfigs of one PsiRebalance on the API. With spec.machineConfig.enabled
- * (and the MachineConfig API served) each role's MachineConfig is created or brought to what
- * machineconfig.h builds (one not ours is left alone), the pools are evaluated into the
- * PSIEnabled condition and status.machineConfigs; with deletionPolicy Delete the MachineConfigs
- * no living PsiRebalance needs are deleted, with preconditions on their uid and
- * resourceVersion. Events for every write. Not thread-safe. */
+ * (and the MachineConfig API served) the plan for the pools of its nodes (mcplan.h) is made
+ * so: each planned role's MachineConfig is created or brought to what machineconfig.h builds
+ * (one not ours is left alone), and each pool is evaluated into the PSIEnabled condition and
+ * status.machineConfigs (at most 16 pools listed there). With deletionPolicy Delete the
+ * MachineConfigs in no living PsiRebalance's plan (each over the nodes its nodeSelector
+ * matches) are deleted, with preconditions on their uid and resourceVersion; nothing is while
+ * no pool is listed. Events for every write. Not thread-safe. */
 #ifndef PSI_RECONCILE_MCSYNC_H
 #define PSI_RECONCILE_MCSYNC_H
 
@@ -14,6 +16,7 @@
 #include "kube/events.h"
 #include "kube/informer.h"
 #include "kube/rest.h"
+#include "reconcile/ownership.h"
 
 /* What it works with; all borrowed. */
 struct mcsync {
@@ -22,22 +25,24 @@ struct mcsync {
     const struct kube_informer *machineconfigs; /* NULL: the MachineConfig API does not exist */
     const struct kube_informer *pools;
     const struct kube_informer *psirebalances;
+    const struct kube_informer *nodes; /* values: struct nodeproj (nodeproj.h) */
 };
 
 /* One PsiRebalance's cycle. */
 struct mcsync_in {
     const cJSON *obj; /* the PsiRebalance */
     const struct api_spec *spec;
+    const struct ownership_nodes *nodes; /* the nodes, its own marked owned (ensure only) */
     int64_t generation;
     int64_t now_ms;
 };
 
-/* Make sure each role's MachineConfig exists as wanted and fill next's PSIEnabled condition
- * and machineConfigs entries. Returns 0, or -1 when a write failed (logged). */
+/* Make sure each planned role's MachineConfig exists as wanted and fill next's PSIEnabled
+ * condition and machineConfigs entries. Returns 0, or -1 when a write failed (logged). */
 int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api_status *next);
 
 /* With deletionPolicy Delete, delete this PsiRebalance's MachineConfigs that no living
- * PsiRebalance needs (machineconfig_unneeded). Returns 0, or -1 when one could not be deleted
+ * PsiRebalance's plan needs (machineconfig_unneeded). Returns 0, or -1 when one could not be deleted
  * (it is tried again next time). */
 int mcsync_retire(const struct mcsync *m, const struct mcsync_in *in);
 

@@ -7,9 +7,10 @@
 #include "base/jx.h"
 #include "base/util.h"
 
-const char *migrate_hostname(const cJSON *node, const char *name)
+const char *migrate_hostname(const cJSON *labels, const char *name)
 {
-    const char *h = base_nonempty(jx_label(node, MIGRATE_HOSTNAME_LABEL));
+    const cJSON *l = jx_at(labels, MIGRATE_HOSTNAME_LABEL);
+    const char *h = cJSON_IsString(l) ? base_nonempty(l->valuestring) : NULL;
     return h ? h : name;
 }
 

@@ -48,9 +48,9 @@
  * (deleted by someone else, or never stored). */
 #define MIGRATE_LOST_S 120
 
-/* The value for addedNodeSelector's kubernetes.io/hostname of a node (the Node object or a
- * projection keeping metadata.labels, may be NULL): its hostname label, else name. Borrowed. */
-const char *migrate_hostname(const cJSON *node, const char *name);
+/* The value for addedNodeSelector's kubernetes.io/hostname of node name whose metadata.labels
+ * are labels (may be NULL): its hostname label, else name. Borrowed. */
+const char *migrate_hostname(const cJSON *labels, const char *name);
 
 /* What a targeted migration is made of (strings borrowed). Loads are shares of the node's
  * CPUs (1.0 = all of them). */

@@ -17,7 +17,6 @@
 
 struct mover {
     struct history *h;
-    struct gather g;               /* the Prometheus client for usage */
     struct gather_support support; /* eviction.method Migrate: whether KubeVirt takes addedNodeSelector */
     bool have_mode;
     enum api_eviction_mode mode;
@@ -71,7 +70,6 @@ void mover_free(struct mover *mv)
     if (!mv)
         return;
     history_free(mv->h);
-    gather_release(&mv->g);
     free(mv);
 }
 
@@ -225,11 +223,11 @@ static int find_candidates(struct decision *dc)
 static int read_demand(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
-    struct gather_usage_in u = {dc->d->client, in->prom, (long)(in->pr->spec.metrics.window_ms / 1000),
+    struct gather_usage_in u = {dc->d->client, in->prom, in->prom_error, (long)(in->pr->spec.metrics.window_ms / 1000),
                                 in->nodes,     dc->nn,   dc->node_mem};
     char why[1024];
     mv->stats.usage_queries++;
-    if (gather_usage(&mv->g, &u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
+    if (gather_usage(&u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
         mv->stats.usage_failures++;
         cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "UsageUnavailable",
                           "no move without CPU usage to predict it: %s", why);

@@ -54,6 +54,7 @@
 #include "kube/informer.h"
 #include "kube/rest.h"
 #include "psi/prom.h"
+#include "reconcile/nodeproj.h"
 
 /* Most destination nodes whose pods are listed in one cycle (the coolest ones). */
 #define MOVER_MAX_LISTED 16
@@ -79,7 +80,7 @@ struct mover_deps {
 /* A selected node this cycle. */
 struct mover_node {
     const char *name;
-    const cJSON *node;              /* the informer's projection (gather_node_projection) */
+    const struct nodeproj *node;    /* the informer's projection */
     bool tainted;                   /* carries our taint after this cycle's writes */
     double pressure[API_RESOURCES]; /* this cycle's reading, NAN when unknown */
 };
@@ -90,10 +91,11 @@ struct mover_input {
     const struct api_psirebalance *pr; /* decoded */
     const struct mover_node *nodes;
     size_t nnodes;
-    bool sampled;                       /* a new pressure sample was taken: decide */
-    bool metrics_ok;                    /* the last sample succeeded */
-    const struct psi_prom_config *prom; /* the Prometheus for usage; NULL with the Kubelet source */
-    int64_t now_ms;                     /* wall clock, ms since the epoch */
+    bool sampled;           /* a new pressure sample was taken: decide */
+    bool metrics_ok;        /* the last sample succeeded */
+    struct psi_prom *prom;  /* the Prometheus client for usage (the pressure source's) */
+    const char *prom_error; /* prom NULL: why there is none; both NULL: the Kubelet source */
+    int64_t now_ms;         /* wall clock, ms since the epoch */
 };
 
 /* Counters for the metrics endpoint. */

@@ -15,14 +15,11 @@ bool ownership_older(const char *created_a, const char *name_a, const char *crea
     return c < 0 || (c == 0 && strcmp(name_a ? name_a : "", name_b ? name_b : "") < 0);
 }
 
-int ownership_add_node(struct ownership_nodes *nodes, const cJSON *node)
+int ownership_add_node(struct ownership_nodes *nodes, const struct nodeproj *node)
 {
-    const char *name = jx_str(node, "metadata.name");
-    if (!name)
-        return 0;
     if (BASE_GROW(nodes->v, nodes->n + 1, nodes->cap) < 0)
         return -1;
-    nodes->v[nodes->n++] = (struct ownership_node){node, name, false};
+    nodes->v[nodes->n++] = (struct ownership_node){node, node->name, false};
     return 0;
 }
 
@@ -85,7 +82,7 @@ size_t ownership_mark(struct ownership_nodes *nodes, const struct api_selector *
     if (nodes->n)
         qsort(nodes->v, nodes->n, sizeof(*nodes->v), cmp_node);
     for (size_t i = 0; i < nodes->n; i++) {
-        const cJSON *labels = jx_get(nodes->v[i].node, "metadata.labels");
+        const cJSON *labels = nodes->v[i].node->labels;
         nodes->v[i].owned = false;
         if (!api_selector_matches(sel, labels))
             continue;

@@ -10,11 +10,12 @@
 #include <stddef.h>
 
 #include "api/selector.h"
+#include "reconcile/nodeproj.h"
 
 /* A node (borrowed from the informer) and whether this PsiRebalance owns it. */
 struct ownership_node {
-    const cJSON *node;
-    const char *name;
+    const struct nodeproj *node;
+    const char *name; /* node->name */
     bool owned;
 };
 
@@ -39,8 +40,8 @@ struct ownership_rivals {
  * (RFC 3339 in UTC compares as text; NULL as ""), then name. */
 bool ownership_older(const char *created_a, const char *name_a, const char *created_b, const char *name_b);
 
-/* Append node (with metadata.name) to nodes. Returns 0, or -1 on no memory. */
-int ownership_add_node(struct ownership_nodes *nodes, const cJSON *node);
+/* Append node to nodes. Returns 0, or -1 on no memory. */
+int ownership_add_node(struct ownership_nodes *nodes, const struct nodeproj *node);
 
 /* Append psirebalance (a PsiRebalance object) to rivals when it is older than self (name,
  * created); its spec.nodeSelector is decoded (absent: the default selector). Returns 0, or -1

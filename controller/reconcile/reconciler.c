@@ -18,6 +18,7 @@
 #include "reconcile/ownership.h"
 #include "reconcile/sampling.h"
 #include "reconcile/tainter.h"
+#include "reconcile/taintkeys.h"
 #include "reconcile/taintfsm.h"
 #include "reconcile/taintstate.h"
 
@@ -28,6 +29,7 @@ struct cr_state {
     struct sampling sampling; /* pressure source, last sample, metrics state */
     int64_t next_sample_ms;
     int64_t last_success_s;
+    char *key_stored;    /* the taint key whose record this process stored last (taintkeys.h) */
     struct mover *mover; /* moves, cooldowns, DryRun's picture */
     struct cr_state *next;
 };
@@ -78,6 +80,7 @@ static void state_free(struct cr_state *cs)
     taintstate_free(&cs->taints);
     sampling_free(&cs->sampling);
     mover_free(cs->mover);
+    free(cs->key_stored);
     free(cs->name);
     free(cs);
 }
@@ -248,8 +251,9 @@ static int finalize(struct reconciler *r, const cJSON *obj, const struct api_psi
     }
     if (failures > 0)
         return -1; /* the finalizer stays until every taint is off */
-    struct mcsync m = {r->deps.client, r->deps.events, r->deps.machineconfigs, r->deps.pools, r->deps.psirebalances};
-    struct mcsync_in in = {obj, &pr->spec, pr->generation, now_ms};
+    struct mcsync m = {r->deps.client, r->deps.events,        r->deps.machineconfigs,
+                       r->deps.pools,  r->deps.psirebalances, r->deps.nodes};
+    struct mcsync_in in = {obj, &pr->spec, NULL, pr->generation, now_ms};
     if (mcsync_retire(&m, &in) < 0)
         return -1; /* and until the MachineConfigs to delete are gone */
     struct kube_err err;
@@ -292,8 +296,9 @@ static int report_invalid(struct reconciler *r, const cJSON *obj, const struct a
 static void machine_configs(struct visit *v)
 {
     struct reconciler *r = v->r;
-    struct mcsync m = {r->deps.client, r->deps.events, r->deps.machineconfigs, r->deps.pools, r->deps.psirebalances};
-    struct mcsync_in in = {v->obj, &v->pr.spec, v->pr.generation, v->now_ms};
+    struct mcsync m = {r->deps.client, r->deps.events,        r->deps.machineconfigs,
+                       r->deps.pools,  r->deps.psirebalances, r->deps.nodes};
+    struct mcsync_in in = {v->obj, &v->pr.spec, &v->nodes, v->pr.generation, v->now_ms};
     if (mcsync_ensure(&m, &in, &v->next) < 0 || mcsync_retire(&m, &in) < 0)
         fail(v, API_REASON_MACHINE_CONFIG_WRITE_FAILED,
              "a MachineConfig could not be written or deleted (see the operator log)");
@@ -318,14 +323,44 @@ static void retire_taint_keys(struct visit *v)
         struct taintpatch_taint old = {v->next.taint_keys[i], v->t.effect, v->t.owner};
         if (strcmp(old.key, v->t.key) == 0) {
             i++;
-        } else if (tainter_remove_all(&tw, v->r->deps.nodes, &old,
-                                      "taint key changed: the taint under the old key removed", v->now_ms) == 0) {
+            continue;
+        }
+        int failures = tainter_remove_all(&tw, v->r->deps.nodes, &old,
+                                          "taint key changed: the taint under the old key removed", v->now_ms);
+        if (taintkeys_forget(old.key, v->t.key, failures)) {
             api_status_remove_taint_key(&v->next, old.key);
         } else {
             fail(v, API_REASON_TAINT_WRITE_FAILED, "taints under the old key %s could not all be removed", old.key);
             i++;
         }
     }
+}
+
+/* The tainter's before_adds: the status as stored gets spec.taint.key before the first taint
+ * under it is added (taintkeys.h), so that a crash between the two cannot lose the record. */
+static int record_taint_key(size_t adds, void *ud)
+{
+    struct visit *v = ud;
+    if (!taintkeys_record_first(&v->pr.status, v->cs->key_stored, v->t.key, adds))
+        return 0;
+    struct api_status rec;
+    struct kube_err err;
+    kube_err_set(&err, 0, "Encode", "out of memory");
+    int rc = -1;
+    if (api_status_copy(&rec, &v->pr.status) == 0) {
+        if (api_status_add_taint_key(&rec, v->t.key) >= 0)
+            rc = write_status(v->r, v->obj, &rec, &err);
+        api_status_free(&rec);
+    }
+    if (rc < 0) {
+        log_error("taint key not recorded: no taint added", "psirebalance", v->pr.name, "key", v->t.key, "error",
+                  err.msg);
+        return -1;
+    }
+    free(v->cs->key_stored);
+    v->cs->key_stored = strdup(v->t.key); /* NULL on no memory: the record is stored again next time */
+    log_info("taint key recorded", "psirebalance", v->pr.name, "key", v->t.key);
+    return 0;
 }
 
 /* When the interval has passed (and nothing failed yet): sample, then step the taints. */
@@ -348,7 +383,12 @@ static void sample_and_taint(struct visit *v)
     if (!v->sampled)
         return;
     struct tainter tw = {r->deps.client, r->deps.events, &r->counters};
-    struct tainter_cycle c = {&v->pr.spec, &v->nodes, &v->t, &ref, &cs->sampling, &cs->taints, v->now_ms};
+    struct tainter_cycle c = {&v->pr.spec, &v->nodes,        &v->t, &ref, &cs->sampling, &cs->taints,
+                              v->now_ms,   record_taint_key, v};
+    if (cs->key_stored && strcmp(cs->key_stored, v->t.key) != 0) { /* a record of another key: not this one's */
+        free(cs->key_stored);
+        cs->key_stored = NULL;
+    }
     int failures = tainter_step(&tw, &c, &v->next);
     if (failures != 0)
         fail(v, API_REASON_TAINT_WRITE_FAILED, "%d taint writes failed (see the operator log and Events)",
@@ -369,7 +409,7 @@ static struct mover_node *mover_nodes(const struct visit *v, size_t *n)
         if (!o->owned)
             continue;
         const struct taintstate_record *rec = taintstate_find(&v->cs->taints, o->name);
-        const cJSON *taints = jx_get(o->node, "spec.taints");
+        const cJSON *taints = o->node->taints;
         struct mover_node *m = &mn[(*n)++];
         *m = (struct mover_node){o->name, o->node, rec ? rec->tainted : taintpatch_has(taints, &v->t), {NAN, NAN, NAN}};
         const struct psi_node_sample *s = sampling_of(&v->cs->sampling, o->name);
@@ -410,17 +450,16 @@ static void rebalance(struct visit *v)
     }
     const struct api_spec *spec = &v->pr.spec;
     struct psi_prom_config cfg;
-    const struct psi_prom_config *prom = prom_config(r, spec, &cfg);
+    struct kube_err st;
+    kube_err_clear(&st);
+    struct psi_prom *prom = spec->metrics.source == API_SOURCE_PROMETHEUS
+                                ? sampling_prom(&v->cs->sampling, prom_config(r, spec, &cfg), &st)
+                                : NULL;
     struct mover_deps d = {r->deps.client, r->deps.events,  r->deps.vmis,     r->deps.vmims,
                            r->deps.pods,   r->deps.pods_ud, r->deps.kubevirts};
-    struct mover_input in = {v->obj,
-                             &v->pr,
-                             mn,
-                             n,
-                             v->sampled,
-                             v->cs->sampling.metrics == 1,
-                             spec->metrics.source == API_SOURCE_PROMETHEUS ? prom : NULL,
-                             v->now_ms};
+    struct mover_input in = {
+        v->obj,   &v->pr, mn, n, v->sampled, v->cs->sampling.metrics == 1, prom, kube_err_failed(&st) ? st.msg : NULL,
+        v->now_ms};
     struct mover_stats before = *mover_stats(v->cs->mover);
     const char *reason = NULL;
     char msg[512];

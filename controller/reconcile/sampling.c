@@ -23,18 +23,52 @@ void sampling_init(struct sampling *s)
     s->metrics = -1;
 }
 
-void sampling_free(struct sampling *s)
+/* Free the source (it is made anew on the next sample). */
+static void drop_source(struct sampling *s)
 {
     psi_source_free(s->source);
     free(s->source_key);
-    psi_sample_free(&s->sample);
     s->source = NULL;
     s->source_key = NULL;
+}
+
+void sampling_free(struct sampling *s)
+{
+    drop_source(s);
+    psi_prom_free(s->prom);
+    free(s->prom_key);
+    s->prom = NULL;
+    s->prom_key = NULL;
+    psi_sample_free(&s->sample);
     s->have_sample = false;
 }
 
+struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config *cfg, struct kube_err *st)
+{
+    if (!cfg) {
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
+        return NULL;
+    }
+    char key[2048];
+    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", base_or_empty(cfg->url), cfg->token_fn ? "reader" : "",
+             base_or_empty(cfg->token_file), base_or_empty(cfg->ca_file), cfg->plain_http_token);
+    if (s->prom && s->prom_key && strcmp(s->prom_key, key) == 0)
+        return s->prom;
+    drop_source(s); /* a Prometheus source uses the client: never let it outlive it */
+    psi_prom_free(s->prom);
+    free(s->prom_key);
+    s->prom_key = NULL;
+    s->prom = psi_prom_new(cfg, st);
+    if (s->prom && !(s->prom_key = strdup(key))) { /* without its key it would be made anew every time */
+        psi_prom_free(s->prom);
+        s->prom = NULL;
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
+    }
+    return s->prom;
+}
+
 /* The pressure source for spec, made anew when the spec's metrics settings changed. */
-static struct psi_source *source_for(struct sampling *s, const struct sampling_in *in, struct psi_status *st)
+static struct psi_source *source_for(struct sampling *s, const struct sampling_in *in, struct kube_err *st)
 {
     const struct api_spec *spec = in->spec;
     char key[2048];
@@ -42,22 +76,19 @@ static struct psi_source *source_for(struct sampling *s, const struct sampling_i
     snprintf(key, sizeof(key), "%s|%s|%s%s|%s|%d", api_source_name(spec->metrics.source),
              base_or_empty(spec->metrics.prometheus.url), token ? "file:" : "reader", base_or_empty(token),
              base_or_empty(spec->metrics.prometheus.ca_file), spec->metrics.prometheus.send_token_over_plain_http);
+    struct psi_prom *prom = NULL;
+    if (spec->metrics.source != API_SOURCE_KUBELET && !(prom = sampling_prom(s, in->prom, st)))
+        return NULL;
     if (s->source && s->source_key && strcmp(s->source_key, key) == 0)
         return s->source;
-    psi_source_free(s->source);
-    free(s->source_key);
-    s->source = NULL;
-    s->source_key = NULL;
+    drop_source(s);
     if (spec->metrics.source == API_SOURCE_KUBELET)
         s->source = psi_kubelet_source_new(in->client, st);
-    else if (in->prom)
-        s->source = psi_prom_source_new(in->prom, st);
     else
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        s->source = psi_prom_source_new(prom, st);
     if (s->source && !(s->source_key = strdup(key))) { /* without its key it would be made anew every time */
-        psi_source_free(s->source);
-        s->source = NULL;
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        drop_source(s);
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
     }
     return s->source;
 }
@@ -111,15 +142,9 @@ static int describe(const struct ownership_nodes *nodes, struct descs *d)
     for (size_t i = 0; i < nodes->n; i++) {
         if (!nodes->v[i].owned)
             continue;
-        const cJSON *status = jx_at(nodes->v[i].node, "status"), *a;
-        d->ips[d->n] = NULL;
-        cJSON_ArrayForEach (a, jx_at(status, "addresses")) {
-            const cJSON *addr = jx_at(a, "address");
-            if (!d->ips[d->n] && cJSON_IsString(addr))
-                d->ips[d->n] = addr->valuestring;
-        }
-        d->v[d->n] = (struct psi_node_desc){nodes->v[i].name, &d->ips[d->n], d->ips[d->n] ? 1 : 0,
-                                            resources_get(jx_at(status, "capacity"), "cpu")};
+        const struct nodeproj *np = nodes->v[i].node;
+        d->ips[d->n] = np->ip[0] ? np->ip : NULL;
+        d->v[d->n] = (struct psi_node_desc){np->name, &d->ips[d->n], d->ips[d->n] ? 1 : 0, np->cpus};
         d->n++;
     }
     return 0;
@@ -127,17 +152,17 @@ static int describe(const struct ownership_nodes *nodes, struct descs *d)
 
 /* The metrics state after a sample with status st (src: the source that answered, n nodes
  * asked; on success the sample is s->sample already). */
-static int follow_metrics(struct sampling *s, const struct sampling_in *in, const struct psi_status *st,
-                          const char *src, size_t n)
+static int follow_metrics(struct sampling *s, const struct sampling_in *in, const struct kube_err *st, const char *src,
+                          size_t n)
 {
     int was = s->metrics;
-    if (st->failed) {
+    if (kube_err_failed(st)) {
         s->metrics = 0;
         s->partial = false;
         snprintf(s->reason, sizeof(s->reason), "%s", st->reason);
-        snprintf(s->message, sizeof(s->message), "%s; every taint is held as it is", st->message);
+        snprintf(s->message, sizeof(s->message), "%s; every taint is held as it is", st->msg);
         log_warn("pressure not readable: taints held", "psirebalance", in->ref->name, "reason", st->reason, "error",
-                 st->message);
+                 st->msg);
         if (was != 0)
             notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message,
                          in->now_ms);
@@ -175,12 +200,12 @@ int sampling_take(struct sampling *s, const struct sampling_in *in)
 {
     const struct api_spec *spec = in->spec;
     struct descs d;
-    struct psi_status st;
-    psi_status_ok(&st);
+    struct kube_err st;
+    kube_err_clear(&st);
     if (describe(in->nodes, &d) < 0)
-        psi_status_fail(&st, PSI_REASON_CONFIG, "out of memory");
+        psi_fail(&st, PSI_REASON_CONFIG, "out of memory");
     struct psi_sample sample = {0};
-    struct psi_source *src = st.failed ? NULL : source_for(s, in, &st);
+    struct psi_source *src = kube_err_failed(&st) ? NULL : source_for(s, in, &st);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (src) {
@@ -196,7 +221,7 @@ int sampling_take(struct sampling *s, const struct sampling_in *in)
     free(d.ips);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     s->last_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    if (st.failed) {
+    if (kube_err_failed(&st)) {
         psi_sample_free(&sample);
         return follow_metrics(s, in, &st, NULL, d.n);
     }

@@ -1,5 +1,7 @@
 /* sampling: the pressure readings of one PsiRebalance's nodes, from the source its spec names
- * (Prometheus or the kubelets). The source is made anew only when spec.metrics changes; the
+ * (Prometheus or the kubelets). It owns the PsiRebalance's one Prometheus client, which the
+ * pressure source and the usage query (sampling_prom) share. The client is made anew only
+ * when its settings change, the source only when spec.metrics changes; the
  * last good sample is kept for the next cycles and the metrics endpoint; the metrics state
  * (MetricsAvailable's reason and message) follows each sample, with an Event when the
  * readings go away or come back. Not thread-safe. */
@@ -12,11 +14,14 @@
 #include "api/psirebalance.h"
 #include "kube/events.h"
 #include "kube/rest.h"
+#include "psi/prom.h"
 #include "psi/source.h"
 #include "reconcile/ownership.h"
 
 /* Owned; zero it, then sampling_init. */
 struct sampling {
+    struct psi_prom *prom; /* the Prometheus client, or NULL (not made yet, Kubelet source) */
+    char *prom_key;        /* the settings it was made from */
     struct psi_source *source;
     char *source_key;         /* the spec fields the source was made from */
     struct psi_sample sample; /* the last successful sample, nodes sorted by name */
@@ -46,6 +51,11 @@ void sampling_init(struct sampling *s);
 
 /* Release what s owns. */
 void sampling_free(struct sampling *s);
+
+/* The PsiRebalance's Prometheus client for cfg (owned by s; the pressure source uses the same),
+ * made anew when cfg's settings changed since it was made; NULL with st failed
+ * (SourceConfigError) on a bad URL, no memory or cfg NULL. */
+struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config *cfg, struct kube_err *st);
 
 /* Sample the owned nodes; updates the metrics state and, on success, the sample. Returns 0 on
  * a good sample (partial when some nodes were not measured), -1 when the source failed or

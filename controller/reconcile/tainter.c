@@ -8,24 +8,30 @@
 
 #include "api/reasons.h"
 #include "base/jx.h"
+#include "kube/multiget.h"
 #include "logging.h"
 #include "reconcile/nodestatus.h"
 #include "reconcile/notify.h"
 #include "reconcile/taintevents.h"
 #include "reconcile/taintfsm.h"
 
-static const cJSON *taints_of(const cJSON *node)
+/* Taint patches in flight at once (the write budget sets their pace). */
+#define TAINTER_IN_FLIGHT 16
+
+/* The resourceVersion of a kept node for taintpatch_build (NULL: unknown). */
+static const char *rv_of(const struct nodeproj *node)
 {
-    return jx_get(node, "spec.taints");
+    return node->rv[0] ? node->rv : NULL;
 }
 
-int tainter_write(const struct tainter *tw, const cJSON *cached, const struct taintpatch_taint *t,
+int tainter_write(const struct tainter *tw, const struct nodeproj *cached, const struct taintpatch_taint *t,
                   enum taintpatch_op op, char *rv, size_t rvlen, struct kube_err *err)
 {
-    const char *name = jx_str(cached, "metadata.name");
+    const char *name = cached->name;
     char *path = kube_path("v1", NULL, "nodes", name, NULL);
     cJSON *fresh = NULL;
-    const cJSON *node = cached;
+    const cJSON *taints = cached->taints;
+    const char *node_rv = rv_of(cached);
     int rc = -1;
     kube_err_clear(err);
     if (!path)
@@ -33,8 +39,7 @@ int tainter_write(const struct tainter *tw, const cJSON *cached, const struct ta
     for (int attempt = 0; path && attempt < 2; attempt++) {
         cJSON *patch = NULL;
         char why[256];
-        enum taintpatch_result res = taintpatch_build(taints_of(node), jx_str(node, "metadata.resourceVersion"), t, op,
-                                                      &patch, why, sizeof(why));
+        enum taintpatch_result res = taintpatch_build(taints, node_rv, t, op, &patch, why, sizeof(why));
         if (res == TAINTPATCH_NOOP) {
             rc = 0;
             break;
@@ -62,7 +67,8 @@ int tainter_write(const struct tainter *tw, const cJSON *cached, const struct ta
         fresh = kube_rest_get(tw->client, path, err);
         if (!fresh)
             break;
-        node = fresh;
+        taints = jx_get(fresh, "spec.taints");
+        node_rv = jx_str(fresh, "metadata.resourceVersion");
     }
     cJSON_Delete(fresh);
     free(path);
@@ -83,7 +89,7 @@ int tainter_remove_all(const struct tainter *tw, const struct kube_informer *nod
     if (kube_informer_foreach(nodes, collect_node, &all) != 0)
         failures++;
     for (size_t i = 0; i < all.n; i++) {
-        if (!taintpatch_has_any(taints_of(all.v[i].node), t))
+        if (!taintpatch_has_any(all.v[i].node->taints, t))
             continue;
         struct kube_err err;
         char rv[32];
@@ -110,7 +116,7 @@ int tainter_remove_all(const struct tainter *tw, const struct kube_informer *nod
 /* The state machine's input: one entry per node it looks at. */
 struct step {
     struct taintfsm_input *in;
-    const cJSON **node;                  /* per input: the cached node */
+    const struct nodeproj **node;        /* per input: the cached node */
     struct nodestatus_reading *readings; /* per input */
     size_t n;
     char (*written)[32]; /* per input: resourceVersion after our write */
@@ -141,12 +147,12 @@ static int step_inputs(const struct tainter_cycle *c, struct step *s)
         return -1;
     for (size_t i = 0; i < c->nodes->n; i++) {
         const struct ownership_node *v = &c->nodes->v[i];
-        const cJSON *taints = taints_of(v->node);
+        const cJSON *taints = v->node->taints;
         if (!v->owned && !taintpatch_has_any(taints, c->t))
             continue;
         const struct taintstate_record *rec = taintstate_find(c->state, v->name);
         const struct psi_node_sample *ns = sampling_of(c->sampling, v->name);
-        bool behind = taintstate_cache_behind(rec, v->node, c->now_ms);
+        bool behind = taintstate_cache_behind(rec, v->node->rv, c->now_ms);
         s->in[s->n] = (struct taintfsm_input){
             .name = v->name,
             .selected = v->owned,
@@ -165,31 +171,161 @@ static int step_inputs(const struct tainter_cycle *c, struct step *s)
     return 0;
 }
 
-/* Make the state machine's writes. Returns the failures. */
+/* Whether the cycle's adds may go: before_adds said so, or there is none. */
+static bool adds_may_go(const struct tainter_cycle *c, const struct step *s)
+{
+    size_t adds = 0;
+    for (size_t a = 0; a < s->res.nactions; a++)
+        adds += s->res.actions[a].op == TAINTFSM_ADD;
+    return adds == 0 || !c->before_adds || c->before_adds(adds, c->before_adds_ud) == 0;
+}
+
+/* How one action of the cycle went. */
+enum outcome { PENDING, WRITTEN, NOOP, RETRY, FAILED };
+
+/* The cycle's patches, sent at once. */
+struct batch {
+    const struct tainter_cycle *c;
+    struct step *s;
+    struct kube_multi_req *req; /* one per patch to send */
+    size_t *action;             /* per request: its action */
+    char **path, **body;        /* per request, owned */
+    size_t nreq;
+    enum outcome *out; /* per action */
+};
+
+static void batch_free(struct batch *b)
+{
+    for (size_t i = 0; i < b->nreq; i++) {
+        free(b->path[i]);
+        cJSON_free(b->body[i]);
+    }
+    free(b->req);
+    free(b->action);
+    free(b->path);
+    free(b->body);
+    free(b->out);
+}
+
+static void log_failure(const struct tainter_cycle *c, const struct taintfsm_action *act, const char *why)
+{
+    log_error(act->op == TAINTFSM_ADD ? "taint not added" : "taint not removed", "node", act->node, "psirebalance",
+              c->t->owner, "error", why);
+}
+
+/* The patch of action a against the cached node, as request b->nreq; its outcome otherwise.
+ * Returns 0, or -1 on no memory. */
+static int batch_add(struct batch *b, size_t a)
+{
+    const struct taintfsm_action *act = &b->s->res.actions[a];
+    const struct nodeproj *node = b->s->node[act->input];
+    cJSON *patch = NULL;
+    char why[256];
+    enum taintpatch_op op = act->op == TAINTFSM_ADD ? TAINTPATCH_ADD : TAINTPATCH_REMOVE;
+    enum taintpatch_result res = taintpatch_build(node->taints, rv_of(node), b->c->t, op, &patch, why, sizeof(why));
+    if (res != TAINTPATCH_PATCH) {
+        if (res == TAINTPATCH_FOREIGN)
+            snprintf(why, sizeof(why), "the node carries taint %s owned by another PsiRebalance", b->c->t->key);
+        if (res != TAINTPATCH_NOOP)
+            log_failure(b->c, act, why);
+        b->out[a] = res == TAINTPATCH_NOOP ? NOOP : FAILED;
+        return 0;
+    }
+    size_t i = b->nreq;
+    b->path[i] = kube_path("v1", NULL, "nodes", act->node, NULL);
+    b->body[i] = cJSON_PrintUnformatted(patch);
+    cJSON_Delete(patch);
+    b->nreq++;
+    if (!b->path[i] || !b->body[i])
+        return -1;
+    b->req[i] = (struct kube_multi_req){"PATCH", b->path[i], "application/json-patch+json", b->body[i]};
+    b->action[i] = a;
+    return 0;
+}
+
+/* kube_multiget_fn: one patch answered. A conflict (the node changed since the cache showed
+ * it) is written again from a fresh read afterwards. */
+static void batch_done(size_t i, const cJSON *obj, const struct kube_err *err, void *ud)
+{
+    struct batch *b = ud;
+    size_t a = b->action[i];
+    const struct taintfsm_action *act = &b->s->res.actions[a];
+    if (obj) {
+        const char *rv = jx_str(obj, "metadata.resourceVersion");
+        snprintf(b->s->written[act->input], sizeof(b->s->written[act->input]), "%s", rv ? rv : "");
+        b->out[a] = WRITTEN;
+    } else if (err->status == 409 || err->status == 422) {
+        b->out[a] = RETRY;
+    } else {
+        log_failure(b->c, act, err->msg);
+        b->out[a] = FAILED;
+    }
+}
+
+/* Send the patches of the actions whose outcome is PENDING at once (TAINTER_IN_FLIGHT at a
+ * time, at the write budget's pace); those that could not be sent are FAILED. */
+static void batch_send(const struct tainter *tw, struct batch *b)
+{
+    size_t nact = b->s->res.nactions;
+    b->req = calloc(nact ? nact : 1, sizeof(*b->req));
+    b->action = calloc(nact ? nact : 1, sizeof(*b->action));
+    b->path = calloc(nact ? nact : 1, sizeof(*b->path));
+    b->body = calloc(nact ? nact : 1, sizeof(*b->body));
+    int rc = b->req && b->action && b->path && b->body ? 0 : -1;
+    for (size_t a = 0; rc == 0 && a < nact; a++)
+        if (b->out[a] == PENDING)
+            rc = batch_add(b, a);
+    struct kube_err err;
+    kube_err_set(&err, 0, "Encode", "out of memory building the taint patches");
+    struct kube_multiget_opts o = {TAINTER_IN_FLIGHT, 0, 0};
+    if (rc == 0 && b->nreq)
+        rc = kube_multirequest(tw->client, b->req, b->nreq, &o, batch_done, b, &err);
+    for (size_t a = 0; rc < 0 && a < nact; a++)
+        if (b->out[a] == PENDING) {
+            log_failure(b->c, &b->s->res.actions[a], err.msg);
+            b->out[a] = FAILED;
+        }
+}
+
+/* Make the state machine's writes: every patch at once, then the conflicts one at a time
+ * from a fresh read. Adds wait when before_adds says so. Returns the failures, or -1 on no
+ * memory. */
 static int step_writes(const struct tainter *tw, const struct tainter_cycle *c, struct step *s)
 {
+    struct batch b = {.c = c, .s = s, .out = calloc(s->res.nactions ? s->res.nactions : 1, sizeof(*b.out))};
+    if (!b.out)
+        return -1;
+    bool adds_go = adds_may_go(c, s);
+    for (size_t a = 0; a < s->res.nactions; a++)
+        if (s->res.actions[a].op == TAINTFSM_ADD && !adds_go) {
+            log_failure(c, &s->res.actions[a], "the taint key could not be recorded in the status first");
+            b.out[a] = FAILED;
+        }
+    batch_send(tw, &b);
     int failures = 0;
     for (size_t a = 0; a < s->res.nactions; a++) {
         const struct taintfsm_action *act = &s->res.actions[a];
-        struct kube_err err;
         bool add = act->op == TAINTFSM_ADD;
-        int wrote = tainter_write(tw, s->node[act->input], c->t, add ? TAINTPATCH_ADD : TAINTPATCH_REMOVE,
-                                  s->written[act->input], sizeof(s->written[act->input]), &err);
-        if (wrote < 0) {
-            log_error(add ? "taint not added" : "taint not removed", "node", act->node, "psirebalance", c->t->owner,
-                      "error", err.msg);
+        if (b.out[a] == RETRY) {
+            struct kube_err err;
+            int wrote = tainter_write(tw, s->node[act->input], c->t, add ? TAINTPATCH_ADD : TAINTPATCH_REMOVE,
+                                      s->written[act->input], sizeof(s->written[act->input]), &err);
+            if (wrote < 0)
+                log_failure(c, act, err.msg);
+            b.out[a] = wrote < 0 ? FAILED : wrote ? WRITTEN : NOOP;
+        }
+        if (b.out[a] == FAILED) {
             tw->counters->taint_write_failures++;
             failures++;
-            continue;
+        } else if (b.out[a] == WRITTEN) { /* NOOP: the node already was so (the cache had not shown it yet) */
+            s->done[act->input] = true;
+            if (add)
+                tw->counters->taints_added++;
+            else
+                tw->counters->taints_removed++;
         }
-        if (wrote == 0)
-            continue; /* the node already was so (the cache had not shown it yet) */
-        s->done[act->input] = true;
-        if (add)
-            tw->counters->taints_added++;
-        else
-            tw->counters->taints_removed++;
     }
+    batch_free(&b);
     return failures;
 }
 

@@ -15,12 +15,10 @@ const struct taintstate_record *taintstate_find(const struct taintstate *ts, con
     return ts->n ? bsearch(&key, ts->v, ts->n, sizeof(key), record_cmp) : NULL;
 }
 
-bool taintstate_cache_behind(const struct taintstate_record *rec, const cJSON *cached, int64_t now_ms)
+bool taintstate_cache_behind(const struct taintstate_record *rec, const char *cached_rv, int64_t now_ms)
 {
-    const cJSON *rv =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cached, "metadata"), "resourceVersion");
-    return rec && rec->written_rv[0] && now_ms - rec->written_ms < TAINTSTATE_OWN_WRITE_GRACE_MS &&
-           cJSON_IsString(rv) && strcmp(rv->valuestring, rec->written_rv) != 0;
+    return rec && rec->written_rv[0] && now_ms - rec->written_ms < TAINTSTATE_OWN_WRITE_GRACE_MS && cached_rv &&
+           cached_rv[0] && strcmp(cached_rv, rec->written_rv) != 0;
 }
 
 void taintstate_free(struct taintstate *ts)

@@ -39,10 +39,10 @@ struct taintstate {
 /* The record of node, or NULL. */
 const struct taintstate_record *taintstate_find(const struct taintstate *ts, const char *node);
 
-/* Whether the taint on cached node (its projection, with metadata.resourceVersion) is as rec
- * says rather than as the cache shows: our write happened, and the cache has not caught up
- * with it yet. */
-bool taintstate_cache_behind(const struct taintstate_record *rec, const cJSON *cached, int64_t now_ms);
+/* Whether the taint on a node whose cached resourceVersion is cached_rv ("" or NULL: unknown)
+ * is as rec says rather than as the cache shows: our write happened, and the cache has not
+ * caught up with it yet. */
+bool taintstate_cache_behind(const struct taintstate_record *rec, const char *cached_rv, int64_t now_ms);
 
 /* Replace the records with the state machine's result res; written[i] is the resourceVersion
  * after our write to input node i this cycle ("" when none: the last one is kept). Returns 0,

@@ -77,59 +77,62 @@ static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
     return ok ? 0 : -1;
 }
 
-int cert_issue(const char *ca_cert_path, const char *ca_key_path, const char *cn, const char *const *ips,
-               const char *const *dns, int days, struct cert_bundle *out, char *err, size_t errlen)
+/* The issuing CA: its certificate, key and PEM text. */
+struct ca {
+    X509 *cert;
+    EVP_PKEY *key;
+    char *pem;
+};
+
+static void ca_free(struct ca *ca)
 {
-    memset(out, 0, sizeof(*out));
-    int rc = -1;
-    X509 *ca = NULL, *cert = NULL;
-    EVP_PKEY *ca_key = NULL, *key = NULL;
-    BIO *bio = NULL;
-    char *ca_pem = read_file(ca_cert_path);
-    if (!ca_pem) {
-        snprintf(err, errlen, "reading the CA certificate %s failed", ca_cert_path);
+    X509_free(ca->cert);
+    EVP_PKEY_free(ca->key);
+    free(ca->pem);
+}
+
+/* Read the CA of req into *ca (free with ca_free, also on failure). Returns 0, or -1 with why
+ * in err. */
+static int load_ca(const struct cert_request *req, struct ca *ca, char *err, size_t errlen)
+{
+    char what[512];
+    if (!(ca->pem = read_file(req->ca_cert))) {
+        snprintf(err, errlen, "reading the CA certificate %s failed", req->ca_cert);
         return -1;
     }
-    bio = BIO_new_mem_buf(ca_pem, -1);
-    ca = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    BIO *bio = BIO_new_mem_buf(ca->pem, -1);
+    ca->cert = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
     BIO_free(bio);
-    bio = NULL;
-    if (!ca) {
-        char what[512];
-        snprintf(what, sizeof(what), "%s is not a PEM certificate", ca_cert_path);
-        fail(err, errlen, what);
-        goto out;
+    if (!ca->cert) {
+        snprintf(what, sizeof(what), "%s is not a PEM certificate", req->ca_cert);
+        return fail(err, errlen, what);
     }
-    FILE *kf = fopen(ca_key_path, "rb");
+    FILE *kf = fopen(req->ca_key, "rb");
     if (!kf) {
-        snprintf(err, errlen, "reading the CA key %s failed", ca_key_path);
-        goto out;
+        snprintf(err, errlen, "reading the CA key %s failed", req->ca_key);
+        return -1;
     }
-    ca_key = PEM_read_PrivateKey(kf, NULL, NULL, NULL);
+    ca->key = PEM_read_PrivateKey(kf, NULL, NULL, NULL);
     fclose(kf);
-    if (!ca_key) {
-        char what[512];
-        snprintf(what, sizeof(what), "%s is not a PEM private key", ca_key_path);
-        fail(err, errlen, what);
-        goto out;
+    if (!ca->key) {
+        snprintf(what, sizeof(what), "%s is not a PEM private key", req->ca_key);
+        return fail(err, errlen, what);
     }
-    if (X509_check_private_key(ca, ca_key) != 1) {
-        snprintf(err, errlen, "the CA key %s does not belong to the certificate %s", ca_key_path, ca_cert_path);
+    if (X509_check_private_key(ca->cert, ca->key) != 1) {
+        snprintf(err, errlen, "the CA key %s does not belong to the certificate %s", req->ca_key, req->ca_cert);
         ERR_clear_error();
-        goto out;
+        return -1;
     }
+    return 0;
+}
 
-    key = EVP_EC_gen("P-256");
-    cert = X509_new();
-    if (!key || !cert) {
-        fail(err, errlen, "generating a key failed");
-        goto out;
-    }
+/* Serial, validity, subject, issuer and public key of cert. Returns 0, or -1 with why in err. */
+static int set_fields(X509 *cert, const struct ca *ca, EVP_PKEY *key, const struct cert_request *req, char *err,
+                      size_t errlen)
+{
     unsigned char serial[16];
-    if (RAND_bytes(serial, sizeof(serial)) != 1) {
-        fail(err, errlen, "random serial");
-        goto out;
-    }
+    if (RAND_bytes(serial, sizeof(serial)) != 1)
+        return fail(err, errlen, "random serial");
     serial[0] &= 0x7f; /* positive */
     BIGNUM *bn = BN_bin2bn(serial, sizeof(serial), NULL);
     ASN1_INTEGER *sn = bn ? BN_to_ASN1_INTEGER(bn, NULL) : NULL;
@@ -138,60 +141,78 @@ int cert_issue(const char *ca_cert_path, const char *ca_key_path, const char *cn
     ASN1_INTEGER_free(sn);
     /* valid from an hour ago: a clock slightly behind does not reject it */
     ok = ok && X509_gmtime_adj(X509_getm_notBefore(cert), -3600) &&
-         X509_gmtime_adj(X509_getm_notAfter(cert), (long)days * 24 * 3600);
+         X509_gmtime_adj(X509_getm_notAfter(cert), (long)req->days * 24 * 3600);
     X509_NAME *name = X509_get_subject_name(cert);
-    ok = ok && X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0) &&
-         X509_set_issuer_name(cert, X509_get_subject_name(ca)) && X509_set_pubkey(cert, key);
-    if (!ok) {
-        fail(err, errlen, "building the certificate failed");
-        goto out;
-    }
+    ok = ok && X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)req->cn, -1, -1, 0) &&
+         X509_set_issuer_name(cert, X509_get_subject_name(ca->cert)) && X509_set_pubkey(cert, key);
+    return ok ? 0 : fail(err, errlen, "building the certificate failed");
+}
+
+/* The subject alternative names and the serving extensions of cert. Returns 0, or -1 with why
+ * in err. */
+static int set_extensions(X509 *cert, const struct ca *ca, const struct cert_request *req, char *err, size_t errlen)
+{
     char san[2048] = "";
     size_t used = 0;
-    for (const char *const *p = ips; p && *p; p++)
+    for (const char *const *p = req->ips; p && *p; p++)
         used += (size_t)snprintf(san + used, sizeof(san) - used, "%sIP:%s", used ? "," : "", *p);
-    for (const char *const *p = dns; p && *p && used < sizeof(san); p++)
+    for (const char *const *p = req->dns; p && *p && used < sizeof(san); p++)
         used += (size_t)snprintf(san + used, sizeof(san) - used, "%sDNS:%s", used ? "," : "", *p);
     if (!used || used >= sizeof(san)) {
         snprintf(err, errlen, "a certificate needs between one and a few subject alternative names");
-        goto out;
+        return -1;
     }
-    if (add_ext(cert, ca, NID_subject_alt_name, san) < 0 ||
-        add_ext(cert, ca, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
-        add_ext(cert, ca, NID_key_usage, "critical,digitalSignature,keyEncipherment") < 0 ||
-        add_ext(cert, ca, NID_ext_key_usage, "serverAuth") < 0 ||
-        add_ext(cert, ca, NID_authority_key_identifier, "keyid:always") < 0) {
-        fail(err, errlen, "adding the certificate extensions failed");
-        goto out;
-    }
-    if (!X509_sign(cert, ca_key, EVP_sha256())) {
-        fail(err, errlen, "signing the certificate failed");
-        goto out;
-    }
+    if (add_ext(cert, ca->cert, NID_subject_alt_name, san) < 0 ||
+        add_ext(cert, ca->cert, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+        add_ext(cert, ca->cert, NID_key_usage, "critical,digitalSignature,keyEncipherment") < 0 ||
+        add_ext(cert, ca->cert, NID_ext_key_usage, "serverAuth") < 0 ||
+        add_ext(cert, ca->cert, NID_authority_key_identifier, "keyid:always") < 0)
+        return fail(err, errlen, "adding the certificate extensions failed");
+    return 0;
+}
 
-    bio = BIO_new(BIO_s_mem());
-    if (!bio || !PEM_write_bio_X509(bio, cert) || !(out->cert_pem = bio_string(bio))) {
-        fail(err, errlen, "writing the certificate failed");
-        goto out;
-    }
+/* The PEM text of cert and key into out. Returns 0, or -1 with why in err. */
+static int write_pems(X509 *cert, EVP_PKEY *key, struct cert_bundle *out, char *err, size_t errlen)
+{
+    BIO *bio = BIO_new(BIO_s_mem());
+    int ok = bio && PEM_write_bio_X509(bio, cert) && (out->cert_pem = bio_string(bio));
     BIO_free(bio);
+    if (!ok)
+        return fail(err, errlen, "writing the certificate failed");
     bio = BIO_new(BIO_s_mem());
-    if (!bio || !PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL) || !(out->key_pem = bio_string(bio))) {
-        fail(err, errlen, "writing the key failed");
-        goto out;
+    ok = bio && PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL) && (out->key_pem = bio_string(bio));
+    BIO_free(bio);
+    return ok ? 0 : fail(err, errlen, "writing the key failed");
+}
+
+int cert_issue(const struct cert_request *req, struct cert_bundle *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    struct ca ca = {0};
+    EVP_PKEY *key = NULL;
+    X509 *cert = NULL;
+    int rc = load_ca(req, &ca, err, errlen);
+    if (rc == 0) {
+        key = EVP_EC_gen("P-256");
+        cert = X509_new();
+        rc = key && cert ? 0 : fail(err, errlen, "generating a key failed");
     }
-    out->ca_pem = ca_pem;
-    ca_pem = NULL;
-    rc = 0;
-out:
-    if (rc < 0)
+    if (rc == 0 &&
+        (set_fields(cert, &ca, key, req, err, errlen) < 0 || set_extensions(cert, &ca, req, err, errlen) < 0))
+        rc = -1;
+    if (rc == 0 && !X509_sign(cert, ca.key, EVP_sha256()))
+        rc = fail(err, errlen, "signing the certificate failed");
+    if (rc == 0)
+        rc = write_pems(cert, key, out, err, errlen);
+    if (rc == 0) {
+        out->ca_pem = ca.pem;
+        ca.pem = NULL;
+    } else {
         cert_bundle_clear(out);
-    BIO_free(bio);
+    }
     X509_free(cert);
-    X509_free(ca);
     EVP_PKEY_free(key);
-    EVP_PKEY_free(ca_key);
-    free(ca_pem);
+    ca_free(&ca);
     return rc;
 }
 

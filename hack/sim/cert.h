@@ -13,13 +13,21 @@ struct cert_bundle {
     char *ca_pem;   /* the issuing CA's certificate (for caBundle) */
 };
 
-/* Issue a certificate valid for days days for the subject alternative names: ips (IPv4 or
- * IPv6 literals) and dns (host names), each NULL-terminated (either may be NULL), with
- * extendedKeyUsage serverAuth, signed by the CA in ca_cert_path / ca_key_path (PEM). The
- * common name is cn. Returns 0 and fills out (free with cert_bundle_clear), or -1 with why
- * in err. */
-int cert_issue(const char *ca_cert_path, const char *ca_key_path, const char *cn, const char *const *ips,
-               const char *const *dns, int days, struct cert_bundle *out, char *err, size_t errlen);
+/* What to issue: a certificate valid for days days for the subject alternative names ips
+ * (IPv4 or IPv6 literals) and dns (host names), each NULL-terminated (either may be NULL),
+ * with common name cn and extendedKeyUsage serverAuth, signed by the CA in ca_cert / ca_key
+ * (PEM files). All borrowed. */
+struct cert_request {
+    const char *ca_cert, *ca_key;
+    const char *cn;
+    const char *const *ips;
+    const char *const *dns;
+    int days;
+};
+
+/* Issue the certificate req asks for. Returns 0 and fills out (free with cert_bundle_clear),
+ * or -1 with why in err. */
+int cert_issue(const struct cert_request *req, struct cert_bundle *out, char *err, size_t errlen);
 
 /* Free the PEM strings of b and zero it. */
 void cert_bundle_clear(struct cert_bundle *b);

@@ -211,8 +211,10 @@ static void account_cb(const cJSON *pod, const struct scenario_deployment *dep, 
     struct account_ctx *c = ud;
     const char *node = jx_str(pod, "spec.nodeName");
     double served = c->served(node, c->ud);
-    if (podusage_set(c->usage, jx_str(pod, "metadata.uid"), jx_str(pod, "metadata.namespace"),
-                     jx_str(pod, "metadata.name"), node, dep->cpu_demand * served, dep->memory_demand, c->now) < 0)
+    const struct podusage_pod p = {jx_str(pod, "metadata.uid"),  jx_str(pod, "metadata.namespace"),
+                                   jx_str(pod, "metadata.name"), node,
+                                   dep->cpu_demand * served,     dep->memory_demand};
+    if (podusage_set(c->usage, &p, c->now) < 0)
         log_warn("pod use not recorded", "pod", jx_str0(pod, "metadata.name"));
 }
 

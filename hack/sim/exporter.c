@@ -19,6 +19,8 @@ struct node {
     struct counter c[NCOUNTERS];
     struct counter idle; /* percent idle; exported once has_idle */
     int has_idle;
+    struct counter busy; /* 100 x the cores in use; exported once has_busy */
+    int has_busy;
     double mem_total, mem_available; /* bytes; exported once has_memory */
     int has_memory;
 };
@@ -166,6 +168,20 @@ int sim_exporter_set_utilization(struct sim_exporter *e, const char *node, doubl
     return counter_set(&n->idle, 100 - percent, now);
 }
 
+int sim_exporter_set_cpu_busy(struct sim_exporter *e, const char *node, double cores, double now)
+{
+    if (!(cores >= 0) || isinf(cores))
+        return -1;
+    struct node *n = find_or_add(e, node, now);
+    if (!n)
+        return -1;
+    if (!n->has_busy) {
+        n->busy = (struct counter){0, now, 0};
+        n->has_busy = 1;
+    }
+    return counter_set(&n->busy, 100 * cores, now);
+}
+
 int sim_exporter_set_memory(struct sim_exporter *e, const char *node, double total, double available, double now)
 {
     if (!(total >= 0 && available >= 0 && available <= total))
@@ -229,6 +245,23 @@ static void render_memory(struct psi_metrics_text *t, const struct sim_exporter 
     }
 }
 
+/* One node_cpu_seconds_total sample of CPU 0 in mode. */
+static void render_cpu_mode(struct psi_metrics_text *t, const struct node *n, const struct node *only, const char *mode,
+                            double v)
+{
+    psi_metrics_text_str(t, "node_cpu_seconds_total{cpu=\"0\",mode=\"");
+    psi_metrics_text_str(t, mode);
+    psi_metrics_text_str(t, "\"");
+    if (!only) {
+        psi_metrics_text_str(t, ",instance=\"");
+        psi_metrics_text_label_value(t, n->name);
+        psi_metrics_text_str(t, "\"");
+    }
+    psi_metrics_text_str(t, "} ");
+    psi_metrics_text_value(t, v);
+    psi_metrics_text_add(t, "\n", 1);
+}
+
 char *sim_exporter_render(const struct sim_exporter *e, double now, const char *node, size_t *len)
 {
     const struct node *only = NULL;
@@ -255,19 +288,14 @@ char *sim_exporter_render(const struct sim_exporter *e, double now, const char *
     int family = 0;
     for (size_t i = 0; i < e->n; i++) {
         const struct node *n = &e->nodes[i];
-        if ((only && n != only) || !n->has_idle)
+        if ((only && n != only) || (!n->has_idle && !n->has_busy))
             continue;
         if (!family++)
             psi_metrics_text_family(&t, "node_cpu_seconds_total", "counter", "Seconds the CPUs spent in each mode.");
-        psi_metrics_text_str(&t, "node_cpu_seconds_total{cpu=\"0\",mode=\"idle\"");
-        if (!only) {
-            psi_metrics_text_str(&t, ",instance=\"");
-            psi_metrics_text_label_value(&t, n->name);
-            psi_metrics_text_str(&t, "\"");
-        }
-        psi_metrics_text_str(&t, "} ");
-        psi_metrics_text_value(&t, value_at(&n->idle, now));
-        psi_metrics_text_add(&t, "\n", 1);
+        if (n->has_idle)
+            render_cpu_mode(&t, n, only, "idle", value_at(&n->idle, now));
+        if (n->has_busy)
+            render_cpu_mode(&t, n, only, "user", value_at(&n->busy, now));
     }
     render_memory(&t, e, only, "node_memory_MemTotal_bytes", "Memory information field MemTotal_bytes.", 0);
     render_memory(&t, e, only, "node_memory_MemAvailable_bytes", "Memory information field MemAvailable_bytes.", 1);

@@ -15,7 +15,10 @@
  *
  * A node may also export CPU utilisation, once set (sim_exporter_set_utilization), as
  * node_exporter's node_cpu_seconds_total{cpu="0",mode="idle"} of a single CPU: idle seconds
- * grow by (100 - u)/100 per second, so 1 - rate(counter[w]) reads u/100 back. And memory,
+ * grow by (100 - u)/100 per second, so 1 - rate(counter[w]) reads u/100 back; once its busy
+ * cores are set (sim_exporter_set_cpu_busy), also node_cpu_seconds_total{cpu="0",mode="user"},
+ * growing by that many seconds per second, so the sum of the non-idle modes' rates reads the
+ * cores in use back (one CPU's counters carrying the whole node's use). And memory,
  * once set (sim_exporter_set_memory), as node_exporter's node_memory_MemTotal_bytes and
  * node_memory_MemAvailable_bytes gauges.
  *
@@ -54,6 +57,10 @@ int sim_exporter_set(struct sim_exporter *e, const char *node, enum psi_resource
 /* Set node's CPU utilisation to percent (0..100) from time now on, as sim_exporter_set
  * does for a pressure (same returns); from then on the node exports its idle counter. */
 int sim_exporter_set_utilization(struct sim_exporter *e, const char *node, double percent, double now);
+
+/* Set the CPU cores node uses (>= 0) from time now on (same returns as sim_exporter_set); from
+ * then on the node exports its user-mode counter. */
+int sim_exporter_set_cpu_busy(struct sim_exporter *e, const char *node, double cores, double now);
 
 /* Set node's memory size and the bytes still available (0 <= available <= total); from then
  * on the node exports both gauges. Returns 0, -1 on values out of range or ENOMEM. */

@@ -328,9 +328,10 @@ SSL_CTX *httpsd_ctx_new(const char *cert_pem, const char *key_pem, char *err, si
     return ctx;
 }
 
-struct httpsd *httpsd_start(const char *host, int port, const char *cert_pem, const char *key_pem, httpsd_fn fn,
-                            void *ud, char *err, size_t errlen)
+struct httpsd *httpsd_start(const struct httpsd_opts *o, char *err, size_t errlen)
 {
+    const char *host = o->host;
+    int port = o->port;
     struct httpsd *s = calloc(1, sizeof(*s));
     if (!s) {
         snprintf(err, errlen, "out of memory");
@@ -338,10 +339,10 @@ struct httpsd *httpsd_start(const char *host, int port, const char *cert_pem, co
     }
     s->listen_fd = -1;
     s->wake[0] = s->wake[1] = -1;
-    s->fn = fn;
-    s->ud = ud;
+    s->fn = o->fn;
+    s->ud = o->ud;
     pthread_mutex_init(&s->mu, NULL);
-    if (!(s->ctx = httpsd_ctx_new(cert_pem, key_pem, err, errlen)))
+    if (!(s->ctx = httpsd_ctx_new(o->cert_pem, o->key_pem, err, errlen)))
         goto fail;
     struct sockaddr_in6 a6 = {0};
     struct sockaddr_in a4 = {0};

@@ -28,10 +28,18 @@ typedef void (*httpsd_fn)(const char *method, const char *path, const char *body
 
 struct httpsd;
 
-/* Listen on host:port (port 0: the kernel picks) with the PEM certificate chain and key,
- * and start serving with fn. NULL with why in err. Stop with httpsd_free. */
-struct httpsd *httpsd_start(const char *host, int port, const char *cert_pem, const char *key_pem, httpsd_fn fn,
-                            void *ud, char *err, size_t errlen);
+/* Where and how to serve (all borrowed). */
+struct httpsd_opts {
+    const char *host;               /* an IP address */
+    int port;                       /* 0: the kernel picks */
+    const char *cert_pem, *key_pem; /* the certificate chain and its key */
+    httpsd_fn fn;
+    void *ud; /* fn's */
+};
+
+/* Listen as o says and start serving with o->fn. NULL with why in err. Stop with
+ * httpsd_free. */
+struct httpsd *httpsd_start(const struct httpsd_opts *o, char *err, size_t errlen);
 
 /* The port listened on. */
 int httpsd_port(const struct httpsd *s);

@@ -223,7 +223,8 @@ static void serve(struct kubeletd *k, const char *name, const char *ip, int port
     n->port = port;
     n->no_psi = listed(k->s->sc->kubelet_no_psi, k->s->sc->n_kubelet_no_psi, name);
     n->slow = listed(k->s->sc->kubelet_slow, k->s->sc->n_kubelet_slow, name);
-    if (cert_issue(k->ca_cert, k->ca_key, name, ips, dns, 30, &cb, err, sizeof(err)) == 0) {
+    const struct cert_request req = {k->ca_cert, k->ca_key, name, ips, dns, 30};
+    if (cert_issue(&req, &cb, err, sizeof(err)) == 0) {
         n->ctx = httpsd_ctx_new(cb.cert_pem, cb.key_pem, err, sizeof(err));
         cert_bundle_clear(&cb);
     }

@@ -25,8 +25,8 @@
  *                              every node's Summary API (default $PSI_KUBELET_SOCKET; none, or one
  *                              another process serves: no kubelets, with a warning for the latter)
  *   --record FILE              JSON lines of evictions, migrations, restarts, drains, rollouts
- *   --ready-file FILE          written once every VM runs and the timeline starts: a JSON
- *                              object with the ports, namespace and scenario
+ *   --ready-file FILE          written once every VM (and Deployment pod) runs and the timeline
+ *                              starts: a JSON object with the ports, namespace and scenario
  *   --exit-when-done           exit once the timeline is over (default: run until a signal)
  *   --cleanup                  delete the namespace (and so every VM) on exit
  * SIGINT / SIGTERM end it: the webhook is deregistered, the Prometheus targets file
@@ -338,265 +338,326 @@ static void cleanup_namespace(struct app *a)
     cJSON_Delete(res);
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct flags {
+    const char *scenario_path, *kubeconfig, *ns, *metrics, *hook_addr, *ca_cert, *ca_key, *record_path;
+    const char *targets, *kubelet_socket, *ready_file;
+    int hook_port;
+    bool cleanup, exit_when_done;
+    enum logging_level level;
+    enum logging_format format;
+    char ca_cert_buf[4096], ca_key_buf[4096];
+};
+
+static const struct option long_opts[] = {
+    {"scenario", required_argument, 0, 's'},
+    {"kubeconfig", required_argument, 0, 'k'},
+    {"namespace", required_argument, 0, 'n'},
+    {"metrics-bind-address", required_argument, 0, 'm'},
+    {"webhook-address", required_argument, 0, 'w'},
+    {"webhook-port", required_argument, 0, 'W'},
+    {"ca-cert", required_argument, 0, 'c'},
+    {"ca-key", required_argument, 0, 'K'},
+    {"prometheus-targets", required_argument, 0, 'p'},
+    {"kubelet-socket", required_argument, 0, 'L'},
+    {"record", required_argument, 0, 'r'},
+    {"ready-file", required_argument, 0, 'R'},
+    {"exit-when-done", no_argument, 0, 'x'},
+    {"cleanup", no_argument, 0, 'C'},
+    {"log-level", required_argument, 0, 'l'},
+    {"log-format", required_argument, 0, 'f'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+/* Take option c (its argument: optarg) into f. Returns -1 to go on, or the exit status. */
+static int take_flag(struct flags *f, int c)
 {
-    const char *scenario_path = NULL, *kubeconfig = NULL, *ns = NULL, *metrics = "127.0.0.1:0";
-    const char *hook_addr = "127.0.0.1", *ca_cert = NULL, *ca_key = NULL, *record_path = NULL;
-    const char *targets = getenv("PSI_PROMETHEUS_TARGETS");
-    const char *kubelet_socket = getenv("PSI_KUBELET_SOCKET");
-    int hook_port = 0;
-    bool cleanup = false;
-    enum logging_level level = LOGGING_INFO;
-    enum logging_format format = LOGGING_TEXT;
-    struct app a;
-    memset(&a, 0, sizeof(a));
-    static const struct option opts[] = {
-        {"scenario", required_argument, 0, 's'},
-        {"kubeconfig", required_argument, 0, 'k'},
-        {"namespace", required_argument, 0, 'n'},
-        {"metrics-bind-address", required_argument, 0, 'm'},
-        {"webhook-address", required_argument, 0, 'w'},
-        {"webhook-port", required_argument, 0, 'W'},
-        {"ca-cert", required_argument, 0, 'c'},
-        {"ca-key", required_argument, 0, 'K'},
-        {"prometheus-targets", required_argument, 0, 'p'},
-        {"kubelet-socket", required_argument, 0, 'L'},
-        {"record", required_argument, 0, 'r'},
-        {"ready-file", required_argument, 0, 'R'},
-        {"exit-when-done", no_argument, 0, 'x'},
-        {"cleanup", no_argument, 0, 'C'},
-        {"log-level", required_argument, 0, 'l'},
-        {"log-format", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    if (argc >= 3 && strcmp(argv[1], "--check") == 0)
-        return check_files(argc, argv, 2);
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 's': scenario_path = optarg; break;
-        case 'k': kubeconfig = optarg; break;
-        case 'n': ns = optarg; break;
-        case 'm': metrics = optarg; break;
-        case 'w': hook_addr = optarg; break;
-        case 'W':
-            if (!parse_port(optarg, &hook_port)) {
-                fprintf(stderr, "psi-sim: --webhook-port: \"%s\" is no port (0 to 65535)\n", optarg);
-                return 2;
-            }
-            break;
-        case 'c': ca_cert = optarg; break;
-        case 'K': ca_key = optarg; break;
-        case 'p': targets = optarg; break;
-        case 'L': kubelet_socket = optarg; break;
-        case 'r': record_path = optarg; break;
-        case 'R': a.ready_file = optarg; break;
-        case 'x': a.exit_when_done = true; break;
-        case 'C': cleanup = true; break;
-        case 'l':
-            if (!logging_parse_level(optarg, &level)) {
-                fprintf(stderr, "psi-sim: --log-level: unknown level \"%s\"\n", optarg);
-                return 2;
-            }
-            break;
-        case 'f':
-            if (!logging_parse_format(optarg, &format)) {
-                fprintf(stderr, "psi-sim: --log-format: unknown format \"%s\"\n", optarg);
-                return 2;
-            }
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+    switch (c) {
+    case 's': f->scenario_path = optarg; break;
+    case 'k': f->kubeconfig = optarg; break;
+    case 'n': f->ns = optarg; break;
+    case 'm': f->metrics = optarg; break;
+    case 'w': f->hook_addr = optarg; break;
+    case 'W':
+        if (!parse_port(optarg, &f->hook_port)) {
+            fprintf(stderr, "psi-sim: --webhook-port: \"%s\" is no port (0 to 65535)\n", optarg);
+            return 2;
         }
+        break;
+    case 'c': f->ca_cert = optarg; break;
+    case 'K': f->ca_key = optarg; break;
+    case 'p': f->targets = optarg; break;
+    case 'L': f->kubelet_socket = optarg; break;
+    case 'r': f->record_path = optarg; break;
+    case 'R': f->ready_file = optarg; break;
+    case 'x': f->exit_when_done = true; break;
+    case 'C': f->cleanup = true; break;
+    case 'l':
+        if (!logging_parse_level(optarg, &f->level)) {
+            fprintf(stderr, "psi-sim: --log-level: unknown level \"%s\"\n", optarg);
+            return 2;
+        }
+        break;
+    case 'f':
+        if (!logging_parse_format(optarg, &f->format)) {
+            fprintf(stderr, "psi-sim: --log-format: unknown format \"%s\"\n", optarg);
+            return 2;
+        }
+        break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
     }
-    if (!scenario_path || optind < argc) {
+    return -1;
+}
+
+/* The command line into f (defaults from the environment). Returns -1 to go on, or the exit
+ * status. */
+static int parse_flags(int argc, char **argv, struct flags *f)
+{
+    *f = (struct flags){.metrics = "127.0.0.1:0",
+                        .hook_addr = "127.0.0.1",
+                        .targets = getenv("PSI_PROMETHEUS_TARGETS"),
+                        .kubelet_socket = getenv("PSI_KUBELET_SOCKET"),
+                        .level = LOGGING_INFO,
+                        .format = LOGGING_TEXT};
+    int c, rc;
+    while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1)
+        if ((rc = take_flag(f, c)) >= 0)
+            return rc;
+    if (!f->scenario_path || optind < argc) {
         usage(stderr);
         return 2;
     }
-    logging_setup(level, format);
-    char err[1024];
-    a.sc = scenario_load(scenario_path, err, sizeof(err));
-    if (!a.sc) {
-        log_error("loading the scenario failed", "error", err);
-        return 1;
-    }
-    if (ns) {
-        free(a.sc->namespace);
-        a.sc->namespace = strdup(ns);
-    }
-    char ca_cert_buf[4096], ca_key_buf[4096];
+    return -1;
+}
+
+/* The webhook's CA: the flags', else the test bed's ($PSI_TESTBED/pki). Returns 0, or -1 when
+ * there is none. */
+static int find_ca(struct flags *f)
+{
     const char *bed = getenv("PSI_TESTBED");
-    if (!ca_cert && bed) {
-        snprintf(ca_cert_buf, sizeof(ca_cert_buf), "%s/pki/ca.crt", bed);
-        ca_cert = ca_cert_buf;
+    if (!f->ca_cert && bed) {
+        snprintf(f->ca_cert_buf, sizeof(f->ca_cert_buf), "%s/pki/ca.crt", bed);
+        f->ca_cert = f->ca_cert_buf;
     }
-    if (!ca_key && bed) {
-        snprintf(ca_key_buf, sizeof(ca_key_buf), "%s/pki/ca.key", bed);
-        ca_key = ca_key_buf;
+    if (!f->ca_key && bed) {
+        snprintf(f->ca_key_buf, sizeof(f->ca_key_buf), "%s/pki/ca.key", bed);
+        f->ca_key = f->ca_key_buf;
     }
-    if (!ca_cert || !ca_key) {
-        log_error("the webhook needs a CA: give --ca-cert and --ca-key (or set PSI_TESTBED)");
-        scenario_free(a.sc);
-        return 2;
-    }
+    return f->ca_cert && f->ca_key ? 0 : -1;
+}
 
-    int rc = 1;
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+/* The API client, the loop and the record. Returns 0, or -1 (logged). */
+static int connect_api(struct app *a, const struct flags *f)
+{
     struct kube_err kerr = {0};
-    if (kube_config_load(kubeconfig, NULL, &a.cfg, &kerr) < 0 ||
-        kube_config_load(kubeconfig, NULL, &a.webhook_cfg, &kerr) < 0) {
+    char err[1024];
+    if (kube_config_load(f->kubeconfig, NULL, &a->cfg, &kerr) < 0 ||
+        kube_config_load(f->kubeconfig, NULL, &a->webhook_cfg, &kerr) < 0) {
         log_error("loading the kubeconfig failed", "error", kerr.msg);
-        goto out;
+        return -1;
     }
-    a.s.sc = a.sc;
-    a.s.rng = a.sc->seed * 0x9E3779B97F4A7C15ull + 1;
-    a.s.started_ms = kube_loop_now_ms();
-    if (!(a.s.client = kube_client_new(a.cfg, &kerr)) || !(a.s.loop = kube_loop_new(&kerr))) {
+    a->s.sc = a->sc;
+    a->s.rng = a->sc->seed * 0x9E3779B97F4A7C15ull + 1;
+    a->s.started_ms = kube_loop_now_ms();
+    if (!(a->s.client = kube_client_new(a->cfg, &kerr)) || !(a->s.loop = kube_loop_new(&kerr))) {
         log_error("starting the API client failed", "error", kerr.msg);
-        goto out;
+        return -1;
     }
-    kube_client_set_rate_limit(a.s.client, 100, 200);
-    kube_client_set_timeout(a.s.client, 15000);
-    if (!(a.s.rec = record_open(record_path, err, sizeof(err)))) {
+    kube_client_set_rate_limit(a->s.client, 100, 200);
+    kube_client_set_timeout(a->s.client, 15000);
+    if (!(a->s.rec = record_open(f->record_path, err, sizeof(err)))) {
         log_error("opening the record failed", "error", err);
-        goto out;
+        return -1;
     }
-    if (ensure_namespace(&a, err, sizeof(err)) < 0 || sim_publish_kubevirt(&a.s, err, sizeof(err)) < 0) {
+    if (ensure_namespace(a, err, sizeof(err)) < 0 || sim_publish_kubevirt(&a->s, err, sizeof(err)) < 0) {
         log_error("preparing the namespace failed", "error", err);
-        goto out;
+        return -1;
     }
-    char *p_pods = kube_path("v1", a.sc->namespace, "pods", NULL, NULL);
-    char *p_vms = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "virtualmachines", NULL, NULL);
-    char *p_vmis = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "virtualmachineinstances", NULL, NULL);
-    char *p_vmims = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "virtualmachineinstancemigrations", NULL, NULL);
-    char *p_kvs = kube_path(SIM_KUBEVIRT_GV, a.sc->namespace, "kubevirts", NULL, NULL);
-    a.s.nodes = informer(&a, "/api/v1/nodes", a.sc->node_selector, &kerr);
-    if (a.s.nodes)
-        a.s.pods = informer(&a, p_pods, "kubevirt.io=virt-launcher", &kerr);
-    if (a.s.pods)
-        a.s.vms = informer(&a, p_vms, NULL, &kerr);
-    if (a.s.vms)
-        a.s.vmis = informer(&a, p_vmis, NULL, &kerr);
-    if (a.s.vmis)
-        a.s.vmims = informer(&a, p_vmims, NULL, &kerr);
-    if (a.s.vmims)
-        a.s.kubevirts = informer(&a, p_kvs, NULL, &kerr);
-    if (a.s.kubevirts && a.sc->mco_enabled) {
-        a.s.mcs = informer(&a, "/apis/" SIM_MC_GV "/machineconfigs", NULL, &kerr);
-        if (a.s.mcs)
-            a.s.mcps = informer(&a, "/apis/" SIM_MC_GV "/machineconfigpools", NULL, &kerr);
-    }
-    free(p_pods);
-    free(p_vms);
-    free(p_vmis);
-    free(p_vmims);
-    free(p_kvs);
-    if (a.s.kubevirts) {
-        char *p_plain = kube_path("v1", a.sc->namespace, "pods", NULL, NULL);
-        a.deployment_pods = p_plain ? informer(&a, p_plain, DEPLOYMENT_LABEL, &kerr) : NULL;
-        free(p_plain);
-    }
-    if (!a.s.kubevirts || (a.sc->mco_enabled && !a.s.mcps) || !a.deployment_pods) {
-        log_error("starting the watches failed", "error", kerr.msg);
-        goto out;
-    }
+    return 0;
+}
 
-    struct webhook_opts wo = {
-        .cfg = a.webhook_cfg,
-        .sc = a.sc,
-        .rec = a.s.rec,
-        .host = hook_addr,
-        .port = hook_port,
-        .ca_cert = ca_cert,
-        .ca_key = ca_key,
-    };
-    if (!(a.hook = webhook_start(&wo, err, sizeof(err)))) {
-        log_error("starting the eviction webhook failed", "error", err);
-        goto out;
+/* The informer of a->sc's namespace for resource of group-version gv into *inf, unless an
+ * earlier one failed (*inf left NULL then). */
+static void watch_ns(struct app *a, struct kube_informer **inf, const char *gv, const char *resource,
+                     const char *selector, struct kube_err *kerr)
+{
+    char *path = kube_path(gv, a->sc->namespace, resource, NULL, NULL);
+    *inf = path ? informer(a, path, selector, kerr) : NULL;
+    if (!path)
+        kube_err_set(kerr, 0, "Config", "out of memory");
+    free(path);
+}
+
+/* Every watch the simulation reads. Returns 0, or -1 (logged). */
+static int start_watches(struct app *a)
+{
+    struct kube_err kerr = {0};
+    a->s.nodes = informer(a, "/api/v1/nodes", a->sc->node_selector, &kerr);
+    if (a->s.nodes)
+        watch_ns(a, &a->s.pods, "v1", "pods", "kubevirt.io=virt-launcher", &kerr);
+    if (a->s.pods)
+        watch_ns(a, &a->s.vms, SIM_KUBEVIRT_GV, "virtualmachines", NULL, &kerr);
+    if (a->s.vms)
+        watch_ns(a, &a->s.vmis, SIM_KUBEVIRT_GV, "virtualmachineinstances", NULL, &kerr);
+    if (a->s.vmis)
+        watch_ns(a, &a->s.vmims, SIM_KUBEVIRT_GV, "virtualmachineinstancemigrations", NULL, &kerr);
+    if (a->s.vmims)
+        watch_ns(a, &a->s.kubevirts, SIM_KUBEVIRT_GV, "kubevirts", NULL, &kerr);
+    if (a->s.kubevirts && a->sc->mco_enabled) {
+        a->s.mcs = informer(a, "/apis/" SIM_MC_GV "/machineconfigs", NULL, &kerr);
+        if (a->s.mcs)
+            a->s.mcps = informer(a, "/apis/" SIM_MC_GV "/machineconfigpools", NULL, &kerr);
     }
-    a.nodes = nodes_new(&a.s);
-    a.workload = workload_new(&a.s);
-    a.deployments = deployments_new(&a.s, a.deployment_pods);
-    if (a.workload && a.deployments)
-        workload_hold_start(a.workload, deployments_running, a.deployments);
-    a.evac = evacuation_new(&a.s);
-    a.mig = migration_new(&a.s);
-    if (a.sc->mco_enabled)
-        a.mco = mco_new(&a.s);
-    a.timeline = timeline_new(&a.s, a.workload, a.mco);
-    if (!a.nodes || !a.workload || !a.deployments || !a.evac || !a.mig || (a.sc->mco_enabled && !a.mco) ||
-        !a.timeline) {
+    if (a->s.kubevirts)
+        watch_ns(a, &a->deployment_pods, "v1", "pods", DEPLOYMENT_LABEL, &kerr);
+    if (!a->s.kubevirts || (a->sc->mco_enabled && !a->s.mcps) || !a->deployment_pods) {
+        log_error("starting the watches failed", "error", kerr.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* The webhook, the simulated parts, the kubelets and the metrics endpoint. Returns 0, or -1
+ * (logged). */
+static int start_parts(struct app *a, const struct flags *f)
+{
+    char err[1024];
+    struct webhook_opts wo = {
+        .cfg = a->webhook_cfg,
+        .sc = a->sc,
+        .rec = a->s.rec,
+        .host = f->hook_addr,
+        .port = f->hook_port,
+        .ca_cert = f->ca_cert,
+        .ca_key = f->ca_key,
+    };
+    if (!(a->hook = webhook_start(&wo, err, sizeof(err)))) {
+        log_error("starting the eviction webhook failed", "error", err);
+        return -1;
+    }
+    a->nodes = nodes_new(&a->s);
+    a->workload = workload_new(&a->s);
+    a->deployments = deployments_new(&a->s, a->deployment_pods);
+    if (a->workload && a->deployments)
+        workload_hold_start(a->workload, deployments_running, a->deployments);
+    a->evac = evacuation_new(&a->s);
+    a->mig = migration_new(&a->s);
+    if (a->sc->mco_enabled)
+        a->mco = mco_new(&a->s);
+    a->timeline = timeline_new(&a->s, a->workload, a->mco);
+    if (!a->nodes || !a->workload || !a->deployments || !a->evac || !a->mig || (a->sc->mco_enabled && !a->mco) ||
+        !a->timeline) {
         log_error("out of memory");
-        goto out;
+        return -1;
     }
     /* without them the rest of the simulation still runs (another simulator may serve them) */
-    if (kubelet_socket && *kubelet_socket &&
-        !(a.kubelet = kubeletd_new(&a.s, kubelet_socket, ca_cert, ca_key, err, sizeof(err))))
+    if (f->kubelet_socket && *f->kubelet_socket &&
+        !(a->kubelet = kubeletd_new(&a->s, f->kubelet_socket, f->ca_cert, f->ca_key, err, sizeof(err))))
         log_warn("no kubelets: their socket cannot be served", "error", err);
     struct telemetry_opts to = {
-        .bind = metrics,
-        .targets_dir = targets && *targets ? targets : NULL,
-        .psi_on = a.mco ? mco_node_psi : NULL,
-        .psi_ud = a.mco,
-        .kubelet = a.kubelet,
-        .deployments = a.deployments,
+        .bind = f->metrics,
+        .targets_dir = f->targets && *f->targets ? f->targets : NULL,
+        .psi_on = a->mco ? mco_node_psi : NULL,
+        .psi_ud = a->mco,
+        .kubelet = a->kubelet,
+        .deployments = a->deployments,
     };
-    if (!(a.tele = telemetry_start(&a.s, a.workload, a.nodes, &to, err, sizeof(err)))) {
+    if (!(a->tele = telemetry_start(&a->s, a->workload, a->nodes, &to, err, sizeof(err)))) {
         log_error("starting the metrics endpoint failed", "error", err);
-        goto out;
+        return -1;
     }
     char mport[16], wport[16];
-    snprintf(mport, sizeof(mport), "%d", telemetry_port(a.tele));
-    snprintf(wport, sizeof(wport), "%d", webhook_port(a.hook));
-    log_info("psi-sim started", "scenario", a.sc->name, "namespace", a.sc->namespace, "metrics_port", mport,
-             "webhook_port", wport, "vms", a.sc->n_vms ? "yes" : "no");
+    snprintf(mport, sizeof(mport), "%d", telemetry_port(a->tele));
+    snprintf(wport, sizeof(wport), "%d", webhook_port(a->hook));
+    log_info("psi-sim started", "scenario", a->sc->name, "namespace", a->sc->namespace, "metrics_port", mport,
+             "webhook_port", wport, "vms", a->sc->n_vms ? "yes" : "no");
+    return 0;
+}
 
-    g_loop = a.s.loop;
+/* Run the loop until a signal (or the timeline's end). Returns 0, or -1 (logged). */
+static int run(struct app *a)
+{
+    g_loop = a->s.loop;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    kube_loop_timer(a.s.loop, PASS_PERIOD_MS, PASS_PERIOD_MS, pass, &a);
-    kube_loop_timer(a.s.loop, (uint64_t)a.sc->tick_ms, (uint64_t)a.sc->tick_ms, tick, &a);
-    if (kube_loop_run(a.s.loop, &kerr) < 0) {
+    kube_loop_timer(a->s.loop, PASS_PERIOD_MS, PASS_PERIOD_MS, pass, a);
+    kube_loop_timer(a->s.loop, (uint64_t)a->sc->tick_ms, (uint64_t)a->sc->tick_ms, tick, a);
+    struct kube_err kerr = {0};
+    int rc = kube_loop_run(a->s.loop, &kerr);
+    g_loop = NULL;
+    if (rc < 0) {
         log_error("the event loop failed", "error", kerr.msg);
-        goto out;
+        return -1;
     }
     log_info("stopping");
-    rc = 0;
-out:
-    g_loop = NULL;
-    webhook_free(a.hook);
-    telemetry_free(a.tele);
-    kubeletd_free(a.kubelet);
-    timeline_free(a.timeline);
-    mco_free(a.mco);
-    migration_free(a.mig);
-    evacuation_free(a.evac);
-    workload_free(a.workload);
-    deployments_free(a.deployments);
-    nodes_free(a.nodes);
-    if (cleanup && a.s.client)
-        cleanup_namespace(&a);
-    kube_informer_free(a.deployment_pods);
-    kube_informer_free(a.s.mcps);
-    kube_informer_free(a.s.mcs);
-    kube_informer_free(a.s.kubevirts);
-    kube_informer_free(a.s.vmims);
-    kube_informer_free(a.s.vmis);
-    kube_informer_free(a.s.vms);
-    kube_informer_free(a.s.pods);
-    kube_informer_free(a.s.nodes);
-    kube_loop_free(a.s.loop);
-    kube_client_free(a.s.client);
-    free(a.s.pod_index);
-    record_close(a.s.rec);
-    kube_config_free(a.webhook_cfg);
-    kube_config_free(a.cfg);
-    scenario_free(a.sc);
+    return 0;
+}
+
+/* Stop and free everything a holds; with cleanup, delete the namespace first. */
+static void app_free(struct app *a, bool cleanup)
+{
+    webhook_free(a->hook);
+    telemetry_free(a->tele);
+    kubeletd_free(a->kubelet);
+    timeline_free(a->timeline);
+    mco_free(a->mco);
+    migration_free(a->mig);
+    evacuation_free(a->evac);
+    workload_free(a->workload);
+    deployments_free(a->deployments);
+    nodes_free(a->nodes);
+    if (cleanup && a->s.client)
+        cleanup_namespace(a);
+    struct kube_informer *infs[] = {a->deployment_pods, a->s.mcps, a->s.mcs,  a->s.kubevirts, a->s.vmims,
+                                    a->s.vmis,          a->s.vms,  a->s.pods, a->s.nodes};
+    for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++)
+        kube_informer_free(infs[i]);
+    kube_loop_free(a->s.loop);
+    kube_client_free(a->s.client);
+    free(a->s.pod_index);
+    record_close(a->s.rec);
+    kube_config_free(a->webhook_cfg);
+    kube_config_free(a->cfg);
+    scenario_free(a->sc);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "--check") == 0)
+        return check_files(argc, argv, 2);
+    struct flags f;
+    int rc = parse_flags(argc, argv, &f);
+    if (rc >= 0)
+        return rc;
+    logging_setup(f.level, f.format);
+    struct app a;
+    memset(&a, 0, sizeof(a));
+    a.ready_file = f.ready_file;
+    a.exit_when_done = f.exit_when_done;
+    char err[1024];
+    a.sc = scenario_load(f.scenario_path, err, sizeof(err));
+    if (!a.sc) {
+        log_error("loading the scenario failed", "error", err);
+        return 1;
+    }
+    if (f.ns) {
+        free(a.sc->namespace);
+        a.sc->namespace = strdup(f.ns);
+    }
+    if (find_ca(&f) < 0) {
+        log_error("the webhook needs a CA: give --ca-cert and --ca-key (or set PSI_TESTBED)");
+        scenario_free(a.sc);
+        return 2;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    rc = connect_api(&a, &f) == 0 && start_watches(&a) == 0 && start_parts(&a, &f) == 0 && run(&a) == 0 ? 0 : 1;
+    app_free(&a, f.cleanup);
     curl_global_cleanup();
     return rc;
 }

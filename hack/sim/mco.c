@@ -131,6 +131,24 @@ int mco_create_machine_config(struct mco *m, const char *name, const char *role,
     return rc;
 }
 
+/* The pool's machineConfigSelector: its own role; a custom pool (neither master nor worker)
+ * inherits the worker MachineConfigs as OpenShift's custom pools do: role In (worker, pool). */
+static void add_config_selector(cJSON *spec, const char *pool)
+{
+    cJSON *sel = cJSON_AddObjectToObject(spec, "machineConfigSelector");
+    if (strcmp(pool, "master") == 0 || strcmp(pool, "worker") == 0) {
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(sel, "matchLabels"), MCO_ROLE_LABEL, pool);
+        return;
+    }
+    cJSON *expr = cJSON_CreateObject();
+    cJSON_AddStringToObject(expr, "key", MCO_ROLE_LABEL);
+    cJSON_AddStringToObject(expr, "operator", "In");
+    cJSON *values = cJSON_AddArrayToObject(expr, "values");
+    cJSON_AddItemToArray(values, cJSON_CreateString("worker"));
+    cJSON_AddItemToArray(values, cJSON_CreateString(pool));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(sel, "matchExpressions"), expr);
+}
+
 static void ensure_pools(struct mco *m)
 {
     struct sim *s = m->s;
@@ -157,9 +175,7 @@ static void ensure_pools(struct mco *m)
         snprintf(label, sizeof(label), "machineconfiguration.openshift.io/mco-built-in");
         cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "labels"), label, "");
         cJSON *spec = cJSON_AddObjectToObject(o, "spec");
-        cJSON_AddStringToObject(
-            cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "machineConfigSelector"), "matchLabels"),
-            MCO_ROLE_LABEL, pool);
+        add_config_selector(spec, pool);
         char role[128];
         snprintf(role, sizeof(role), "node-role.kubernetes.io/%s", pool);
         cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "nodeSelector"), "matchLabels"),

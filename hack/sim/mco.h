@@ -2,8 +2,10 @@
  * machine-config daemons and the pool status), driving the real API server.
  *
  *   - pools: the scenario's pools (mco.pools) are created when absent, selecting
- *     MachineConfigs by machineconfiguration.openshift.io/role=<pool> and nodes by
- *     node-role.kubernetes.io/<pool>, with a base MachineConfig 00-<pool>;
+ *     MachineConfigs by machineconfiguration.openshift.io/role=<pool> (a custom pool, neither
+ *     master nor worker, by role In (worker, <pool>): it inherits the worker MachineConfigs
+ *     as OpenShift's custom pools do) and nodes by node-role.kubernetes.io/<pool>, with a
+ *     base MachineConfig 00-<pool>; a node is in the pool mcopool_primary says;
  *   - render: the MachineConfigs a pool selects make a rendered config
  *     rendered-<pool>-<hash> (mcopool.h), created as a MachineConfig and set as the
  *     pool's spec.configuration; machines that never ran anything start on it;

@@ -7,21 +7,25 @@
 
 #include <openssl/evp.h>
 
+#include "api/selector.h"
 #include "base/jx.h"
 #include "base/strbuf.h"
 
-static bool match_labels(const cJSON *selector, const cJSON *obj)
+/* Whether obj's labels match the LabelSelector selector (matchLabels and matchExpressions).
+ * An absent or undecodable selector matches nothing, and so does an empty one unless
+ * empty_all (a MachineConfig selector {} selects every MachineConfig; a node selector {}
+ * none, as the MachineConfig operator has it). */
+static bool selector_matches(const cJSON *selector, const cJSON *obj, bool empty_all)
 {
-    const cJSON *ml = jx_get(selector, "matchLabels");
     if (!cJSON_IsObject(selector))
         return false;
-    const cJSON *it;
-    cJSON_ArrayForEach (it, (cJSON_IsObject(ml) ? ml : NULL)) {
-        const char *v = jx_label(obj, it->string);
-        if (!v || !cJSON_IsString(it) || strcmp(v, it->valuestring) != 0)
-            return false;
-    }
-    return true;
+    struct api_selector sel = {0};
+    struct api_errors errs = {0};
+    bool match = api_selector_decode(selector, "selector", &sel, &errs, NULL) == 0 &&
+                 (empty_all || sel.nlabels || sel.nexprs) && api_selector_matches(&sel, jx_get(obj, "metadata.labels"));
+    api_selector_free(&sel);
+    api_errors_free(&errs);
+    return match;
 }
 
 bool mcopool_selects(const cJSON *pool, const cJSON *mc)
@@ -29,12 +33,12 @@ bool mcopool_selects(const cJSON *pool, const cJSON *mc)
     const char *name = jx_str0(mc, "metadata.name");
     if (strncmp(name, "rendered-", 9) == 0)
         return false;
-    return match_labels(jx_get(pool, "spec.machineConfigSelector"), mc);
+    return selector_matches(jx_get(pool, "spec.machineConfigSelector"), mc, true);
 }
 
 bool mcopool_has_node(const cJSON *pool, const cJSON *node)
 {
-    return match_labels(jx_get(pool, "spec.nodeSelector"), node);
+    return selector_matches(jx_get(pool, "spec.nodeSelector"), node, false);
 }
 
 static int by_name(const void *a, const void *b)
@@ -176,15 +180,15 @@ static void condition(cJSON *conds, const cJSON *old, const char *type, bool sta
 
 const char *mcopool_primary(const cJSON *const *pools, size_t n, const cJSON *node)
 {
-    const char *worker = NULL, *custom = NULL;
+    const char *master = NULL, *worker = NULL, *custom = NULL;
     size_t n_custom = 0;
     for (size_t i = 0; i < n; i++) {
         if (!mcopool_has_node(pools[i], node))
             continue;
         const char *name = jx_str0(pools[i], "metadata.name");
-        if (strcmp(name, "master") == 0)
-            return name;
-        if (strcmp(name, "worker") == 0) {
+        if (strcmp(name, "master") == 0) {
+            master = name;
+        } else if (strcmp(name, "worker") == 0) {
             worker = name;
         } else {
             custom = name;
@@ -193,6 +197,8 @@ const char *mcopool_primary(const cJSON *const *pools, size_t n, const cJSON *no
     }
     if (n_custom > 1)
         return NULL;
+    if (master)
+        return master;
     return custom ? custom : worker;
 }
 

@@ -28,17 +28,19 @@
 #define MCO_REASON "machineconfiguration.openshift.io/reason"
 
 /* Whether mc (a MachineConfig) is selected by pool's spec.machineConfigSelector
- * (matchLabels; a rendered config, owned by a pool, is never selected). */
+ * (matchLabels and matchExpressions, as custom pools select role In (worker, <pool>); a
+ * rendered config, owned by a pool, is never selected). */
 bool mcopool_selects(const cJSON *pool, const cJSON *mc);
 
-/* Whether node matches pool's spec.nodeSelector (matchLabels). */
+/* Whether node matches pool's spec.nodeSelector (matchLabels and matchExpressions; an
+ * empty selector matches nothing). */
 bool mcopool_has_node(const cJSON *pool, const cJSON *node);
 
 /* The pool node belongs to among pools (n of them), as the MachineConfig operator decides
- * it: master when its selector matches (a compact cluster's masters carry the worker role
- * too, and stay the master pool's), else the one custom pool that matches (it wins over
- * worker), else worker. NULL when none matches or several custom pools do (the operator
- * refuses to pick). The name points into the pool. */
+ * it: NULL when several custom pools match (the operator refuses the node), else master when
+ * its selector matches (a compact cluster's masters carry the worker role too, and stay the
+ * master pool's), else the one custom pool that matches (it wins over worker), else worker
+ * (NULL when none matches). The name points into the pool. */
 const char *mcopool_primary(const cJSON *const *pools, size_t n, const cJSON *node);
 
 /* The rendered configuration of pool from the selected MachineConfigs mcs (n of them, any

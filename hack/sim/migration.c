@@ -437,135 +437,180 @@ static cJSON *handoff_state(const struct sim *s, const char *uid, const cJSON *v
     return ms;
 }
 
+/* One step of one migration: what it is about. */
+struct step {
+    struct migration *m;
+    struct run *r;
+    const cJSON *mig, *vmi;
+    const char *uid, *vmi_name, *vphase;
+    const struct scenario_vm *vm; /* NULL: not one of the scenario's */
+    const cJSON *sp, *tp;         /* the source and target pods, or NULL */
+    struct miglimits *lim;
+    uint64_t now;
+};
+
+/* Pending: create the target pod once the VMI runs and KubeVirt's limits leave room. */
+static void step_pending(const struct step *st)
+{
+    struct migration *m = st->m;
+    struct run *r = st->r;
+    if (!st->vm) {
+        fail(m, r, st->mig, st->vmi, "VMI is not one of the simulator's VMs.");
+        return;
+    }
+    if (st->tp) { /* created by an earlier pass whose status write was lost */
+        set_phase(m, r, st->mig, st->vmi, MIGLIMITS_SCHEDULING, NULL, NULL);
+        miglimits_add(st->lim, jx_str(st->vmi, "status.nodeName"));
+        return;
+    }
+    if (!jx_eq(st->vphase, "Running") || !st->sp)
+        return; /* waits for a running VMI */
+    if (jx_annotation(st->mig, SIM_EVACUATION_ANNOTATION) &&
+        !jx_eq(jx_annotation(st->sp, SIM_EVICTION_IN_PROGRESS), "true"))
+        annotate_pod(m->s, st->sp, SIM_EVICTION_IN_PROGRESS, "true");
+    if (backoff_wait(m, st->mig, st->vmi_name))
+        return;
+    const char *src = jx_str(st->vmi, "status.nodeName");
+    if (miglimits_room(st->lim, src) <= 0)
+        return; /* waits for a slot: KubeVirt's parallel limits */
+    create_target(m, r, st->mig, st->vmi, st->vm);
+    if (strcmp(r->phase, MIGLIMITS_SCHEDULING) == 0)
+        miglimits_add(st->lim, src);
+}
+
+/* Scheduling: hand off once the target pod is ready; fail when it stays unschedulable. */
+static void step_scheduling(const struct step *st)
+{
+    struct sim *s = st->m->s;
+    if (sim_pod_ready(st->tp)) {
+        set_vmi_migration_state(s, st->vmi_name, handoff_state(s, st->uid, st->vmi, st->sp, st->tp));
+        cJSON *lp = cJSON_CreateObject();
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(lp, "metadata"), "labels"),
+                                "kubevirt.io/migrationTargetNodeName", jx_str0(st->tp, "spec.nodeName"));
+        patch_vmi(s, st->vmi_name, lp, false);
+        set_phase(st->m, st->r, st->mig, st->vmi, MIGLIMITS_SCHEDULED,
+                  handoff_state(s, st->uid, st->vmi, st->sp, st->tp), NULL);
+    } else if (unschedulable(st->tp) && st->now >= st->r->since_ms + (uint64_t)s->sc->unschedulable_timeout_ms) {
+        fail(st->m, st->r, st->mig, st->vmi, "Migration target pod was unschedulable for too long.");
+    }
+}
+
+/* TargetReady: the migration starts running, for as long as the VM's memory takes. */
+static void step_start(const struct step *st)
+{
+    struct sim *s = st->m->s;
+    struct run *r = st->r;
+    char ts[32];
+    sim_timestamp(ts, sizeof(ts));
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *ms = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "status"), "migrationState");
+    cJSON_AddStringToObject(ms, "startTimestamp", ts);
+    patch_vmi(s, st->vmi_name, patch, true);
+    cJSON *state = cJSON_CreateObject();
+    cJSON_AddStringToObject(state, "startTimestamp", ts);
+    set_phase(st->m, r, st->mig, st->vmi, MIGLIMITS_RUNNING, state, NULL);
+    double mem = st->vm ? st->vm->memory : 0;
+    r->until_ms =
+        r->since_ms + (uint64_t)s->sc->migration_base_ms + (uint64_t)(1000.0 * mem / s->sc->migration_bandwidth);
+    r->fail = (st->vm && scenario_vm_always_fails(s->sc, st->vm->name)) ||
+              (s->sc->migration_failure_rate > 0 && sim_random(s) < s->sc->migration_failure_rate);
+}
+
+/* Scheduled, Preparing, TargetReady, Running: the next phase once this one's delay is over. */
+static void step_progress(const struct step *st)
+{
+    struct migration *m = st->m;
+    struct run *r = st->r;
+    const char *phase = r->phase;
+    if (st->now < r->since_ms + (uint64_t)m->s->sc->migration_phase_delay_ms)
+        return;
+    if (strcmp(phase, MIGLIMITS_SCHEDULED) == 0) {
+        set_phase(m, r, st->mig, st->vmi, MIGLIMITS_PREPARING, NULL, NULL);
+    } else if (strcmp(phase, MIGLIMITS_PREPARING) == 0) {
+        cJSON *patch = cJSON_CreateObject();
+        cJSON *ms = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "status"), "migrationState");
+        cJSON_AddStringToObject(ms, "targetNodeAddress", jx_str0(st->tp, "status.podIP"));
+        patch_vmi(m->s, st->vmi_name, patch, true);
+        set_phase(m, r, st->mig, st->vmi, MIGLIMITS_TARGET_READY, NULL, NULL);
+    } else if (strcmp(phase, MIGLIMITS_TARGET_READY) == 0) {
+        step_start(st);
+    } else if (strcmp(phase, MIGLIMITS_RUNNING) == 0) {
+        if (r->until_ms == 0) { /* running before we knew it (restart): finish from now */
+            r->until_ms = st->now + (uint64_t)m->s->sc->migration_base_ms;
+            r->fail = 0;
+        }
+        if (st->now < r->until_ms)
+            return;
+        if (r->fail == 1)
+            fail(m, r, st->mig, st->vmi, "Live migration failed (injected by the simulator's scenario).");
+        else
+            succeed(m, r, st->mig, st->vmi, st->tp);
+    }
+}
+
+/* Whether the migration ends before its phase is looked at (canceled, its VMI gone or
+ * stopped), failed if so. */
+static bool ended(const struct step *st)
+{
+    const char *why = NULL;
+    if (jx_get(st->mig, "metadata.deletionTimestamp"))
+        why = "Migration failed due to being canceled";
+    else if (!st->vmi || jx_get(st->vmi, "metadata.deletionTimestamp"))
+        why = "Migration failed because vmi does not exist.";
+    else if (jx_eq(st->vphase, "Failed") || jx_eq(st->vphase, "Succeeded"))
+        why = "Migration failed vmi shutdown during migration.";
+    if (why)
+        fail(st->m, st->r, st->mig, st->vmi, why);
+    return why != NULL;
+}
+
 static void step(struct migration *m, const cJSON *mig, struct miglimits *lim)
 {
     struct sim *s = m->s;
-    const char *uid = jx_str0(mig, "metadata.uid");
-    const char *vmi_name = jx_str(mig, "spec.vmiName");
-    struct run *r = run_find(m, uid);
-    if (!r || miglimits_phase_final(r->phase))
+    struct step st = {.m = m, .mig = mig, .uid = jx_str0(mig, "metadata.uid"), .lim = lim, .now = kube_loop_now_ms()};
+    st.vmi_name = jx_str(mig, "spec.vmiName");
+    st.r = run_find(m, st.uid);
+    if (!st.r || miglimits_phase_final(st.r->phase))
         return; /* final in the cache, or ended by us and the cache is behind */
-    const char *phase = r->phase;
-    const cJSON *vmi = vmi_name ? kube_informer_get(s->vmis, s->sc->namespace, vmi_name) : NULL;
-    uint64_t now = kube_loop_now_ms();
-    uint64_t delay = (uint64_t)s->sc->migration_phase_delay_ms;
-
-    if (jx_get(mig, "metadata.deletionTimestamp")) {
-        fail(m, r, mig, vmi, "Migration failed due to being canceled");
+    const char *phase = st.r->phase;
+    st.vmi = st.vmi_name ? kube_informer_get(s->vmis, s->sc->namespace, st.vmi_name) : NULL;
+    st.vphase = jx_str0(st.vmi, "status.phase");
+    if (ended(&st))
         return;
-    }
-    if (!vmi || jx_get(vmi, "metadata.deletionTimestamp")) {
-        fail(m, r, mig, vmi, "Migration failed because vmi does not exist.");
-        return;
-    }
-    const char *vphase = jx_str0(vmi, "status.phase");
-    if (jx_eq(vphase, "Failed") || jx_eq(vphase, "Succeeded")) {
-        fail(m, r, mig, vmi, "Migration failed vmi shutdown during migration.");
-        return;
-    }
-    const struct scenario_vm *vm = scenario_vm_find(s->sc, vmi_name);
-
+    st.vm = scenario_vm_find(s->sc, st.vmi_name);
     if (!*phase) {
         struct older o = {mig, false};
         kube_informer_foreach(s->vmims, older_cb, &o);
         if (o.found)
-            fail(m, r, mig, vmi, "VMI is not eligible for migration because another migration job is in progress.");
-        else if (!vm)
-            fail(m, r, mig, vmi, "VMI is not one of the simulator's VMs.");
+            fail(m, st.r, mig, st.vmi,
+                 "VMI is not eligible for migration because another migration job is in progress.");
+        else if (!st.vm)
+            fail(m, st.r, mig, st.vmi, "VMI is not one of the simulator's VMs.");
         else
-            set_phase(m, r, mig, vmi, MIGLIMITS_PENDING, NULL, NULL);
+            set_phase(m, st.r, mig, st.vmi, MIGLIMITS_PENDING, NULL, NULL);
         return;
     }
-
-    const cJSON *sp = source_pod(s, vmi);
-    const cJSON *tp = target_pod(s, vmi, uid);
+    st.sp = source_pod(s, st.vmi);
+    st.tp = target_pod(s, st.vmi, st.uid);
     if (strcmp(phase, MIGLIMITS_PENDING) == 0) {
-        if (!vm) {
-            fail(m, r, mig, vmi, "VMI is not one of the simulator's VMs.");
-            return;
-        }
-        if (tp) { /* created by an earlier pass whose status write was lost */
-            set_phase(m, r, mig, vmi, MIGLIMITS_SCHEDULING, NULL, NULL);
-            miglimits_add(lim, jx_str(vmi, "status.nodeName"));
-            return;
-        }
-        if (!jx_eq(vphase, "Running") || !sp)
-            return; /* waits for a running VMI */
-        if (jx_annotation(mig, SIM_EVACUATION_ANNOTATION) &&
-            !jx_eq(jx_annotation(sp, SIM_EVICTION_IN_PROGRESS), "true"))
-            annotate_pod(s, sp, SIM_EVICTION_IN_PROGRESS, "true");
-        if (backoff_wait(m, mig, vmi_name))
-            return;
-        const char *src = jx_str(vmi, "status.nodeName");
-        if (miglimits_room(lim, src) <= 0)
-            return; /* waits for a slot: KubeVirt's parallel limits */
-        create_target(m, r, mig, vmi, vm);
-        if (strcmp(r->phase, MIGLIMITS_SCHEDULING) == 0)
-            miglimits_add(lim, src);
+        step_pending(&st);
         return;
     }
-
     /* from here the migration has a target pod */
-    if (!tp && r->target_pod && strcmp(phase, MIGLIMITS_SCHEDULING) == 0 && now < r->since_ms + 30000)
+    if (!st.tp && st.r->target_pod && strcmp(phase, MIGLIMITS_SCHEDULING) == 0 && st.now < st.r->since_ms + 30000)
         return; /* created a moment ago: the cache has not seen it yet */
-    if (!tp || !sim_pod_live(tp)) {
-        fail(m, r, mig, vmi, "Migration target pod was removed during active migration.");
+    if (!st.tp || !sim_pod_live(st.tp)) {
+        fail(m, st.r, mig, st.vmi, "Migration target pod was removed during active migration.");
         return;
     }
-    if (!sp) {
-        fail(m, r, mig, vmi, "Migration failed because the source pod is gone.");
+    if (!st.sp) {
+        fail(m, st.r, mig, st.vmi, "Migration failed because the source pod is gone.");
         return;
     }
-    if (strcmp(phase, MIGLIMITS_SCHEDULING) == 0) {
-        if (sim_pod_ready(tp)) {
-            set_vmi_migration_state(s, vmi_name, handoff_state(s, uid, vmi, sp, tp));
-            cJSON *lp = cJSON_CreateObject();
-            cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(lp, "metadata"), "labels"),
-                                    "kubevirt.io/migrationTargetNodeName", jx_str0(tp, "spec.nodeName"));
-            patch_vmi(s, vmi_name, lp, false);
-            set_phase(m, r, mig, vmi, MIGLIMITS_SCHEDULED, handoff_state(s, uid, vmi, sp, tp), NULL);
-        } else if (unschedulable(tp) && now >= r->since_ms + (uint64_t)s->sc->unschedulable_timeout_ms) {
-            fail(m, r, mig, vmi, "Migration target pod was unschedulable for too long.");
-        }
-        return;
-    }
-    if (now < r->since_ms + delay)
-        return;
-    if (strcmp(phase, MIGLIMITS_SCHEDULED) == 0) {
-        set_phase(m, r, mig, vmi, MIGLIMITS_PREPARING, NULL, NULL);
-    } else if (strcmp(phase, MIGLIMITS_PREPARING) == 0) {
-        cJSON *patch = cJSON_CreateObject();
-        cJSON *ms = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "status"), "migrationState");
-        cJSON_AddStringToObject(ms, "targetNodeAddress", jx_str0(tp, "status.podIP"));
-        patch_vmi(s, vmi_name, patch, true);
-        set_phase(m, r, mig, vmi, MIGLIMITS_TARGET_READY, NULL, NULL);
-    } else if (strcmp(phase, MIGLIMITS_TARGET_READY) == 0) {
-        char ts[32];
-        sim_timestamp(ts, sizeof(ts));
-        cJSON *patch = cJSON_CreateObject();
-        cJSON *ms = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "status"), "migrationState");
-        cJSON_AddStringToObject(ms, "startTimestamp", ts);
-        patch_vmi(s, vmi_name, patch, true);
-        cJSON *state = cJSON_CreateObject();
-        cJSON_AddStringToObject(state, "startTimestamp", ts);
-        set_phase(m, r, mig, vmi, MIGLIMITS_RUNNING, state, NULL);
-        double mem = vm ? vm->memory : 0;
-        r->until_ms =
-            r->since_ms + (uint64_t)s->sc->migration_base_ms + (uint64_t)(1000.0 * mem / s->sc->migration_bandwidth);
-        r->fail = (vm && scenario_vm_always_fails(s->sc, vm->name)) ||
-                  (s->sc->migration_failure_rate > 0 && sim_random(s) < s->sc->migration_failure_rate);
-    } else if (strcmp(phase, MIGLIMITS_RUNNING) == 0) {
-        if (r->until_ms == 0) { /* running before we knew it (restart): finish from now */
-            r->until_ms = now + (uint64_t)s->sc->migration_base_ms;
-            r->fail = 0;
-        }
-        if (now < r->until_ms)
-            return;
-        if (r->fail == 1)
-            fail(m, r, mig, vmi, "Live migration failed (injected by the simulator's scenario).");
-        else
-            succeed(m, r, mig, vmi, tp);
-    }
+    if (strcmp(phase, MIGLIMITS_SCHEDULING) == 0)
+        step_scheduling(&st);
+    else
+        step_progress(&st);
 }
 
 /* Migrations sorted oldest first, so that waiting ones start in the order they came. */

@@ -73,9 +73,10 @@ static int set_str(char **field, const char *s)
     return 0;
 }
 
-int podusage_set(struct podusage *u, const char *uid, const char *ns, const char *name, const char *node, double cores,
-                 double memory, double now)
+int podusage_set(struct podusage *u, const struct podusage_pod *pp, double now)
 {
+    const char *uid = pp->uid, *ns = pp->ns, *name = pp->name, *node = pp->node;
+    double cores = pp->cores, memory = pp->memory;
     if (!uid || !*uid || !ns || !*ns || !name || !*name || !node || !*node || !(cores >= 0) || !(memory >= 0) ||
         isinf(cores) || isinf(memory))
         return -1;

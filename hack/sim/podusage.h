@@ -27,11 +27,17 @@ void podusage_free(struct podusage *u);
 /* Start a tick: every pod is unmarked. */
 void podusage_begin(struct podusage *u);
 
-/* Pod uid (named ns/name, on node) uses cores from now on, and memory bytes; its counter first
- * integrates the previous rate up to now. Marks the pod. Returns 0, -1 on a bad value (NaN,
- * negative), an empty string or no memory. */
-int podusage_set(struct podusage *u, const char *uid, const char *ns, const char *name, const char *node, double cores,
-                 double memory, double now);
+/* A pod's use as of a tick: pod uid (named ns/name, on node) uses cores and memory bytes
+ * (strings borrowed). */
+struct podusage_pod {
+    const char *uid, *ns, *name, *node;
+    double cores, memory;
+};
+
+/* Pod p uses p->cores from now on, and p->memory bytes; its counter first integrates the
+ * previous rate up to now. Marks the pod. Returns 0, -1 on a bad value (NaN, negative), an
+ * empty string or no memory. */
+int podusage_set(struct podusage *u, const struct podusage_pod *p, double now);
 
 /* End a tick: pods not marked since podusage_begin are dropped. */
 void podusage_end(struct podusage *u);

@@ -262,49 +262,52 @@ static void usage(FILE *f)
                "[--instance NODE=VALUE]... [--targets FILE] [--port-file FILE]\n");
 }
 
-int main(int argc, char **argv)
+static const struct option long_opts[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"node", required_argument, NULL, 'n'},
+    {"instance", required_argument, NULL, 'i'},
+    {"targets", required_argument, NULL, 't'},
+    {"port-file", required_argument, NULL, 'p'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* --instance NODE=VALUE into a. Returns -1 to go on, or the exit status. */
+static int add_instance(struct app *a, const char *arg)
 {
-    static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'l'},
-        {"node", required_argument, NULL, 'n'},
-        {"instance", required_argument, NULL, 'i'},
-        {"targets", required_argument, NULL, 't'},
-        {"port-file", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct app a;
-    memset(&a, 0, sizeof(a));
-    const char *listen = "127.0.0.1:0", *port_file = NULL;
-    a.exp = sim_exporter_new();
-    if (!a.exp)
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1]) {
+        fprintf(stderr, "psi-pressure-exporter: --instance wants NODE=VALUE, got \"%s\"\n", arg);
+        return 2;
+    }
+    if (BASE_GROW(a->inst, a->n_inst + 1, a->inst_cap) < 0)
         return 1;
+    a->inst[a->n_inst].node = strndup(arg, (size_t)(eq - arg));
+    a->inst[a->n_inst].value = strdup(eq + 1);
+    a->n_inst++;
+    return -1;
+}
+
+/* The command line into a, *listen and *port_file. Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct app *a, const char **listen, const char **port_file)
+{
     double t0 = now_s();
-    int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int c, rc;
+    while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
         switch (c) {
-        case 'l': listen = optarg; break;
+        case 'l': *listen = optarg; break;
         case 'n':
-            if (sim_exporter_add_node(a.exp, optarg, t0) < 0) {
+            if (sim_exporter_add_node(a->exp, optarg, t0) < 0) {
                 fprintf(stderr, "psi-pressure-exporter: bad node name \"%s\"\n", optarg);
                 return 2;
             }
             break;
-        case 'i': {
-            const char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || !eq[1]) {
-                fprintf(stderr, "psi-pressure-exporter: --instance wants NODE=VALUE, got \"%s\"\n", optarg);
-                return 2;
-            }
-            if (BASE_GROW(a.inst, a.n_inst + 1, a.inst_cap) < 0)
-                return 1;
-            a.inst[a.n_inst].node = strndup(optarg, (size_t)(eq - optarg));
-            a.inst[a.n_inst].value = strdup(eq + 1);
-            a.n_inst++;
+        case 'i':
+            if ((rc = add_instance(a, optarg)) >= 0)
+                return rc;
             break;
-        }
-        case 't': a.targets = optarg; break;
-        case 'p': port_file = optarg; break;
+        case 't': a->targets = optarg; break;
+        case 'p': *port_file = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -313,30 +316,75 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    return -1;
+}
+
+/* The server on listen with its routes (not started). Returns -1 to go on, or the exit status. */
+static int make_server(struct app *a, const char *listen)
+{
     char err[512];
     int dummy_port;
-    if (psi_serve_parse_bind(listen, a.host, sizeof(a.host), &dummy_port, err, sizeof(err)) < 0) {
-        fprintf(stderr, "psi-pressure-exporter: %s\n", err);
-        return 2;
-    }
-    a.srv = psi_serve_new(listen, err, sizeof(err));
-    if (!a.srv) {
+    if (psi_serve_parse_bind(listen, a->host, sizeof(a->host), &dummy_port, err, sizeof(err)) < 0 ||
+        !(a->srv = psi_serve_new(listen, err, sizeof(err)))) {
         fprintf(stderr, "psi-pressure-exporter: %s\n", err);
         return 2;
     }
     /* One Prometheus target per simulated node, each may keep a connection open. */
     struct psi_serve_limits lim = {.max_connections = 8192};
-    psi_serve_set_limits(a.srv, &lim);
-    if (psi_serve_route(a.srv, "GET", "/healthz", on_healthz, &a) < 0 ||
-        psi_serve_route(a.srv, "GET", "/metrics", on_metrics, &a) < 0 ||
-        psi_serve_route(a.srv, "GET", "/metrics/node/*", on_metrics_node, &a) < 0 ||
-        psi_serve_route(a.srv, "GET", "/metrics/all/*", on_metrics, &a) < 0 ||
-        psi_serve_route(a.srv, "GET", "/pressure", on_pressure_list, &a) < 0 ||
-        psi_serve_route(a.srv, "PUT", "/pressure/*", on_pressure_put, &a) < 0 ||
-        psi_serve_route(a.srv, "DELETE", "/pressure/*", on_pressure_delete, &a) < 0) {
+    psi_serve_set_limits(a->srv, &lim);
+    if (psi_serve_route(a->srv, "GET", "/healthz", on_healthz, a) < 0 ||
+        psi_serve_route(a->srv, "GET", "/metrics", on_metrics, a) < 0 ||
+        psi_serve_route(a->srv, "GET", "/metrics/node/*", on_metrics_node, a) < 0 ||
+        psi_serve_route(a->srv, "GET", "/metrics/all/*", on_metrics, a) < 0 ||
+        psi_serve_route(a->srv, "GET", "/pressure", on_pressure_list, a) < 0 ||
+        psi_serve_route(a->srv, "PUT", "/pressure/*", on_pressure_put, a) < 0 ||
+        psi_serve_route(a->srv, "DELETE", "/pressure/*", on_pressure_delete, a) < 0) {
         fprintf(stderr, "psi-pressure-exporter: out of memory\n");
         return 1;
     }
+    return -1;
+}
+
+/* Start serving, then write the targets file and port_file (NULL: none). Returns 0, or -1
+ * (said on stderr). */
+static int start(struct app *a, const char *port_file)
+{
+    char err[512];
+    if (psi_serve_start(a->srv, err, sizeof(err)) < 0) {
+        fprintf(stderr, "psi-pressure-exporter: %s\n", err);
+        return -1;
+    }
+    a->port = psi_serve_port(a->srv);
+    psi_serve_lock(a->srv);
+    int trc = write_targets(a);
+    psi_serve_unlock(a->srv);
+    if (trc < 0)
+        return -1;
+    if (port_file) {
+        char tmp[4096];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", port_file);
+        FILE *f = fopen(tmp, "w");
+        if (!f || fprintf(f, "%d\n", a->port) < 0 || fclose(f) != 0 || rename(tmp, port_file) != 0) {
+            fprintf(stderr, "psi-pressure-exporter: writing %s: %s\n", port_file, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct app a;
+    memset(&a, 0, sizeof(a));
+    const char *listen = "127.0.0.1:0", *port_file = NULL;
+    a.exp = sim_exporter_new();
+    if (!a.exp)
+        return 1;
+    int rc = parse_args(argc, argv, &a, &listen, &port_file);
+    if (rc >= 0)
+        return rc;
+    if ((rc = make_server(&a, listen)) >= 0)
+        return rc;
     /* Signals are taken by sigwait below; block them before the server thread starts so
      * it inherits the mask. */
     sigset_t sigs;
@@ -344,28 +392,9 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    if (psi_serve_start(a.srv, err, sizeof(err)) < 0) {
-        fprintf(stderr, "psi-pressure-exporter: %s\n", err);
+    if (start(&a, port_file) < 0) {
         psi_serve_free(a.srv);
         return 1;
-    }
-    a.port = psi_serve_port(a.srv);
-    psi_serve_lock(a.srv);
-    int trc = write_targets(&a);
-    psi_serve_unlock(a.srv);
-    if (trc < 0) {
-        psi_serve_free(a.srv);
-        return 1;
-    }
-    if (port_file) {
-        char tmp[4096];
-        snprintf(tmp, sizeof(tmp), "%s.tmp", port_file);
-        FILE *f = fopen(tmp, "w");
-        if (!f || fprintf(f, "%d\n", a.port) < 0 || fclose(f) != 0 || rename(tmp, port_file) != 0) {
-            fprintf(stderr, "psi-pressure-exporter: writing %s: %s\n", port_file, strerror(errno));
-            psi_serve_free(a.srv);
-            return 1;
-        }
     }
     printf("listening on http://%s:%d\n", a.host[0] ? a.host : "0.0.0.0", a.port);
     fflush(stdout);

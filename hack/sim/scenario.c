@@ -590,32 +590,9 @@ static int parse_events(struct ctx *c, struct scenario *s, const cJSON *events)
     return 0;
 }
 
-static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
+/* The mco section: the MachineConfig operator stand-in and its pools. */
+static int parse_mco(struct ctx *c, struct scenario *s, const cJSON *root)
 {
-    static const char *const keys[] = {"name",    "description", "namespace",   "seed",   "tick",
-                                       "nodes",   "model",       "kubevirt",    "vms",    "start",
-                                       "kubelet", "mco",         "deployments", "events", NULL};
-    if (!cJSON_IsObject(root))
-        return fail(c, "the scenario must be a mapping");
-    if (check_keys(c, root, "", keys) < 0)
-        return -1;
-    if (get_string(c, root, "name", "", &s->name) < 0 || get_string(c, root, "description", "", &s->description) < 0 ||
-        get_string(c, root, "namespace", "", &s->namespace) < 0 || get_duration(c, root, "tick", "", &s->tick_ms) < 0)
-        return -1;
-    if (!s->name)
-        return fail(c, "name: required");
-    if (!dns_label(s->namespace))
-        return fail(c, "namespace: \"%s\" is not a valid namespace name", s->namespace);
-    if (s->tick_ms < 100)
-        return fail(c, "tick: must be at least 100ms");
-    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(root, "seed");
-    if (seed) {
-        if (!cJSON_IsNumber(seed) || seed->valuedouble < 0 || seed->valuedouble != floor(seed->valuedouble))
-            return fail(c, "seed: must be a non-negative integer");
-        s->seed = (uint64_t)seed->valuedouble;
-    }
-
-    /* mco first: its `enabled` decides the default of nodes.psi */
     const cJSON *mco = cJSON_GetObjectItemCaseSensitive(root, "mco");
     static const char *const mkeys[] = {"enabled", "pools", "paused", "compact", "rebootDelay", "drainTimeout", NULL};
     if (want_object(c, mco, "mco") < 0 || check_keys(c, mco, "mco", mkeys) < 0 ||
@@ -641,33 +618,12 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
         if (!known)
             return fail(c, "mco.paused[%zu]: \"%s\" is not one of mco.pools", i, s->mco_paused[i]);
     }
-    s->psi_without_pool = !s->mco_enabled;
+    return 0;
+}
 
-    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
-    static const char *const nkeys[] = {"selector", "count",   "cpus", "applyCapacity", "memory",
-                                        "io",       "baseCpu", "psi",  "sizes",         NULL};
-    bool has_cpus = false;
-    if (want_object(c, nodes, "nodes") < 0 || check_keys(c, nodes, "nodes", nkeys) < 0 ||
-        get_string(c, nodes, "selector", "nodes", &s->node_selector) < 0 ||
-        get_int(c, nodes, "count", "nodes", 0, 100000, &s->node_count) < 0 ||
-        get_quantity(c, nodes, "cpus", "nodes", &s->node_cpus, &has_cpus) < 0 ||
-        get_quantity(c, nodes, "memory", "nodes", &s->node_memory, NULL) < 0 ||
-        get_quantity(c, nodes, "io", "nodes", &s->node_io, NULL) < 0 ||
-        get_quantity(c, nodes, "baseCpu", "nodes", &s->node_base_cpu, NULL) < 0 ||
-        get_bool(c, nodes, "psi", "nodes", &s->psi_without_pool) < 0)
-        return -1;
-    if (parse_node_sizes(c, s, cJSON_GetObjectItemCaseSensitive(nodes, "sizes")) < 0)
-        return -1;
-    s->apply_capacity = has_cpus || s->n_node_sizes > 0;
-    if (get_bool(c, nodes, "applyCapacity", "nodes", &s->apply_capacity) < 0)
-        return -1;
-    if (s->apply_capacity && !has_cpus && s->n_node_sizes == 0)
-        return fail(c, "nodes.applyCapacity: needs nodes.cpus or nodes.sizes");
-    if (has_cpus && s->node_cpus < 0.001)
-        return fail(c, "nodes.cpus: must be positive");
-    if (s->node_io <= 0)
-        return fail(c, "nodes.io: must be positive");
-
+/* The model and kubevirt sections: the pressure curves, KubeVirt's settings and its migrations. */
+static int parse_kubevirt(struct ctx *c, struct scenario *s, const cJSON *root)
+{
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
     static const char *const mdkeys[] = {"cpu", "memory", "io", NULL};
     if (want_object(c, model, "model") < 0 || check_keys(c, model, "model", mdkeys) < 0 ||
@@ -706,6 +662,67 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
         return -1;
     if (s->migration_bandwidth <= 0)
         return fail(c, "kubevirt.migration.bandwidth: must be positive");
+    return 0;
+}
+
+static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
+{
+    static const char *const keys[] = {"name",    "description", "namespace",   "seed",   "tick",
+                                       "nodes",   "model",       "kubevirt",    "vms",    "start",
+                                       "kubelet", "mco",         "deployments", "events", NULL};
+    if (!cJSON_IsObject(root))
+        return fail(c, "the scenario must be a mapping");
+    if (check_keys(c, root, "", keys) < 0)
+        return -1;
+    if (get_string(c, root, "name", "", &s->name) < 0 || get_string(c, root, "description", "", &s->description) < 0 ||
+        get_string(c, root, "namespace", "", &s->namespace) < 0 || get_duration(c, root, "tick", "", &s->tick_ms) < 0)
+        return -1;
+    if (!s->name)
+        return fail(c, "name: required");
+    if (!dns_label(s->namespace))
+        return fail(c, "namespace: \"%s\" is not a valid namespace name", s->namespace);
+    if (s->tick_ms < 100)
+        return fail(c, "tick: must be at least 100ms");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(root, "seed");
+    if (seed) {
+        if (!cJSON_IsNumber(seed) || seed->valuedouble < 0 || seed->valuedouble != floor(seed->valuedouble))
+            return fail(c, "seed: must be a non-negative integer");
+        s->seed = (uint64_t)seed->valuedouble;
+    }
+
+    /* mco first: its `enabled` decides the default of nodes.psi */
+    if (parse_mco(c, s, root) < 0)
+        return -1;
+    s->psi_without_pool = !s->mco_enabled;
+
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+    static const char *const nkeys[] = {"selector", "count", "cpus",  "applyCapacity", "memory", "io",
+                                        "baseCpu",  "psi",   "sizes", "cpuSeconds",    NULL};
+    bool has_cpus = false;
+    if (want_object(c, nodes, "nodes") < 0 || check_keys(c, nodes, "nodes", nkeys) < 0 ||
+        get_string(c, nodes, "selector", "nodes", &s->node_selector) < 0 ||
+        get_int(c, nodes, "count", "nodes", 0, 100000, &s->node_count) < 0 ||
+        get_quantity(c, nodes, "cpus", "nodes", &s->node_cpus, &has_cpus) < 0 ||
+        get_quantity(c, nodes, "memory", "nodes", &s->node_memory, NULL) < 0 ||
+        get_quantity(c, nodes, "io", "nodes", &s->node_io, NULL) < 0 ||
+        get_quantity(c, nodes, "baseCpu", "nodes", &s->node_base_cpu, NULL) < 0 ||
+        get_bool(c, nodes, "psi", "nodes", &s->psi_without_pool) < 0 ||
+        get_bool(c, nodes, "cpuSeconds", "nodes", &s->node_cpu_seconds) < 0)
+        return -1;
+    if (parse_node_sizes(c, s, cJSON_GetObjectItemCaseSensitive(nodes, "sizes")) < 0)
+        return -1;
+    s->apply_capacity = has_cpus || s->n_node_sizes > 0;
+    if (get_bool(c, nodes, "applyCapacity", "nodes", &s->apply_capacity) < 0)
+        return -1;
+    if (s->apply_capacity && !has_cpus && s->n_node_sizes == 0)
+        return fail(c, "nodes.applyCapacity: needs nodes.cpus or nodes.sizes");
+    if (has_cpus && s->node_cpus < 0.001)
+        return fail(c, "nodes.cpus: must be positive");
+    if (s->node_io <= 0)
+        return fail(c, "nodes.io: must be positive");
+
+    if (parse_kubevirt(c, s, root) < 0)
+        return -1;
 
     /* a scenario of Deployments alone needs no VM */
     const cJSON *vms = cJSON_GetObjectItemCaseSensitive(root, "vms");

@@ -25,6 +25,10 @@
  *     baseCpu: 0.1                    # cores of system load on every node
  *     psi: true                       # export PSI without waiting for a pool with psi=1
  *                                     # (default: true unless mco.enabled)
+ *     cpuSeconds: false               # with PSI, also export the nodes' CPU use as node_exporter's
+ *                                     # node_cpu_seconds_total{mode="user"} (exporter.h), which a
+ *                                     # Prometheus source then reads as the node's usage instead
+ *                                     # of the sum of its VMs' (needed for Deployments' pods)
  *   model:                            # see model.h
  *     cpu:    {burstiness: 0.25}
  *     memory: {burstiness: 0.25, fullRatio: 0.5}
@@ -181,6 +185,7 @@ struct scenario {
     double node_io;
     double node_base_cpu;
     bool psi_without_pool;
+    bool node_cpu_seconds; /* nodes.cpuSeconds */
 
     struct model_params model;
 

@@ -301,6 +301,8 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
         sim_exporter_set(t->exp, key, PSI_IO, PSI_FULL, 100 * out.io_full, now);
         double busy = (ns->cpu * out.cpu_served + sc->node_base_cpu) / in.cpus;
         sim_exporter_set_utilization(t->exp, key, 100 * (busy < 1 ? busy : 1), now);
+        if (sc->node_cpu_seconds)
+            sim_exporter_set_cpu_busy(t->exp, key, busy * in.cpus, now);
         sim_exporter_set_memory(t->exp, key, in.memory, in.memory > ns->memory ? in.memory - ns->memory : 0, now);
     } else if (!isnan(sim_exporter_pressure(t->exp, key, PSI_CPU, PSI_SOME))) {
         sim_exporter_remove_node(t->exp, key);

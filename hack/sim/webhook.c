@@ -37,10 +37,13 @@ static char *base64(const char *text)
     return out;
 }
 
-/* Mark the VMI: status.evacuationNodeName (and eviction-source when the descheduler asks). */
-static int mark(struct webhook *w, const char *ns, const char *vmi, const char *node, bool dry_run,
-                const char *requested_by, char *why, size_t whylen)
+/* Mark the VMI d names: status.evacuationNodeName (and eviction-source when the descheduler
+ * asks), in dry run when req is. */
+static int mark(struct webhook *w, const char *ns, const struct admission_request *req,
+                const struct admission_decision *d, char *why, size_t whylen)
 {
+    const char *vmi = d->vmi, *node = d->node, *requested_by = req->requested_by;
+    bool dry_run = req->dry_run;
     char *base = kube_path("kubevirt.io/v1", ns, "virtualmachineinstances", vmi, "status");
     const char *q[] = {"dryRun", dry_run ? "All" : NULL, NULL};
     char *path = kube_path_query(base, q);
@@ -114,7 +117,7 @@ static void admit(struct webhook *w, const char *body, struct httpsd_reply *repl
     const char *verdict = "allowed";
     if (d.verdict == ADMISSION_MARK) {
         verdict = "evacuation";
-        if (mark(w, ns, d.vmi, d.node, req.dry_run, req.requested_by, why, sizeof(why)) < 0) {
+        if (mark(w, ns, &req, &d, why, sizeof(why)) < 0) {
             snprintf(d.message, sizeof(d.message), "kubevirt failed marking the vmi for eviction: %s", why);
             verdict = "denied";
         }
@@ -305,11 +308,13 @@ struct webhook *webhook_start(const struct webhook_opts *opts, char *err, size_t
     const char *ips[] = {opts->host, NULL};
     const char *dns[] = {"localhost", NULL};
     struct cert_bundle cb;
-    if (cert_issue(opts->ca_cert, opts->ca_key, "psi-sim-webhook", ips, dns, 30, &cb, err, errlen) < 0) {
+    const struct cert_request req = {opts->ca_cert, opts->ca_key, "psi-sim-webhook", ips, dns, 30};
+    if (cert_issue(&req, &cb, err, errlen) < 0) {
         webhook_free(w);
         return NULL;
     }
-    w->srv = httpsd_start(opts->host, opts->port, cb.cert_pem, cb.key_pem, handle, w, err, errlen);
+    const struct httpsd_opts so = {opts->host, opts->port, cb.cert_pem, cb.key_pem, handle, w};
+    w->srv = httpsd_start(&so, err, errlen);
     if (!w->srv || register_config(w, opts->host, cb.ca_pem, err, errlen) < 0) {
         cert_bundle_clear(&cb);
         webhook_free(w);

@@ -124,7 +124,7 @@ static int cmd_status_sample(void)
     if (!mc)
         return 2;
     mc->name = strdup("99-worker-psi-rebalancer");
-    mc->pool = strdup("worker");
+    mc->role = strdup("worker");
     mc->updated = true;
     mc->updated_machines = mc->machines = 3;
     static const char *const names[] = {"worker-0", "worker-1", "worker-2"};

@@ -29,3 +29,28 @@ start_operator_in_pod() {
   ) >>"$work/operator.log" 2>&1 &
   operator_pid=$!
 }
+
+# monitoring_up: the querier stand-in up (hack/cluster/monitoring) and its settings
+# ($PSI_THANOS_URL, $PSI_SERVICE_CA, ...) in this shell; `hack/cluster/monitoring down` undoes it.
+monitoring_up() {
+  "$PSI_SOURCE_DIR/hack/cluster/monitoring" --dir "$PSI_TESTBED" up >/dev/null
+  eval "$("$PSI_SOURCE_DIR/hack/cluster/env" --dir "$PSI_TESTBED")"
+}
+
+# querier_psirebalance NAME SUSTAIN [SPEC]: apply PsiRebalance NAME whose metrics name nothing
+# but the querier's URL (every 5s, over 15s), tainting on cpu above 25 % and untainting below
+# 15 % after SUSTAIN; SPEC: more lines of its spec (indented by two spaces), e.g. eviction.
+querier_psirebalance() {
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: rebalance.psi.dev/v1alpha1
+kind: PsiRebalance
+metadata: {name: $1}
+spec:
+  metrics:
+    prometheus: {url: "$PSI_THANOS_URL"}
+    interval: 5s
+    window: 15s
+  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: $2}
+${3:-}
+YAML
+}

@@ -14,6 +14,7 @@ mc=99-worker-psi-rebalancer
 restore() {
   kubectl delete psirebalance "$name" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete machineconfig "$mc" 99-worker-psi-rebalancer-evil 50-other 99-infra-psi-rebalancer --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1 || true
   kubectl taint node worker-1 other-team/keep- >/dev/null 2>&1 || true
   kubectl taint node worker-1 rebalance.psi.dev/test- >/dev/null 2>&1 || true
   kubectl delete -k "$PSI_SOURCE_DIR/config/admission" --ignore-not-found >/dev/null 2>&1 || true
@@ -78,6 +79,14 @@ check "deleting its own passes" sa delete machineconfig 99-infra-psi-rebalancer
 # --- the operator itself, under the policies ---
 start_exporter worker-0 worker-1 worker-2
 start_operator
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata: {name: worker}
+spec:
+  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
+  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
+YAML
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# MachineConfigs: the operator creates one per role with psi=1 (and schedstats=enable), and
-# PSIEnabled follows the MachineConfigPool status the test writes (the MachineConfig
-# operator's part): not found, progressing, enabled, degraded. Deleting the PsiRebalance
-# keeps the MachineConfig (deleting it would reboot the pool) unless deletionPolicy is
-# Delete, and even then not while another PsiRebalance asks for the role. Where the
-# MachineConfig API does not exist, PSIEnabled is Unknown with MachineConfigAPIUnavailable and all else works.
+# MachineConfigs: the operator creates one with psi=1 (and schedstats=enable) for the pool of
+# the selected nodes, none while they are in no pool, and PSIEnabled follows the
+# MachineConfigPool status the test writes (the MachineConfig operator's part): not found,
+# progressing, enabled, degraded. Deleting the PsiRebalance keeps the MachineConfig (deleting
+# it would reboot the pool) unless deletionPolicy is Delete, and even then not while another
+# PsiRebalance needs it: a custom pool "infra" (inheriting the worker MachineConfigs) gets its
+# own MachineConfig while only its node is selected, shares the worker one once the workers
+# are selected too, and its own is deleted once no PsiRebalance needs it. Where the
+# MachineConfig API does not exist, PSIEnabled is Unknown with MachineConfigAPIUnavailable and
+# all else works.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
@@ -15,20 +19,22 @@ crds="$PSI_SOURCE_DIR/hack/cluster/crds"
 restore() {
   kubectl delete psirebalance "$name" "$name-absent" "$name-del" "$name-keep" --ignore-not-found --wait=false >/dev/null 2>&1
   kubectl delete machineconfig "$mc" "$mc_infra" --ignore-not-found >/dev/null 2>&1
-  kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1
+  kubectl delete machineconfigpool worker infra --ignore-not-found >/dev/null 2>&1
+  kubectl label node worker-2 node-role.kubernetes.io/infra- >/dev/null 2>&1
   kubectl apply --server-side -f "$crds" >/dev/null 2>&1
   rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
   operator_cleanup
 }
 trap restore EXIT
 
-psir() { # psir NAME [ROLES [POLICY]]: a PsiRebalance that manages MachineConfigs (default: for the workers)
+psir() { # psir NAME [NODE_ROLE [POLICY]]: a PsiRebalance that manages MachineConfigs for the nodes of a role (default: worker)
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: $1}
 spec:
-  machineConfig: {enabled: true, roles: ${2:-[worker]}, schedstats: true, deletionPolicy: ${3:-Retain}}
+  nodeSelector: {matchLabels: {node-role.kubernetes.io/${2:-worker}: ""}}
+  machineConfig: {enabled: true, schedstats: true, deletionPolicy: ${3:-Retain}}
   metrics: $bed_metrics
 YAML
 }
@@ -41,17 +47,10 @@ start_exporter worker-0 worker-1 worker-2
 start_operator
 psir "$name"
 
-eventually 60 "MachineConfig $mc created" kubectl get machineconfig "$mc"
-check "it carries kernelArguments psi=1 and schedstats=enable" bash -c \
-  "kubectl get machineconfig $mc -o json | jq -e '.spec.kernelArguments == [\"psi=1\",\"schedstats=enable\"]' >/dev/null"
-check "it is labelled for the worker role" bash -c \
-  "[ \"\$(kubectl get machineconfig $mc -o jsonpath='{.metadata.labels.machineconfiguration\.openshift\.io/role}')\" = worker ]"
-check "it has no ownerReference (deleting the PsiRebalance must not delete it)" bash -c \
-  "kubectl get machineconfig $mc -o json | jq -e '.metadata.ownerReferences == null' >/dev/null"
-eventually 30 "PSIEnabled=False PoolNotFound without a pool" bash -c "$(declare -f psir_field reason); [ \"\$(reason $name PSIEnabled)\" = PoolNotFound ]"
-check "a MachineConfigCreated Event was recorded" bash -c \
-  "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"MachineConfigCreated\" and .regarding.name==\"$name\")] | length == 1' >/dev/null"
-
+eventually 30 "PSIEnabled=False PoolNotFound while the selected nodes are in no pool, naming them" bash -c \
+  "$(declare -f psir_field reason); [ \"\$(reason $name PSIEnabled)\" = PoolNotFound ] &&
+   kubectl get psirebalance $name -o json | jq -e '.status.conditions[] | select(.type==\"PSIEnabled\") | .message | test(\"3 selected nodes are in no MachineConfigPool.*worker-0, worker-1, worker-2\")' >/dev/null"
+check "no MachineConfig without a pool to pick it up" bash -c "! kubectl get machineconfig $mc >/dev/null 2>&1"
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: machineconfiguration.openshift.io/v1
 kind: MachineConfigPool
@@ -60,9 +59,18 @@ spec:
   machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
   nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
 YAML
+eventually 60 "MachineConfig $mc created for the worker pool" kubectl get machineconfig "$mc"
+check "it carries kernelArguments psi=1 and schedstats=enable" bash -c \
+  "kubectl get machineconfig $mc -o json | jq -e '.spec.kernelArguments == [\"psi=1\",\"schedstats=enable\"]' >/dev/null"
+check "it is labelled for the worker role" bash -c \
+  "[ \"\$(kubectl get machineconfig $mc -o jsonpath='{.metadata.labels.machineconfiguration\.openshift\.io/role}')\" = worker ]"
+check "it has no ownerReference (deleting the PsiRebalance must not delete it)" bash -c \
+  "kubectl get machineconfig $mc -o json | jq -e '.metadata.ownerReferences == null' >/dev/null"
+check "a MachineConfigCreated Event was recorded" bash -c \
+  "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"MachineConfigCreated\" and .regarding.name==\"$name\")] | length == 1' >/dev/null"
 pool_status "{\"configuration\":{\"name\":\"rendered-worker-new\",\"source\":[{\"name\":\"00-worker\"},{\"name\":\"$mc\"}]},\"machineCount\":3,\"updatedMachineCount\":1,\"readyMachineCount\":1,\"degradedMachineCount\":0,\"conditions\":[$(cond Updated False),$(cond Updating True),$(cond Degraded False)]}"
 eventually 30 "PSIEnabled=False Progressing while machines update" bash -c "$(declare -f psir_field reason); [ \"\$(reason $name PSIEnabled)\" = Progressing ]"
-check "status.machineConfigs reports 1 of 3 machines updated" bash -c \
+eventually 30 "status.machineConfigs reports 1 of 3 machines updated" bash -c \
   "kubectl get psirebalance $name -o json | jq -e '.status.machineConfigs[0] | .role==\"worker\" and .name==\"$mc\" and .pool==\"worker\" and .updatedMachines==1 and .machines==3 and .updated==false' >/dev/null"
 
 pool_status "{\"machineCount\":3,\"updatedMachineCount\":3,\"readyMachineCount\":3,\"conditions\":[$(cond Updated True),$(cond Updating False),$(cond Degraded False)]}"
@@ -75,22 +83,36 @@ check "the PsiRebalance is Degraded" test "$(condition "$name" Degraded)" = True
 kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
 check "deleting the PsiRebalance keeps the MachineConfig" kubectl get machineconfig "$mc" -o name
 
-# deletionPolicy Delete: a role dropped, the PsiRebalance deleted -> its MachineConfigs go,
-# but not while another PsiRebalance asks for the same role.
+# deletionPolicy Delete with a custom pool: infra (role In (worker, infra)) holds worker-2.
 kubectl delete machineconfig "$mc" >/dev/null
-psir "$name-del" "[worker, infra]" Delete
-eventually 60 "both MachineConfigs created for the Delete PsiRebalance" kubectl get machineconfig "$mc" "$mc_infra"
-psir "$name-keep" "[infra]"
-psir "$name-del" "[worker]" Delete
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata: {name: infra}
+spec:
+  machineConfigSelector:
+    matchExpressions: [{key: machineconfiguration.openshift.io/role, operator: In, values: [worker, infra]}]
+  nodeSelector: {matchLabels: {node-role.kubernetes.io/infra: ""}}
+YAML
+kubectl label node worker-2 node-role.kubernetes.io/infra= >/dev/null
+psir "$name-del" infra Delete
+eventually 60 "only worker-2 selected: the infra pool gets its own MachineConfig" kubectl get machineconfig "$mc_infra"
+check "and no worker MachineConfig (the worker pool has no selected node)" bash -c "! kubectl get machineconfig $mc >/dev/null 2>&1"
+psir "$name-keep" infra
+psir "$name-del" worker Delete
+eventually 60 "the workers selected: one worker MachineConfig, which the infra pool inherits" kubectl get machineconfig "$mc"
+eventually 30 "status.machineConfigs: both pools pick up the worker MachineConfig" bash -c \
+  "kubectl get psirebalance $name-del -o json | jq -e '[.status.machineConfigs[] | .pool + \":\" + .name] | sort == [\"infra:$mc\", \"worker:$mc\"]' >/dev/null"
 sleep 12
-check "infra dropped from roles, but kept: $name-keep asks for it" kubectl get machineconfig "$mc_infra" -o name
+check "infra's own MachineConfig is no longer $name-del's need, but kept: $name-keep needs it" kubectl get machineconfig "$mc_infra" -o name
 kubectl delete psirebalance "$name-keep" --wait=true --timeout=60s >/dev/null
-eventually 60 "then deleted once no PsiRebalance asks for infra" bash -c "! kubectl get machineconfig $mc_infra >/dev/null 2>&1"
+eventually 60 "then deleted once no PsiRebalance needs it" bash -c "! kubectl get machineconfig $mc_infra >/dev/null 2>&1"
 check "a MachineConfigDeleted Event was recorded" bash -c \
   "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"MachineConfigDeleted\" and .regarding.name==\"$name-del\")] | length == 1' >/dev/null"
 check "the worker MachineConfig is still there" kubectl get machineconfig "$mc" -o name
 kubectl delete psirebalance "$name-del" --wait=true --timeout=60s >/dev/null
 check "deleting the Delete PsiRebalance deleted its worker MachineConfig" bash -c "! kubectl get machineconfig $mc >/dev/null 2>&1"
+kubectl label node worker-2 node-role.kubernetes.io/infra- >/dev/null
 
 # API absent: remove the MachineConfig API, restart the operator.
 stop_operator

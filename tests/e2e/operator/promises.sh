@@ -85,6 +85,7 @@ kind: MachineConfigPool
 metadata: {name: worker}
 spec:
   machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
+  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
   configuration: {name: rendered-worker-1, source: [{kind: MachineConfig, name: 99-worker-psi-rebalancer}]}
 YAML
 kubectl patch machineconfigpool worker --subresource=status --type=merge -p '{"status": {
@@ -99,7 +100,6 @@ check "that MachineConfig was left alone" test \
   "$(kubectl get machineconfig 99-worker-psi-rebalancer -o json | jq -c '[.metadata.labels["app.kubernetes.io/managed-by"], .spec.kernelArguments]')" = '[null,["psi=1"]]'
 psir "$both"
 kubectl delete machineconfig 99-worker-psi-rebalancer >/dev/null
-kubectl delete machineconfigpool worker >/dev/null
 
 # --- MachineConfig Events; deletionPolicy Delete triggered by enabled: false -------------------
 event_count() { # event_count REASON: Events of that reason about the PsiRebalance

@@ -3,7 +3,8 @@
 # the taint comes after the sustain window and not before; pressure between the two
 # thresholds moves nothing; the taint goes after cooling; a Prometheus outage holds every
 # taint and sets MetricsAvailable=False, then recovers; deleting the PsiRebalance removes
-# its taints and leaves other taints alone; columns, Events, /metrics and /readyz.
+# its taints and leaves other taints alone; columns, Events, /metrics and /readyz; a key
+# recorded in status.taintKeys that no node carries is forgotten.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
@@ -52,6 +53,12 @@ check "kubectl get psir fills the columns" bash -c \
   "kubectl get psir $name --no-headers | awk '{exit !(\$2==3 && \$3==1 && \$4==1 && \$7==\"True\")}'"
 check "a Tainted Event was recorded for worker-0" bash -c \
   "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"Tainted\" and .regarding.name==\"worker-0\")] | length >= 1' >/dev/null"
+# status.taintKeys: a recorded key that no node ever carried (as a crash between recording a
+# key and its first taint leaves one) is forgotten.
+check "a key no node carries can be recorded by hand" kubectl patch psirebalance "$name" --subresource=status \
+  --type=json -p '[{"op":"add","path":"/status/taintKeys/-","value":"example.com/never-written"}]'
+eventually 30 "a recorded key no node carries is forgotten" bash -c \
+  "[ \"\$(kubectl get psirebalance $name -o json | jq -r '.status.taintKeys | join(\",\")')\" = rebalance.psi.dev/pressure ]"
 
 # Oscillation inside the band: worker-0 (tainted) and worker-1 (not) between 17 and 23 %.
 set_pressure worker-1 cpu 20

@@ -49,6 +49,7 @@ cleanup() {
   stop_bounded
   operator_cleanup
   kubectl delete machineconfig "$mc" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding "$role" "$role-scraper" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrole "$role" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding "$role-reader" --ignore-not-found >/dev/null 2>&1 || true
@@ -178,6 +179,15 @@ lease=${lease:-psi-rebalancer-leader}
 eventually 60 "the operator holds the leader Lease $lease in $ns" bash -c \
   "[ -n \"\$(kubectl get lease -n $ns $lease -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)\" ]"
 
+# the workers' pool, which the operator's MachineConfig is for
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata: {name: worker}
+spec:
+  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
+  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
+YAML
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance

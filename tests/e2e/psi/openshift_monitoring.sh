@@ -63,8 +63,7 @@ metrics_condition() { # REASON GREP: MetricsAvailable has REASON and its message
 }
 
 # --- the bed: the querier stand-in, and the API server with its audit log --------------------
-"$PSI_SOURCE_DIR/hack/cluster/monitoring" --dir "$PSI_TESTBED" up >/dev/null
-eval "$("$PSI_SOURCE_DIR/hack/cluster/env" --dir "$PSI_TESTBED")"
+monitoring_up
 : > "$audit_log" 2>/dev/null || true
 PSI_TESTBED_AUDIT=1 "$PSI_SOURCE_DIR/hack/cluster/ctl" --dir "$PSI_TESTBED" restart apiserver
 install_operator_rbac
@@ -93,17 +92,7 @@ kubectl delete rolebinding psi-rebalancer-pressure-token -n "$ns" >/dev/null
 operator_sa_dir "$sa_dir" "$(bound_token psi-e2e-token-a-$$)"
 start_exporter worker-0 worker-1 worker-2
 start_operator_in_pod "$sa_dir"
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: rebalance.psi.dev/v1alpha1
-kind: PsiRebalance
-metadata: {name: $name}
-spec:
-  metrics:
-    prometheus: {url: "$PSI_THANOS_URL"}
-    interval: 5s
-    window: 15s
-  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 0s}
-YAML
+querier_psirebalance "$name" 0s
 
 # --- without the right to mint the reader's token: CredentialUnavailable ----------------------
 eventually 60 "without the token Role: MetricsAvailable=False, CredentialUnavailable naming the Role" \

@@ -19,29 +19,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$PSI_SOURCE_DIR/hack/cluster/monitoring" --dir "$PSI_TESTBED" up >/dev/null
-eval "$("$PSI_SOURCE_DIR/hack/cluster/env" --dir "$PSI_TESTBED")"
+monitoring_up
 install_operator_rbac
 kubectl create clusterrolebinding "$binding" --clusterrole cluster-monitoring-view \
   --serviceaccount psi-rebalancer:psi-rebalancer-pressure-reader >/dev/null
 start_sim "$scenarios/seed.yaml"
 operator_sa_dir "$work/serviceaccount" "$(kubectl create token psi-rebalancer -n psi-rebalancer --duration=1h)"
 start_operator_in_pod "$work/serviceaccount"
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: rebalance.psi.dev/v1alpha1
-kind: PsiRebalance
-metadata: {name: $name}
-spec:
-  metrics:
-    prometheus: {url: "$PSI_THANOS_URL"}
-    interval: 5s
-    window: 15s
-  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s}
-  eviction:
+querier_psirebalance "$name" 10s "  eviction:
     mode: DryRun
     evictAbovePercent: 30
-    cooldown: {initial: 10m, max: 20m, history: 1h}
-YAML
+    cooldown: {initial: 10m, max: 20m, history: 1h}"
 
 would() { psir_field "$name" '[.status.moves[]? | select(.phase=="WouldMove")] | length'; }
 two_moves() { [ "$(would)" = 2 ]; }

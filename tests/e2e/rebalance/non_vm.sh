@@ -2,19 +2,29 @@
 # Moving a pod that is not a VM. The simulator's scenario plain-pods: a Deployment of two busy
 # pods (the real kube-controller-manager's ReplicaSet) on worker-0 of three workers (~43 %
 # CPU pressure), whose use the simulator exports as cAdvisor's container_* series and lists in
-# each node's kubelet Summary. The operator reads pressure and use from the kubelets (metrics
-# source Kubelet: the simulator has no node_cpu_seconds_total, the node usage a Prometheus
-# source needs for pods that are not VMs).
+# each node's kubelet Summary, with the nodes' CPU use as node_cpu_seconds_total. The operator
+# reads pressure and use from the metrics source given (Kubelet, the default: the Summaries
+# through the API server's node proxy; Prometheus: the bed's, which scrapes the simulator).
 # - eviction.method Migrate leaves pods that are not VMs alone: the Rebalancing condition says
 #   so, nothing is evicted;
-# - method Auto (the default) evicts one: status.moves shows it (kind ReplicaSet, phase
-#   Evicted, the pod named), an Evicted Event says which, psi_rebalancer_evictions_total
-#   {result="evicted"} counts it, the ReplicaSet replaces the pod on another node, and
-#   worker-0's pressure falls below the untaint level.
+# - method Auto (the default) or Evict, as given, evicts one: status.moves shows it (kind
+#   ReplicaSet, phase Evicted, the pod named), an Evicted Event says which,
+#   psi_rebalancer_evictions_total{result="evicted"} counts it, the ReplicaSet replaces the pod
+#   on another node, and worker-0's pressure falls below the untaint level.
+# usage: non_vm.sh [SOURCE [METHOD]]: SOURCE Kubelet (default) or Prometheus, METHOD Auto
+# (default) or Evict
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 source "$(dirname "$0")/lib.sh"
 
+source_kind=${1:-Kubelet}
+case $source_kind in
+  Kubelet) metrics="{source: Kubelet, interval: 5s, window: 15s}" ;;
+  Prometheus) metrics=$bed_metrics ;;
+  *) echo "usage: non_vm.sh [Kubelet|Prometheus [Auto|Evict]]" >&2; exit 2 ;;
+esac
+method=${2:-Auto}
+case $method in Auto | Evict) ;; *) echo "usage: non_vm.sh [Kubelet|Prometheus [Auto|Evict]]" >&2; exit 2 ;; esac
 name=non-vm-$$
 trap 'rebalance_cleanup "$name"' EXIT
 
@@ -36,7 +46,7 @@ eventually 60 "Prometheus scrapes a container_cpu_usage_seconds_total series for
 summary_pods() { kubectl get --raw /api/v1/nodes/worker-0/proxy/stats/summary | jq -r '[.pods[] | select(.cpu.usageNanoCores > 1e9)] | length'; }
 check "worker-0's kubelet Summary lists both pods, each using over a core" test "$(summary_pods)" = 2
 
-operator_kubelet_rbac=1 # config/kubelet-source: nodes/proxy, for the Kubelet source
+if [ "$source_kind" = Kubelet ]; then operator_kubelet_rbac=1; fi # config/kubelet-source: nodes/proxy
 start_operator
 psir() { # psir METHOD
   kubectl apply -f - >/dev/null <<YAML
@@ -44,7 +54,7 @@ apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: $name}
 spec:
-  metrics: {source: Kubelet, interval: 5s, window: 15s}
+  metrics: $metrics
   pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s}
   eviction:
     mode: Automatic
@@ -65,10 +75,10 @@ check "nothing was evicted (record)" test "$(our_evictions all | wc -l)" -eq 0
 check "status.moves is empty" test "$(psir_field "$name" '.status.moves // [] | length')" = 0
 check "both busy pods still run on worker-0" test "$(busy_on worker-0)" = 2
 
-# --- Auto: one is evicted ------------------------------------------------------------------------
+# --- Auto or Evict: one is evicted ----------------------------------------------------------------
 t0=$SECONDS
-psir Auto
-eventually 90 "method Auto: a move of a busy pod is in status.moves" bash -c "$(declare -f psir_field)
+psir "$method"
+eventually 90 "method $method: a move of a busy pod is in status.moves" bash -c "$(declare -f psir_field)
   [ \"\$(psir_field $name '.status.moves // [] | length')\" -ge 1 ]"
 echo "# after $((SECONDS - t0)) s: $(psir_field "$name" '.status.moves[0] | tojson')"
 move() { psir_field "$name" ".status.moves[0].$1"; }
@@ -104,6 +114,9 @@ check "psi_rebalancer_evictions_total{result=\"evicted\"} is 1" \
   test "$(awk '$1 == "psi_rebalancer_evictions_total{result=\"evicted\"}" {print $2}' <<<"$metrics")" = 1
 check "no eviction was counted as a migration" \
   test "$(awk '$1 == "psi_rebalancer_evictions_total{result=\"migration\"}" {print $2}' <<<"$metrics")" = 0
+check "the predictions read worker-0's CPU use from the $source_kind source (its demand is known)" \
+  grep -qE 'rebalance node .*node=worker-0 pressure=[0-9.]+ demand=[0-9]' "$work/operator.log"
+check "no usage reading failed" bash -c "! grep -E 'usage query failed|no kubelet summary could be read|usage not readable' $work/operator.log"
 check "no permission was denied to the operator" bash -c "! grep -E 'Forbidden|forbidden' $work/operator.log"
 
 finish

@@ -8,17 +8,9 @@
 #   to <rendered>", as the real operator writes it.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/simlib.sh"
+source "$(dirname "$0")/../lib/mco.sh"
 
-forget_pools() {
-  kubectl delete machineconfigpool master worker --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  kubectl delete machineconfig 99-master-e2e-psi 99-worker-e2e-psi 00-master 00-worker --ignore-not-found >/dev/null 2>&1 || true
-  kubectl get machineconfig -o name 2>/dev/null | grep '/rendered-' | xargs -r kubectl delete >/dev/null 2>&1 || true
-  local n
-  for n in $(kubectl get nodes -l node-role.kubernetes.io/worker -o name); do
-    kubectl annotate "$n" machineconfiguration.openshift.io/currentConfig- machineconfiguration.openshift.io/desiredConfig- \
-      machineconfiguration.openshift.io/state- machineconfiguration.openshift.io/reason- >/dev/null 2>&1 || true
-  done
-}
+forget_pools() { mco_forget_pools "master worker" 99-master-e2e-psi 99-worker-e2e-psi; }
 cleanup() { sim_cleanup; forget_pools; }
 trap cleanup EXIT
 forget_pools

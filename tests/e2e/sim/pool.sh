@@ -6,19 +6,10 @@
 # only once it runs a configuration with psi=1. The VMs keep running (same UIDs).
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/simlib.sh"
+source "$(dirname "$0")/../lib/mco.sh"
 
 mc=99-worker-e2e-psi
-# the pool and configs are cluster-wide: leave the bed as other tests expect it (no pool)
-forget_pool() {
-  kubectl delete machineconfigpool worker --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  kubectl delete machineconfig "$mc" 00-worker --ignore-not-found >/dev/null 2>&1 || true
-  kubectl get machineconfig -o name 2>/dev/null | grep '/rendered-worker-' | xargs -r kubectl delete >/dev/null 2>&1 || true
-  local n
-  for n in $(kubectl get nodes -l node-role.kubernetes.io/worker -o name); do
-    kubectl annotate "$n" machineconfiguration.openshift.io/currentConfig- machineconfiguration.openshift.io/desiredConfig- \
-      machineconfiguration.openshift.io/state- machineconfiguration.openshift.io/reason- >/dev/null 2>&1 || true
-  done
-}
+forget_pool() { mco_forget_pools worker "$mc"; }
 cleanup() { sim_cleanup; forget_pool; }
 trap cleanup EXIT
 forget_pool

@@ -34,7 +34,7 @@ static void build(struct api_status *st)
                                        .node_states = {1, 1, 1, 0, 0}};
     struct api_machine_config_status *mc = api_status_add_machine_config(st, "worker");
     mc->name = strdup("99-worker-psi-rebalancer");
-    mc->pool = strdup("worker");
+    mc->role = strdup("worker");
     mc->updated = true;
     mc->updated_machines = mc->machines = 3;
     static const char *const names[] = {"worker-0", "worker-1", "worker-2"};

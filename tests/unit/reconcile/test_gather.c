@@ -1,5 +1,6 @@
 /* Unit tests of controller/reconcile/gather's pure parts: the informer projections keep what
- * the decisions read and drop the rest; the plan's view of a node from its projection. */
+ * the decisions read and drop the rest (nodes: nodeproj, with shared label strings); the plan's
+ * view of a node from its projection. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 
 #include "base/jx.h"
 #include "reconcile/gather.h"
+#include "reconcile/nodeproj.h"
 #include "testutil.h"
 
 static void test_node_projection(void **state)
@@ -27,15 +29,42 @@ static void test_node_projection(void **state)
               "\"InternalIP\",\"address\":\"127.0.0.10\"}],\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\"},"
               "\"allocatable\":{\"cpu\":\"3500m\",\"memory\":\"7Gi\",\"pods\":\"110\",\"hugepages-2Mi\":\"0\"},"
               "\"images\":[{}]}}");
-    cJSON *p = gather_node_projection(node, NULL);
-    assert_string_equal(jx_str(p, "metadata.resourceVersion"), "5");
-    assert_null(jx_get(p, "metadata.managedFields"));
-    assert_null(jx_get(p, "metadata.annotations"));
-    assert_null(jx_get(p, "spec.podCIDR"));
-    assert_null(jx_get(p, "status.images"));
-    assert_int_equal(cJSON_GetArraySize(jx_get(p, "status.addresses")), 1); /* InternalIP only */
-    assert_string_equal(jx_str(p, "status.capacity.memory"), "8Gi");        /* memory load is relative to it */
-    assert_null(jx_get(p, "status.allocatable.hugepages-2Mi"));
+    size_t shared0 = nodeproj_shared_strings();
+    struct nodeproj *p = nodeproj_project(node, NULL);
+    assert_non_null(p);
+    assert_string_equal(p->name, "w0");
+    assert_string_equal(p->rv, "5");
+    assert_string_equal(p->ip, "127.0.0.10"); /* the InternalIP, not the Hostname entry */
+    assert_int_equal(cJSON_GetArraySize(p->taints), 1);
+    assert_int_equal(cJSON_GetArraySize(p->labels), 1);
+
+    /* a second node with the same label shares its strings; the last one gone frees them */
+    cJSON *node2 = parse("{\"metadata\":{\"name\":\"w1\",\"labels\":{\"a\":\"b\",\"h\":\"w1\"}}}");
+    struct nodeproj *p2 = nodeproj_project(node2, NULL);
+    assert_non_null(p2);
+    assert_int_equal(nodeproj_shared_strings(), shared0 + 4); /* a, b, h, w1 */
+    assert_ptr_equal(cJSON_GetObjectItem(p->labels, "a")->valuestring,
+                     cJSON_GetObjectItem(p2->labels, "a")->valuestring);
+    assert_null(p2->taints);
+    assert_string_equal(p2->ip, "");
+    assert_true(isnan(p2->cpus) && isnan(p2->alloc_pods));
+    /* a heartbeat (a new resourceVersion alone) is no change; a label or a taint is */
+    cJSON *beat = cJSON_Duplicate(node, 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(beat, "metadata"), "resourceVersion", cJSON_CreateString("6"));
+    struct nodeproj *pb = nodeproj_project(beat, NULL);
+    assert_false(nodeproj_changed(p, pb));
+    nodeproj_free(pb);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(beat, "spec"), "taints");
+    pb = nodeproj_project(beat, NULL);
+    assert_true(nodeproj_changed(p, pb));
+    assert_true(nodeproj_changed(p, p2));
+    assert_false(nodeproj_changed(p2, p2));
+    nodeproj_free(pb);
+    cJSON_Delete(beat);
+    nodeproj_free(p2);
+    assert_int_equal(nodeproj_shared_strings(), shared0 + 2);
+    cJSON *nameless = parse("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
+    assert_null(nodeproj_project(nameless, NULL));
 
     struct rebalance_node v;
     gather_node_view(p, &v);
@@ -43,14 +72,17 @@ static void test_node_projection(void **state)
     assert_non_null(v.taints);
     assert_string_equal(jx_str(v.labels, "a"), "b");
     assert_float_equal(v.cpus, 4, 1e-9);
+    assert_float_equal(v.memory, 8.0 * 1024 * 1024 * 1024, 1);
     assert_float_equal(v.alloc_cpu, 3.5, 1e-9);
     assert_float_equal(v.alloc_pods, 110, 1e-9);
-    assert_float_equal(v.memory, 8.0 * 1024 * 1024 * 1024, 1);
     assert_float_equal(v.alloc_memory, 7.0 * 1024 * 1024 * 1024, 1);
     assert_true(isnan(v.pressure) && isnan(v.demand) && isnan(v.req_cpu)); /* this cycle's to fill */
     assert_false(v.selected || v.tainted || v.sustained || v.settling);
-    cJSON_Delete(p);
+    nodeproj_free(p);
+    assert_int_equal(nodeproj_shared_strings(), shared0);
     cJSON_Delete(node);
+    cJSON_Delete(node2);
+    cJSON_Delete(nameless);
 }
 
 static void test_pod_projection(void **state)

@@ -164,32 +164,12 @@ static void test_unneeded(void **state)
     assert_false(machineconfig_unneeded(NULL, "workers", none, 0));
 }
 
-static void test_pool_for_role(void **state)
-{
-    (void)state;
-    cJSON *list = fixture("mcp-list.json");
-    const cJSON *pools[8];
-    size_t n = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach (it, list) {
-        pools[n++] = it;
-    }
-    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "worker"), "metadata", "name"), "worker");
-    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "worker-cnf"), "metadata", "name"), "worker-cnf");
-    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "master"), "metadata", "name"), "master");
-    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "infra-nodes"), "metadata", "name"), "infra");
-    assert_string_equal(str_at(machineconfig_pool_for_role(pools, n, "storage"), "metadata", "name"), "storage");
-    assert_null(machineconfig_pool_for_role(pools, n, "gpu"));
-    assert_null(machineconfig_pool_for_role(pools, 0, "worker"));
-    cJSON_Delete(list);
-}
-
 static void test_pool_updated(void **state)
 {
     (void)state;
     cJSON *pool = fixture("mcp-worker-updated.json");
     struct machineconfig_pool_eval ev;
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_TRUE);
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_ENABLED);
     assert_string_equal(ev.pool, "worker");
@@ -197,19 +177,19 @@ static void test_pool_updated(void **state)
     assert_int_equal(ev.updated_machines, 3);
     assert_int_equal(ev.machines, 3);
     /* Another MachineConfig name is not in the pool's sources. */
-    machineconfig_pool_eval(pool, "worker", "99-worker-other", &ev);
+    machineconfig_pool_eval(pool, "99-worker-other", &ev);
     assert_int_equal(ev.status, API_CONDITION_FALSE);
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
     assert_non_null(strstr(ev.message, "not rendered"));
 
     struct api_status st = {0};
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(machineconfig_status_entry(&st, "worker", "99-worker-psi-rebalancer", &ev), 0);
     assert_int_equal(st.nmachine_configs, 1);
     const struct api_machine_config_status *m = &st.machine_configs[0];
     assert_string_equal(m->role, "worker");
     assert_string_equal(m->name, "99-worker-psi-rebalancer");
-    assert_string_equal(m->pool, "worker");
+    assert_string_equal(m->pool, "worker"); /* the key */
     assert_true(m->updated);
     assert_int_equal(m->updated_machines, 3);
     assert_int_equal(m->machines, 3);
@@ -222,7 +202,7 @@ static void test_pool_updating(void **state)
     (void)state;
     cJSON *pool = fixture("mcp-worker-updating.json");
     struct machineconfig_pool_eval ev;
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_FALSE);
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
     assert_false(ev.updated);
@@ -234,25 +214,25 @@ static void test_pool_updating(void **state)
     cJSON_ReplaceItemInObject(status, "updatedMachineCount", cJSON_CreateNumber(3));
     cJSON *conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
     cJSON_ReplaceItemInObject(cJSON_GetArrayItem(conds, 1), "status", cJSON_CreateString("True"));
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_FALSE);
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
     /* The MCO moves status.configuration once done: now Enabled. */
     cJSON *spec_conf =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pool, "spec"), "configuration");
     cJSON_ReplaceItemInObject(status, "configuration", cJSON_Duplicate(spec_conf, true));
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_TRUE);
     /* Counts that are no int32 (a cast of 1e300 is undefined) read as 0. */
     cJSON_ReplaceItemInObject(status, "machineCount", cJSON_CreateNumber(1e300));
     cJSON_ReplaceItemInObject(status, "updatedMachineCount", cJSON_CreateNumber(2.5));
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.machines, 0);
     assert_int_equal(ev.updated_machines, 0);
     cJSON_Delete(pool);
 }
 
-static void test_pool_paused_and_empty(void **state)
+static void test_pool_paused_and_uncounted(void **state)
 {
     (void)state;
     /* a paused pool in the middle of our rollout: PoolPaused, not Progressing for ever */
@@ -260,32 +240,31 @@ static void test_pool_paused_and_empty(void **state)
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(pool, "spec");
     cJSON_AddTrueToObject(spec, "paused");
     struct machineconfig_pool_eval ev;
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_FALSE);
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_PAUSED);
     assert_non_null(strstr(ev.message, "pool worker is paused"));
     assert_non_null(strstr(ev.message, "(1 of 3 updated)"));
-    /* over two roles, a paused pool outranks one that progresses */
+    /* over two pools, a paused pool outranks one that progresses */
     struct machineconfig_pool_eval both[2];
     both[0] = ev;
     cJSON_ReplaceItemInObject(spec, "paused", cJSON_CreateFalse());
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &both[1]);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &both[1]);
     assert_string_equal(both[1].reason, MACHINECONFIG_REASON_PROGRESSING);
     char msg[512];
     struct machineconfig_psi out = {.msg = msg, .msglen = sizeof(msg)};
     machineconfig_psi_enabled(both, 2, true, true, &out);
     assert_string_equal(out.reason, MACHINECONFIG_REASON_POOL_PAUSED);
-    /* the worker pool of a compact cluster: Updated, 0 machines: PoolEmpty, never Enabled */
+    /* a pool counting no machine while a selected node is in it: never "all 0 machines" Enabled */
     cJSON *status = cJSON_GetObjectItemCaseSensitive(pool, "status");
     cJSON_ReplaceItemInObject(status, "machineCount", cJSON_CreateNumber(0));
     cJSON_ReplaceItemInObject(status, "updatedMachineCount", cJSON_CreateNumber(0));
     cJSON_ReplaceItemInObject(status, "configuration",
                               cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(spec, "configuration"), true));
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_FALSE);
-    assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_EMPTY);
-    assert_non_null(strstr(ev.message, "pool worker has no machines"));
-    assert_non_null(strstr(ev.message, "add role master"));
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
+    assert_non_null(strstr(ev.message, "pool worker counts no machine yet"));
     cJSON_Delete(pool);
 }
 
@@ -294,7 +273,7 @@ static void test_pool_not_rendered(void **state)
     (void)state;
     cJSON *pool = fixture("mcp-worker-not-rendered.json");
     struct machineconfig_pool_eval ev;
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_FALSE); /* Updated True 3/3, but without ours */
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_PROGRESSING);
     assert_false(ev.rendered);
@@ -309,7 +288,7 @@ static void test_pool_degraded(void **state)
     (void)state;
     cJSON *pool = fixture("mcp-worker-degraded.json");
     struct machineconfig_pool_eval ev;
-    machineconfig_pool_eval(pool, "worker", "99-worker-psi-rebalancer", &ev);
+    machineconfig_pool_eval(pool, "99-worker-psi-rebalancer", &ev);
     assert_int_equal(ev.status, API_CONDITION_FALSE);
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_DEGRADED);
     assert_int_equal(ev.degraded_machines, 1);
@@ -318,22 +297,34 @@ static void test_pool_degraded(void **state)
     cJSON_Delete(pool);
 }
 
-static void test_pool_missing(void **state)
+static void test_orphans_and_not_covered(void **state)
 {
     (void)state;
     struct machineconfig_pool_eval ev;
-    machineconfig_pool_eval(NULL, "gpu", "99-gpu-psi-rebalancer", &ev);
+    const char *names[] = {"n-1", "n-2"};
+    machineconfig_orphans(names, 2, 7, &ev);
     assert_int_equal(ev.status, API_CONDITION_FALSE);
     assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_NOT_FOUND);
-    assert_non_null(strstr(ev.message, "gpu"));
+    assert_non_null(strstr(ev.message, "7 selected nodes are in no MachineConfigPool"));
+    assert_non_null(strstr(ev.message, ": n-1, n-2 and 5 more"));
+    machineconfig_orphans(names, 1, 1, &ev);
+    assert_non_null(strstr(ev.message, "1 selected node is in no MachineConfigPool"));
+    assert_null(strstr(ev.message, "more"));
+
+    machineconfig_not_covered("gpu", &ev);
+    assert_int_equal(ev.status, API_CONDITION_FALSE);
+    assert_string_equal(ev.reason, MACHINECONFIG_REASON_POOL_NOT_COVERED);
+    assert_non_null(strstr(ev.message, "pool gpu picks up MachineConfigs of no role"));
     struct api_status st = {0};
-    assert_int_equal(machineconfig_status_entry(&st, "gpu", "99-gpu-psi-rebalancer", &ev), 0);
-    assert_null(st.machine_configs[0].pool);
+    assert_int_equal(machineconfig_status_entry(&st, NULL, NULL, &ev), 0);
+    assert_string_equal(st.machine_configs[0].pool, "gpu");
+    assert_null(st.machine_configs[0].role);
+    assert_null(st.machine_configs[0].name);
     assert_false(st.machine_configs[0].updated);
     api_status_free(&st);
 }
 
-static void test_psi_enabled_over_roles(void **state)
+static void test_psi_enabled_over_pools(void **state)
 {
     (void)state;
     cJSON *updated = fixture("mcp-worker-updated.json"), *updating = fixture("mcp-worker-updating.json"),
@@ -341,9 +332,10 @@ static void test_psi_enabled_over_roles(void **state)
     struct machineconfig_pool_eval ev[3];
     char msg[1024];
     struct machineconfig_psi out = {.msg = msg, .msglen = sizeof(msg)};
-    machineconfig_pool_eval(updated, "worker", "99-worker-psi-rebalancer", &ev[0]);
-    machineconfig_pool_eval(updating, "infra", "99-worker-psi-rebalancer", &ev[1]);
-    machineconfig_pool_eval(NULL, "gpu", "99-gpu-psi-rebalancer", &ev[2]);
+    machineconfig_pool_eval(updated, "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_pool_eval(updating, "99-worker-psi-rebalancer", &ev[1]);
+    const char *orphan[] = {"lonely"};
+    machineconfig_orphans(orphan, 1, 1, &ev[2]);
 
     machineconfig_psi_enabled(ev, 1, true, true, &out);
     assert_int_equal(out.status, API_CONDITION_TRUE);
@@ -352,10 +344,10 @@ static void test_psi_enabled_over_roles(void **state)
     assert_int_equal(out.status, API_CONDITION_FALSE);
     assert_string_equal(out.reason, "Progressing");
     assert_non_null(strstr(msg, "1 of 3"));
-    assert_null(strstr(msg, "all 3 machines")); /* only the roles in the reported state */
+    assert_null(strstr(msg, "all 3 machines")); /* only the pools in the reported state */
     machineconfig_psi_enabled(ev, 3, true, true, &out);
     assert_string_equal(out.reason, "PoolNotFound");
-    machineconfig_pool_eval(degraded, "worker", "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_pool_eval(degraded, "99-worker-psi-rebalancer", &ev[0]);
     machineconfig_psi_enabled(ev, 3, true, true, &out);
     assert_int_equal(out.status, API_CONDITION_FALSE);
     assert_string_equal(out.reason, "PoolDegraded");
@@ -370,16 +362,23 @@ static void test_psi_enabled_over_roles(void **state)
     assert_string_equal(out.reason, "MachineConfigDisabled");
     machineconfig_psi_enabled(ev, 0, true, true, &out);
     assert_int_equal(out.status, API_CONDITION_UNKNOWN);
-    assert_string_equal(out.reason, "NoRoles");
+    assert_string_equal(out.reason, "NoSelectedNodes");
     /* A MachineConfig of our name that is someone else's: False, however updated its pool is. */
-    machineconfig_pool_eval(updated, "worker", "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_pool_eval(updated, "99-worker-psi-rebalancer", &ev[0]);
     machineconfig_not_owned("worker", "99-worker-psi-rebalancer", &ev[0]);
     machineconfig_psi_enabled(ev, 1, true, true, &out);
     assert_int_equal(out.status, API_CONDITION_FALSE);
     assert_string_equal(out.reason, "MachineConfigNotOwned");
-    assert_non_null(strstr(msg, "99-worker-psi-rebalancer exists but was not made by psi-rebalancer"));
+    assert_non_null(
+        strstr(msg, "pool worker: MachineConfig 99-worker-psi-rebalancer (role worker) exists but was not made"));
     machineconfig_psi_enabled(ev, 3, true, true, &out);
-    assert_string_equal(out.reason, "MachineConfigNotOwned"); /* before a missing pool */
+    assert_string_equal(out.reason, "MachineConfigNotOwned"); /* before nodes in no pool */
+    machineconfig_not_covered("gpu", &ev[1]);
+    machineconfig_pool_eval(updated, "99-worker-psi-rebalancer", &ev[0]);
+    machineconfig_psi_enabled(ev, 2, true, true, &out);
+    assert_string_equal(out.reason, "PoolNotCovered");
+    machineconfig_psi_enabled(ev, 3, true, true, &out);
+    assert_string_equal(out.reason, "PoolNotFound"); /* before a pool not covered */
     /* A tiny buffer is never overrun and stays terminated. */
     char tiny[8];
     struct machineconfig_psi small = {.msg = tiny, .msglen = sizeof(tiny)};
@@ -398,14 +397,13 @@ int main(void)
         cmocka_unit_test(test_diff_and_apply_existing),
         cmocka_unit_test(test_foreign),
         cmocka_unit_test(test_unneeded),
-        cmocka_unit_test(test_pool_for_role),
         cmocka_unit_test(test_pool_updated),
         cmocka_unit_test(test_pool_updating),
-        cmocka_unit_test(test_pool_paused_and_empty),
+        cmocka_unit_test(test_pool_paused_and_uncounted),
         cmocka_unit_test(test_pool_not_rendered),
         cmocka_unit_test(test_pool_degraded),
-        cmocka_unit_test(test_pool_missing),
-        cmocka_unit_test(test_psi_enabled_over_roles),
+        cmocka_unit_test(test_orphans_and_not_covered),
+        cmocka_unit_test(test_psi_enabled_over_pools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,9 +45,9 @@ static struct api_move vm_move(const char *destination, const char *migration, e
 static void test_hostname(void **state)
 {
     (void)state;
-    cJSON *n = parse("{\"metadata\":{\"name\":\"worker-2\",\"labels\":{\"kubernetes.io/hostname\":\"w2.example\"}}}");
+    cJSON *n = parse("{\"kubernetes.io/hostname\":\"w2.example\"}");
     assert_string_equal(migrate_hostname(n, "worker-2"), "w2.example");
-    cJSON *bare = parse("{\"metadata\":{\"name\":\"worker-2\",\"labels\":{\"kubernetes.io/hostname\":\"\"}}}");
+    cJSON *bare = parse("{\"kubernetes.io/hostname\":\"\"}");
     assert_string_equal(migrate_hostname(bare, "worker-2"), "worker-2");
     assert_string_equal(migrate_hostname(NULL, "worker-3"), "worker-3");
     cJSON_Delete(n);

@@ -38,9 +38,14 @@ static void test_mark(void **state)
                        "{\"metadata\":{\"name\":\"young\",\"creationTimestamp\":\"2024-01-03T00:00:00Z\"},"
                        "\"spec\":{\"nodeSelector\":{\"matchLabels\":{\"zone\":\"a\"}}}}]");
     struct ownership_nodes all = {0};
+    void *kept[4];
+    size_t nkept = 0;
     const cJSON *it;
-    cJSON_ArrayForEach (it, nodes)
-        assert_int_equal(ownership_add_node(&all, it), 0);
+    cJSON_ArrayForEach (it, nodes) {
+        void *p = nodeproj_project(it, NULL);
+        if (p)
+            assert_int_equal(ownership_add_node(&all, kept[nkept++] = p), 0);
+    }
     assert_int_equal(all.n, 3); /* a node without a name is no node */
     struct ownership_rivals rivals = {0};
     cJSON_ArrayForEach (it, prs)
@@ -66,6 +71,8 @@ static void test_mark(void **state)
     assert_true(all.v[2].owned);
     api_selector_free(&sel);
     free(all.v);
+    for (size_t i = 0; i < nkept; i++)
+        nodeproj_free(kept[i]);
     cJSON_Delete(nodes);
     cJSON_Delete(prs);
 }

@@ -55,6 +55,12 @@ static void test_defaults_and_values(void **state)
     assert_string_equal(busy->labels[0].key, "app");
     assert_string_equal(busy->labels[0].value, "busy");
     assert_null(scenario_deployment_find(s, "other"));
+    assert_false(s->node_cpu_seconds);
+    scenario_free(s);
+
+    s = parse("name: p\nnodes: {cpuSeconds: true}\ndeployments: [{name: web}]\n", err, sizeof(err));
+    assert_non_null(s);
+    assert_true(s->node_cpu_seconds);
     scenario_free(s);
 
     /* VMs and Deployments together */
@@ -88,6 +94,7 @@ static void test_errors(void **state)
         {"name: x\ndeployments: [{name: a, labels: [x]}]\n", "deployments[0].labels: must be a mapping"},
         {"name: x\ndeployments: [{name: a, labels: {n: 1}}]\n", "deployments[0].labels.n: must be a string"},
         {"name: x\nvms: []\ndeployments: [{name: a}]\n", "vms: must be a list of at least one VM"},
+        {"name: x\nnodes: {cpuSeconds: 1}\ndeployments: [{name: a}]\n", "nodes.cpuSeconds: must be true or false"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char err[512] = "";
@@ -109,27 +116,32 @@ static void test_podusage_counters(void **state)
     struct podusage *u = podusage_new();
     assert_non_null(u);
     podusage_begin(u);
-    assert_int_equal(podusage_set(u, "uid-a", "ns", "busy-1", "worker-0", 2, 512 * MiB, 100), 0);
-    assert_int_equal(podusage_set(u, "uid-b", "ns", "busy-2", "worker-0", 1, 256 * MiB, 100), 0);
+    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-a", "ns", "busy-1", "worker-0", 2, 512 * MiB}, 100),
+                     0);
+    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-b", "ns", "busy-2", "worker-0", 1, 256 * MiB}, 100),
+                     0);
     podusage_end(u);
     assert_int_equal(podusage_count(u), 2);
     assert_near(podusage_seconds(u, "uid-a", 110), 20, 1e-9);
     podusage_begin(u);
-    assert_int_equal(podusage_set(u, "uid-a", "ns", "busy-1", "worker-0", 0.5, 512 * MiB, 110), 0);
+    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-a", "ns", "busy-1", "worker-0", 0.5, 512 * MiB}, 110),
+                     0);
     podusage_end(u);
     assert_int_equal(podusage_count(u), 1);
     assert_near(podusage_seconds(u, "uid-a", 120), 20 + 5, 1e-9);
     assert_near(podusage_seconds(u, "uid-b", 120), -1, 0);
     podusage_begin(u);
-    assert_int_equal(podusage_set(u, "uid-b", "ns", "busy-2", "worker-1", 1, 256 * MiB, 120), 0);
-    assert_int_equal(podusage_set(u, "uid-a", "ns", "busy-1", "worker-0", 0.5, 512 * MiB, 120), 0);
+    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-b", "ns", "busy-2", "worker-1", 1, 256 * MiB}, 120),
+                     0);
+    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-a", "ns", "busy-1", "worker-0", 0.5, 512 * MiB}, 120),
+                     0);
     podusage_end(u);
     assert_near(podusage_seconds(u, "uid-b", 130), 10, 1e-9);
     /* bad values are refused */
-    assert_int_equal(podusage_set(u, "uid-c", "ns", "x", "worker-0", NAN, 0, 130), -1);
-    assert_int_equal(podusage_set(u, "uid-c", "ns", "x", "worker-0", -1, 0, 130), -1);
-    assert_int_equal(podusage_set(u, "", "ns", "x", "worker-0", 1, 0, 130), -1);
-    assert_int_equal(podusage_set(u, "uid-c", "ns", "x", NULL, 1, 0, 130), -1);
+    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-c", "ns", "x", "worker-0", NAN, 0}, 130), -1);
+    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-c", "ns", "x", "worker-0", -1, 0}, 130), -1);
+    assert_int_equal(podusage_set(u, &(struct podusage_pod){"", "ns", "x", "worker-0", 1, 0}, 130), -1);
+    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-c", "ns", "x", NULL, 1, 0}, 130), -1);
     podusage_free(u);
 }
 
@@ -139,8 +151,8 @@ static void test_podusage_render(void **state)
     (void)state;
     struct podusage *u = podusage_new();
     podusage_begin(u);
-    podusage_set(u, "uid-a", "ns", "busy-1", "worker-0", 2, 1024, 0);
-    podusage_set(u, "uid-b", "ns", "busy-2", "worker-1", 1, 2048, 0);
+    podusage_set(u, &(struct podusage_pod){"uid-a", "ns", "busy-1", "worker-0", 2, 1024}, 0);
+    podusage_set(u, &(struct podusage_pod){"uid-b", "ns", "busy-2", "worker-1", 1, 2048}, 0);
     podusage_end(u);
     size_t len = 3;
     char *text = strdup("x\n\n");

@@ -111,6 +111,18 @@ static void test_render(void **state)
     assert_non_null(strstr(all, "\nnode_cpu_seconds_total{cpu=\"0\",mode=\"idle\",instance=\"worker-1\"} 2\n"));
     assert_null(strstr(all, "mode=\"idle\",instance=\"worker-0\""));
     free(all);
+    /* busy cores, once set, as CPU 0's user-mode counter beside its idle one */
+    assert_int_equal(sim_exporter_set_cpu_busy(e, "worker-1", -1, 20), -1);
+    assert_int_equal(sim_exporter_set_cpu_busy(e, "worker-1", 2.5, 20), 0);
+    one = sim_exporter_render(e, 24, "worker-1", &len);
+    assert_non_null(strstr(one, "\nnode_cpu_seconds_total{cpu=\"0\",mode=\"idle\"} 2.8"));
+    assert_non_null(strstr(one, "\nnode_cpu_seconds_total{cpu=\"0\",mode=\"user\"} 10\n"));
+    assert_int_equal(sim_exporter_set_cpu_busy(e, "worker-1", 0.5, 24), 0);
+    all = sim_exporter_render(e, 26, NULL, &len);
+    assert_non_null(strstr(all, "\nnode_cpu_seconds_total{cpu=\"0\",mode=\"user\",instance=\"worker-1\"} 11\n"));
+    assert_null(strstr(all, "mode=\"user\",instance=\"worker-0\""));
+    free(one);
+    free(all);
     /* memory, once set, as node_exporter's MemTotal and MemAvailable gauges */
     assert_int_equal(sim_exporter_set_memory(e, "worker-1", 64, 70, 20), -1); /* more available than there is */
     assert_int_equal(sim_exporter_set_memory(e, "worker-1", 64, 24, 20), 0);

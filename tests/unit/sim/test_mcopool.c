@@ -62,6 +62,17 @@ static void test_select_and_render(void **state)
     assert_true(mcopool_selects(pool, psi));
     assert_false(mcopool_selects(pool, other));
     assert_false(mcopool_selects(pool, rendered_old)); /* rendered configs are outputs, not inputs */
+    /* a custom pool inheriting the worker MachineConfigs: role In (worker, worker-cnf) */
+    cJSON *custom = json("{\"metadata\":{\"name\":\"worker-cnf\"},\"spec\":{\"machineConfigSelector\":{"
+                         "\"matchExpressions\":[{\"key\":\"machineconfiguration.openshift.io/role\",\"operator\":"
+                         "\"In\",\"values\":[\"worker\",\"worker-cnf\"]}]}}}");
+    cJSON *cnf_mc = mc("99-worker-cnf-psi", "worker-cnf", "[\"psi=1\"]");
+    assert_true(mcopool_selects(custom, psi));
+    assert_true(mcopool_selects(custom, cnf_mc));
+    assert_false(mcopool_selects(custom, other));
+    assert_false(mcopool_selects(pool, cnf_mc));
+    cJSON_Delete(custom);
+    cJSON_Delete(cnf_mc);
 
     const cJSON *two[] = {psi, base};
     cJSON *source = NULL;
@@ -211,6 +222,16 @@ static void test_primary_pool_and_paused(void **state)
     cJSON *two = json("{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/worker-cnf\":\"\","
                       "\"node-role.kubernetes.io/worker-rt\":\"\"}}}");
     assert_null(mcopool_primary(pools, 4, two));
+    /* a master in two custom pools too: refused before master is considered */
+    cJSON *master_two =
+        json("{\"metadata\":{\"labels\":{\"node-role.kubernetes.io/master\":\"\","
+             "\"node-role.kubernetes.io/worker-cnf\":\"\",\"node-role.kubernetes.io/worker-rt\":\"\"}}}");
+    assert_null(mcopool_primary(pools, 4, master_two));
+    cJSON_Delete(master_two);
+    /* an empty node selector matches nothing */
+    cJSON *empty = json("{\"metadata\":{\"name\":\"all\"},\"spec\":{\"nodeSelector\":{}}}");
+    assert_false(mcopool_has_node(empty, plain));
+    cJSON_Delete(empty);
     cJSON *none = json("{\"metadata\":{\"labels\":{\"app\":\"x\"}}}");
     assert_null(mcopool_primary(pools, 4, none));
 
