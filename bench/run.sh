@@ -62,7 +62,7 @@ while (($#)); do
     --no-scale) do_scale=0; shift ;;
     --no-sides) do_sides=0; shift ;;
     --no-desched) do_desched=0; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
