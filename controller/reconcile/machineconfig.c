@@ -354,16 +354,17 @@ void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t 
                 *reason = order[k];
                 break;
             }
-    /* The message: every pool whose state is the reported one, "; "-joined. */
+    /* The message: every pool's state, "; "-joined, those in the reported state first. */
     size_t len = 0;
     if (msglen)
         msg[0] = '\0';
-    for (size_t i = 0; i < n && len + 1 < msglen; i++) {
-        if (!base_same(ev[i].reason, *reason))
-            continue;
-        int w = snprintf(msg + len, msglen - len, "%s%s", len ? "; " : "", ev[i].message);
-        if (w < 0)
-            break;
-        len += (size_t)w < msglen - len ? (size_t)w : msglen - len - 1;
-    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n && len + 1 < msglen; i++) {
+            if (base_same(ev[i].reason, *reason) != (pass == 0))
+                continue;
+            int w = snprintf(msg + len, msglen - len, "%s%s", len ? "; " : "", ev[i].message);
+            if (w < 0)
+                break;
+            len += (size_t)w < msglen - len ? (size_t)w : msglen - len - 1;
+        }
 }
