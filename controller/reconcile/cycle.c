@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/reasons.h"
 #include "base/util.h"
 
 void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, const char *reason, const char *fmt, ...)
@@ -54,14 +53,6 @@ unsigned cycle_resources(const struct api_spec *spec)
     if (spec->pressure.resource == API_RESOURCE_CPU)
         return REBALANCE_RES_CPU;
     return spec->pressure.resource == API_RESOURCE_MEMORY ? REBALANCE_RES_MEMORY : 0;
-}
-
-int64_t cycle_requeue_ms(int64_t now_ms, int64_t next_sample_ms, int64_t interval_ms, const char *rebalancing_reason)
-{
-    int64_t ms = next_sample_ms > now_ms ? next_sample_ms - now_ms : interval_ms;
-    if (rebalancing_reason && strcmp(rebalancing_reason, API_REASON_WAITING_FOR_PODS) == 0 && ms > CYCLE_PODS_RETRY_MS)
-        ms = CYCLE_PODS_RETRY_MS;
-    return ms;
 }
 
 int64_t cycle_settle_ms(const struct api_spec *spec)

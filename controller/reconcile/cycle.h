@@ -42,15 +42,6 @@ void cycle_verdict_set(struct cycle_verdict *v, enum api_condition_status st, co
  * why. */
 bool cycle_gate(const struct api_spec *spec, bool metrics_ok, struct cycle_verdict *v);
 
-/* How soon a cycle that waited for the podSelector's pods to be listed comes back. */
-#define CYCLE_PODS_RETRY_MS 2000
-
-/* The delay before the next reconcile: until the next sample (next_sample_ms; one interval
- * when that is past), or at most CYCLE_PODS_RETRY_MS when the Rebalancing reason says the
- * cycle waited for the pods to be listed (WaitingForPods): the first move after a node turns
- * hot should not wait a whole interval for a list that takes a moment. */
-int64_t cycle_requeue_ms(int64_t now_ms, int64_t next_sample_ms, int64_t interval_ms, const char *rebalancing_reason);
-
 /* The settle time: metrics.window plus two intervals. */
 int64_t cycle_settle_ms(const struct api_spec *spec);
 

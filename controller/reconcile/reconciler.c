@@ -14,7 +14,6 @@
 #include "promcred.h"
 #include "reconcile/bodies.h"
 #include "reconcile/conditions.h"
-#include "reconcile/cycle.h"
 #include "reconcile/mcsync.h"
 #include "reconcile/ownership.h"
 #include "reconcile/sampling.h"
@@ -537,11 +536,8 @@ static int live_cycle(struct visit *v, int64_t *requeue_ms)
                        v->pr.generation, now_s(v->now_ms));
     rebalance(v);
     int rc = conclude(v) < 0 || v->fail_reason ? -1 : 0;
-    const char *reason = NULL;
-    for (size_t i = 0; i < v->next.nconditions; i++)
-        if (strcmp(v->next.conditions[i].type, API_CONDITION_REBALANCING) == 0)
-            reason = v->next.conditions[i].reason;
-    *requeue_ms = cycle_requeue_ms(v->now_ms, v->cs->next_sample_ms, v->pr.spec.metrics.interval_ms, reason);
+    int64_t next_sample = v->cs->next_sample_ms;
+    *requeue_ms = next_sample > v->now_ms ? next_sample - v->now_ms : v->pr.spec.metrics.interval_ms;
     return rc;
 }
 

@@ -77,16 +77,6 @@ static void test_gate(void **state)
     api_spec_free(&spec);
 }
 
-static void test_requeue(void **state)
-{
-    (void)state;
-    assert_int_equal(cycle_requeue_ms(1000, 31000, 30000, "Moving"), 30000); /* the next sample */
-    assert_int_equal(cycle_requeue_ms(40000, 31000, 30000, NULL), 30000);    /* past: an interval */
-    /* waiting for the pods' list: back within seconds, not at the next sample */
-    assert_int_equal(cycle_requeue_ms(1000, 31000, 30000, "WaitingForPods"), CYCLE_PODS_RETRY_MS);
-    assert_int_equal(cycle_requeue_ms(1000, 1500, 30000, "WaitingForPods"), 500); /* a sample comes first */
-}
-
 static void test_sustain(void **state)
 {
     (void)state;
@@ -284,9 +274,9 @@ static void test_reasons(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gate),     cmocka_unit_test(test_requeue), cmocka_unit_test(test_sustain),
-        cmocka_unit_test(test_settling), cmocka_unit_test(test_overlay), cmocka_unit_test(test_listing),
-        cmocka_unit_test(test_made),     cmocka_unit_test(test_observe), cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_gate),    cmocka_unit_test(test_sustain), cmocka_unit_test(test_settling),
+        cmocka_unit_test(test_overlay), cmocka_unit_test(test_listing), cmocka_unit_test(test_made),
+        cmocka_unit_test(test_observe), cmocka_unit_test(test_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
