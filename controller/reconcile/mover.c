@@ -404,6 +404,22 @@ static int decide_moves(struct mover *mv, struct decision *dc, char *fail_msg, s
     return plan_and_move(mv, dc, fail_msg, fail_len);
 }
 
+/* A node above evictAbove that has not stayed there for the sustain window yet will be a
+ * source: start listing the podSelector's pods now, so that its first move does not wait a
+ * cycle for the list (find_candidates). */
+static void warm_pods(const struct decision *dc)
+{
+    bool soon = false;
+    for (size_t i = 0; i < dc->nn; i++)
+        soon = soon || (dc->nodes[i].selected && dc->nodes[i].pressure > dc->p.evict_above);
+    if (!soon || !dc->d->pods)
+        return;
+    char *sel = api_selector_to_query(&dc->in->pr->spec.eviction.pod_selector);
+    if (sel)
+        dc->d->pods(dc->d->pods_ud, sel);
+    free(sel);
+}
+
 /* The decision of a sampled cycle into dc->v (dc->keep: the last one stands). Returns -1 when
  * an eviction failed (fail_msg says why). */
 static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t fail_len)
@@ -424,6 +440,7 @@ static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t 
     if (dc->dry) /* DryRun: the moves it would have made change the picture once demands are known */
         history_prune_virtual(mv->h);
     if (!any) { /* nothing to do, or only settling sources: the plan says which, without reading more */
+        warm_pods(dc);
         if (rebalance_plan(&dc->p, dc->nodes, dc->nn, NULL, 0, &dc->plan) < 0)
             cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
         else
