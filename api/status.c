@@ -8,6 +8,7 @@
 
 #include "api/json.h"
 #include "api/psirebalance.h"
+#include "base/util.h"
 
 static const char *const condition_status_names[] = {"True", "False", "Unknown"};
 static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted", "Cooling", "Unknown"};
@@ -46,9 +47,10 @@ void api_move_free(struct api_move *m)
     memset(m, 0, sizeof(*m));
 }
 
+/* *dst = a copy of src (NULL stays NULL); -1 on no memory. */
 static int dup_or_null(char **dst, const char *src)
 {
-    *dst = src ? strdup(src) : NULL;
+    *dst = base_strdup_or_null(src);
     return src && !*dst ? -1 : 0;
 }
 

@@ -274,6 +274,9 @@ def side(d):
     for res, f in (("cpu", "pressure.json"), ("memory", "pressure-memory.json")):
         series = {}
         for r in load(f"{d}/{f}", {}).get("data", {}).get("result", []):
+            # the previous scenario on the same bed still has samples inside the first [1m]
+            if r["metric"].get("sim_scenario", run["scenario"]) != run["scenario"]:
+                continue
             for t, v in r["values"]:
                 series.setdefault(float(t), []).append(float(v))
         per_res[res] = {t: max(vs) for t, vs in series.items()}

@@ -62,7 +62,7 @@ while (($#)); do
     --no-scale) do_scale=0; shift ;;
     --no-sides) do_sides=0; shift ;;
     --no-desched) do_desched=0; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
@@ -412,7 +412,8 @@ side() {
   "$build_dir/hack/sim/psi-sim" --scenario "$file" --record "$d/record.jsonl" \
     --ready-file "$d/sim.ready" --cleanup --log-level info > "$d/sim.log" 2>&1 &
   local sim_pid=$!
-  for i in $(seq 1 360); do [ -s "$d/sim.ready" ] && break; kill -0 $sim_pid || break; sleep 0.5; done
+  # 90 VMs on four beds at once take minutes to start on 2 cores
+  for i in $(seq 1 1200); do [ -s "$d/sim.ready" ] && break; kill -0 $sim_pid || break; sleep 0.5; done
   [ -s "$d/sim.ready" ] || { echo "simulator not ready" > "$d/error"; kill $sim_pid; return 1; }
   local t0; t0=$(now)
   local cpid=

@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool eq(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
+#include "base/util.h"
 
 int cli_psir_decode(const cJSON *obj, struct cli_psir *out, char *err, size_t len)
 {
@@ -39,7 +36,7 @@ void cli_psir_free(struct cli_psir *p)
 const struct api_node_status *cli_psir_node(const struct cli_psir *p, const char *node)
 {
     for (size_t i = 0; i < p->pr.status.nnodes; i++)
-        if (eq(p->pr.status.nodes[i].name, node))
+        if (base_same(p->pr.status.nodes[i].name, node))
             return &p->pr.status.nodes[i];
     return NULL;
 }
@@ -62,7 +59,7 @@ const cJSON *cli_psir_raw_move(const struct cli_psir *p, size_t i)
 const struct api_condition *cli_psir_condition(const struct cli_psir *p, const char *type)
 {
     for (size_t i = 0; i < p->pr.status.nconditions; i++)
-        if (eq(p->pr.status.conditions[i].type, type))
+        if (base_same(p->pr.status.conditions[i].type, type))
             return &p->pr.status.conditions[i];
     return NULL;
 }
@@ -103,8 +100,8 @@ void cli_move_counts(const struct cli_psir *p, const char *node, int64_t *in, in
     *in = *out = 0;
     for (size_t i = 0; i < p->pr.status.nmoves; i++) {
         const struct api_move *m = &p->pr.status.moves[i];
-        *out += eq(m->source_node, node);
-        *in += eq(cli_move_to(m), node);
+        *out += base_same(m->source_node, node);
+        *in += base_same(cli_move_to(m), node);
     }
 }
 

@@ -5,12 +5,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli/top.h"
-
-static bool eq(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
 
 static void add(struct cli_why *w, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void add(struct cli_why *w, const char *code, const char *fmt, ...)
@@ -28,7 +24,7 @@ static void add(struct cli_why *w, const char *code, const char *fmt, ...)
 static bool has(const struct cli_why *w, const char *code)
 {
     for (size_t i = 0; i < w->n; i++)
-        if (eq(w->reasons[i].code, code))
+        if (base_same(w->reasons[i].code, code))
             return true;
     return false;
 }
@@ -60,7 +56,7 @@ static bool global_reasons(const struct cli_psir *p, struct cli_why *w)
     const struct api_spec *s = &p->pr.spec;
     const struct api_condition *ready = cli_psir_condition(p, API_CONDITION_READY);
     const struct api_condition *rb = cli_psir_condition(p, API_CONDITION_REBALANCING);
-    if (ready && eq(ready->reason, "InvalidSpec")) {
+    if (ready && base_same(ready->reason, "InvalidSpec")) {
         add(w, "spec", "the PsiRebalance's spec is invalid, so nothing is done: %s",
             ready->message ? ready->message : "");
         return true;
@@ -69,7 +65,7 @@ static bool global_reasons(const struct cli_psir *p, struct cli_why *w)
         add(w, "mode", "spec.eviction.mode is Disabled: nodes are tainted, nothing is moved");
         return true;
     }
-    if (rb && eq(rb->reason, "ResourceNotSupported")) {
+    if (rb && base_same(rb->reason, "ResourceNotSupported")) {
         add(w, "resource", "%s", rb->message ? rb->message : "this pressure.resource is not rebalanced");
         return true;
     }
@@ -86,8 +82,8 @@ static size_t moving(const struct cli_psir *p, const char *node, int64_t now, st
         const struct api_move *m = &p->pr.status.moves[i];
         if (!cli_move_under_way(m, now))
             continue;
-        bool from = eq(m->source_node, node);
-        if (!from && !eq(cli_move_to(m), node))
+        bool from = base_same(m->source_node, node);
+        if (!from && !base_same(cli_move_to(m), node))
             continue;
         char age[32];
         cli_fmt_duration(now - m->time, age, sizeof(age));
@@ -106,7 +102,7 @@ static int64_t last_touch(const struct cli_psir *p, const char *node)
     int64_t t = 0;
     for (size_t i = 0; i < p->pr.status.nmoves; i++) {
         const struct api_move *m = &p->pr.status.moves[i];
-        if (m->phase == API_MOVE_FAILED || !(eq(m->source_node, node) || eq(cli_move_to(m), node)))
+        if (m->phase == API_MOVE_FAILED || !(base_same(m->source_node, node) || base_same(cli_move_to(m), node)))
             continue;
         int64_t e = m->end_time ? m->end_time : m->time;
         if (e > t)
@@ -120,13 +116,13 @@ static void cooldowns(const struct cli_psir *p, const char *node, int64_t now, s
     for (size_t i = 0; i < p->pr.status.nmoves; i++) {
         const struct api_move *m = &p->pr.status.moves[i];
         if (m->cooldown_until <= now || cli_move_under_way(m, now) ||
-            !(eq(m->source_node, node) || eq(cli_move_to(m), node)))
+            !(base_same(m->source_node, node) || base_same(cli_move_to(m), node)))
             continue;
         char left[32];
         add(w, "cooldown", "%s %s/%s %s %s %s and may not move again for %s", m->kind ? m->kind : "Pod",
             m->ns ? m->ns : "", m->name ? m->name : "?", m->phase == API_MOVE_WOULD_MOVE ? "would move" : "moved",
-            eq(m->source_node, node) ? "off it to" : "onto it from",
-            eq(m->source_node, node) ? (cli_move_to(m) ? cli_move_to(m) : "?") : m->source_node,
+            base_same(m->source_node, node) ? "off it to" : "onto it from",
+            base_same(m->source_node, node) ? (cli_move_to(m) ? cli_move_to(m) : "?") : m->source_node,
             cli_fmt_duration(m->cooldown_until - now, left, sizeof(left)));
     }
 }

@@ -18,22 +18,22 @@ struct promcred {
 };
 
 /* The pressure reader's token now, or NULL with st failed. */
-static const char *reader_token(void *ud, struct psi_status *st)
+static const char *reader_token(void *ud, struct kube_err *st)
 {
     struct promcred *pc = ud;
     if (!pc->token) {
         const char *ns = kube_client_config(pc->client)->namespace;
         if (!ns) {
-            psi_status_fail(st, PSI_REASON_CREDENTIAL,
-                            "the operator's namespace is unknown (no namespace file in the ServiceAccount "
-                            "directory, no namespace in the kubeconfig context), so no token of the ServiceAccount "
-                            "%s can be requested: run it in its namespace, or set bearerTokenFile",
-                            PSI_PRESSURE_READER_SA);
+            psi_fail(st, PSI_REASON_CREDENTIAL,
+                     "the operator's namespace is unknown (no namespace file in the ServiceAccount "
+                     "directory, no namespace in the kubeconfig context), so no token of the ServiceAccount "
+                     "%s can be requested: run it in its namespace, or set bearerTokenFile",
+                     PSI_PRESSURE_READER_SA);
             return NULL;
         }
         pc->token = psi_promtoken_new(pc->client, ns, PSI_PRESSURE_READER_SA);
         if (!pc->token) {
-            psi_status_fail(st, PSI_REASON_CREDENTIAL, "out of memory");
+            psi_fail(st, PSI_REASON_CREDENTIAL, "out of memory");
             return NULL;
         }
     }

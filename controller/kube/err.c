@@ -32,6 +32,11 @@ int kube_err_wrap(struct kube_err *err, const char *fmt, ...)
     return -1;
 }
 
+bool kube_err_failed(const struct kube_err *err)
+{
+    return err && (err->reason[0] || err->msg[0]);
+}
+
 void kube_err_clear(struct kube_err *err)
 {
     if (err)

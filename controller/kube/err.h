@@ -1,11 +1,14 @@
-/* kube_err: the error every fallible kube_* call fills in, naming what failed and why (the
- * project's convention: base/failure.h). */
+/* kube_err: the project's error record (base/failure.h), naming what failed and why: filled by
+ * every fallible kube_* call, and by the pressure sources (psi/source.h, psi_fail). */
 #ifndef PSI_KUBE_ERR_H
 #define PSI_KUBE_ERR_H
 
+#include <stdbool.h>
+
 /* An error. status is the HTTP status of an API reply (0 when none was received);
- * reason is metav1.Status.reason (e.g. "NotFound", "Conflict") or a short local
- * reason ("Transport", "Config", "Decode"); msg is a human sentence. */
+ * reason is metav1.Status.reason (e.g. "NotFound", "Conflict"), a short local reason
+ * ("Transport", "Config", "Decode") or, from a pressure source, the condition reason
+ * (a PSI_REASON_*); msg is a human sentence. All empty: no error. */
 struct kube_err {
     long status;
     char reason[64];
@@ -21,5 +24,8 @@ int kube_err_wrap(struct kube_err *err, const char *fmt, ...) __attribute__((for
 
 /* Clear err (when not NULL) to "no error". */
 void kube_err_clear(struct kube_err *err);
+
+/* Whether err holds an error (a reason or a message was set). */
+bool kube_err_failed(const struct kube_err *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "base/jx.h"
 #include "base/util.h"
 #include "kube/backoff.h"
 #include "kube/config.h"
@@ -165,17 +166,9 @@ const char *kube_watch_type_name(enum kube_watch_type type)
     return "UNKNOWN";
 }
 
-static const char *json_str(const cJSON *obj, const char *a, const char *b)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, a);
-    if (b)
-        v = cJSON_GetObjectItemCaseSensitive(v, b);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static const char *obj_rv(const cJSON *obj)
 {
-    return json_str(obj, "metadata", "resourceVersion");
+    return jx_str(obj, "metadata.resourceVersion");
 }
 
 int kube_watch_event_decode(const cJSON *ev, struct kube_watch_event *out, char *why, size_t whylen)
@@ -194,8 +187,8 @@ int kube_watch_event_decode(const cJSON *ev, struct kube_watch_event *out, char 
     if (strcmp(type->valuestring, "ERROR") == 0) {
         out->error = true;
         out->code = (long)kube_num_int_or(cJSON_GetObjectItemCaseSensitive(out->object, "code"), 100, 599, 0);
-        out->reason = json_str(out->object, "reason", NULL);
-        out->message = json_str(out->object, "message", NULL);
+        out->reason = jx_at_str(out->object, "reason");
+        out->message = jx_at_str(out->object, "message");
         return 0;
     }
     if (kube_watch_type_parse(type->valuestring, &out->type) < 0) {
@@ -349,8 +342,7 @@ static int watch_handle(struct kube_watch *w, const cJSON *ev)
     w->stream_events++;
     if (w->state == W_STREAM_LIST) {
         if (type == KUBE_WATCH_BOOKMARK) {
-            const char *end = json_str(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "annotations",
-                                       KUBE_WATCH_INITIAL_EVENTS_END);
+            const char *end = jx_annotation(obj, KUBE_WATCH_INITIAL_EVENTS_END);
             if (!end || strcmp(end, "true") != 0)
                 return 0; /* progress only: the list is not complete yet */
             if (!w->list_begun) {

@@ -213,7 +213,7 @@ static int kubelet_sample(struct psi_source *src, const struct psi_request *req,
     if (!names || !x) {
         free(names);
         free(x);
-        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+        return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
     }
     for (size_t i = 0; i < n; i++)
         names[i] = req->nodes[i].name;
@@ -224,18 +224,18 @@ static int kubelet_sample(struct psi_source *src, const struct psi_request *req,
     struct kube_err err;
     int rc = 0;
     if (psi_kubelet_fetch(c, names, n, on_summary, x, &err) < 0)
-        rc = psi_status_fail(&out->status, PSI_REASON_UNREACHABLE, "%s", err.msg);
+        rc = psi_fail(&out->status, PSI_REASON_UNREACHABLE, "%s", err.msg);
     else if (x->fatal_reason[0])
-        rc = psi_status_fail(&out->status, x->fatal_reason, "%s", x->fatal_msg);
+        rc = psi_fail(&out->status, x->fatal_reason, "%s", x->fatal_msg);
     else if (n > 0 && x->read_ok == 0)
-        rc = psi_status_fail(&out->status, x->last_reason, "no node's summary could be read; last: %s", x->last_msg);
+        rc = psi_fail(&out->status, x->last_reason, "no node's summary could be read; last: %s", x->last_msg);
     free(names);
     free(x);
     return rc;
 }
 
-struct psi_source *psi_kubelet_source_new(struct kube_client *client, struct psi_status *st)
+struct psi_source *psi_kubelet_source_new(struct kube_client *client, struct kube_err *st)
 {
-    psi_status_ok(st);
+    kube_err_clear(st);
     return psi_source_new("Kubelet", kubelet_sample, NULL, client, st);
 }

@@ -70,6 +70,6 @@ int psi_kubelet_fetch(struct kube_client *client, const char *const *nodes, size
 
 /* A kubelet source over client (borrowed: it must outlive the source); NULL with st failed
  * when out of memory. Free with psi_source_free. */
-struct psi_source *psi_kubelet_source_new(struct kube_client *client, struct psi_status *st);
+struct psi_source *psi_kubelet_source_new(struct kube_client *client, struct kube_err *st);
 
 #endif

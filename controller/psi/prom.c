@@ -88,28 +88,28 @@ const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name
 }
 
 int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url, struct psi_prom_vector *out,
-                         struct psi_status *st)
+                         struct kube_err *st)
 {
     memset(out, 0, sizeof(*out));
-    psi_status_ok(st);
+    kube_err_clear(st);
     if (!body)
         len = 0;
     char ex[200];
     excerpt(body ? body : "", len, ex, sizeof(ex));
     if (http_status == 401)
-        return psi_status_fail(st, PSI_REASON_UNAUTHORIZED, "%s answered 401 Unauthorized (check the bearer token): %s",
-                               url, ex);
+        return psi_fail(st, PSI_REASON_UNAUTHORIZED, "%s answered 401 Unauthorized (check the bearer token): %s", url,
+                        ex);
     if (http_status == 403)
-        return psi_status_fail(st, PSI_REASON_FORBIDDEN, "%s answered 403 Forbidden (the token lacks permission): %s",
-                               url, ex);
+        return psi_fail(st, PSI_REASON_FORBIDDEN, "%s answered 403 Forbidden (the token lacks permission): %s", url,
+                        ex);
 
     struct psi_promreply r;
     char why[256] = "";
     int rc = len ? psi_promreply_read(body, len, &r, why, sizeof(why)) : -1;
     if (rc == 0 && r.status && strcmp(r.status, "error") == 0) {
-        /* the server's words go into status: short (and printable, psi_status_fail) */
-        psi_status_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %.32s): %.300s", url, http_status,
-                        r.error_type ? r.error_type : "no errorType", r.error ? r.error : "no error message");
+        /* the server's words go into status: short (and printable, psi_fail) */
+        psi_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %.32s): %.300s", url, http_status,
+                 r.error_type ? r.error_type : "no errorType", r.error ? r.error : "no error message");
         psi_promreply_free(&r);
         return -1;
     }
@@ -117,57 +117,56 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
         if (rc == 0)
             psi_promreply_free(&r);
         if (http_status == 404)
-            return psi_status_fail(st, PSI_REASON_NOT_FOUND,
-                                   "%s answered 404 Not Found (is the URL a Prometheus or Thanos querier?): %s", url,
-                                   ex);
+            return psi_fail(st, PSI_REASON_NOT_FOUND,
+                            "%s answered 404 Not Found (is the URL a Prometheus or Thanos querier?): %s", url, ex);
         if (http_status == 502 || http_status == 503 || http_status == 504)
-            return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s answered HTTP %ld: %s", url, http_status, ex);
-        return psi_status_fail(st, PSI_REASON_BAD_STATUS, "%s answered HTTP %ld: %s", url, http_status, ex);
+            return psi_fail(st, PSI_REASON_UNREACHABLE, "%s answered HTTP %ld: %s", url, http_status, ex);
+        return psi_fail(st, PSI_REASON_BAD_STATUS, "%s answered HTTP %ld: %s", url, http_status, ex);
     }
     if (rc == -2)
-        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is refused: %s", url, why);
+        return psi_fail(st, PSI_REASON_MALFORMED, "reply of %s is refused: %s", url, why);
     if (rc < 0)
-        return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is not JSON: %s%s%s%s", url,
-                               len ? ex : "(empty body)", len ? " (" : "", why, len ? ")" : "");
+        return psi_fail(st, PSI_REASON_MALFORMED, "reply of %s is not JSON: %s%s%s%s", url, len ? ex : "(empty body)",
+                        len ? " (" : "", why, len ? ")" : "");
     if (!r.status || strcmp(r.status, "success") != 0)
-        psi_status_fail(st, PSI_REASON_MALFORMED,
-                        "reply of %s has no \"status\": \"success\" (not a Prometheus API reply?): %s", url, ex);
+        psi_fail(st, PSI_REASON_MALFORMED,
+                 "reply of %s has no \"status\": \"success\" (not a Prometheus API reply?): %s", url, ex);
     else if (!r.has_data || !r.result_type)
-        psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s has no data.resultType", url);
+        psi_fail(st, PSI_REASON_MALFORMED, "reply of %s has no data.resultType", url);
     else if (strcmp(r.result_type, "vector") != 0)
-        psi_status_fail(st, PSI_REASON_QUERY, "query to %s gave a result of type %s, not an instant vector", url,
-                        r.result_type);
+        psi_fail(st, PSI_REASON_QUERY, "query to %s gave a result of type %s, not an instant vector", url,
+                 r.result_type);
     else if (!r.has_result)
-        psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s: data.result is not an array", url);
+        psi_fail(st, PSI_REASON_MALFORMED, "reply of %s: data.result is not an array", url);
     else if (r.result_problem[0])
-        psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s: %s", url, r.result_problem);
-    if (!st->failed) {
+        psi_fail(st, PSI_REASON_MALFORMED, "reply of %s: %s", url, r.result_problem);
+    if (!kube_err_failed(st)) {
         *out = r.vector;
         out->warning = r.warning;
         r.vector = (struct psi_prom_vector){0};
         r.warning = NULL;
     }
     psi_promreply_free(&r);
-    return st->failed ? -1 : 0;
+    return kube_err_failed(st) ? -1 : 0;
 }
 
 /* ---- client ---- */
 
-struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_status *st)
+struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct kube_err *st)
 {
-    psi_status_ok(st);
+    kube_err_clear(st);
     const char *url = cfg ? cfg->url : NULL;
     if (!url || !*url) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "no Prometheus URL given");
+        psi_fail(st, PSI_REASON_CONFIG, "no Prometheus URL given");
         return NULL;
     }
     int https = strncmp(url, "https://", 8) == 0;
     if (!https && strncmp(url, "http://", 7) != 0) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "Prometheus URL \"%s\" does not start with http:// or https://", url);
+        psi_fail(st, PSI_REASON_CONFIG, "Prometheus URL \"%s\" does not start with http:// or https://", url);
         return NULL;
     }
     if (strchr(url, '?') || strchr(url, '#')) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "Prometheus URL \"%s\" must not carry a query or fragment", url);
+        psi_fail(st, PSI_REASON_CONFIG, "Prometheus URL \"%s\" must not carry a query or fragment", url);
         return NULL;
     }
     struct psi_prom *p = calloc(1, sizeof(*p));
@@ -195,13 +194,13 @@ struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_stat
     p->easy = curl_easy_init();
     if (!p->easy) {
         psi_prom_free(p);
-        psi_status_fail(st, PSI_REASON_CONFIG, "curl_easy_init failed");
+        psi_fail(st, PSI_REASON_CONFIG, "curl_easy_init failed");
         return NULL;
     }
     return p;
 oom:
     psi_prom_free(p);
-    psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+    psi_fail(st, PSI_REASON_CONFIG, "out of memory");
     return NULL;
 }
 
@@ -225,22 +224,22 @@ const char *psi_prom_endpoint(const struct psi_prom *p)
     return p->endpoint;
 }
 
-CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_status *st)
+CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct kube_err *st)
 {
-    psi_status_ok(st);
+    kube_err_clear(st);
     const char *token = NULL;
     if (psi_promauth_prepare(p->auth, p->https, &token, st) < 0)
         return NULL;
     char *q = curl_easy_escape(p->easy, promql, 0);
     if (!q) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory escaping the query");
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory escaping the query");
         return NULL;
     }
     free(p->url);
     p->url = str_printf("%s?query=%s", p->endpoint, q);
     curl_free(q);
     if (!p->url) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
         return NULL;
     }
     curl_slist_free_all(p->headers);
@@ -253,7 +252,7 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
             free(h);
         }
         if (!l) {
-            psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+            psi_fail(st, PSI_REASON_CONFIG, "out of memory");
             return NULL;
         }
         p->headers = l;
@@ -290,26 +289,26 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_st
      * otherwise the environment's proxy applies */
     struct kube_err perr = {0};
     if (kube_proxy_apply(e, p->url, &perr) < 0) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "%s", perr.msg);
+        psi_fail(st, PSI_REASON_CONFIG, "%s", perr.msg);
         return NULL;
     }
     return e;
 }
 
 /* Say in a 401/403 message whose token was refused and, for a 403, the role it needs. */
-static void auth_hint(struct psi_prom *p, long code, struct psi_status *st)
+static void auth_hint(struct psi_prom *p, long code, struct kube_err *st)
 {
-    size_t n = strlen(st->message);
+    size_t n = strlen(st->msg);
     if (code == 401)
-        snprintf(st->message + n, sizeof(st->message) - n, "; sent: %s", psi_promauth_identity(p->auth));
+        snprintf(st->msg + n, sizeof(st->msg) - n, "; sent: %s", psi_promauth_identity(p->auth));
     else
-        snprintf(st->message + n, sizeof(st->message) - n,
+        snprintf(st->msg + n, sizeof(st->msg) - n,
                  "; sent: %s. Bind its identity the ClusterRole cluster-monitoring-view (OpenShift; "
                  "elsewhere a role that may get prometheuses/api)",
                  psi_promauth_identity(p->auth));
 }
 
-static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st)
+static int transport_fail(struct psi_prom *p, CURLcode rc, struct kube_err *st)
 {
     const char *why = p->errbuf[0] ? p->errbuf : curl_easy_strerror(rc);
     switch (rc) {
@@ -320,21 +319,20 @@ static int transport_fail(struct psi_prom *p, CURLcode rc, struct psi_status *st
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
     case CURLE_SSL_INVALIDCERTSTATUS:
     case CURLE_SSL_SHUTDOWN_FAILED:
-        return psi_status_fail(st, PSI_REASON_TLS, "TLS with %s failed: %s (verified against %s)", p->endpoint, why,
-                               psi_promauth_trust(p->auth));
+        return psi_fail(st, PSI_REASON_TLS, "TLS with %s failed: %s (verified against %s)", p->endpoint, why,
+                        psi_promauth_trust(p->auth));
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:
-        return psi_status_fail(st, PSI_REASON_CONFIG, "request to %s cannot be made: %s", p->endpoint, why);
+        return psi_fail(st, PSI_REASON_CONFIG, "request to %s cannot be made: %s", p->endpoint, why);
     case CURLE_WRITE_ERROR:
         if (p->reply.too_big)
-            return psi_status_fail(st, PSI_REASON_MALFORMED, "reply of %s is larger than %ld bytes", p->endpoint,
-                                   MAX_REPLY);
-        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "reading the reply of %s failed: %s", p->endpoint, why);
+            return psi_fail(st, PSI_REASON_MALFORMED, "reply of %s is larger than %ld bytes", p->endpoint, MAX_REPLY);
+        return psi_fail(st, PSI_REASON_UNREACHABLE, "reading the reply of %s failed: %s", p->endpoint, why);
     case CURLE_OPERATION_TIMEDOUT:
-        return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s did not answer in time: %s", p->endpoint, why);
-    default: return psi_status_fail(st, PSI_REASON_UNREACHABLE, "%s is unreachable: %s", p->endpoint, why);
+        return psi_fail(st, PSI_REASON_UNREACHABLE, "%s did not answer in time: %s", p->endpoint, why);
+    default: return psi_fail(st, PSI_REASON_UNREACHABLE, "%s is unreachable: %s", p->endpoint, why);
     }
 }
 
@@ -349,10 +347,10 @@ static void reply_trim(struct psi_prom *p)
     }
 }
 
-int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out, struct psi_status *st)
+int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out, struct kube_err *st)
 {
     memset(out, 0, sizeof(*out));
-    psi_status_ok(st);
+    kube_err_clear(st);
     int failed;
     if (rc != CURLE_OK) {
         failed = transport_fail(p, rc, st);
@@ -367,7 +365,7 @@ int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vecto
     return failed;
 }
 
-int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out, struct psi_status *st)
+int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out, struct kube_err *st)
 {
     memset(out, 0, sizeof(*out));
     CURL *e = psi_prom_query_start(p, promql, st);
@@ -576,7 +574,7 @@ int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_reque
     unsigned char *bad = calloc(out->n_nodes ? out->n_nodes : 1, 1); /* PSI_RES_BIT of invalid ones */
     if (!bad || index_build(&ix, req->nodes, req->n_nodes) < 0) {
         free(bad);
-        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+        return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
     }
     for (size_t k = 0; k < v->n; k++) {
         const struct psi_prom_series *s = &v->series[k];
@@ -594,11 +592,11 @@ int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_reque
         struct psi_node_sample *ns = &out->nodes[i];
         double pct;
         if (psi_percent_check(s->value * 100.0, &pct) < 0) {
-            if (!out->status.failed) {
+            if (!kube_err_failed(&out->status)) {
                 const char *inst = psi_prom_label_get(s, "instance");
-                psi_status_fail(&out->status, PSI_REASON_INVALID,
-                                "%s pressure of node %s is %g %% (series instance=\"%s\"): not a valid rate",
-                                psi_resource_name(r), ns->name, s->value * 100.0, inst ? inst : "");
+                psi_fail(&out->status, PSI_REASON_INVALID,
+                         "%s pressure of node %s is %g %% (series instance=\"%s\"): not a valid rate",
+                         psi_resource_name(r), ns->name, s->value * 100.0, inst ? inst : "");
             }
             bad[i] |= (unsigned char)PSI_RES_BIT(r);
             ns->value[r].known = 0;
@@ -612,7 +610,7 @@ int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_reque
     }
     index_free(&ix);
     free(bad);
-    return out->status.failed ? -1 : 0;
+    return kube_err_failed(&out->status) ? -1 : 0;
 }
 
 /* ---- source ---- */
@@ -622,7 +620,7 @@ static int prom_sample(struct psi_source *src, const struct psi_request *req, st
     struct psi_prom *p = src->impl;
     char *q = psi_prom_psi_query(req);
     if (!q)
-        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+        return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
     struct psi_prom_vector v;
     int rc = psi_prom_query(p, q, &v, &out->status);
     free(q);
@@ -633,7 +631,7 @@ static int prom_sample(struct psi_source *src, const struct psi_request *req, st
     return rc;
 }
 
-struct psi_source *psi_prom_source_new(struct psi_prom *p, struct psi_status *st)
+struct psi_source *psi_prom_source_new(struct psi_prom *p, struct kube_err *st)
 {
     return psi_source_new("Prometheus", prom_sample, NULL, p, st);
 }

@@ -81,7 +81,7 @@ struct psi_prom;
 
 /* New client for cfg. Returns NULL with st failed (SourceConfigError) on a bad URL or no
  * memory. Free with psi_prom_free. */
-struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct psi_status *st);
+struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct kube_err *st);
 
 /* Free a client (NULL is fine). */
 void psi_prom_free(struct psi_prom *p);
@@ -91,15 +91,15 @@ const char *psi_prom_endpoint(const struct psi_prom *p);
 
 /* Run an instant query, blocking. Fills out (caller frees with psi_prom_vector_free) and
  * returns 0, or returns -1 with st failed (out left empty). */
-int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out, struct psi_status *st);
+int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out, struct kube_err *st);
 
 /* Non-blocking use (e.g. in kube_loop): set up p's easy handle for promql and return it
  * (owned by p; the caller runs it, e.g. kube_loop_add), or NULL with st failed. */
-CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct psi_status *st);
+CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct kube_err *st);
 
 /* Finish a transfer started by psi_prom_query_start, given its result code: as
  * psi_prom_query's return and out. */
-int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out, struct psi_status *st);
+int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out, struct kube_err *st);
 
 /* Parse a /api/v1/query reply (pure): body of len bytes, the HTTP status, url naming the
  * request in messages. Returns 0 with out filled, or -1 with st failed:
@@ -107,7 +107,7 @@ int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vecto
  * or a result type other than vector), NotFound (404), SourceUnreachable (502/503/504
  * that are no Prometheus error), UnexpectedStatus (other non-2xx), MalformedReply. */
 int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url, struct psi_prom_vector *out,
-                         struct psi_status *st);
+                         struct kube_err *st);
 
 /* Free the contents of v (NULL is fine). */
 void psi_prom_vector_free(struct psi_prom_vector *v);
@@ -134,6 +134,6 @@ int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_reque
 /* A Prometheus source over client p (see source.h), which stays the caller's and must outlive
  * the source, so that other queries to the same Prometheus share its connection and
  * credentials; NULL with st failed. Free with psi_source_free. */
-struct psi_source *psi_prom_source_new(struct psi_prom *p, struct psi_status *st);
+struct psi_source *psi_prom_source_new(struct psi_prom *p, struct kube_err *st);
 
 #endif

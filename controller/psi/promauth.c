@@ -131,12 +131,12 @@ static void set_identity(struct psi_promauth *a)
         snprintf(a->identity, sizeof(a->identity), "no token");
 }
 
-struct psi_promauth *psi_promauth_new(const struct psi_promauth_config *cfg, struct psi_status *st)
+struct psi_promauth *psi_promauth_new(const struct psi_promauth_config *cfg, struct kube_err *st)
 {
-    psi_status_ok(st);
+    kube_err_clear(st);
     struct psi_promauth *a = calloc(1, sizeof(*a));
     if (!a) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
         return NULL;
     }
     a->memfd = -1;
@@ -155,7 +155,7 @@ struct psi_promauth *psi_promauth_new(const struct psi_promauth_config *cfg, str
         (cfg->own_token && !a->own_token) || (cfg->ca_file && !a->ca_file) ||
         (!cfg->ca_file && cfg->service_ca_file && !a->service_ca_file)) {
         psi_promauth_free(a);
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
         return NULL;
     }
     set_identity(a);
@@ -206,33 +206,33 @@ static void describe_trust(struct psi_promauth *a)
 }
 
 /* Append the PEM of path (which must hold a certificate) to the memory file. */
-static int append_pem(struct psi_promauth *a, const char *path, const char *what, struct psi_status *st)
+static int append_pem(struct psi_promauth *a, const char *path, const char *what, struct kube_err *st)
 {
     size_t len = 0;
     char *pem = slurp(path, MAX_CA, &len);
     if (!pem)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "%s %s cannot be read: %s", what, path,
-                               errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
+        return psi_fail(st, PSI_REASON_CONFIG, "%s %s cannot be read: %s", what, path,
+                        errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
     int rc = 0;
     if (!strstr(pem, PEM_CERT))
-        rc = psi_status_fail(st, PSI_REASON_TLS, "%s %s holds no PEM certificate (\"" PEM_CERT "\")", what, path);
+        rc = psi_fail(st, PSI_REASON_TLS, "%s %s holds no PEM certificate (\"" PEM_CERT "\")", what, path);
     else if (write(a->memfd, pem, len) != (ssize_t)len || write(a->memfd, "\n", 1) != 1)
-        rc = psi_status_fail(st, PSI_REASON_CONFIG, "writing the CA bundle in memory failed: %s", strerror(errno));
+        rc = psi_fail(st, PSI_REASON_CONFIG, "writing the CA bundle in memory failed: %s", strerror(errno));
     free(pem);
     return rc;
 }
 
 /* Rebuild the bundle from the files. */
-static int load_trust(struct psi_promauth *a, struct psi_status *st)
+static int load_trust(struct psi_promauth *a, struct kube_err *st)
 {
     if (a->memfd < 0) {
         a->memfd = memfd_create("psi-prometheus-ca", MFD_CLOEXEC);
         if (a->memfd < 0)
-            return psi_status_fail(st, PSI_REASON_CONFIG, "memfd_create for the CA bundle failed: %s", strerror(errno));
+            return psi_fail(st, PSI_REASON_CONFIG, "memfd_create for the CA bundle failed: %s", strerror(errno));
         snprintf(a->memfd_path, sizeof(a->memfd_path), "/proc/self/fd/%d", a->memfd);
     }
     if (ftruncate(a->memfd, 0) < 0 || lseek(a->memfd, 0, SEEK_SET) < 0)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "resetting the CA bundle in memory failed: %s", strerror(errno));
+        return psi_fail(st, PSI_REASON_CONFIG, "resetting the CA bundle in memory failed: %s", strerror(errno));
     if (a->ca_file)
         return append_pem(a, a->ca_file, "caFile", st);
     if (a->sca_stamp.present && append_pem(a, a->service_ca_file, "service CA", st) < 0)
@@ -243,7 +243,7 @@ static int load_trust(struct psi_promauth *a, struct psi_status *st)
 }
 
 /* Re-read the trust when a file changed (or was never read). */
-static int refresh_trust(struct psi_promauth *a, struct psi_status *st)
+static int refresh_trust(struct psi_promauth *a, struct kube_err *st)
 {
     struct filestamp ca = {0}, sca = {0}, sys = {0};
     const char *bad = NULL;
@@ -254,9 +254,9 @@ static int refresh_trust(struct psi_promauth *a, struct psi_status *st)
     if (a->system_ca_file && stamp_now(a->system_ca_file, &sys) < 0)
         bad = a->system_ca_file;
     if (bad)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "CA file %s: %s", bad, strerror(errno));
+        return psi_fail(st, PSI_REASON_CONFIG, "CA file %s: %s", bad, strerror(errno));
     if (a->ca_file && !ca.present)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "caFile %s does not exist", a->ca_file);
+        return psi_fail(st, PSI_REASON_CONFIG, "caFile %s does not exist", a->ca_file);
     if (a->trust_loaded && stamp_same(&ca, &a->ca_stamp) && stamp_same(&sca, &a->sca_stamp) &&
         stamp_same(&sys, &a->sys_stamp))
         return 0;
@@ -290,13 +290,13 @@ void psi_promauth_apply(struct psi_promauth *a, CURL *easy)
 /* ---- token ---- */
 
 /* The token in path, surrounding whitespace removed, into *out (caller frees). */
-static int read_token(const char *path, const char *what, char **out, struct psi_status *st)
+static int read_token(const char *path, const char *what, char **out, struct kube_err *st)
 {
     size_t n = 0;
     char *buf = slurp(path, MAX_TOKEN, &n);
     if (!buf)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "%s %s: %s", what, path,
-                               errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
+        return psi_fail(st, PSI_REASON_CONFIG, "%s %s: %s", what, path,
+                        errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
     size_t s = 0;
     while (s < n && isspace((unsigned char)buf[s]))
         s++;
@@ -305,13 +305,13 @@ static int read_token(const char *path, const char *what, char **out, struct psi
     for (size_t i = s; i < n; i++) {
         if (!isgraph((unsigned char)buf[i])) {
             wipe_free(buf);
-            return psi_status_fail(st, PSI_REASON_CONFIG,
-                                   "%s %s holds whitespace or control characters inside the token", what, path);
+            return psi_fail(st, PSI_REASON_CONFIG, "%s %s holds whitespace or control characters inside the token",
+                            what, path);
         }
     }
     if (n == s) {
         free(buf);
-        return psi_status_fail(st, PSI_REASON_CONFIG, "%s %s is empty", what, path);
+        return psi_fail(st, PSI_REASON_CONFIG, "%s %s is empty", what, path);
     }
     memmove(buf, buf + s, n - s + 1);
     *out = buf;
@@ -324,7 +324,7 @@ static int is_own_token(const struct psi_promauth *a, const char *tok)
     if (a->own_token && strcmp(a->own_token, tok) == 0)
         return 1;
     char *own = NULL;
-    struct psi_status ignored;
+    struct kube_err ignored;
     if (!a->own_token_file || read_token(a->own_token_file, "token file", &own, &ignored) < 0)
         return 0;
     int same = strcmp(own, tok) == 0;
@@ -332,13 +332,13 @@ static int is_own_token(const struct psi_promauth *a, const char *tok)
     return same;
 }
 
-static int refresh_token_file(struct psi_promauth *a, struct psi_status *st)
+static int refresh_token_file(struct psi_promauth *a, struct kube_err *st)
 {
     struct filestamp now;
     if (stamp_now(a->token_file, &now) < 0)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearerTokenFile %s: %s", a->token_file, strerror(errno));
+        return psi_fail(st, PSI_REASON_CONFIG, "bearerTokenFile %s: %s", a->token_file, strerror(errno));
     if (!now.present)
-        return psi_status_fail(st, PSI_REASON_CONFIG, "bearerTokenFile %s: %s", a->token_file, strerror(ENOENT));
+        return psi_fail(st, PSI_REASON_CONFIG, "bearerTokenFile %s: %s", a->token_file, strerror(ENOENT));
     if (a->token && stamp_same(&now, &a->tok_stamp))
         return 0;
     char *tok = NULL;
@@ -346,11 +346,11 @@ static int refresh_token_file(struct psi_promauth *a, struct psi_status *st)
         return -1;
     if (is_own_token(a, tok)) {
         wipe_free(tok);
-        return psi_status_fail(st, PSI_REASON_CONFIG,
-                               "bearerTokenFile %s holds the operator's own ServiceAccount token, which may taint "
-                               "nodes and write MachineConfigs: it is never sent to Prometheus (leave bearerTokenFile "
-                               "unset to send the token of the pressure-reading ServiceAccount)",
-                               a->token_file);
+        return psi_fail(st, PSI_REASON_CONFIG,
+                        "bearerTokenFile %s holds the operator's own ServiceAccount token, which may taint "
+                        "nodes and write MachineConfigs: it is never sent to Prometheus (leave bearerTokenFile "
+                        "unset to send the token of the pressure-reading ServiceAccount)",
+                        a->token_file);
     }
     wipe_free(a->token);
     a->token = tok;
@@ -358,19 +358,19 @@ static int refresh_token_file(struct psi_promauth *a, struct psi_status *st)
     return 0;
 }
 
-int psi_promauth_prepare(struct psi_promauth *a, int https, const char **token, struct psi_status *st)
+int psi_promauth_prepare(struct psi_promauth *a, int https, const char **token, struct kube_err *st)
 {
-    psi_status_ok(st);
+    kube_err_clear(st);
     *token = NULL;
     if (https && refresh_trust(a, st) < 0)
         return -1;
     if (!a->has_token_fn && !a->token_file)
         return 0;
     if (!https && !a->plain_http_token)
-        return psi_status_fail(st, PSI_REASON_CONFIG,
-                               "refusing to send %s over plain http://: use an https:// URL, set bearerTokenFile to "
-                               "\"\" to send none, or set sendTokenOverPlainHTTP: true",
-                               a->identity);
+        return psi_fail(st, PSI_REASON_CONFIG,
+                        "refusing to send %s over plain http://: use an https:// URL, set bearerTokenFile to "
+                        "\"\" to send none, or set sendTokenOverPlainHTTP: true",
+                        a->identity);
     if (a->has_token_fn) {
         *token = a->token_fn.get(a->token_fn.ud, st);
         return *token ? 0 : -1;

@@ -26,7 +26,7 @@
  * the next call), or NULL with st failed. identity names whose token it is, for messages
  * ("ServiceAccount psi-rebalancer/psi-rebalancer-pressure-reader"). */
 struct psi_prom_token_fn {
-    const char *(*get)(void *ud, struct psi_status *st);
+    const char *(*get)(void *ud, struct kube_err *st);
     void *ud;
     const char *identity;
 };
@@ -45,7 +45,7 @@ struct psi_promauth_config {
 struct psi_promauth;
 
 /* New state for cfg; NULL with st failed (SourceConfigError) on no memory. */
-struct psi_promauth *psi_promauth_new(const struct psi_promauth_config *cfg, struct psi_status *st);
+struct psi_promauth *psi_promauth_new(const struct psi_promauth_config *cfg, struct kube_err *st);
 
 /* Free it, wiping the token it holds (NULL is fine). */
 void psi_promauth_free(struct psi_promauth *a);
@@ -55,7 +55,7 @@ void psi_promauth_free(struct psi_promauth *a);
  * next call). Returns 0, or -1 with st failed: SourceConfigError (unreadable or empty file,
  * the operator's own token, a token over plain http), TLSError (a CA file without a PEM
  * certificate), or the token function's failure. */
-int psi_promauth_prepare(struct psi_promauth *a, int https, const char **token, struct psi_status *st);
+int psi_promauth_prepare(struct psi_promauth *a, int https, const char **token, struct kube_err *st);
 
 /* Set the trust read by the last psi_promauth_prepare on easy (after curl_easy_reset): the
  * CA bundle, and a fresh connection when the trust changed since the previous request. */

@@ -9,11 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A growable byte buffer. */
-struct buf {
-    char *s;
-    size_t len, cap;
-};
+#include "base/strbuf.h"
 
 /* One label of the series being read: offsets of its name and value in the reader's chars. */
 struct lab {
@@ -27,8 +23,8 @@ struct reader {
     char *why;
     size_t whylen;
     struct psi_promreply *out;
-    size_t vcap;      /* series allocated in out->vector */
-    struct buf chars; /* the labels of the series being read, NUL-separated */
+    size_t vcap;         /* series allocated in out->vector */
+    struct strbuf chars; /* the labels of the series being read, NUL-separated */
     struct lab *labs;
     size_t nlabs, labcap;
 };
@@ -62,22 +58,11 @@ static int bound(struct reader *r, const char *fmt, ...)
     return fail(r, "%s", msg);
 }
 
-static int buf_add(struct buf *b, const char *s, size_t n)
+/* Append n bytes of s to b; -1 on no memory. */
+static int buf_add(struct strbuf *b, const char *s, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *ns = realloc(b->s, cap);
-        if (!ns)
-            return -1;
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-    return 0;
+    strbuf_addn(b, s, n);
+    return strbuf_failed(b) ? -1 : 0;
 }
 
 static void ws(struct reader *r)
@@ -166,7 +151,7 @@ static int unicode_escape(struct reader *r, char *u8, size_t *n)
 
 /* A JSON string at r->p (after spaces): checked, and when b is not NULL its text appended
  * to b up to max bytes (the rest is checked and dropped). */
-static int string(struct reader *r, struct buf *b, size_t max)
+static int string(struct reader *r, struct strbuf *b, size_t max)
 {
     if (expect(r, '"') < 0)
         return READ_ERROR;
@@ -221,7 +206,7 @@ static int string(struct reader *r, struct buf *b, size_t max)
 /* A string kept as a new C string of at most PSI_PROMREPLY_MAX_TEXT bytes. */
 static int string_dup(struct reader *r, char **out)
 {
-    struct buf b = {0};
+    struct strbuf b = STRBUF_INIT;
     if (string(r, &b, PSI_PROMREPLY_MAX_TEXT) < 0) {
         free(b.s);
         return READ_ERROR;
@@ -346,7 +331,7 @@ static int members_capped(struct reader *r, size_t keycap, member_fn member, voi
         return 0;
     }
     for (;;) {
-        struct buf key = {0};
+        struct strbuf key = STRBUF_INIT;
         int rc = string(r, &key, keycap);
         rc = rc < 0 ? rc : expect(r, ':');
         rc = rc < 0 ? rc : member(r, key.s ? key.s : "", ud);
@@ -448,7 +433,7 @@ static int value_pair(struct reader *r, struct series_state *s)
     r->p++;
     if (peek(r) != '"')
         return shape(s, "result[%zu].value is not a [number, string] pair", s->idx);
-    struct buf v = {0};
+    struct strbuf v = STRBUF_INIT;
     if (string(r, &v, 65) < 0) {
         free(v.s);
         return READ_ERROR;

@@ -136,9 +136,9 @@ static int request(struct psi_promtoken *t, int64_t now_ms, struct kube_err *err
     return 0;
 }
 
-const char *psi_promtoken_get(struct psi_promtoken *t, int64_t now_ms, struct psi_status *st)
+const char *psi_promtoken_get(struct psi_promtoken *t, int64_t now_ms, struct kube_err *st)
 {
-    psi_status_ok(st);
+    kube_err_clear(st);
     int held = t->token && now_ms < t->expires_ms;
     if (held && now_ms < t->renew_ms)
         return t->token;
@@ -152,7 +152,7 @@ const char *psi_promtoken_get(struct psi_promtoken *t, int64_t now_ms, struct ps
     if (held)
         return t->token; /* renewal failed; the token in hand is still valid */
     drop_token(t);
-    psi_status_fail(st, PSI_REASON_CREDENTIAL, "no token for %s (TokenRequest: HTTP %ld %s: %s): %s", t->identity,
-                    t->last.status, t->last.reason, t->last.msg, hint(t->last.status));
+    psi_fail(st, PSI_REASON_CREDENTIAL, "no token for %s (TokenRequest: HTTP %ld %s: %s): %s", t->identity,
+             t->last.status, t->last.reason, t->last.msg, hint(t->last.status));
     return NULL;
 }

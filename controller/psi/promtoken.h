@@ -42,7 +42,7 @@ const char *psi_promtoken_identity(const struct psi_promtoken *t);
  * is due for renewal. Returns it (owned by t, valid until the next call), or NULL with st
  * failed (reason PSI_REASON_CREDENTIAL, a message naming the ServiceAccount, the HTTP status
  * and the RBAC object to check). */
-const char *psi_promtoken_get(struct psi_promtoken *t, int64_t now_ms, struct psi_status *st);
+const char *psi_promtoken_get(struct psi_promtoken *t, int64_t now_ms, struct kube_err *st);
 
 /* When a token issued at issued_ms that expires at expires_ms is to be renewed: once 80 % of
  * its lifetime has passed (pure). */

@@ -24,27 +24,18 @@ int psi_resource_parse(const char *s, enum psi_resource *out)
     return -1;
 }
 
-void psi_status_ok(struct psi_status *st)
-{
-    if (!st)
-        return;
-    st->failed = 0;
-    st->reason[0] = '\0';
-    st->message[0] = '\0';
-}
-
-int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, ...)
+int psi_fail(struct kube_err *st, const char *reason, const char *fmt, ...)
 {
     if (!st)
         return -1;
-    st->failed = 1;
+    st->status = 0;
     snprintf(st->reason, sizeof(st->reason), "%s", reason);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(st->message, sizeof(st->message), fmt, ap);
+    vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
     va_end(ap);
     /* Messages carry parts of replies into status: printable ASCII only. */
-    for (char *c = st->message; *c; c++)
+    for (char *c = st->msg; *c; c++)
         if (*c < 0x20 || *c == 0x7f || (unsigned char)*c >= 0x80)
             *c = '?';
     return -1;
@@ -53,17 +44,17 @@ int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, 
 int psi_sample_init(struct psi_sample *out, const struct psi_request *req)
 {
     memset(out, 0, sizeof(*out));
-    psi_status_ok(&out->status);
+    kube_err_clear(&out->status);
     if (req->n_nodes == 0)
         return 0;
     out->nodes = calloc(req->n_nodes, sizeof(*out->nodes));
     if (!out->nodes)
-        return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory for %zu nodes", req->n_nodes);
+        return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory for %zu nodes", req->n_nodes);
     out->n_nodes = req->n_nodes;
     for (size_t i = 0; i < req->n_nodes; i++) {
         out->nodes[i].name = strdup(req->nodes[i].name ? req->nodes[i].name : "");
         if (!out->nodes[i].name)
-            return psi_status_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+            return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
     }
     return 0;
 }
@@ -143,11 +134,11 @@ int psi_source_sample(struct psi_source *src, const struct psi_request *req, str
 
 struct psi_source *psi_source_new(const char *name,
                                   int (*sample)(struct psi_source *, const struct psi_request *, struct psi_sample *),
-                                  void (*free_impl)(struct psi_source *), void *impl, struct psi_status *st)
+                                  void (*free_impl)(struct psi_source *), void *impl, struct kube_err *st)
 {
     struct psi_source *src = calloc(1, sizeof(*src));
     if (!src) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
         return NULL;
     }
     src->name = name;

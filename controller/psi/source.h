@@ -9,14 +9,16 @@
  * PSI_REASON_* strings below) and a message naming the URL and why; the operator sets
  * MetricsAvailable=False with them and holds every taint as it is. Node values that were
  * read before the failure may still be filled in (e.g. InvalidValue makes only the
- * offending node Unknown), but a caller should act on none of them when failed is set.
- * psi_status follows the project's failure convention (base/failure.h). */
+ * offending node Unknown), but a caller should act on none of them when it failed.
+ * The status is the project's error record, struct kube_err (base/failure.h): its reason is
+ * the condition reason, psi_fail fills it. */
 #ifndef PSI_PSI_SOURCE_H
 #define PSI_PSI_SOURCE_H
 
 #include <stddef.h>
 
 #include "api/reasons.h"
+#include "kube/err.h"
 
 /* Condition reasons of a failed sample. */
 #define PSI_REASON_UNREACHABLE API_REASON_SOURCE_UNREACHABLE
@@ -42,13 +44,6 @@ enum psi_resource { PSI_CPU = 0, PSI_MEMORY = 1, PSI_IO = 2, PSI_NRESOURCES = 3 
 
 /* "some" (at least one task stalled) or "full" (all non-idle tasks stalled). */
 enum psi_kind { PSI_SOME = 0, PSI_FULL = 1 };
-
-/* The overall result of a call: ok (failed == 0) or failed with reason and message. */
-struct psi_status {
-    int failed;
-    char reason[48];
-    char message[1024];
-};
 
 /* One pressure value: known (percent 0..100) or Unknown (known == 0). */
 struct psi_value {
@@ -88,7 +83,7 @@ struct psi_node_sample {
 struct psi_sample {
     struct psi_node_sample *nodes;
     size_t n_nodes;
-    struct psi_status status;
+    struct kube_err status;
     size_t n_node_errors; /* nodes the source failed to read while the sample stayed ok */
     char node_error[512]; /* the first of those errors, for a log line */
 };
@@ -110,13 +105,10 @@ const char *psi_resource_name(enum psi_resource r);
 /* Resource from its name; returns 0 or -1 when unknown. */
 int psi_resource_parse(const char *s, enum psi_resource *out);
 
-/* Set st to ok. */
-void psi_status_ok(struct psi_status *st);
-
-/* Set st to failed with reason and a printf-formatted message (at most 1023 bytes, control
- * and non-ASCII bytes replaced by '?': it may carry parts of a server's reply); returns -1. */
-int psi_status_fail(struct psi_status *st, const char *reason, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Set st to failed with reason (a PSI_REASON_*: the condition's) and a printf-formatted
+ * message (at most 1023 bytes, control and non-ASCII bytes replaced by '?': it may carry parts
+ * of a server's reply); returns -1. */
+int psi_fail(struct kube_err *st, const char *reason, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Prepare out for req: one Unknown entry per node (names copied), status ok. Returns 0, or
  * -1 (status failed) when out of memory. Free with psi_sample_free. */
@@ -145,7 +137,7 @@ int psi_source_sample(struct psi_source *src, const struct psi_request *req, str
  * then. Free with psi_source_free. */
 struct psi_source *psi_source_new(const char *name,
                                   int (*sample)(struct psi_source *, const struct psi_request *, struct psi_sample *),
-                                  void (*free_impl)(struct psi_source *), void *impl, struct psi_status *st);
+                                  void (*free_impl)(struct psi_source *), void *impl, struct kube_err *st);
 
 /* Free a source made by a psi_*_source_new (NULL is fine). */
 void psi_source_free(struct psi_source *src);

@@ -344,15 +344,15 @@ struct usage_work {
 /* Usage from one Prometheus query. */
 static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
 {
-    struct psi_status st;
-    psi_status_ok(&st);
+    struct kube_err st;
+    kube_err_clear(&st);
     struct psi_prom *p = in->prom;
     if (!p)
-        psi_status_fail(&st, PSI_REASON_CONFIG, "%s", in->prom_error);
+        psi_fail(&st, PSI_REASON_CONFIG, "%s", in->prom_error);
     char *q = p ? usage_query(in->window_s, u->refs, u->nrefs) : NULL;
     struct psi_prom_vector v = {0};
     if (!p || !q || psi_prom_query(p, q, &v, &st) < 0) {
-        snprintf(why, len, "the usage query failed: %s", st.failed ? st.message : "out of memory");
+        snprintf(why, len, "the usage query failed: %s", kube_err_failed(&st) ? st.msg : "out of memory");
         free(q);
         return -1;
     }
@@ -367,7 +367,7 @@ static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_
     if (mq && psi_prom_query(p, mq, &m, &st) == 0)
         usage_fill(&m, u->descs, in->nnodes, u->node_mem, u->refs, u->nrefs, u->ref_mem);
     else
-        log_warn("memory in use not read", "error", st.failed ? st.message : "out of memory");
+        log_warn("memory in use not read", "error", kube_err_failed(&st) ? st.msg : "out of memory");
     free(mq);
     psi_prom_vector_free(&m);
     return 0;

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/jx.h"
+#include "base/util.h"
 #include "kube/num.h"
 
 char *machineconfig_name(const char *role)
@@ -14,36 +16,20 @@ char *machineconfig_name(const char *role)
     return asprintf(&s, "99-%s-psi-rebalancer", role) < 0 ? NULL : s;
 }
 
-static const cJSON *get(const cJSON *obj, const char *key)
-{
-    return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
-}
-
-static const char *get_str(const cJSON *obj, const char *key)
-{
-    const cJSON *v = get(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool str_is(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
-
 bool machineconfig_unneeded(const cJSON *mc, const char *owner, char *const *wanted, size_t n)
 {
-    const cJSON *meta = get(mc, "metadata"), *labels = get(meta, "labels");
-    const char *role = get_str(labels, MACHINECONFIG_ROLE_LABEL);
-    if (!str_is(get_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY) ||
-        !str_is(get_str(labels, MACHINECONFIG_OWNER_LABEL), owner) || !role)
+    const cJSON *meta = jx_at(mc, "metadata"), *labels = jx_at(meta, "labels");
+    const char *role = jx_at_str(labels, MACHINECONFIG_ROLE_LABEL);
+    if (!base_same(jx_at_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY) ||
+        !base_same(jx_at_str(labels, MACHINECONFIG_OWNER_LABEL), owner) || !role)
         return false;
     char *name = machineconfig_name(role);
-    bool ours = name && str_is(get_str(meta, "name"), name);
+    bool ours = name && base_same(jx_at_str(meta, "name"), name);
     free(name);
     if (!ours)
         return false;
     for (size_t i = 0; i < n; i++)
-        if (str_is(wanted[i], role))
+        if (base_same(wanted[i], role))
             return false;
     return true;
 }
@@ -136,16 +122,16 @@ cJSON *machineconfig_build(const struct machineconfig_want *w)
 
 enum machineconfig_diff machineconfig_diff(const cJSON *existing, const struct machineconfig_want *w)
 {
-    const cJSON *labels = get(get(existing, "metadata"), "labels");
-    if (!str_is(get_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY))
+    const cJSON *labels = jx_at(jx_at(existing, "metadata"), "labels");
+    if (!base_same(jx_at_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY))
         return MACHINECONFIG_FOREIGN;
-    const char *owner = get_str(labels, MACHINECONFIG_OWNER_LABEL);
-    if (owner && !str_is(owner, w->owner ? w->owner : ""))
+    const char *owner = jx_at_str(labels, MACHINECONFIG_OWNER_LABEL);
+    if (owner && !base_same(owner, w->owner ? w->owner : ""))
         return MACHINECONFIG_FOREIGN;
-    if (!owner || !str_is(get_str(labels, MACHINECONFIG_ROLE_LABEL), w->role))
+    if (!owner || !base_same(jx_at_str(labels, MACHINECONFIG_ROLE_LABEL), w->role))
         return MACHINECONFIG_NEEDS_UPDATE;
-    const cJSON *spec = get(existing, "spec");
-    const cJSON *have = get(spec, "kernelArguments");
+    const cJSON *spec = jx_at(existing, "spec");
+    const cJSON *have = jx_at(spec, "kernelArguments");
     const char *kargs[3];
     wanted_kargs(w, kargs);
     int n = 0;
@@ -158,7 +144,7 @@ enum machineconfig_diff machineconfig_diff(const cJSON *existing, const struct m
         if (!cJSON_IsString(a) || strcmp(a->valuestring, kargs[i]) != 0)
             return MACHINECONFIG_NEEDS_UPDATE;
     }
-    if (!cJSON_IsString(get(get(get(spec, "config"), "ignition"), "version")))
+    if (!cJSON_IsString(jx_at(jx_at(jx_at(spec, "config"), "ignition"), "version")))
         return MACHINECONFIG_NEEDS_UPDATE;
     return MACHINECONFIG_UP_TO_DATE;
 }
@@ -178,11 +164,11 @@ cJSON *machineconfig_apply(const cJSON *existing, const struct machineconfig_wan
 /* The pool condition of this type, or NULL. */
 static const cJSON *pool_condition(const cJSON *status, const char *type)
 {
-    const cJSON *it, *conds = get(status, "conditions");
+    const cJSON *it, *conds = jx_at(status, "conditions");
     if (!cJSON_IsArray(conds))
         return NULL;
     cJSON_ArrayForEach (it, conds) {
-        if (str_is(get_str(it, "type"), type))
+        if (base_same(jx_at_str(it, "type"), type))
             return it;
     }
     return NULL;
@@ -191,11 +177,11 @@ static const cJSON *pool_condition(const cJSON *status, const char *type)
 /* configuration.source names mc_name. */
 static bool source_has(const cJSON *configuration, const char *mc_name)
 {
-    const cJSON *it, *source = get(configuration, "source");
+    const cJSON *it, *source = jx_at(configuration, "source");
     if (!cJSON_IsArray(source))
         return false;
     cJSON_ArrayForEach (it, source) {
-        if (str_is(get_str(it, "name"), mc_name))
+        if (base_same(jx_at_str(it, "name"), mc_name))
             return true;
     }
     return false;
@@ -203,12 +189,12 @@ static bool source_has(const cJSON *configuration, const char *mc_name)
 
 static bool condition_true(const cJSON *c)
 {
-    return c && str_is(get_str(c, "status"), "True");
+    return c && base_same(jx_at_str(c, "status"), "True");
 }
 
 static int64_t get_count(const cJSON *obj, const char *key)
 {
-    const cJSON *v = get(obj, key);
+    const cJSON *v = jx_at(obj, key);
     return kube_num_int_or(v, 0, INT32_MAX, 0); /* machine counts are int32 */
 }
 
@@ -216,11 +202,11 @@ void machineconfig_pool_eval(const cJSON *pool, const char *mc_name, struct mach
 {
     memset(out, 0, sizeof(*out));
     out->status = API_CONDITION_FALSE;
-    const char *name = get_str(get(pool, "metadata"), "name");
+    const char *name = jx_at_str(jx_at(pool, "metadata"), "name");
     snprintf(out->pool, sizeof(out->pool), "%s", name ? name : "");
-    const cJSON *status = get(pool, "status");
-    const cJSON *configuration = get(status, "configuration");
-    const cJSON *target_conf = get(get(pool, "spec"), "configuration");
+    const cJSON *status = jx_at(pool, "status");
+    const cJSON *configuration = jx_at(status, "configuration");
+    const cJSON *target_conf = jx_at(jx_at(pool, "spec"), "configuration");
     out->rendered = source_has(configuration, mc_name);
     bool targeted = out->rendered || source_has(target_conf, mc_name);
     out->machines = get_count(status, "machineCount");
@@ -228,12 +214,12 @@ void machineconfig_pool_eval(const cJSON *pool, const char *mc_name, struct mach
     out->degraded_machines = get_count(status, "degradedMachineCount");
     /* A rendered configuration the pool targets but has not reached yet (spec.configuration
      * ahead of status.configuration) means machines are about to update. */
-    const char *target = get_str(target_conf, "name");
-    const char *current = get_str(configuration, "name");
+    const char *target = jx_at_str(target_conf, "name");
+    const char *current = jx_at_str(configuration, "name");
     bool pending = target && current && strcmp(target, current) != 0;
     const cJSON *degraded = pool_condition(status, "Degraded");
     if (condition_true(degraded)) {
-        const char *m = get_str(degraded, "message");
+        const char *m = jx_at_str(degraded, "message");
         out->reason = MACHINECONFIG_REASON_POOL_DEGRADED;
         snprintf(out->message, sizeof(out->message), "pool %s is degraded (%lld of %lld machines degraded)%s%s",
                  out->pool, (long long)out->degraded_machines, (long long)out->machines, m && *m ? ": " : "",
@@ -251,7 +237,7 @@ void machineconfig_pool_eval(const cJSON *pool, const char *mc_name, struct mach
                  (long long)out->machines, mc_name);
         return;
     }
-    if (cJSON_IsTrue(get(get(pool, "spec"), "paused"))) {
+    if (cJSON_IsTrue(jx_at(jx_at(pool, "spec"), "paused"))) {
         out->reason = MACHINECONFIG_REASON_POOL_PAUSED;
         snprintf(out->message, sizeof(out->message),
                  "pool %s is paused: its machines do not update to a configuration with %s until it is unpaused "
@@ -363,21 +349,22 @@ void machineconfig_psi_enabled(const struct machineconfig_pool_eval *ev, size_t 
     *reason = MACHINECONFIG_REASON_ENABLED;
     for (size_t k = 0; k < sizeof(order) / sizeof(order[0]) && *status == API_CONDITION_TRUE; k++)
         for (size_t i = 0; i < n; i++)
-            if (str_is(ev[i].reason, order[k])) {
+            if (base_same(ev[i].reason, order[k])) {
                 *status = API_CONDITION_FALSE;
                 *reason = order[k];
                 break;
             }
-    /* The message: every pool whose state is the reported one, "; "-joined. */
+    /* The message: every pool's state, "; "-joined, those in the reported state first. */
     size_t len = 0;
     if (msglen)
         msg[0] = '\0';
-    for (size_t i = 0; i < n && len + 1 < msglen; i++) {
-        if (!str_is(ev[i].reason, *reason))
-            continue;
-        int w = snprintf(msg + len, msglen - len, "%s%s", len ? "; " : "", ev[i].message);
-        if (w < 0)
-            break;
-        len += (size_t)w < msglen - len ? (size_t)w : msglen - len - 1;
-    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n && len + 1 < msglen; i++) {
+            if (base_same(ev[i].reason, *reason) != (pass == 0))
+                continue;
+            int w = snprintf(msg + len, msglen - len, "%s%s", len ? "; " : "", ev[i].message);
+            if (w < 0)
+                break;
+            len += (size_t)w < msglen - len ? (size_t)w : msglen - len - 1;
+        }
 }

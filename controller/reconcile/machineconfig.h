@@ -46,10 +46,10 @@
  * pool are False, PoolNotFound, named (machineconfig_orphans).
  * Over several pools (machineconfig_psi_enabled): MachineConfigNotOwned if any pool has it,
  * else PoolDegraded, else PoolNotFound, else PoolNotCovered, else PoolPaused, else Progressing
- * if any is, else True. Where the MachineConfig API does not exist: Unknown,
- * MachineConfigAPIUnavailable; with spec.machineConfig.enabled false: Unknown,
- * MachineConfigDisabled (PSI is the admin's job); no selected node at all: Unknown,
- * NoSelectedNodes.
+ * if any is, else True; the message says every pool's state, those in the reported one
+ * first. Where the MachineConfig API does not exist: Unknown, MachineConfigAPIUnavailable;
+ * with spec.machineConfig.enabled false: Unknown, MachineConfigDisabled (PSI is the admin's
+ * job); no selected node at all: Unknown, NoSelectedNodes.
  */
 #ifndef PSI_RECONCILE_MACHINECONFIG_H
 #define PSI_RECONCILE_MACHINECONFIG_H

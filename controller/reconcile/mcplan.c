@@ -5,28 +5,20 @@
 #include <string.h>
 
 #include "api/selector.h"
+#include "base/jx.h"
+#include "base/util.h"
 #include "reconcile/machineconfig.h"
-
-static const cJSON *get(const cJSON *obj, const char *key)
-{
-    return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
-}
 
 static const char *obj_name(const cJSON *pool)
 {
-    const cJSON *v = get(get(pool, "metadata"), "name");
+    const cJSON *v = jx_at(jx_at(pool, "metadata"), "name");
     return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool str_is(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
 }
 
 /* Decode pool's spec.<field> into *sel; false when absent or not a valid selector. */
 static bool decode_selector(const cJSON *pool, const char *field, struct api_selector *sel)
 {
-    const cJSON *json = get(get(pool, "spec"), field);
+    const cJSON *json = jx_at(jx_at(pool, "spec"), field);
     struct api_errors errs = {0};
     bool ok = cJSON_IsObject(json) && api_selector_decode(json, field, sel, &errs, NULL) == 0;
     api_errors_free(&errs);
@@ -65,16 +57,16 @@ static void node_selectors_free(struct node_selectors *ns, size_t n)
 
 static const cJSON *node_pool(const cJSON *const *pools, size_t n, const struct node_selectors *ns, const cJSON *node)
 {
-    const cJSON *labels = get(get(node, "metadata"), "labels");
+    const cJSON *labels = jx_at(jx_at(node, "metadata"), "labels");
     const cJSON *master = NULL, *worker = NULL, *custom = NULL;
     size_t ncustom = 0;
     for (size_t i = 0; i < n; i++) {
         if (!ns->usable[i] || !api_selector_matches(&ns->sel[i], labels))
             continue;
         const char *name = obj_name(pools[i]);
-        if (str_is(name, "master"))
+        if (base_same(name, "master"))
             master = pools[i];
-        else if (str_is(name, "worker"))
+        else if (base_same(name, "worker"))
             worker = pools[i];
         else if (name) {
             custom = pools[i];
@@ -113,7 +105,7 @@ bool mcplan_pool_selects_role(const cJSON *pool, const char *role)
 bool mcplan_has_role(const struct mcplan *plan, const char *role)
 {
     for (size_t i = 0; i < plan->nroles; i++)
-        if (str_is(plan->roles[i], role))
+        if (base_same(plan->roles[i], role))
             return true;
     return false;
 }
@@ -191,15 +183,15 @@ static int add_candidate(struct candidates *c, const char *role)
 /* The role values pool's machineConfigSelector names. */
 static int add_selector_roles(struct candidates *c, const cJSON *pool)
 {
-    const cJSON *sel = get(get(pool, "spec"), "machineConfigSelector");
-    const cJSON *ml = get(get(sel, "matchLabels"), MACHINECONFIG_ROLE_LABEL);
+    const cJSON *sel = jx_at(jx_at(pool, "spec"), "machineConfigSelector");
+    const cJSON *ml = jx_at(jx_at(sel, "matchLabels"), MACHINECONFIG_ROLE_LABEL);
     if (cJSON_IsString(ml) && add_candidate(c, ml->valuestring) < 0)
         return -1;
-    const cJSON *e, *exprs = get(sel, "matchExpressions");
+    const cJSON *e, *exprs = jx_at(sel, "matchExpressions");
     cJSON_ArrayForEach (e, (cJSON_IsArray(exprs) ? exprs : NULL)) {
-        const cJSON *key = get(e, "key"), *op = get(e, "operator"), *v, *values = get(e, "values");
-        if (!cJSON_IsString(key) || !str_is(key->valuestring, MACHINECONFIG_ROLE_LABEL) || !cJSON_IsString(op) ||
-            !str_is(op->valuestring, "In"))
+        const cJSON *key = jx_at(e, "key"), *op = jx_at(e, "operator"), *v, *values = jx_at(e, "values");
+        if (!cJSON_IsString(key) || !base_same(key->valuestring, MACHINECONFIG_ROLE_LABEL) || !cJSON_IsString(op) ||
+            !base_same(op->valuestring, "In"))
             continue;
         cJSON_ArrayForEach (v, (cJSON_IsArray(values) ? values : NULL))
             if (cJSON_IsString(v) && add_candidate(c, v->valuestring) < 0)
@@ -238,7 +230,7 @@ static size_t role_score(const char *role, const struct mcplan *plan, const bool
     for (size_t k = 0; k < plan->npools; k++)
         if (reach[k] && !plan->pools[k].role) {
             covers++;
-            named = named || str_is(plan->pools[k].name, role);
+            named = named || base_same(plan->pools[k].name, role);
         }
     return covers ? 2 * covers + named : 0;
 }

@@ -204,7 +204,11 @@ int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api
     bool api = m->machineconfigs != NULL, enabled = in->spec->machine_config.enabled;
     struct objs pools = {0};
     struct mcplan plan = {0};
-    int rc = api && enabled ? plan_owned(m, in, &pools, &plan) : 0;
+    if (api && enabled && plan_owned(m, in, &pools, &plan) < 0) {
+        free(pools.v); /* PSIEnabled stays as it was: nothing was learnt */
+        return -1;
+    }
+    int rc = 0;
     size_t n = plan.npools + (plan.norphans > 0);
     struct machineconfig_pool_eval *evs = calloc(n ? n : 1, sizeof(*evs));
     bool *foreign = calloc(plan.nroles ? plan.nroles : 1, sizeof(*foreign));

@@ -450,15 +450,15 @@ static void rebalance(struct visit *v)
     }
     const struct api_spec *spec = &v->pr.spec;
     struct psi_prom_config cfg;
-    struct psi_status st;
-    psi_status_ok(&st);
+    struct kube_err st;
+    kube_err_clear(&st);
     struct psi_prom *prom = spec->metrics.source == API_SOURCE_PROMETHEUS
                                 ? sampling_prom(&v->cs->sampling, prom_config(r, spec, &cfg), &st)
                                 : NULL;
     struct mover_deps d = {r->deps.client, r->deps.events,  r->deps.vmis,     r->deps.vmims,
                            r->deps.pods,   r->deps.pods_ud, r->deps.kubevirts};
     struct mover_input in = {
-        v->obj,   &v->pr, mn, n, v->sampled, v->cs->sampling.metrics == 1, prom, st.failed ? st.message : NULL,
+        v->obj,   &v->pr, mn, n, v->sampled, v->cs->sampling.metrics == 1, prom, kube_err_failed(&st) ? st.msg : NULL,
         v->now_ms};
     struct mover_stats before = *mover_stats(v->cs->mover);
     const char *reason = NULL;

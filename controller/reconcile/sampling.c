@@ -43,10 +43,10 @@ void sampling_free(struct sampling *s)
     s->have_sample = false;
 }
 
-struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config *cfg, struct psi_status *st)
+struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config *cfg, struct kube_err *st)
 {
     if (!cfg) {
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
         return NULL;
     }
     char key[2048];
@@ -62,13 +62,13 @@ struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config 
     if (s->prom && !(s->prom_key = strdup(key))) { /* without its key it would be made anew every time */
         psi_prom_free(s->prom);
         s->prom = NULL;
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
     }
     return s->prom;
 }
 
 /* The pressure source for spec, made anew when the spec's metrics settings changed. */
-static struct psi_source *source_for(struct sampling *s, const struct sampling_in *in, struct psi_status *st)
+static struct psi_source *source_for(struct sampling *s, const struct sampling_in *in, struct kube_err *st)
 {
     const struct api_spec *spec = in->spec;
     char key[2048];
@@ -88,7 +88,7 @@ static struct psi_source *source_for(struct sampling *s, const struct sampling_i
         s->source = psi_prom_source_new(prom, st);
     if (s->source && !(s->source_key = strdup(key))) { /* without its key it would be made anew every time */
         drop_source(s);
-        psi_status_fail(st, PSI_REASON_CONFIG, "out of memory");
+        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
     }
     return s->source;
 }
@@ -152,17 +152,17 @@ static int describe(const struct ownership_nodes *nodes, struct descs *d)
 
 /* The metrics state after a sample with status st (src: the source that answered, n nodes
  * asked; on success the sample is s->sample already). */
-static int follow_metrics(struct sampling *s, const struct sampling_in *in, const struct psi_status *st,
-                          const char *src, size_t n)
+static int follow_metrics(struct sampling *s, const struct sampling_in *in, const struct kube_err *st, const char *src,
+                          size_t n)
 {
     int was = s->metrics;
-    if (st->failed) {
+    if (kube_err_failed(st)) {
         s->metrics = 0;
         s->partial = false;
         snprintf(s->reason, sizeof(s->reason), "%s", st->reason);
-        snprintf(s->message, sizeof(s->message), "%s; every taint is held as it is", st->message);
+        snprintf(s->message, sizeof(s->message), "%s; every taint is held as it is", st->msg);
         log_warn("pressure not readable: taints held", "psirebalance", in->ref->name, "reason", st->reason, "error",
-                 st->message);
+                 st->msg);
         if (was != 0)
             notify_event(in->events, in->ref, "Warning", API_EVENT_METRICS_UNAVAILABLE, "Sample", s->message,
                          in->now_ms);
@@ -200,12 +200,12 @@ int sampling_take(struct sampling *s, const struct sampling_in *in)
 {
     const struct api_spec *spec = in->spec;
     struct descs d;
-    struct psi_status st;
-    psi_status_ok(&st);
+    struct kube_err st;
+    kube_err_clear(&st);
     if (describe(in->nodes, &d) < 0)
-        psi_status_fail(&st, PSI_REASON_CONFIG, "out of memory");
+        psi_fail(&st, PSI_REASON_CONFIG, "out of memory");
     struct psi_sample sample = {0};
-    struct psi_source *src = st.failed ? NULL : source_for(s, in, &st);
+    struct psi_source *src = kube_err_failed(&st) ? NULL : source_for(s, in, &st);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (src) {
@@ -221,7 +221,7 @@ int sampling_take(struct sampling *s, const struct sampling_in *in)
     free(d.ips);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     s->last_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    if (st.failed) {
+    if (kube_err_failed(&st)) {
         psi_sample_free(&sample);
         return follow_metrics(s, in, &st, NULL, d.n);
     }

@@ -55,7 +55,7 @@ void sampling_free(struct sampling *s);
 /* The PsiRebalance's Prometheus client for cfg (owned by s; the pressure source uses the same),
  * made anew when cfg's settings changed since it was made; NULL with st failed
  * (SourceConfigError) on a bad URL, no memory or cfg NULL. */
-struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config *cfg, struct psi_status *st);
+struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config *cfg, struct kube_err *st);
 
 /* Sample the owned nodes; updates the metrics state and, on success, the sample. Returns 0 on
  * a good sample (partial when some nodes were not measured), -1 when the source failed or

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jx.h"
 #include "base/strbuf.h"
+#include "base/util.h"
 #include "psi/kubelet.h"
 
 /* A name as an exact regex alternative inside a PromQL string: regex metacharacters are
@@ -113,26 +113,26 @@ void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nod
         const struct psi_prom_series *s = &v->series[k];
         const char *tag = psi_prom_label_get(s, "psi_usage");
         double val = value_of(s);
-        if (jx_eq(tag, "node")) {
+        if (base_same(tag, "node")) {
             have_node_metric = true;
             long i = psi_prom_match_node(s, nodes, nnodes);
             if (i >= 0 && !isnan(val))
                 node_usage[i] = isnan(node_usage[i]) ? val : node_usage[i] + val;
-        } else if (jx_eq(tag, "vmnode")) {
+        } else if (base_same(tag, "vmnode")) {
             have_vm_metric = true;
             long i = psi_prom_match_node(s, nodes, nnodes);
             if (i >= 0 && !isnan(val) && vm_sum)
                 vm_sum[i] += val;
-        } else if (jx_eq(tag, "vmi")) {
+        } else if (base_same(tag, "vmi")) {
             have_vm_metric = true;
             const char *ns = psi_prom_label_get(s, "namespace"), *name = psi_prom_label_get(s, "name");
             for (size_t j = 0; j < nrefs; j++)
-                if (refs[j].vmi && jx_eq(refs[j].vmi, name) && jx_eq(refs[j].ns, ns))
+                if (refs[j].vmi && base_same(refs[j].vmi, name) && base_same(refs[j].ns, ns))
                     ref_usage[j] = val;
-        } else if (jx_eq(tag, "pod")) {
+        } else if (base_same(tag, "pod")) {
             const char *ns = psi_prom_label_get(s, "namespace"), *pod = psi_prom_label_get(s, "pod");
             for (size_t j = 0; j < nrefs && pod_usage; j++)
-                if (jx_eq(refs[j].pod, pod) && jx_eq(refs[j].ns, ns))
+                if (base_same(refs[j].pod, pod) && base_same(refs[j].ns, ns))
                     pod_usage[j] = val;
         }
     }
@@ -172,7 +172,7 @@ static void from_summary(const cJSON *summary, double (*reading)(const cJSON *),
         if (!cJSON_IsString(name) || !cJSON_IsString(ns))
             continue;
         for (size_t j = 0; j < nrefs; j++)
-            if (jx_eq(refs[j].pod, name->valuestring) && jx_eq(refs[j].ns, ns->valuestring))
+            if (base_same(refs[j].pod, name->valuestring) && base_same(refs[j].ns, ns->valuestring))
                 ref_usage[j] = reading(pod);
     }
 }

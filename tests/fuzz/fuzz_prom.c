@@ -6,7 +6,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct psi_prom_vector v;
-    struct psi_status st;
+    struct kube_err st;
     psi_prom_parse_reply((const char *)data, size, 503, "http://fuzz", &v, &st);
     psi_prom_vector_free(&v);
     if (psi_prom_parse_reply((const char *)data, size, 200, "http://fuzz", &v, &st) < 0)

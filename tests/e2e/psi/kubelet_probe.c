@@ -21,7 +21,7 @@ int main(int argc, char **argv)
     if (!c)
         return 2;
     kube_client_set_timeout(c, 10000);
-    struct psi_status st;
+    struct kube_err st;
     struct psi_source *src = psi_kubelet_source_new(c, &st);
     size_t n = (size_t)(argc - 1);
     struct psi_node_desc *nodes = calloc(n ? n : 1, sizeof(*nodes));
@@ -30,8 +30,8 @@ int main(int argc, char **argv)
     struct psi_request req = {nodes, n, 0, 0, 60, 0};
     struct psi_sample s;
     psi_source_sample(src, &req, &s);
-    printf("STATUS %s %s %s\n", s.status.failed ? "failed" : "ok", s.status.failed ? s.status.reason : "-",
-           s.status.message);
+    printf("STATUS %s %s %s\n", kube_err_failed(&s.status) ? "failed" : "ok",
+           kube_err_failed(&s.status) ? s.status.reason : "-", s.status.msg);
     for (size_t i = 0; i < s.n_nodes; i++) {
         printf("NODE %s", s.nodes[i].name);
         for (int r = 0; r < PSI_NRESOURCES; r++) {

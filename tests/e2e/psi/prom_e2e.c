@@ -99,8 +99,8 @@ struct expect {
 /* Does the sample match every expectation? Writes the first mismatch into why. */
 static int matches(const struct psi_sample *s, const struct expect *ex, size_t n, char *why, size_t wlen)
 {
-    if (s->status.failed) {
-        snprintf(why, wlen, "sample failed: %s: %s", s->status.reason, s->status.message);
+    if (kube_err_failed(&s->status)) {
+        snprintf(why, wlen, "sample failed: %s: %s", s->status.reason, s->status.msg);
         return 0;
     }
     for (size_t i = 0; i < n; i++) {
@@ -153,24 +153,24 @@ static void expect_failure(const char *url, const struct psi_request *req, const
                            const char *what)
 {
     struct psi_prom_config cfg = {.url = url, .connect_timeout_ms = 2000, .timeout_ms = 5000};
-    struct psi_status st;
+    struct kube_err st;
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     struct psi_source *src = p ? psi_prom_source_new(p, &st) : NULL;
     if (!src) {
-        e2e_check(0, "%s: source not created: %s", what, st.message);
+        e2e_check(0, "%s: source not created: %s", what, st.msg);
         psi_prom_free(p);
         return;
     }
     struct psi_sample s;
     int rc = psi_source_sample(src, req, &s);
-    int ok =
-        rc == -1 && s.status.failed && strcmp(s.status.reason, reason) == 0 && strstr(s.status.message, in_msg) != NULL;
+    int ok = rc == -1 && kube_err_failed(&s.status) && strcmp(s.status.reason, reason) == 0 &&
+             strstr(s.status.msg, in_msg) != NULL;
     int unknown = 1;
     for (size_t i = 0; i < s.n_nodes; i++)
         for (int r = 0; r < PSI_NRESOURCES; r++)
             if (s.nodes[i].value[r].known)
                 unknown = 0;
-    e2e_check(ok && unknown, "%s: reason %s, message \"%s\"", what, s.status.reason, s.status.message);
+    e2e_check(ok && unknown, "%s: reason %s, message \"%s\"", what, s.status.reason, s.status.msg);
     psi_sample_free(&s);
     psi_source_free(src);
     psi_prom_free(p);
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
     };
     struct psi_request req = {nodes, 4, 0, 0, WINDOW_S, 0};
     struct psi_prom_config cfg = {.url = prom, .connect_timeout_ms = 2000, .timeout_ms = 10000};
-    struct psi_status st;
+    struct kube_err st;
     struct psi_prom *client = psi_prom_new(&cfg, &st);
     struct psi_source *src = client ? psi_prom_source_new(client, &st) : NULL;
     e2e_check(src != NULL, "Prometheus source for %s", prom);
@@ -287,13 +287,13 @@ int main(int argc, char **argv)
         for (size_t i = 0; rc == 0 && i < v.n; i++)
             if (v.series[i].value == 1 && psi_prom_label_get(&v.series[i], "job"))
                 up++;
-        e2e_check(rc == 0 && up >= 3, "instant query %s: %d targets up (%s)", q, up, rc == 0 ? "ok" : st.message);
+        e2e_check(rc == 0 && up >= 3, "instant query %s: %d targets up (%s)", q, up, rc == 0 ? "ok" : st.msg);
         if (rc == 0)
             psi_prom_vector_free(&v);
         /* Bad PromQL: the real Prometheus refuses it with bad_data. */
         rc = p ? psi_prom_query(p, "rate(node_pressure_cpu_waiting_seconds_total[", &v, &st) : 0;
-        e2e_check(rc == -1 && strcmp(st.reason, PSI_REASON_QUERY) == 0 && strstr(st.message, "bad_data"),
-                  "bad PromQL: reason %s, message \"%s\"", st.reason, st.message);
+        e2e_check(rc == -1 && strcmp(st.reason, PSI_REASON_QUERY) == 0 && strstr(st.msg, "bad_data"),
+                  "bad PromQL: reason %s, message \"%s\"", st.reason, st.msg);
         psi_prom_free(p);
     }
 

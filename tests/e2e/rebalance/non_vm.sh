@@ -7,11 +7,12 @@
 # through the API server's node proxy; Prometheus: the bed's, which scrapes the simulator).
 # - eviction.method Migrate leaves pods that are not VMs alone: the Rebalancing condition says
 #   so, nothing is evicted;
-# - method Auto (the default) evicts one: status.moves shows it (kind ReplicaSet, phase
-#   Evicted, the pod named), an Evicted Event says which, psi_rebalancer_evictions_total
-#   {result="evicted"} counts it, the ReplicaSet replaces the pod on another node, and
-#   worker-0's pressure falls below the untaint level.
-# usage: non_vm.sh [Kubelet|Prometheus]
+# - method Auto (the default) or Evict, as given, evicts one: status.moves shows it (kind
+#   ReplicaSet, phase Evicted, the pod named), an Evicted Event says which,
+#   psi_rebalancer_evictions_total{result="evicted"} counts it, the ReplicaSet replaces the pod
+#   on another node, and worker-0's pressure falls below the untaint level.
+# usage: non_vm.sh [SOURCE [METHOD]]: SOURCE Kubelet (default) or Prometheus, METHOD Auto
+# (default) or Evict
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 source "$(dirname "$0")/lib.sh"
@@ -20,8 +21,10 @@ source_kind=${1:-Kubelet}
 case $source_kind in
   Kubelet) metrics="{source: Kubelet, interval: 5s, window: 15s}" ;;
   Prometheus) metrics=$bed_metrics ;;
-  *) echo "usage: non_vm.sh [Kubelet|Prometheus]" >&2; exit 2 ;;
+  *) echo "usage: non_vm.sh [Kubelet|Prometheus [Auto|Evict]]" >&2; exit 2 ;;
 esac
+method=${2:-Auto}
+case $method in Auto | Evict) ;; *) echo "usage: non_vm.sh [Kubelet|Prometheus [Auto|Evict]]" >&2; exit 2 ;; esac
 name=non-vm-$$
 trap 'rebalance_cleanup "$name"' EXIT
 
@@ -72,10 +75,10 @@ check "nothing was evicted (record)" test "$(our_evictions all | wc -l)" -eq 0
 check "status.moves is empty" test "$(psir_field "$name" '.status.moves // [] | length')" = 0
 check "both busy pods still run on worker-0" test "$(busy_on worker-0)" = 2
 
-# --- Auto: one is evicted ------------------------------------------------------------------------
+# --- Auto or Evict: one is evicted ----------------------------------------------------------------
 t0=$SECONDS
-psir Auto
-eventually 90 "method Auto: a move of a busy pod is in status.moves" bash -c "$(declare -f psir_field)
+psir "$method"
+eventually 90 "method $method: a move of a busy pod is in status.moves" bash -c "$(declare -f psir_field)
   [ \"\$(psir_field $name '.status.moves // [] | length')\" -ge 1 ]"
 echo "# after $((SECONDS - t0)) s: $(psir_field "$name" '.status.moves[0] | tojson')"
 move() { psir_field "$name" ".status.moves[0].$1"; }

@@ -159,11 +159,11 @@ static void test_summary_path(void **state)
 static void test_source_new(void **state)
 {
     (void)state;
-    struct psi_status st;
+    struct kube_err st;
     int client_stand_in; /* never dereferenced: nothing is sampled */
     struct psi_source *src = psi_kubelet_source_new((struct kube_client *)&client_stand_in, &st);
     assert_non_null(src);
-    assert_false(st.failed);
+    assert_false(kube_err_failed(&st));
     assert_string_equal(src->name, "Kubelet");
     assert_ptr_equal(src->impl, &client_stand_in);
     assert_non_null(src->sample);

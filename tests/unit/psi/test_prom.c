@@ -18,7 +18,7 @@
 
 #define URL "http://prom.test:9090/api/v1/query"
 
-static int parse(const char *body, long status, struct psi_prom_vector *v, struct psi_status *st)
+static int parse(const char *body, long status, struct psi_prom_vector *v, struct kube_err *st)
 {
     return psi_prom_parse_reply(body, body ? strlen(body) : 0, status, URL, v, st);
 }
@@ -30,9 +30,9 @@ static void test_parse_vector(void **state)
     char *body = read_testdata("prom_psi_vector.json", &len);
     assert_non_null(body);
     struct psi_prom_vector v;
-    struct psi_status st;
+    struct kube_err st;
     assert_int_equal(psi_prom_parse_reply(body, len, 200, URL, &v, &st), 0);
-    assert_false(st.failed);
+    assert_false(kube_err_failed(&st));
     assert_int_equal(v.n, 10);
     assert_string_equal(psi_prom_label_get(&v.series[0], "instance"), "worker-0");
     assert_string_equal(psi_prom_label_get(&v.series[0], "psi_resource"), "cpu");
@@ -49,7 +49,7 @@ static void test_parse_special_values_and_warnings(void **state)
 {
     (void)state;
     struct psi_prom_vector v;
-    struct psi_status st;
+    struct kube_err st;
     const char *b = "{\"status\":\"success\",\"warnings\":[\"partial response: store x down\"],"
                     "\"data\":{\"resultType\":\"vector\",\"result\":["
                     "{\"metric\":{},\"value\":[1,\"+Inf\"]},"
@@ -118,11 +118,11 @@ static void test_parse_errors(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct psi_prom_vector v;
-        struct psi_status st;
+        struct kube_err st;
         int rc = parse(cases[i].body, cases[i].status, &v, &st);
-        if (rc != -1 || !st.failed || strcmp(st.reason, cases[i].reason) != 0 || !strstr(st.message, cases[i].in_msg) ||
-            !strstr(st.message, "prom.test"))
-            fail_msg("case %zu: rc=%d reason=%s message=\"%s\"; want %s with \"%s\"", i, rc, st.reason, st.message,
+        if (rc != -1 || !kube_err_failed(&st) || strcmp(st.reason, cases[i].reason) != 0 ||
+            !strstr(st.msg, cases[i].in_msg) || !strstr(st.msg, "prom.test"))
+            fail_msg("case %zu: rc=%d reason=%s message=\"%s\"; want %s with \"%s\"", i, rc, st.reason, st.msg,
                      cases[i].reason, cases[i].in_msg);
         assert_int_equal(v.n, 0);
         assert_null(v.series);
@@ -172,13 +172,13 @@ static void test_parse_hostile(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct psi_prom_vector v;
-        struct psi_status st;
+        struct kube_err st;
         size_t len = strlen(cases[i].body);
         if (strstr(cases[i].in_msg, "NUL byte"))
             len++; /* the NUL byte is part of the reply */
         int rc = psi_prom_parse_reply(cases[i].body, len, 200, URL, &v, &st);
-        if (rc != -1 || strcmp(st.reason, PSI_REASON_MALFORMED) != 0 || !strstr(st.message, cases[i].in_msg))
-            fail_msg("case %zu: rc=%d reason=%s message=\"%s\"; want \"%s\"", i, rc, st.reason, st.message,
+        if (rc != -1 || strcmp(st.reason, PSI_REASON_MALFORMED) != 0 || !strstr(st.msg, cases[i].in_msg))
+            fail_msg("case %zu: rc=%d reason=%s message=\"%s\"; want \"%s\"", i, rc, st.reason, st.msg,
                      cases[i].in_msg);
         assert_int_equal(v.n, 0);
         assert_null(v.series);
@@ -198,10 +198,10 @@ static void test_parse_bounds(void **state)
         o += (size_t)snprintf(b + o, len - o, "%s", one);
     o += (size_t)snprintf(b + o - 1, len - o + 1, "]}}") - 1;
     struct psi_prom_vector v;
-    struct psi_status st;
+    struct kube_err st;
     assert_int_equal(psi_prom_parse_reply(b, o, 200, URL, &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_MALFORMED);
-    assert_non_null(strstr(st.message, "more than 250000 series"));
+    assert_non_null(strstr(st.msg, "more than 250000 series"));
     assert_null(v.series);
     /* one series fewer is read */
     size_t cut = strlen(ENVELOPE) + 1 + (n - 1) * strlen(one) - 1;
@@ -216,7 +216,7 @@ static void test_parse_bounds(void **state)
         snprintf(labels + strlen(labels), sizeof(labels) - strlen(labels), "%s\"l%d\":\"v\"", i ? "," : "", i);
     snprintf(labels + strlen(labels), sizeof(labels) - strlen(labels), "},\"value\":[1,\"1\"]}]}}");
     assert_int_equal(parse(labels, 200, &v, &st), -1);
-    assert_non_null(strstr(st.message, "more than 128 labels"));
+    assert_non_null(strstr(st.msg, "more than 128 labels"));
 }
 
 /* Sample values: Go's float text and Prometheus' own NaN, +Inf, -Inf; nothing else. */
@@ -253,9 +253,9 @@ static void test_sample_values(void **state)
     }
     /* in a reply: refused with the value named */
     struct psi_prom_vector vec;
-    struct psi_status st;
+    struct kube_err st;
     assert_int_equal(parse(ENVELOPE "[{\"metric\":{},\"value\":[1,\"0x1p-2\"]}]}}", 200, &vec, &st), -1);
-    assert_non_null(strstr(st.message, "\"0x1p-2\" is not a number"));
+    assert_non_null(strstr(st.msg, "\"0x1p-2\" is not a number"));
     assert_int_equal(parse(ENVELOPE "[{\"metric\":{},\"value\":[1,\"infinity\"]}]}}", 200, &vec, &st), -1);
     assert_int_equal(parse(ENVELOPE "[{\"metric\":{},\"value\":[1,\"1111111111111111111111111111111111111111"
                                     "1111111111111111111111111111111111111111\"]}]}}",
@@ -273,9 +273,9 @@ static void test_parse_order_and_escapes(void **state)
                     "\"resultType\":\"vector\"},\"warnings\":[\"w1\",\"w2\"],\"infos\":[\"i\"],"
                     "\"status\":\"success\",\"status\":\"error\"}";
     struct psi_prom_vector v;
-    struct psi_status st;
+    struct kube_err st;
     if (parse(b, 200, &v, &st) != 0)
-        fail_msg("%s", st.message);
+        fail_msg("%s", st.msg);
     assert_int_equal(v.n, 1);
     assert_int_equal(v.series[0].n_labels, 2);
     assert_string_equal(psi_prom_label_get(&v.series[0], "n\xc3\xa9"), "a\"b\\c\xf0\x9f\x98\x80");
@@ -385,7 +385,7 @@ static void test_fill_sample(void **state)
     (void)state;
     char *body = read_testdata("prom_psi_vector.json", NULL);
     struct psi_prom_vector v;
-    struct psi_status st;
+    struct kube_err st;
     assert_int_equal(parse(body, 200, &v, &st), 0);
     const char *ips2[] = {"10.0.0.12"};
     const char *ips4[] = {"fd00::5"};
@@ -397,7 +397,7 @@ static void test_fill_sample(void **state)
     struct psi_sample s;
     assert_int_equal(psi_sample_init(&s, &req), 0);
     assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
-    assert_false(s.status.failed);
+    assert_false(kube_err_failed(&s.status));
     assert_int_equal(s.n_nodes, 6);
     assert_string_equal(s.nodes[0].name, "worker-0");
     assert_true(s.nodes[0].value[PSI_CPU].known);
@@ -442,7 +442,7 @@ static void test_fill_utilization(void **state)
                     "{\"metric\":{\"instance\":\"b\",\"psi_resource\":\"cpu\"},\"value\":[1,\"0.3\"]},"
                     "{\"metric\":{\"instance\":\"b\",\"psi_resource\":\"utilization\"},\"value\":[1,\"NaN\"]}]}}";
     struct psi_prom_vector v;
-    struct psi_status st;
+    struct kube_err st;
     assert_int_equal(parse(b, 200, &v, &st), 0);
     const struct psi_node_desc nodes[] = {{"a", NULL, 0, 0}, {"b", NULL, 0, 0}, {"c", NULL, 0, 0}};
     struct psi_request req = {nodes, 3, 0, 0, 60, 1};
@@ -472,7 +472,7 @@ static void test_fill_sample_invalid_value(void **state)
     (void)state;
     char *body = read_testdata("prom_psi_vector.json", NULL);
     struct psi_prom_vector v;
-    struct psi_status st;
+    struct kube_err st;
     assert_int_equal(parse(body, 200, &v, &st), 0);
     /* master-0's cpu is NaN: asked for, the sample fails with InvalidValue naming it; the
      * other nodes are still read, master-0's cpu is Unknown. */
@@ -481,10 +481,10 @@ static void test_fill_sample_invalid_value(void **state)
     struct psi_sample s;
     assert_int_equal(psi_sample_init(&s, &req), 0);
     assert_int_equal(psi_prom_fill_sample(&v, &req, &s), -1);
-    assert_true(s.status.failed);
+    assert_true(kube_err_failed(&s.status));
     assert_string_equal(s.status.reason, PSI_REASON_INVALID);
-    assert_non_null(strstr(s.status.message, "master-0"));
-    assert_non_null(strstr(s.status.message, "cpu"));
+    assert_non_null(strstr(s.status.msg, "master-0"));
+    assert_non_null(strstr(s.status.msg, "cpu"));
     assert_false(s.nodes[1].value[PSI_CPU].known);
     assert_true(s.nodes[0].value[PSI_CPU].known);
     psi_sample_free(&s);
@@ -514,12 +514,12 @@ static void test_fill_sample_invalid_value(void **state)
 static void test_client_config_errors(void **state)
 {
     (void)state;
-    struct psi_status st;
+    struct kube_err st;
     const char *bad[] = {NULL, "", "prom:9090", "ftp://x", "http://x/?q=1"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct psi_prom_config cfg = {.url = bad[i]};
         assert_null(psi_prom_new(&cfg, &st));
-        assert_true(st.failed);
+        assert_true(kube_err_failed(&st));
         assert_string_equal(st.reason, PSI_REASON_CONFIG);
     }
     struct psi_prom_config cfg = {.url = "https://thanos:9091/prefix//"};
@@ -543,21 +543,21 @@ static void test_token_file(void **state)
                                   .connect_timeout_ms = 500,
                                   .timeout_ms = 1000,
                                   .plain_http_token = 1};
-    struct psi_status st;
+    struct kube_err st;
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);
     struct psi_prom_vector v;
     assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
-    assert_non_null(strstr(st.message, path));
-    assert_non_null(strstr(st.message, "empty"));
+    assert_non_null(strstr(st.msg, path));
+    assert_non_null(strstr(st.msg, "empty"));
 
     FILE *f = fopen(path, "w");
     fputs("  abc def\n", f);
     fclose(f);
     assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
-    assert_non_null(strstr(st.message, "whitespace"));
+    assert_non_null(strstr(st.msg, "whitespace"));
 
     f = fopen(path, "w");
     fputs("eyJhbGciOi.token.sig\n", f);
@@ -565,12 +565,12 @@ static void test_token_file(void **state)
     /* Now the token is fine and the request itself fails: nothing listens on port 1. */
     assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_UNREACHABLE);
-    assert_non_null(strstr(st.message, "http://127.0.0.1:1/api/v1/query"));
+    assert_non_null(strstr(st.msg, "http://127.0.0.1:1/api/v1/query"));
 
     unlink(path);
     assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
-    assert_non_null(strstr(st.message, "No such file"));
+    assert_non_null(strstr(st.msg, "No such file"));
     psi_prom_free(p);
 }
 
@@ -578,12 +578,12 @@ static void test_source_unreachable(void **state)
 {
     (void)state;
     struct psi_prom_config cfg = {.url = "http://127.0.0.1:1", .connect_timeout_ms = 500, .timeout_ms = 1000};
-    struct psi_status st;
+    struct kube_err st;
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);
     struct psi_source *src = psi_prom_source_new(p, &st);
     assert_non_null(src);
-    assert_false(st.failed);
+    assert_false(kube_err_failed(&st));
     assert_string_equal(src->name, "Prometheus");
     const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0, 0}};
     struct psi_request req = {nodes, 1, 0, 0, 60, 0};

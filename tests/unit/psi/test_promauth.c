@@ -63,7 +63,7 @@ static void test_service_ca_default(void **state)
 {
     (void)state;
     struct psi_promauth_config cfg = {.service_ca_file = path_of("service-ca.crt")};
-    struct psi_status st;
+    struct kube_err st;
     struct psi_promauth *a = psi_promauth_new(&cfg, &st);
     assert_non_null(a);
     const char *tok = "x";
@@ -81,8 +81,8 @@ static void test_service_ca_default(void **state)
     put("service-ca.crt", "rotated, but no certificate\n");
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_TLS);
-    assert_non_null(strstr(st.message, path_of("service-ca.crt")));
-    assert_non_null(strstr(st.message, "no PEM certificate"));
+    assert_non_null(strstr(st.msg, path_of("service-ca.crt")));
+    assert_non_null(strstr(st.msg, "no PEM certificate"));
 
     put("service-ca.crt", PEM PEM);
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), 0);
@@ -97,12 +97,12 @@ static void test_ca_file(void **state)
 {
     (void)state;
     struct psi_promauth_config cfg = {.ca_file = path_of("ca.pem"), .service_ca_file = path_of("service-ca.crt")};
-    struct psi_status st;
+    struct kube_err st;
     struct psi_promauth *a = psi_promauth_new(&cfg, &st);
     const char *tok;
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
-    assert_non_null(strstr(st.message, path_of("ca.pem")));
+    assert_non_null(strstr(st.msg, path_of("ca.pem")));
     put("ca.pem", PEM);
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), 0);
     assert_int_equal(strncmp(psi_promauth_trust(a), "CA file ", 8), 0);
@@ -111,16 +111,16 @@ static void test_ca_file(void **state)
     psi_promauth_free(a);
 }
 
-static const char *fixed_token(void *ud, struct psi_status *st)
+static const char *fixed_token(void *ud, struct kube_err *st)
 {
-    psi_status_ok(st);
+    kube_err_clear(st);
     return ud;
 }
 
-static const char *no_token(void *ud, struct psi_status *st)
+static const char *no_token(void *ud, struct kube_err *st)
 {
     (void)ud;
-    psi_status_fail(st, PSI_REASON_CREDENTIAL, "no token for ServiceAccount ns/reader");
+    psi_fail(st, PSI_REASON_CREDENTIAL, "no token for ServiceAccount ns/reader");
     return NULL;
 }
 
@@ -130,7 +130,7 @@ static void test_token_fn_and_plain_http(void **state)
     (void)state;
     struct psi_prom_token_fn fn = {fixed_token, "reader-token", "ServiceAccount ns/reader"};
     struct psi_promauth_config cfg = {.token_fn = &fn, .token_file = "/ignored"};
-    struct psi_status st;
+    struct kube_err st;
     struct psi_promauth *a = psi_promauth_new(&cfg, &st);
     const char *tok = NULL;
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), 0);
@@ -139,8 +139,8 @@ static void test_token_fn_and_plain_http(void **state)
     assert_int_equal(psi_promauth_prepare(a, 0, &tok, &st), -1);
     assert_null(tok);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
-    assert_non_null(strstr(st.message, "plain http://"));
-    assert_non_null(strstr(st.message, "sendTokenOverPlainHTTP"));
+    assert_non_null(strstr(st.msg, "plain http://"));
+    assert_non_null(strstr(st.msg, "sendTokenOverPlainHTTP"));
     psi_promauth_free(a);
 
     cfg.plain_http_token = 1;
@@ -174,7 +174,7 @@ static void test_token_file_and_own_token(void **state)
     put("token", "reader-1\n");
     struct psi_promauth_config cfg = {
         .token_file = path_of("token"), .own_token_file = path_of("own"), .own_token = "static-operator-token"};
-    struct psi_status st;
+    struct kube_err st;
     struct psi_promauth *a = psi_promauth_new(&cfg, &st);
     const char *tok = NULL;
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), 0);
@@ -190,28 +190,28 @@ static void test_token_file_and_own_token(void **state)
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), -1);
     assert_null(tok);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
-    assert_non_null(strstr(st.message, "operator's own"));
+    assert_non_null(strstr(st.msg, "operator's own"));
 
     put("token", "static-operator-token");
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), -1);
-    assert_non_null(strstr(st.message, "operator's own"));
+    assert_non_null(strstr(st.msg, "operator's own"));
 
     put("token", "");
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), -1);
-    assert_non_null(strstr(st.message, "empty"));
+    assert_non_null(strstr(st.msg, "empty"));
     unlink(path_of("token"));
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), -1);
-    assert_non_null(strstr(st.message, "No such file"));
+    assert_non_null(strstr(st.msg, "No such file"));
     psi_promauth_free(a);
 }
 
-/* What a server answers reaches status through psi_status_fail: printable ASCII only. */
+/* What a server answers reaches status through psi_fail: printable ASCII only. */
 static void test_status_message_sanitised(void **state)
 {
     (void)state;
-    struct psi_status st;
-    psi_status_fail(&st, PSI_REASON_QUERY, "refused: %s", "line\nbreak\x01\x1b[31m\xc3\xa9\x7f");
-    assert_string_equal(st.message, "refused: line?break??[31m???");
+    struct kube_err st;
+    psi_fail(&st, PSI_REASON_QUERY, "refused: %s", "line\nbreak\x01\x1b[31m\xc3\xa9\x7f");
+    assert_string_equal(st.msg, "refused: line?break??[31m???");
 }
 
 /* A Prometheus error of any length gives a short status message. */
@@ -227,10 +227,10 @@ static void test_query_error_is_short(void **state)
         body[n++] = 'e';
     n += snprintf(body + n, sizeof(body) - (size_t)n, "\"}");
     struct psi_prom_vector v;
-    struct psi_status st;
+    struct kube_err st;
     assert_int_equal(psi_prom_parse_reply(body, (size_t)n, 422, "https://p/api/v1/query", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_QUERY);
-    assert_true(strlen(st.message) < 420);
+    assert_true(strlen(st.msg) < 420);
 }
 
 static void test_promtoken_renew_at(void **state)

@@ -72,10 +72,10 @@ static void test_defaults_send_the_pressure_reader(void **state)
     assert_int_equal(c.plain_http_token, 0);
     /* this kubeconfig's context names no namespace: no token can be requested, and the
      * message says why, without a request */
-    struct psi_status st;
+    struct kube_err st;
     assert_null(c.token_fn->get(c.token_fn->ud, &st));
     assert_string_equal(st.reason, PSI_REASON_CREDENTIAL);
-    assert_non_null(strstr(st.message, "namespace"));
+    assert_non_null(strstr(st.msg, "namespace"));
 }
 
 /* bearerTokenFile "": no token; a path: that file and no minted token; the explicit
