@@ -272,8 +272,11 @@ scale_size() {
   status_size steady
   local storm=(); for ((i = 0; i < n; i += 5)); do storm+=("worker-$i"); done
   log "$n nodes: storm, ${#storm[@]} nodes to 60 %"
-  snap storm0; set_many 60 "${storm[@]}"
-  jq -n --argjson t "$(now)" '{t: $t, nodes: $ARGS.positional}' --args "${storm[@]}" > "$sdir/storm.json"
+  # the step's time is taken before it is sent: at 5,000 nodes the one curl setting 1,000
+  # pressures takes tens of seconds on a busy machine, and nodes stepped early cross (and are
+  # tainted) before it returns
+  snap storm0; local t_step; t_step=$(now); set_many 60 "${storm[@]}"
+  jq -n --argjson t "$t_step" --argjson sent "$(now)" '{t: $t, sent: $sent, nodes: $ARGS.positional}' --args "${storm[@]}" > "$sdir/storm.json"
   sample_proc "$operator_pid" "$window" "$sdir/storm.proc"; snap storm1
   t=$((SECONDS + 120)); while (($(tainted_count) < ${#storm[@]})) && ((SECONDS < t)); do sleep 2; done
   jq -n --argjson t "$(now)" --argjson k "$(tainted_count)" '{t: $t, tainted: $k}' > "$sdir/storm-end.json"
@@ -516,5 +519,5 @@ sides_part() {
 mkdir -p "$(dirname "$out")"
 python3 "$here/analyze.py" report --dir "$res" --out "$out" --meta "sizes=$sizes" "pods_per_node=$ppn" \
   "window_s=$window" "desched_interval=$desched_interval" "minutes=$minutes" \
-  "load_avg=$(cut -d' ' -f1-3 /proc/loadavg)" "cpus=$(nproc)" "descheduler=$(basename "$PSI_DESCHEDULER_BIN")"
+  "load_avg=$(cut -d' ' -f1-3 /proc/loadavg)" "cpus=$(nproc)" "descheduler=$(basename "${PSI_DESCHEDULER_BIN:-}")"
 log "figures written to $out"
