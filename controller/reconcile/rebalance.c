@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/jx.h"
 #include "reconcile/evictor.h"
 
@@ -386,7 +387,7 @@ struct work {
     bool *dest_used;            /* took an eviction this cycle */
     int *moved_from, *outbound;
     struct ns_count *ns;
-    size_t nns;
+    size_t nns, ns_cap;
     int total, vm_moves;
     /* what stood in the way, for the message */
     bool usage_unknown, any_candidate, any_destination, limited, any_fit;
@@ -414,10 +415,8 @@ static int ns_add(struct work *w, const char *ns)
         (*slot)++;
         return 0;
     }
-    struct ns_count *v = realloc(w->ns, (w->nns + 1) * sizeof(*v));
-    if (!v)
+    if (BASE_GROW(w->ns, w->nns + 1, w->ns_cap) < 0)
         return -1;
-    w->ns = v;
     w->ns[w->nns++] = (struct ns_count){ns, 1};
     return 0;
 }
@@ -804,10 +803,8 @@ static int emit(struct work *w, const struct rebalance_move *mv)
     }
     w->emitting = false;
     struct rebalance_plan *out = w->out;
-    struct rebalance_move *v = realloc(out->moves, (out->nmoves + 1) * sizeof(*v));
-    if (!v)
+    if (BASE_GROW(out->moves, out->nmoves + 1, out->moves_cap) < 0)
         return -1;
-    out->moves = v;
     int r = (int)mv->resource;
     struct rebalance_move m = *mv;
     m.destination = t;
@@ -1163,6 +1160,7 @@ void rebalance_plan_free(struct rebalance_plan *plan)
     free(plan->moves);
     plan->moves = NULL;
     plan->nmoves = 0;
+    plan->moves_cap = 0;
 }
 
 /* ---- the Eviction API's answer ---- */

@@ -266,11 +266,11 @@ struct rebalance_move {
 
 struct rebalance_plan {
     struct rebalance_move *moves;
-    size_t nmoves;
-    const char *reason;     /* one of REBALANCE_* */
-    char message[2048];     /* what a person should know, without times (stable) */
-    size_t held;            /* moves history held (oscillation) */
-    char held_message[512]; /* the first ones: which workload, which nodes, why */
+    size_t nmoves, moves_cap; /* moves_cap: allocated (base/grow) */
+    const char *reason;       /* one of REBALANCE_* */
+    char message[2048];       /* what a person should know, without times (stable) */
+    size_t held;              /* moves history held (oscillation) */
+    char held_message[512];   /* the first ones: which workload, which nodes, why */
 };
 
 /* Why c cannot run on node n (written to why, and returned), or NULL when it fits:
