@@ -20,3 +20,16 @@ mco_forget_pools() {
       machineconfiguration.openshift.io/state- machineconfiguration.openshift.io/reason- >/dev/null 2>&1 || true
   done
 }
+
+# mco_worker_pool: the workers' MachineConfigPool as OpenShift has it (role worker), which the
+# operator's MachineConfig for the worker nodes is for.
+mco_worker_pool() {
+  kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata: {name: worker}
+spec:
+  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
+  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
+YAML
+}

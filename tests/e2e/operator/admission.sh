@@ -7,6 +7,7 @@
 # rebalance.psi.dev/, and the running operator's MachineConfig (psi=1, schedstats=enable)
 # and pressure taint. The admin is not restricted.
 source "$(dirname "$0")/../lib/testlib.sh"
+source "$(dirname "$0")/../lib/mco.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
 name=vap-$$
@@ -79,14 +80,7 @@ check "deleting its own passes" sa delete machineconfig 99-infra-psi-rebalancer
 # --- the operator itself, under the policies ---
 start_exporter worker-0 worker-1 worker-2
 start_operator
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfigPool
-metadata: {name: worker}
-spec:
-  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
-  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
-YAML
+mco_worker_pool
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance

@@ -10,6 +10,7 @@
 # MachineConfig API does not exist, PSIEnabled is Unknown with MachineConfigAPIUnavailable and
 # all else works.
 source "$(dirname "$0")/../lib/testlib.sh"
+source "$(dirname "$0")/../lib/mco.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
 name=mc-$$
@@ -51,14 +52,7 @@ eventually 30 "PSIEnabled=False PoolNotFound while the selected nodes are in no 
   "$(declare -f psir_field reason); [ \"\$(reason $name PSIEnabled)\" = PoolNotFound ] &&
    kubectl get psirebalance $name -o json | jq -e '.status.conditions[] | select(.type==\"PSIEnabled\") | .message | test(\"3 selected nodes are in no MachineConfigPool.*worker-0, worker-1, worker-2\")' >/dev/null"
 check "no MachineConfig without a pool to pick it up" bash -c "! kubectl get machineconfig $mc >/dev/null 2>&1"
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfigPool
-metadata: {name: worker}
-spec:
-  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
-  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
-YAML
+mco_worker_pool
 eventually 60 "MachineConfig $mc created for the worker pool" kubectl get machineconfig "$mc"
 check "it carries kernelArguments psi=1 and schedstats=enable" bash -c \
   "kubectl get machineconfig $mc -o json | jq -e '.spec.kernelArguments == [\"psi=1\",\"schedstats=enable\"]' >/dev/null"

@@ -19,6 +19,7 @@
 #
 #   csv_rbac.sh    (run by ctest)
 source "$(dirname "$0")/../lib/testlib.sh"
+source "$(dirname "$0")/../lib/mco.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
 src=${PSI_SOURCE_DIR:?}
@@ -180,14 +181,7 @@ eventually 60 "the operator holds the leader Lease $lease in $ns" bash -c \
   "[ -n \"\$(kubectl get lease -n $ns $lease -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)\" ]"
 
 # the workers' pool, which the operator's MachineConfig is for
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfigPool
-metadata: {name: worker}
-spec:
-  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
-  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
-YAML
+mco_worker_pool
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance

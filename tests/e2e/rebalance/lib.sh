@@ -42,14 +42,14 @@ stop_sim() {
   sim_pid=
 }
 
-# apply_psir NAME MODE [EVICTION_YAML_LINES]: a PsiRebalance for the simulated workers with
-# short windows: interval 5s, window 15s (settle 25 s), sustain 10s, taint 25 %, untaint
-# 15 %, evict above 30 % (the seed scenario's numbers), cooldown $cooldown (default 1m
-# doubling up to 10m), method Evict unless the extra lines name one. Extra lines (indented
-# by 4) go under spec.eviction.
+# apply_psir NAME MODE [EVICTION_YAML_LINES [RESOURCE]]: a PsiRebalance for the simulated
+# workers with short windows: interval 5s, window 15s (settle 25 s), sustain 10s, taint 25 %,
+# untaint 15 %, evict above 30 % (the seed scenario's numbers), cooldown $cooldown (default
+# 1m doubling up to 10m), method Evict unless the extra lines name one, on pressure RESOURCE
+# (default cpu). Extra lines (indented by 4) go under spec.eviction.
 cooldown="{initial: 1m, max: 10m, history: 1h}"
 apply_psir() {
-  local name=$1 mode=$2 extra=${3:-} method="    method: Evict"
+  local name=$1 mode=$2 extra=${3:-} resource=${4:-cpu} method="    method: Evict"
   case "$extra" in *"method:"*) method= ;; esac
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
@@ -61,7 +61,7 @@ spec:
     prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
     interval: 5s
     window: 15s
-  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s}
+  pressure: {resource: $resource, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s}
   eviction:
     mode: $mode
     evictAbovePercent: 30

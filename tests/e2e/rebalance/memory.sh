@@ -18,22 +18,7 @@ start_sim "$scenarios/rebalance-memory-hot.yaml"
 before=$(vmis)
 check "the six memory-hungry VMs start on worker-0" test "$(per_node mem- | tr '\n' ' ')" = "worker-0 6 "
 start_operator
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: rebalance.psi.dev/v1alpha1
-kind: PsiRebalance
-metadata: {name: $name}
-spec:
-  metrics:
-    source: Prometheus
-    prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}
-    interval: 5s
-    window: 15s
-  pressure: {resource: memory, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s}
-  eviction:
-    mode: Automatic
-    evictAbovePercent: 30
-    cooldown: $cooldown
-YAML
+apply_psir "$name" Automatic "    method: Auto" memory
 
 # memory pressure as the operator reads it (status), per node: "node percent" lines
 mem_pressure() { psir_field "$name" '.status.nodes[]? | "\(.name) \(.pressure.memory // "-")"'; }
