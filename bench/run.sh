@@ -312,6 +312,31 @@ profiles:
 YAML
 }
 
+# metric_policy QUERY ARGS: a descheduler policy of LowNodeUtilization on the bed's Prometheus
+# QUERY (escaped here for YAML's double quotes); ARGS, lines indented by 6, go under args.
+metric_policy() {
+  local q=$1
+  q=${q//\\/\\\\}; q=${q//\"/\\\"}
+  cat <<YAML
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+metricsProviders:
+- source: Prometheus
+  prometheus: {url: "$PSI_PROMETHEUS_URL"}
+profiles:
+- name: bench
+  pluginConfig:
+  - name: LowNodeUtilization
+    args:
+$2
+      metricsUtilization:
+        source: Prometheus
+        prometheus: {query: "$q"}
+  plugins:
+    balance: {enabled: [LowNodeUtilization]}
+YAML
+}
+
 # combined_policy: the descheduler's policy as OpenShift's KubeVirtRelieveAndMigrate profile
 # makes it by default (cluster-kube-descheduler-operator): LowNodeUtilization on the
 # PrometheusCPUMemoryCombinedProfile score, deviation thresholds AsymmetricLow (0 % below and
@@ -329,29 +354,11 @@ combined_policy() {
   local pm="(avg by (instance) (rate(node_pressure_memory_waiting_seconds_total[1m])) and $um > 0.7 or avg by (instance) (rate(node_pressure_memory_waiting_seconds_total[1m])) * 0)"
   local x dev=()
   for x in "$uc" "$um" "$pc" "$pm"; do dev+=("clamp_min($x - scalar(avg($x)), 0) ^ 2"); done
-  local q="clamp_max(3 * sqrt(${dev[0]} + ${dev[1]} + ${dev[2]} + ${dev[3]}), 1)"
-  q=${q//\\/\\\\}; q=${q//\"/\\\"}
-  cat <<YAML
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-metricsProviders:
-- source: Prometheus
-  prometheus: {url: "$PSI_PROMETHEUS_URL"}
-profiles:
-- name: bench
-  pluginConfig:
-  - name: LowNodeUtilization
-    args:
-      useDeviationThresholds: true
+  metric_policy "clamp_max(3 * sqrt(${dev[0]} + ${dev[1]} + ${dev[2]} + ${dev[3]}), 1)" \
+    "      useDeviationThresholds: true
       thresholds: {MetricResource: 0}
       targetThresholds: {MetricResource: 10}
-      evictionLimits: {node: 2}
-      metricsUtilization:
-        source: Prometheus
-        prometheus: {query: "$q"}
-  plugins:
-    balance: {enabled: [LowNodeUtilization]}
-YAML
+      evictionLimits: {node: 2}"
 }
 
 # desched_footprint: the descheduler (LowNodeUtilization on requests) against the same bed for
@@ -428,25 +435,9 @@ side() {
       elif [ "$who" = cm ]; then
         combined_policy > "$d/policy.yaml"
       else
-        cat > "$d/policy.yaml" <<YAML
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-metricsProviders:
-- source: Prometheus
-  prometheus: {url: "$PSI_PROMETHEUS_URL"}
-profiles:
-- name: bench
-  pluginConfig:
-  - name: LowNodeUtilization
-    args:
-      thresholds: {MetricResource: 15}
-      targetThresholds: {MetricResource: 25}
-      metricsUtilization:
-        source: Prometheus
-        prometheus: {query: "rate(node_pressure_cpu_waiting_seconds_total[1m])"}
-  plugins:
-    balance: {enabled: [LowNodeUtilization]}
-YAML
+        metric_policy "rate(node_pressure_cpu_waiting_seconds_total[1m])" \
+          "      thresholds: {MetricResource: 15}
+      targetThresholds: {MetricResource: 25}" > "$d/policy.yaml"
       fi
       # KubeVirtRelieveAndMigrate turns on the descheduler's EvictionsInBackground (an eviction
       # KubeVirt answers with an evacuation counts as under way, not failed)
