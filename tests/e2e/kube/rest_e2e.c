@@ -381,18 +381,22 @@ static void test_evict(void)
                    "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"g\"},"
                    "\"spec\":{\"maxUnavailable\":0,\"selector\":{\"matchLabels\":{\"app\":\"guarded\"}}}}",
                    "PodDisruptionBudget maxUnavailable=0");
-    /* wait until the disruption controller has processed it, then evict */
+    /* wait until the disruption controller counts the pod as healthy: the API server lets a
+     * Pending pod be evicted whatever its budget says, and kwok makes it Running a moment after
+     * it is created */
     char *pp = kube_path("policy/v1", ns, "poddisruptionbudgets", "g", NULL);
     int observed = 0;
     for (int i = 0; i < 480 && !observed; i++) {
         cJSON *g = kube_rest_get(c, pp, &err);
-        const cJSON *og = cJSON_GetObjectItem(cJSON_GetObjectItem(g, "status"), "observedGeneration");
-        observed = cJSON_IsNumber(og) && og->valuedouble >= 1;
+        const cJSON *st = cJSON_GetObjectItem(g, "status");
+        const cJSON *og = cJSON_GetObjectItem(st, "observedGeneration");
+        const cJSON *healthy = cJSON_GetObjectItem(st, "currentHealthy");
+        observed = cJSON_IsNumber(og) && og->valuedouble >= 1 && cJSON_IsNumber(healthy) && healthy->valuedouble == 1;
         cJSON_Delete(g);
         if (!observed)
             usleep(250000);
     }
-    e2e_check(observed, "the disruption controller observed the budget");
+    e2e_check(observed, "the disruption controller observed the budget and counts the guarded pod healthy");
     rc = kube_rest_evict(c, ns, "guarded", 0, NULL, &err);
     e2e_check(rc == -1 && err.status == 429 && !strcmp(err.reason, "TooManyRequests") &&
                   strstr(err.msg, "disruption budget"),
