@@ -60,6 +60,20 @@ int64_t cycle_settle_ms(const struct api_spec *spec)
     return spec->metrics.window_ms + 2 * spec->metrics.interval_ms;
 }
 
+struct rebalance_params cycle_params(const struct api_spec *spec)
+{
+    return (struct rebalance_params){
+        .evict_above = (double)spec->eviction.evict_above_percent,
+        .taint_above = (double)spec->pressure.taint_above_percent,
+        .untaint_below = (double)spec->pressure.untaint_below_percent,
+        .max_per_node = (int)spec->eviction.max_per_node,
+        .max_per_namespace = (int)spec->eviction.max_per_namespace,
+        .max_total = (int)spec->eviction.max_total,
+        .max_in_flight = (int)spec->eviction.max_in_flight_migrations,
+        .target = spec->eviction.has_relief_target ? (double)spec->eviction.relief_target_percent : 0,
+    };
+}
+
 bool cycle_sustain(int64_t *above_since_ms, double pressure, double evict_above, int64_t sustain_ms, int64_t now_ms)
 {
     bool above = !isnan(pressure) && pressure > evict_above;

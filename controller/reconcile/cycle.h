@@ -45,6 +45,11 @@ bool cycle_gate(const struct api_spec *spec, bool metrics_ok, struct cycle_verdi
 /* The settle time: metrics.window plus two intervals. */
 int64_t cycle_settle_ms(const struct api_spec *spec);
 
+/* The planner's thresholds and limits as spec sets them; what the cluster says (moves in
+ * flight, running migrations, KubeVirt's limits, history) and how VMs move are left for the
+ * caller. */
+struct rebalance_params cycle_params(const struct api_spec *spec);
+
 /* The sustain tracker of one node: *above_since_ms (0: not above) follows pressure against
  * evict_above at now_ms. Returns whether it has been above for sustain_ms at least. */
 bool cycle_sustain(int64_t *above_since_ms, double pressure, double evict_above, int64_t sustain_ms, int64_t now_ms);

@@ -146,20 +146,11 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
     struct cycle_settle_facts f = {dc->migs->v,          dc->migs->n, mv->h->status.moves,
                                    mv->h->status.nmoves, in->now_ms,  cycle_settle_ms(spec)};
     cycle_settling(&f, names, until, nn, settling);
-    dc->p = (struct rebalance_params){
-        .evict_above = (double)spec->eviction.evict_above_percent,
-        .taint_above = (double)spec->pressure.taint_above_percent,
-        .untaint_below = (double)spec->pressure.untaint_below_percent,
-        .max_per_node = (int)spec->eviction.max_per_node,
-        .max_per_namespace = (int)spec->eviction.max_per_namespace,
-        .max_total = (int)spec->eviction.max_total,
-        .max_in_flight = (int)spec->eviction.max_in_flight_migrations,
-        .in_flight = counts.in_flight,
-        .running = counts.running,
-        .targeted = mv->targeted,
-        .target = spec->eviction.has_relief_target ? (double)spec->eviction.relief_target_percent : 0,
-        .resources = dc->resources,
-    };
+    dc->p = cycle_params(spec);
+    dc->p.in_flight = counts.in_flight;
+    dc->p.running = counts.running;
+    dc->p.targeted = mv->targeted;
+    dc->p.resources = dc->resources;
     /* history: a workload does not go back to a node it left, nor load back where it came from */
     if (history_recent(mv->h, (in->now_ms - spec->eviction.cooldown.history_ms) / 1000, &dc->recent, &dc->nrecent) < 0)
         goto out;

@@ -72,7 +72,8 @@ start_exporter() {
     --port-file "$work/exporter.port" >>"$work/exporter.log" 2>&1 &
   exporter_pid=$!
   local i
-  for i in $(seq 1 50); do [ -s "$work/exporter.port" ] && break; sleep 0.1; done
+  for i in $(seq 1 300); do [ -s "$work/exporter.port" ] && break; sleep 0.1; done
+  [ -s "$work/exporter.port" ] || { fail "the pressure exporter wrote its port within 30 s (log: $work/exporter.log)"; return 1; }
   exporter_url=http://127.0.0.1:$(cat "$work/exporter.port")
 }
 

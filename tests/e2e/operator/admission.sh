@@ -36,6 +36,12 @@ refused() {
 }
 eventually 30 "the API server enforces the policies (a foreign taint from the operator's account is refused)" bash -c \
   "$(declare -f sa); work=$work; ! sa taint node worker-1 other-team/probe=x:NoSchedule >/dev/null 2>&1"
+# each policy is loaded on its own: wait for the MachineConfig one too (a server-side dry run)
+eventually 30 "... and so is a MachineConfig with another kernel argument (dry run)" bash -c \
+  "$(declare -f sa); work=$work; printf '%s' '{\"apiVersion\":\"machineconfiguration.openshift.io/v1\",\"kind\":\"MachineConfig\",
+   \"metadata\":{\"name\":\"99-infra-psi-rebalancer\",\"labels\":{\"machineconfiguration.openshift.io/role\":\"infra\"}},
+   \"spec\":{\"kernelArguments\":[\"psi=1\",\"nosmt\"]}}' | sa create --dry-run=server -f - 2>&1 |
+   grep -q 'no kernel argument but psi=1 and schedstats=enable'"
 kubectl taint node worker-1 other-team/probe- >/dev/null 2>&1 || true
 
 # --- nodes ---

@@ -19,7 +19,7 @@ node_args=()
 for n in "${nodes[@]}"; do node_args+=(--node "$n"); done
 "$hostile_bin" --port-file "$work/hostile.port" "${node_args[@]}" >>"$work/hostile.log" 2>&1 &
 hostile_pid=$!
-for _ in $(seq 1 50); do [ -s "$work/hostile.port" ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ -s "$work/hostile.port" ] && break; sleep 0.1; done
 base=http://127.0.0.1:$(cat "$work/hostile.port")
 
 # psir MODE: the PsiRebalance reading the hostile Prometheus's MODE answers every 5 s.

@@ -60,7 +60,7 @@ check "it is labelled for the worker role" bash -c \
   "[ \"\$(kubectl get machineconfig $mc -o jsonpath='{.metadata.labels.machineconfiguration\.openshift\.io/role}')\" = worker ]"
 check "it has no ownerReference (deleting the PsiRebalance must not delete it)" bash -c \
   "kubectl get machineconfig $mc -o json | jq -e '.metadata.ownerReferences == null' >/dev/null"
-check "a MachineConfigCreated Event was recorded" bash -c \
+eventually 30 "a MachineConfigCreated Event was recorded (the operator records it after the write)" bash -c \
   "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"MachineConfigCreated\" and .regarding.name==\"$name\")] | length == 1' >/dev/null"
 pool_status "{\"configuration\":{\"name\":\"rendered-worker-new\",\"source\":[{\"name\":\"00-worker\"},{\"name\":\"$mc\"}]},\"machineCount\":3,\"updatedMachineCount\":1,\"readyMachineCount\":1,\"degradedMachineCount\":0,\"conditions\":[$(cond Updated False),$(cond Updating True),$(cond Degraded False)]}"
 eventually 30 "PSIEnabled=False Progressing while machines update" bash -c "$(declare -f psir_field reason); [ \"\$(reason $name PSIEnabled)\" = Progressing ]"
@@ -101,7 +101,7 @@ sleep 12
 check "infra's own MachineConfig is no longer $name-del's need, but kept: $name-keep needs it" kubectl get machineconfig "$mc_infra" -o name
 kubectl delete psirebalance "$name-keep" --wait=true --timeout=60s >/dev/null
 eventually 60 "then deleted once no PsiRebalance needs it" bash -c "! kubectl get machineconfig $mc_infra >/dev/null 2>&1"
-check "a MachineConfigDeleted Event was recorded" bash -c \
+eventually 30 "a MachineConfigDeleted Event was recorded (the operator records it after the write)" bash -c \
   "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"MachineConfigDeleted\" and .regarding.name==\"$name-del\")] | length == 1' >/dev/null"
 check "the worker MachineConfig is still there" kubectl get machineconfig "$mc" -o name
 kubectl delete psirebalance "$name-del" --wait=true --timeout=60s >/dev/null

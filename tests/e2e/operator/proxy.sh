@@ -23,7 +23,7 @@ restore() {
 trap restore EXIT
 python3 "$(dirname "$0")/counting_proxy.py" "$proxy_log" "$work/proxy.port" &
 proxy_pid=$!
-for _ in $(seq 1 50); do [ -s "$work/proxy.port" ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ -s "$work/proxy.port" ] && break; sleep 0.1; done
 proxy=http://127.0.0.1:$(cat "$work/proxy.port")
 api=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 api_hostport=${api#https://}

@@ -100,7 +100,7 @@ eventually 30 "an Evicted Event about the PsiRebalance names the ReplicaSet, the
   "$(declare -f evicted_event); name=$name evicted=$evicted sim_ns=$sim_ns rs=$rs; evicted_event"
 eventually 60 "the ReplicaSet replaced the pod: one busy pod on worker-0, one on another worker" bash -c \
   "$(declare -f busy_on); sim_ns=$sim_ns; [ \"\$(busy_on worker-0)\" = 1 ] && [ \$((\$(busy_on worker-1) + \$(busy_on worker-2))) = 1 ]"
-check "the evicted pod is gone" bash -c "! kubectl get pod -n $sim_ns $evicted >/dev/null 2>&1"
+eventually 60 "the evicted pod is gone (its deletion may still be under way)" bash -c "! kubectl get pod -n $sim_ns $evicted >/dev/null 2>&1"
 eventually 90 "worker-0 relieved: its pressure below 15 % in status, Rebalancing NoPressuredNode" bash -c \
   "$(declare -f psir_field rebalancing); name=$name
    [ \"\$(rebalancing $name)\" = NoPressuredNode ] &&

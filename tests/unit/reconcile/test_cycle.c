@@ -1,6 +1,6 @@
-/* Unit tests of controller/reconcile/cycle: the decisions around the plan: the gate, the
- * sustain tracker, the settling rules, DryRun's overlay, which destinations are listed, what a
- * round of moves changes, and which condition reason wins. */
+/* Unit tests of controller/reconcile/cycle: the decisions around the plan: the planner's
+ * parameters from the spec, the gate, the sustain tracker, the settling rules, DryRun's overlay, which destinations are
+ * listed, what a round of moves changes, and which condition reason wins. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -75,6 +75,33 @@ static void test_gate(void **state)
     assert_string_equal(v.reason, "Disabled");
     assert_int_equal(v.status, API_CONDITION_FALSE);
     api_spec_free(&spec);
+}
+
+/* Every threshold and limit of the spec reaches the planner; the relief target only when set. */
+static void test_params(void **state)
+{
+    (void)state;
+    cJSON *json = cJSON_Parse("{\"pressure\":{\"taintAbovePercent\":21,\"untaintBelowPercent\":11},"
+                              "\"eviction\":{\"evictAbovePercent\":31,\"maxPerNode\":3,\"maxPerNamespace\":4,"
+                              "\"maxTotal\":5,\"maxInFlightMigrations\":6}}");
+    struct api_spec spec = {0};
+    struct api_errors errs = {0};
+    assert_int_equal(api_spec_decode(json, &spec, &errs, NULL), 0);
+    struct rebalance_params p = cycle_params(&spec);
+    assert_true(p.taint_above == 21 && p.untaint_below == 11 && p.evict_above == 31);
+    assert_true(p.max_per_node == 3 && p.max_per_namespace == 4 && p.max_total == 5 && p.max_in_flight == 6);
+    assert_true(p.target == 0);
+    assert_true(p.in_flight == 0 && p.running == 0 && !p.targeted && p.recent == NULL && p.made == NULL);
+    api_spec_free(&spec);
+    cJSON_Delete(json);
+
+    json = cJSON_Parse("{\"eviction\":{\"reliefTargetPercent\":7}}");
+    spec = (struct api_spec){0};
+    assert_int_equal(api_spec_decode(json, &spec, &errs, NULL), 0);
+    assert_true(cycle_params(&spec).target == 7);
+    api_spec_free(&spec);
+    api_errors_free(&errs);
+    cJSON_Delete(json);
 }
 
 static void test_sustain(void **state)
@@ -274,9 +301,9 @@ static void test_reasons(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gate),    cmocka_unit_test(test_sustain), cmocka_unit_test(test_settling),
-        cmocka_unit_test(test_overlay), cmocka_unit_test(test_listing), cmocka_unit_test(test_made),
-        cmocka_unit_test(test_observe), cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_params),   cmocka_unit_test(test_gate),    cmocka_unit_test(test_sustain),
+        cmocka_unit_test(test_settling), cmocka_unit_test(test_overlay), cmocka_unit_test(test_listing),
+        cmocka_unit_test(test_made),     cmocka_unit_test(test_observe), cmocka_unit_test(test_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

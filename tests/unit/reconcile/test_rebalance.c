@@ -589,17 +589,6 @@ static void test_plan_reasons(void **state)
     rebalance_plan_free(&plan);
 }
 
-static struct rebalance_params default_params(void)
-{
-    return (struct rebalance_params){.evict_above = 40,
-                                     .taint_above = 25,
-                                     .untaint_below = 15,
-                                     .max_per_node = 1,
-                                     .max_per_namespace = 1,
-                                     .max_total = 2,
-                                     .max_in_flight = 2};
-}
-
 /* A source stays one until it is below the target (untaintBelow by default). */
 static void test_relieving(void **state)
 {

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "reconcile/rebalance.h"
+#include "testutil.h"
 
 #define CN 64
 #define CV 512
@@ -113,18 +114,6 @@ static double cluster_max(const struct cluster *cl)
     for (size_t i = 0; i < cl->nn; i++)
         m = fmax(m, node_hot(cl, i));
     return m;
-}
-
-static struct rebalance_params defaults(void)
-{
-    /* every field at the CRD's default */
-    return (struct rebalance_params){.evict_above = 40,
-                                     .taint_above = 25,
-                                     .untaint_below = 15,
-                                     .max_per_node = 1,
-                                     .max_per_namespace = 1,
-                                     .max_total = 2,
-                                     .max_in_flight = 2};
 }
 
 static void add_node(struct cluster *cl, double cpus, double base)
@@ -391,7 +380,7 @@ static void test_heterogeneous(void **state)
     add_vm(&cl, "a", 12, 8 * GI, 1), add_vm(&cl, "a", 8, 8 * GI, 1), add_vm(&cl, "a", 6, 4 * GI, 1);
     add_vm(&cl, "a", 4, 4 * GI, 1);
     add_vm(&cl, "a", 8, 8 * GI, 2), add_vm(&cl, "a", 8, 8 * GI, 3);
-    struct rebalance_params p = defaults();
+    struct rebalance_params p = default_params();
     int best = optimum(&cl, rebalance_target(&p), 5);
     struct stats st = run(&cl, &p, 50);
     report("heterogeneous", &cl, &st, best);
@@ -410,7 +399,7 @@ static void test_small_emptiest(void **state)
     for (int i = 0; i < 5; i++)
         add_vm(&cl, "a", 3, 4 * GI, 0);
     add_vm(&cl, "a", 6, 4 * GI, 2);
-    struct rebalance_params p = defaults();
+    struct rebalance_params p = default_params();
     int best = optimum(&cl, rebalance_target(&p), 4);
     struct stats st = run(&cl, &p, 50);
     report("small emptiest node", &cl, &st, best);
@@ -431,7 +420,7 @@ static void test_memory_hot(void **state)
     for (int i = 0; i < 6; i++)
         add_vm(&cl, "a", 1, 19 * GI, 0);
     add_vm(&cl, "a", 10, 8 * GI, 1), add_vm(&cl, "a", 2, 8 * GI, 2);
-    struct rebalance_params p = defaults();
+    struct rebalance_params p = default_params();
     double pc, pm;
     readings(&cl, 0, &pc, &pm);
     assert_true(pm > 40 && pc < 1); /* hot on memory alone */
@@ -458,7 +447,7 @@ static void test_flipping(void **state)
     add_vm(&cl, "a", 3, 4 * GI, 0), add_vm(&cl, "b", 1, 4 * GI, 0), add_vm(&cl, "c", 3, 4 * GI, 1);
     add_vm(&cl, "d", 1, 4 * GI, 1);
     cl.v[0].vcpus = cl.v[2].vcpus = 6;
-    struct rebalance_params p = defaults();
+    struct rebalance_params p = default_params();
     static struct hist h;
     h.n = 0;
     struct stats st = {0};
@@ -487,7 +476,7 @@ static void test_trading(void **state)
     add_node(&cl, 8, 0.2), add_node(&cl, 8, 0.2);
     add_vm(&cl, "a", 7, 4 * GI, 0), add_vm(&cl, "b", 7, 4 * GI, 0), add_vm(&cl, "c", 0.2, 4 * GI, 1);
     cl.v[2].vcpus = 7;
-    struct rebalance_params p = defaults();
+    struct rebalance_params p = default_params();
     static struct hist h;
     h.n = 0;
     struct stats st = {0};
@@ -519,7 +508,7 @@ static void test_fifty_nodes(void **state)
             add_vm(&cl, ns, i < 10 ? 1.5 + rnd(&cl) * 1.5 : 0.2 + rnd(&cl) * 1.2, (1 + rnd(&cl) * 7) * GI, i);
         }
     }
-    struct rebalance_params p = defaults();
+    struct rebalance_params p = default_params();
     int hot = 0;
     for (size_t i = 0; i < cl.nn; i++)
         hot += node_hot(&cl, i) > p.evict_above;
@@ -565,7 +554,7 @@ static void test_random_skewed(void **state)
         }
         cl.refuse = 0.2;
         cl.resources = rnd(&cl) < 0.3 ? REBALANCE_RES_CPU | REBALANCE_RES_MEMORY : 0;
-        struct rebalance_params p = defaults();
+        struct rebalance_params p = default_params();
         p.max_per_node = 1 + (int)(rnd(&cl) * 3);
         p.max_per_namespace = 1 + (int)(rnd(&cl) * 3);
         p.max_total = 1 + (int)(rnd(&cl) * 5);

@@ -1,5 +1,6 @@
 /* Helpers shared by the reconcile unit tests: JSON from a literal or from a file of
- * tests/testdata/reconcile. Include after <cmocka.h> (failures go through fail_msg). */
+ * tests/testdata/reconcile, the planner's parameters at the CRD's defaults. Include after
+ * <cmocka.h> (failures go through fail_msg). */
 #ifndef PSI_TEST_RECONCILE_UTIL_H
 #define PSI_TEST_RECONCILE_UTIL_H
 
@@ -7,6 +8,9 @@
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
+
+#include "api/psirebalance.h"
+#include "reconcile/cycle.h"
 
 /* text parsed; the test fails when it is no JSON. */
 static inline cJSON *parse(const char *text)
@@ -45,6 +49,17 @@ static inline cJSON *fixture(const char *name)
     if (!j)
         fail_msg("%s is not JSON", path);
     return j;
+}
+
+/* The planner's parameters for a PsiRebalance that sets nothing (spec: {}). */
+static inline struct rebalance_params default_params(void)
+{
+    struct api_spec spec = {0};
+    if (api_spec_defaults(&spec) < 0)
+        fail_msg("api_spec_defaults failed");
+    struct rebalance_params p = cycle_params(&spec);
+    api_spec_free(&spec);
+    return p;
 }
 
 #endif
