@@ -34,6 +34,30 @@ def part_at_max(proc, key):
     return round(part[rss.index(max(rss))] / 1024, 2)
 
 
+def smaps(path):
+    """The operator's mappings at the end of a window (a copy of /proc/PID/smaps), summed per
+    file: resident KiB, and of it the pages made private by writing (relocations, data: these
+    count in RssAnon, not RssFile); and the anonymous mappings ([heap], [stack], the rest)."""
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        return None
+    per, name = {}, None
+    for ln in lines:
+        head = ln.split()
+        if head and re.match(r"^[0-9a-f]+-[0-9a-f]+$", head[0]):
+            name = head[5] if len(head) > 5 else "[anon]"
+            name = os.path.basename(name) if name.startswith("/") else name
+            per.setdefault(name, {"rss_kib": 0, "anon_kib": 0})
+        elif name and head and head[0] in ("Rss:", "Anonymous:"):
+            per[name]["rss_kib" if head[0] == "Rss:" else "anon_kib"] += int(head[1])
+    files = {k: v for k, v in per.items() if not k.startswith("[")}
+    return {"files": dict(sorted(files.items(), key=lambda kv: -kv[1]["rss_kib"])),
+            "files_rss_kib": sum(v["rss_kib"] for v in files.values()),
+            "files_anon_kib": sum(v["anon_kib"] for v in files.values()),
+            "anonymous": {k: v["rss_kib"] for k, v in per.items() if k.startswith("[")}}
+
+
 def iso(ts):
     return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
@@ -161,6 +185,8 @@ def window(d, name, events, interval):
         # the parts of the largest sample: the heap and stacks, and the mapped shared libraries
         "rss_anon_mib_at_max": part_at_max(proc, "rss_anon_kib"),
         "rss_file_mib_at_max": part_at_max(proc, "rss_file_kib"),
+        "rss_anon_mib_max": round(max(proc["rss_anon_kib"]) / 1024, 2) if proc.get("rss_anon_kib") else None,
+        "smaps_at_end": smaps(f"{d}/{name}.smaps"),
         "cpu_s_per_min": round(proc["cpu_s"] / (proc["t1"] - proc["t0"]) * 60, 3),
         "reconciles": int(rec),
         "reconcile_ms_p50": round(p50 * 1000, 2) if p50 is not None else None,

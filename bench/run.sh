@@ -94,13 +94,14 @@ trap cleanup EXIT
 proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }                      # clock ticks
 proc_mem() { awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%s ", $2}' "/proc/$1/status"; }  # KiB: RSS anon file
 # sample_proc PID SECONDS FILE: RSS (and its anonymous and file-backed parts) every 2 s, and
-# the CPU ticks at start and end, as JSON.
+# the CPU ticks at start and end, as JSON; the mappings at the end (smaps) beside it.
 sample_proc() {
   local pid=$1 secs=$2 f=$3 c0 c1 t0 t1 mem=()
   t0=$(now); c0=$(proc_cpu "$pid")
   local end=$((SECONDS + secs))
   while ((SECONDS < end)); do mem+=("$(proc_mem "$pid")"); sleep 2; done
   t1=$(now); c1=$(proc_cpu "$pid")
+  cat "/proc/$pid/smaps" > "${f%.proc}.smaps" 2>/dev/null || true   # the mappings at the end, per file
   jq -n --argjson t0 "$t0" --argjson t1 "$t1" --argjson c0 "$c0" --argjson c1 "$c1" \
     --argjson hz "$(getconf CLK_TCK)" --argjson hwm "$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")" \
     '($ARGS.positional | map(split(" ") | map(select(. != "") | tonumber))) as $m

@@ -13,6 +13,7 @@
 #include "kube/backoff.h"
 #include "kube/config.h"
 #include "kube/framing.h"
+#include "kube/linequeue.h"
 #include "kube/num.h"
 
 #define WATCH_TIMEOUT_MIN_S 300 /* server-side timeoutSeconds, drawn from [min, max] */
@@ -63,7 +64,7 @@ struct kube_watch {
     char *errbody;
     size_t errlen;
     long retry_after_s;
-    bool stream_failed; /* framing or decoding failed in the write callback */
+    bool stream_failed; /* framing or queueing failed in the write callback */
     struct kube_err stream_err;
     bool list_begun; /* list_begin delivered for the current streaming list */
     uint64_t stream_events;
@@ -71,9 +72,8 @@ struct kube_watch {
     uint64_t last_data_ms;     /* when the stream last delivered bytes */
     unsigned stream_timeout_s; /* the timeoutSeconds it was opened with */
 
-    /* events decoded in the write callback, delivered from the loop */
-    cJSON **queue;
-    size_t qhead, qlen, qcap;
+    /* event lines read in the write callback, parsed and delivered one by one from the loop */
+    struct kube_linequeue queue;
     uint64_t dispatch_timer, connect_timer, stall_timer;
     bool bookmarks; /* ask for bookmarks (allowWatchBookmarks) */
 
@@ -202,31 +202,6 @@ int kube_watch_event_decode(const cJSON *ev, struct kube_watch_event *out, char 
     return 0;
 }
 
-/* ---- event queue ---- */
-
-static void queue_clear(struct kube_watch *w)
-{
-    for (size_t i = w->qhead; i < w->qlen; i++)
-        cJSON_Delete(w->queue[i]);
-    w->qhead = w->qlen = 0;
-}
-
-static int queue_push(struct kube_watch *w, cJSON *ev)
-{
-    if (w->qhead > 0 && w->qhead == w->qlen)
-        w->qhead = w->qlen = 0;
-    if (w->qlen == w->qcap) {
-        size_t cap = w->qcap ? w->qcap * 2 : 64;
-        cJSON **nq = realloc(w->queue, cap * sizeof(*nq));
-        if (!nq)
-            return -1;
-        w->queue = nq;
-        w->qcap = cap;
-    }
-    w->queue[w->qlen++] = ev;
-    return 0;
-}
-
 /* ---- scheduling ---- */
 
 /* Drop the open stream, if any (from loop context only). */
@@ -244,7 +219,7 @@ static void watch_abort_stream(struct kube_watch *w)
         kube_loop_cancel(w->loop, w->stall_timer);
         w->stall_timer = 0;
     }
-    queue_clear(w);
+    kube_linequeue_clear(&w->queue);
 }
 
 static void watch_schedule(struct kube_watch *w, uint64_t delay_ms)
@@ -381,23 +356,42 @@ static int watch_handle(struct kube_watch *w, const cJSON *ev)
     return 0;
 }
 
-/* Deliver the queued events; returns 1 when an ERROR event dropped the stream. */
+/* An event was lost (undecodable, over the line bound, no memory): the stream cannot be
+ * trusted any more; drop it and list again after the backoff. */
+static void watch_stream_lost(struct kube_watch *w)
+{
+    watch_abort_stream(w);
+    w->need_relist = true;
+    watch_log(w, KUBE_WATCH_WARN, "watch stream dropped path=%s reason=%s msg=\"%s\"", w->path, w->stream_err.reason,
+              w->stream_err.msg);
+    watch_backoff(w, true);
+}
+
+/* Deliver the queued events, parsing one line at a time; returns 1 when the stream was
+ * dropped (an ERROR event, or a line that is no JSON object). */
 static int watch_dispatch(struct kube_watch *w)
 {
     if (w->dispatch_timer) {
         kube_loop_cancel(w->loop, w->dispatch_timer);
         w->dispatch_timer = 0;
     }
-    while (w->qhead < w->qlen) {
-        cJSON *ev = w->queue[w->qhead++];
+    const char *line;
+    size_t len;
+    while ((line = kube_linequeue_next(&w->queue, &len)) != NULL) {
+        cJSON *ev = cJSON_ParseWithLength(line, len);
+        if (!cJSON_IsObject(ev)) {
+            cJSON_Delete(ev);
+            kube_err_set(&w->stream_err, 0, "Decode", "watch %s: an event is not a JSON object: %.120s", w->path, line);
+            watch_stream_lost(w);
+            return 1;
+        }
         int stop = watch_handle(w, ev);
         cJSON_Delete(ev);
         if (stop) {
-            queue_clear(w);
+            kube_linequeue_clear(&w->queue);
             return 1;
         }
     }
-    w->qhead = w->qlen = 0;
     return 0;
 }
 
@@ -409,19 +403,12 @@ static void watch_dispatch_cb(struct kube_loop *loop, void *ud)
     (void)watch_dispatch(w);
 }
 
-/* ---- libcurl callbacks (no user code here: decode and queue only) ---- */
+/* ---- libcurl callbacks (no user code here: frame and queue only) ---- */
 
 static int watch_line(const char *line, size_t len, void *ud)
 {
     struct kube_watch *w = ud;
-    cJSON *ev = cJSON_ParseWithLength(line, len);
-    if (!cJSON_IsObject(ev)) {
-        cJSON_Delete(ev);
-        kube_err_set(&w->stream_err, 0, "Decode", "watch %s: an event is not a JSON object: %.120s", w->path, line);
-        return -1;
-    }
-    if (queue_push(w, ev) < 0) {
-        cJSON_Delete(ev);
+    if (kube_linequeue_push(&w->queue, line, len) < 0) {
         kube_err_set(&w->stream_err, 0, "Decode", "watch %s: out of memory queueing an event", w->path);
         return -1;
     }
@@ -538,14 +525,11 @@ static void watch_done(struct kube_loop *loop, CURL *easy, CURLcode result, void
     bool streaming = w->state == W_STREAM_LIST;
     if (result != CURLE_OK) {
         if (w->stream_failed) {
-            /* An event was lost (undecodable or over the line bound): list again. */
-            w->need_relist = true;
-            watch_log(w, KUBE_WATCH_WARN, "watch stream dropped path=%s reason=%s msg=\"%s\"", w->path,
-                      w->stream_err.reason, w->stream_err.msg);
-        } else {
-            watch_log(w, KUBE_WATCH_WARN, "watch stream failed path=%s reason=Transport msg=\"%s%s%s\"", w->path,
-                      curl_easy_strerror(result), w->errbuf[0] ? ": " : "", w->errbuf);
+            watch_stream_lost(w);
+            return;
         }
+        watch_log(w, KUBE_WATCH_WARN, "watch stream failed path=%s reason=Transport msg=\"%s%s%s\"", w->path,
+                  curl_easy_strerror(result), w->errbuf[0] ? ": " : "", w->errbuf);
         watch_backoff(w, true);
         return;
     }
@@ -692,7 +676,7 @@ static int watch_open(struct kube_watch *w, bool streaming, struct kube_err *err
     w->stream_events = 0;
     w->stream_started_ms = kube_loop_now_ms();
     w->last_data_ms = 0;
-    queue_clear(w);
+    kube_linequeue_clear(&w->queue);
     if (kube_loop_add(w->loop, w->easy, watch_done, w, err) < 0)
         return kube_err_wrap(err, "watch %s", w->path);
     w->in_loop = true;
@@ -797,7 +781,7 @@ void kube_watch_free(struct kube_watch *w)
         curl_easy_cleanup(w->easy);
     curl_slist_free_all(w->headers);
     kube_framing_free(w->framing);
-    free(w->queue);
+    kube_linequeue_free(&w->queue);
     free(w->errbody);
     free(w->url);
     free(w->rv);

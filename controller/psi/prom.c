@@ -19,7 +19,9 @@
  * about 8 MB (10 pods a node, ~120 bytes a series): twice the larger, rounded up. Read
  * without a JSON tree (promreply.h), a reply at the cap costs about twice its size. */
 #define MAX_REPLY (32L * 1024 * 1024)
-#define REPLY_KEEP ((size_t)1 << 20) /* reply buffer kept between queries, at most */
+/* A reply buffer larger than this is freed after its query (at 1,000 nodes the pressure reply
+ * is some hundreds of KB), so that memory between queries does not grow with the cluster. */
+#define REPLY_KEEP ((size_t)64 << 10)
 
 struct psi_prom {
     char *base;     /* without trailing slash */
@@ -336,8 +338,8 @@ static int transport_fail(struct psi_prom *p, CURLcode rc, struct kube_err *st)
     }
 }
 
-/* After a query: a reply buffer grown past REPLY_KEEP (by a large or hostile reply) is
- * given back instead of being held until the next query. */
+/* After a query: a reply buffer grown past REPLY_KEEP is given back instead of being held
+ * until the next query. */
 static void reply_trim(struct psi_prom *p)
 {
     if (p->reply.cap > REPLY_KEEP) {

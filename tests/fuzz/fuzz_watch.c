@@ -1,15 +1,21 @@
 /* A watch stream: the framer splits the bytes (in two feeds, at a point the input picks)
- * into lines; each line is decoded as an event, and as a metav1.Status error reply. */
+ * into lines, queued as the watch queues them (kube_linequeue); each line taken from the
+ * queue is decoded as an event, and as a metav1.Status error reply. */
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
 #include "kube/framing.h"
+#include "kube/linequeue.h"
 #include "kube/rest.h"
 #include "kube/watch.h"
 
-static int line(const char *l, size_t len, void *ud)
+static int queue(const char *l, size_t len, void *ud)
 {
-    (void)ud;
+    return kube_linequeue_push(ud, l, len) == 0 ? 0 : 1;
+}
+
+static void decode(const char *l, size_t len)
+{
     cJSON *ev = cJSON_ParseWithLength(l, len);
     struct kube_watch_event e;
     char why[128];
@@ -18,7 +24,6 @@ static int line(const char *l, size_t len, void *ud)
     struct kube_err err;
     kube_rest_decode_status(l, len, 0, "GET", "u", &err);
     kube_rest_decode_status(l, len, 500, "GET", "u", &err);
-    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -28,9 +33,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     size_t cut = size ? data[0] % (size + 1) : 0;
     struct kube_err err;
-    if (kube_framing_feed(f, (const char *)data, cut, line, NULL, &err) == 0)
-        kube_framing_feed(f, (const char *)data + cut, size - cut, line, NULL, &err);
+    struct kube_linequeue q = {0};
+    if (kube_framing_feed(f, (const char *)data, cut, queue, &q, &err) == 0)
+        kube_framing_feed(f, (const char *)data + cut, size - cut, queue, &q, &err);
     (void)kube_framing_pending(f);
+    const char *l;
+    size_t len;
+    while ((l = kube_linequeue_next(&q, &len)) != NULL)
+        decode(l, len);
+    kube_linequeue_free(&q);
     kube_framing_free(f);
     return 0;
 }
