@@ -4,9 +4,10 @@
 #    session (valgrind cannot run a sanitized binary);
 #  - the sanitizer build (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer): the
 #    unit tests again and every end-to-end test against test beds of real upstream
-#    components, so each e2e test runs once, and under the sanitizers. The e2e tests are
-#    spread over two test beds (CMake's PSI_E2E_LANES) that run at once (PSI_TEST_JOBS,
-#    default 2: ctest -j);
+#    components, so each e2e test runs once, and under the sanitizers. There are two test
+#    beds (CMake's PSI_E2E_LANES), handed out by ctest's resource allocation (the build's
+#    testbeds.json): each e2e test takes a free bed, the longest first, and PSI_TEST_JOBS
+#    (default 2: ctest -j) tests run at once;
 #  - the fuzz build (build-fuzz/, clang, libFuzzer): each target of tests/fuzz for 12 s
 #    (hack/fuzz.sh; a longer run of one target: hack/fuzz.sh TARGET SECONDS).
 #
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 hack/deps.sh
 hack/tools/build.sh >/dev/null
 
-run() { # run BUILD_DIR CMAKE_ARGS... -- CTEST_ARGS...
+run() { # run BUILD_DIR CMAKE_ARGS... -- CTEST_ARGS... (the beds of BUILD_DIR/testbeds.json handed out)
   local dir=$1; shift
   local cmake_args=()
   while (($#)) && [ "$1" != -- ]; do cmake_args+=("$1"); shift; done
@@ -30,7 +31,7 @@ run() { # run BUILD_DIR CMAKE_ARGS... -- CTEST_ARGS...
   for bed in "$dir"/testbed*/; do
     [ -d "$bed" ] && { hack/cluster/down --dir "$bed" --purge >/dev/null 2>&1 || true; }
   done
-  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-2}" "$@"
+  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-2}" --resource-spec-file "$PWD/$dir/testbeds.json" "$@"
 }
 
 if (($#)); then

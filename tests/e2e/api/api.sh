@@ -33,7 +33,8 @@ quiet() { "$@" >/dev/null; } # run a command, keeping only its errors
 check "the CRD applies" quiet kubectl apply --server-side --force-conflicts --field-manager=psi-e2e-api -f "$src/crds/"
 check "the CRD becomes Established" quiet kubectl wait --for=condition=Established "crd/$crd" --timeout=60s
 check "the CRD's names are accepted" quiet kubectl wait --for=condition=NamesAccepted "crd/$crd" --timeout=60s
-check "PsiRebalance is cluster-scoped with short name psir" bash -c \
+# (the API server's discovery follows an Established CRD asynchronously)
+eventually 30 "PsiRebalance is cluster-scoped with short name psir" bash -c \
   "kubectl api-resources --api-group=rebalance.psi.dev --no-headers | grep -Eq '^psirebalances +psir +rebalance.psi.dev/v1alpha1 +false +PsiRebalance$'"
 cleanup
 mkdir -p "$tmp"

@@ -153,7 +153,7 @@ check "the API server's metrics count LISTs of PsiRebalances (top -w's first rea
 for i in 1 2 3; do
   f=$(frames)
   kubectl annotate psirebalance "$name" --overwrite "e2e.psi.dev/touch=$i" >/dev/null
-  eventually 10 "top -w: a new document after change $i" bash -c "[ \$(wc -l <'$work/watch.jsonl') -gt $f ]"
+  eventually 30 "top -w: a new document after change $i" bash -c "[ \$(wc -l <'$work/watch.jsonl') -gt $f ]"
 done
 check "top -w: it followed those changes without a LIST (a watch, not polling)" test "$(lists)" = "$l0"
 rc=0

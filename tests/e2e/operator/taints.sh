@@ -28,23 +28,24 @@ check "the finalizer is on the PsiRebalance" bash -c "kubectl get psirebalance $
 check "no node tainted at rest" bash -c "! kubectl get nodes -o json | jq -e '[.items[].spec.taints[]? | select(.key==\"rebalance.psi.dev/pressure\")] | length > 0' >/dev/null"
 
 # Crossing: worker-0 goes to 60 %. Poll: the taint must not come before the node was
-# Pressured for the sustain window.
+# Pressured for the sustain window. The times compared are the operator's own (status
+# .nodes[].since: when the node entered its state), not when this loop happened to look.
 set_pressure worker-0 cpu 60
-first_pressured=0 tainted_at=0 early=0
+pressured_since= tainted=0
 deadline=$((SECONDS + 90))
 while ((SECONDS < deadline)); do
-  state=$(psir_field "$name" '.status.nodes[]? | select(.name=="worker-0") | .state')
-  now=$SECONDS
-  if [ "$state" = Pressured ] && ((first_pressured == 0)); then first_pressured=$now; fi
-  if node_tainted worker-0 "$name"; then
-    tainted_at=$now
-    if ((first_pressured == 0 || now - first_pressured < sustain - 2)); then early=1; fi
-    break
-  fi
+  read -r state since < <(psir_field "$name" '.status.nodes[]? | select(.name=="worker-0") | "\(.state) \(.since)"') || true
+  if [ "${state:-}" = Pressured ]; then pressured_since=$since; fi
+  if node_tainted worker-0 "$name"; then tainted=1; break; fi
   sleep 0.5
 done
-check "worker-0 was reported Pressured before it was tainted" test "$first_pressured" -gt 0
-check "worker-0 tainted after the pressure held for the sustain window" test "$tainted_at" -gt 0 -a "$early" -eq 0
+check "worker-0 was reported Pressured before it was tainted" test -n "$pressured_since"
+eventually 30 "status shows worker-0 Tainted" bash -c "$(declare -f psir_field)
+  [ \"\$(psir_field $name '.status.nodes[]? | select(.name==\"worker-0\") | .state')\" = Tainted ]"
+tainted_since=$(psir_field "$name" '.status.nodes[]? | select(.name=="worker-0") | .since')
+held=$(($(date -d "$tainted_since" +%s) - $(date -d "${pressured_since:-$tainted_since}" +%s)))
+check "worker-0 tainted after the pressure held for the sustain window ($held s from Pressured to Tainted)" \
+  test "$tainted" -eq 1 -a "$held" -ge "$sustain"
 check "the taint is PreferNoSchedule with the PsiRebalance as value" bash -c \
   "kubectl get node worker-0 -o json | jq -e '.spec.taints[] | select(.key==\"rebalance.psi.dev/pressure\") | .effect==\"PreferNoSchedule\" and .value==\"$name\"' >/dev/null"
 eventually 30 "status shows worker-0 Tainted and tainted=1" bash -c \

@@ -112,7 +112,7 @@ check "the operator minted the reader's token with a TokenRequest (audit log)" b
 # --- with it: the default trust and the reader's token carry the queries ----------------------
 kubectl create clusterrolebinding "$binding" --clusterrole cluster-monitoring-view \
   --serviceaccount "$ns:psi-rebalancer-pressure-reader" >/dev/null
-eventually 15 "... the bound pressure reader may (the check itself works)" reads_monitoring "$reader"
+eventually 60 "... the bound pressure reader may (the check itself works)" reads_monitoring "$reader"
 eventually 90 "with the role: MetricsAvailable=True through the querier (service CA trusted by default)" \
   metrics_condition SampleSucceeded .
 set_pressure worker-0 cpu 60

@@ -220,7 +220,7 @@ int main(int argc, char **argv)
         _exit(127);
     }
     int port = 0;
-    for (int i = 0; i < 100 && port <= 0; i++) {
+    for (int i = 0; i < 300 && port <= 0; i++) {
         FILE *f = fopen(portfile, "r");
         if (f) {
             if (fscanf(f, "%d", &port) != 1)

@@ -17,8 +17,8 @@ apply_psir "$name" Automatic
 failures() { psir_field "$1" '[.status.moves[]?.failures // 0] | max // 0'; }
 until_of() { psir_field "$1" '.status.moves[0].cooldownUntil // ""'; }
 eventually 180 "a first migration failed and status counts it" bash -c "$(declare -f psir_field failures); [ \"\$(failures $name)\" -ge 1 ]"
-u1=$(until_of "$name")
-f1=$(failures "$name")
+# the cooldown and the failure count it belongs to, from one read of the status
+read -r f1 u1 < <(psir_field "$name" '"\([.status.moves[]?.failures // 0] | max // 0) \(.status.moves[0].cooldownUntil // "")"') || true
 check "the move is reported Failed or Migrating again, with its migration" bash -c "$(declare -f psir_field)
   psir_field $name '.status.moves[0] | \"\(.phase) \(.migration)\"' | grep -Eq '^(Failed|Migrating|MigrationRequested) kubevirt-evacuation-'"
 eventually 180 "KubeVirt's retry failed too, and status counts it" bash -c "$(declare -f psir_field failures); [ \"\$(failures $name)\" -gt $f1 ]"
