@@ -194,8 +194,9 @@ fail:
     return NULL;
 }
 
-static const char *label_of(const cJSON *labels, const char *key)
+static const char *label_of(const void *json, const char *key)
 {
+    const cJSON *labels = json;
     const cJSON *v = cJSON_IsObject(labels) ? cJSON_GetObjectItemCaseSensitive(labels, key) : NULL;
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
@@ -210,14 +211,20 @@ static bool in_values(const struct api_selector_req *r, const char *v)
 
 bool api_selector_matches(const struct api_selector *sel, const cJSON *labels)
 {
+    return api_selector_matches_with(sel, label_of, labels);
+}
+
+bool api_selector_matches_with(const struct api_selector *sel, const char *(*get)(const void *labels, const char *key),
+                               const void *labels)
+{
     for (size_t i = 0; i < sel->nlabels; i++) {
-        const char *v = label_of(labels, sel->labels[i].key);
+        const char *v = get(labels, sel->labels[i].key);
         if (!v || strcmp(v, sel->labels[i].value) != 0)
             return false;
     }
     for (size_t i = 0; i < sel->nexprs; i++) {
         const struct api_selector_req *r = &sel->exprs[i];
-        const char *v = r->key ? label_of(labels, r->key) : NULL;
+        const char *v = r->key ? get(labels, r->key) : NULL;
         switch (r->op) {
         case API_SELECTOR_IN:
             if (!v || !in_values(r, v))

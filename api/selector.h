@@ -57,6 +57,10 @@ cJSON *api_selector_encode(const struct api_selector *sel);
 /* True when an object with these labels (a JSON object of strings, NULL for none) matches sel. */
 bool api_selector_matches(const struct api_selector *sel, const cJSON *labels);
 
+/* As api_selector_matches, with the labels read through get(labels, key) (NULL: no such label). */
+bool api_selector_matches_with(const struct api_selector *sel, const char *(*get)(const void *labels, const char *key),
+                               const void *labels);
+
 /* sel as a labelSelector query value ("a=b,c in (d,e),!f"), not URL-encoded; "" for the empty
  * selector. Caller frees; NULL on no memory. */
 char *api_selector_to_query(const struct api_selector *sel);

@@ -264,7 +264,7 @@ size_t kube_rest_reply_write(char *ptr, size_t size, size_t nmemb, void *ud)
         return 0;
     }
     if (r->len + n + 1 > r->cap) {
-        size_t cap = r->cap ? r->cap : 16384;
+        size_t cap = r->cap ? r->cap : 4096; /* most replies are one object of a few KB */
         while (cap < r->len + n + 1)
             cap *= 2;
         char *nd = realloc(r->data, cap);

@@ -55,7 +55,7 @@ static cJSON *node_view(const struct nodeproj *p)
     cJSON *meta = v ? cJSON_AddObjectToObject(v, "metadata") : NULL;
     bool ok = meta && cJSON_AddItemToObject(meta, "name", cJSON_CreateStringReference(p->name));
     if (ok && p->labels)
-        ok = cJSON_AddItemToObject(meta, "labels", cJSON_CreateObjectReference(p->labels->child));
+        ok = cJSON_AddItemToObject(meta, "labels", nodelabels_json(p->labels));
     if (!ok) {
         cJSON_Delete(v);
         return NULL;
@@ -73,7 +73,7 @@ struct node_views {
 
 static void node_view_add(struct node_views *c, const struct nodeproj *p)
 {
-    if (c->sel && !api_selector_matches(c->sel, p->labels))
+    if (c->sel && !api_selector_matches_with(c->sel, nodelabels_lookup, p->labels))
         return;
     if (BASE_GROW(c->v, c->n + 1, c->cap) < 0 || !(c->v[c->n] = node_view(p)))
         c->failed = true;

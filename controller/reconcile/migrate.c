@@ -7,10 +7,9 @@
 #include "base/jx.h"
 #include "base/util.h"
 
-const char *migrate_hostname(const cJSON *labels, const char *name)
+const char *migrate_hostname(const struct nodelabels *labels, const char *name)
 {
-    const cJSON *l = jx_at(labels, MIGRATE_HOSTNAME_LABEL);
-    const char *h = cJSON_IsString(l) ? base_nonempty(l->valuestring) : NULL;
+    const char *h = base_nonempty(nodelabels_get(labels, MIGRATE_HOSTNAME_LABEL));
     return h ? h : name;
 }
 

@@ -50,7 +50,7 @@
 
 /* The value for addedNodeSelector's kubernetes.io/hostname of node name whose metadata.labels
  * are labels (may be NULL): its hostname label, else name. Borrowed. */
-const char *migrate_hostname(const cJSON *labels, const char *name);
+const char *migrate_hostname(const struct nodelabels *labels, const char *name);
 
 /* What a targeted migration is made of (strings borrowed). Loads are shares of the node's
  * CPUs (1.0 = all of them). */

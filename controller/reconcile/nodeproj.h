@@ -1,17 +1,16 @@
 /* nodeproj: what the operator keeps of a Node, compact. The node informer stores one per node
  * (nodeproj_project, nodeproj_free) in place of a JSON tree: the name, resourceVersion and
  * creationTimestamp inline, the first InternalIP, the resources rebalancing reads as numbers,
- * and the two parts the decisions read as JSON: metadata.labels (a cJSON object whose keys and
- * values are shared, reference-counted strings: every node with the label "kubernetes.io/os:
- * linux" points at the same two) and spec.taints (verbatim: a taint patch tests against it;
- * NULL when the node has none). Not thread-safe: the shared strings are one table per process,
- * used from the event loop's thread. */
+ * metadata.labels as shared strings (nodelabels.h), and spec.taints as JSON (verbatim: a taint
+ * patch tests against it; NULL when the node has none). Not thread-safe (nodelabels.h). */
 #ifndef PSI_RECONCILE_NODEPROJ_H
 #define PSI_RECONCILE_NODEPROJ_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "reconcile/nodelabels.h"
 
 /* A Node as kept. */
 struct nodeproj {
@@ -22,7 +21,7 @@ struct nodeproj {
     double cpus;                                /* status.capacity.cpu (cores); NAN absent */
     double memory;                              /* status.capacity.memory (bytes); NAN absent */
     double alloc_cpu, alloc_memory, alloc_pods; /* status.allocatable; NAN absent */
-    cJSON *labels;                              /* metadata.labels, shared strings (see above); NULL none */
+    struct nodelabels *labels;                  /* metadata.labels (nodelabels.h); NULL none */
     cJSON *taints;                              /* spec.taints; NULL when none */
     char name[];                                /* metadata.name */
 };
@@ -37,8 +36,5 @@ void nodeproj_free(void *p);
 /* Whether a and b (either may be NULL) differ in more than their resourceVersion: a heartbeat
  * changes nothing kept, and costs no reconcile. */
 bool nodeproj_changed(const struct nodeproj *a, const struct nodeproj *b);
-
-/* The number of distinct shared strings alive (for tests). */
-size_t nodeproj_shared_strings(void);
 
 #endif

@@ -82,13 +82,13 @@ size_t ownership_mark(struct ownership_nodes *nodes, const struct api_selector *
     if (nodes->n)
         qsort(nodes->v, nodes->n, sizeof(*nodes->v), cmp_node);
     for (size_t i = 0; i < nodes->n; i++) {
-        const cJSON *labels = nodes->v[i].node->labels;
+        const struct nodelabels *labels = nodes->v[i].node->labels;
         nodes->v[i].owned = false;
-        if (!api_selector_matches(sel, labels))
+        if (!api_selector_matches_with(sel, nodelabels_lookup, labels))
             continue;
         const char *by = NULL;
         for (size_t k = 0; k < rivals->n && !by; k++)
-            if (api_selector_matches(&rivals->v[k].sel, labels))
+            if (api_selector_matches_with(&rivals->v[k].sel, nodelabels_lookup, labels))
                 by = rivals->v[k].name;
         if (by) {
             conflicts++;

@@ -171,13 +171,13 @@ static bool requirement_matches(const cJSON *req, const char *value)
     return false;
 }
 
-static bool term_matches(const cJSON *term, const cJSON *labels, const char *node_name)
+static bool term_matches(const cJSON *term, const struct nodelabels *labels, const char *node_name)
 {
     const cJSON *exprs = jx_at(term, "matchExpressions"), *fields = jx_at(term, "matchFields"), *r;
     if (cJSON_GetArraySize(exprs) == 0 && cJSON_GetArraySize(fields) == 0)
         return false; /* an empty term matches no node */
     cJSON_ArrayForEach (r, exprs)
-        if (!requirement_matches(r, jx_at_str(labels, jx_at_str(r, "key") ? jx_at_str(r, "key") : "")))
+        if (!requirement_matches(r, nodelabels_get(labels, jx_at_str(r, "key") ? jx_at_str(r, "key") : "")))
             return false;
     cJSON_ArrayForEach (r, fields) {
         const char *key = jx_at_str(r, "key");
@@ -187,7 +187,7 @@ static bool term_matches(const cJSON *term, const cJSON *labels, const char *nod
     return true;
 }
 
-bool rebalance_affinity_matches(const cJSON *affinity, const cJSON *labels, const char *node_name)
+bool rebalance_affinity_matches(const cJSON *affinity, const struct nodelabels *labels, const char *node_name)
 {
     const cJSON *req = jx_at(jx_at(affinity, "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution");
     if (!req || cJSON_IsNull(req))
@@ -234,7 +234,7 @@ const char *rebalance_fit(const struct rebalance_candidate *c, const struct reba
     }
     const cJSON *sel;
     cJSON_ArrayForEach (sel, c->node_selector) {
-        const char *have = jx_at_str(n->labels, sel->string);
+        const char *have = nodelabels_get(n->labels, sel->string);
         if (!cJSON_IsString(sel) || !have || strcmp(have, sel->valuestring) != 0) {
             snprintf(why, len, "node selector %s does not match", sel->string);
             return why;

@@ -83,6 +83,7 @@
 
 #include "api/reasons.h"
 #include "api/selector.h"
+#include "reconcile/nodelabels.h"
 
 /* KubeVirt's default parallel limits (parallelMigrationsPerCluster, ...PerNode). */
 #define REBALANCE_KUBEVIRT_PER_CLUSTER 5
@@ -183,17 +184,17 @@ double rebalance_calibrate(double prev, double served, double pressure);
 /* A node, as the plan sees it. */
 struct rebalance_node {
     const char *name;
-    bool selected;       /* owned by this PsiRebalance */
-    bool tainted;        /* carries our pressure taint */
-    bool unschedulable;  /* spec.unschedulable (cordoned) */
-    const cJSON *labels; /* metadata.labels (may be NULL) */
-    const cJSON *taints; /* spec.taints (may be NULL) */
-    double pressure;     /* percent: the highest of the resources balanced on; NAN when unknown */
-    bool sustained;      /* above evictAbovePercent for the whole sustain window */
-    bool relieving;      /* a source in an earlier cycle, not yet seen below the target */
-    bool settling;       /* a move touched it less than the settle time ago, or one runs */
-    double cpus;         /* CPU capacity (cores) the load is relative to; <= 0 or NAN: unknown */
-    double demand;       /* cores wanted (rebalance_demand of its usage); NAN: unknown */
+    bool selected;                   /* owned by this PsiRebalance */
+    bool tainted;                    /* carries our pressure taint */
+    bool unschedulable;              /* spec.unschedulable (cordoned) */
+    const struct nodelabels *labels; /* metadata.labels (may be NULL) */
+    const cJSON *taints;             /* spec.taints (may be NULL) */
+    double pressure;                 /* percent: the highest of the resources balanced on; NAN when unknown */
+    bool sustained;                  /* above evictAbovePercent for the whole sustain window */
+    bool relieving;                  /* a source in an earlier cycle, not yet seen below the target */
+    bool settling;                   /* a move touched it less than the settle time ago, or one runs */
+    double cpus;                     /* CPU capacity (cores) the load is relative to; <= 0 or NAN: unknown */
+    double demand;                   /* cores wanted (rebalance_demand of its usage); NAN: unknown */
     double alloc_cpu, alloc_memory, alloc_pods; /* allocatable; NAN: not checked */
     double req_cpu, req_memory, req_pods;       /* requested by the pods placed there; NAN: unknown */
     int outbound;                               /* live migrations running from it (any origin) */
@@ -283,7 +284,7 @@ bool rebalance_tolerates(const cJSON *tolerations, const cJSON *taint);
 
 /* Whether a required node affinity (spec.affinity, may be NULL) lets the pod on a node with
  * these labels and name. */
-bool rebalance_affinity_matches(const cJSON *affinity, const cJSON *labels, const char *node_name);
+bool rebalance_affinity_matches(const cJSON *affinity, const struct nodelabels *labels, const char *node_name);
 
 /* The target of p: target, or untaint_below when it is unset. */
 double rebalance_target(const struct rebalance_params *p);

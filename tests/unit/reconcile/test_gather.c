@@ -29,22 +29,21 @@ static void test_node_projection(void **state)
               "\"InternalIP\",\"address\":\"127.0.0.10\"}],\"capacity\":{\"cpu\":\"4\",\"memory\":\"8Gi\"},"
               "\"allocatable\":{\"cpu\":\"3500m\",\"memory\":\"7Gi\",\"pods\":\"110\",\"hugepages-2Mi\":\"0\"},"
               "\"images\":[{}]}}");
-    size_t shared0 = nodeproj_shared_strings();
+    size_t shared0 = nodelabels_shared_strings();
     struct nodeproj *p = nodeproj_project(node, NULL);
     assert_non_null(p);
     assert_string_equal(p->name, "w0");
     assert_string_equal(p->rv, "5");
     assert_string_equal(p->ip, "127.0.0.10"); /* the InternalIP, not the Hostname entry */
     assert_int_equal(cJSON_GetArraySize(p->taints), 1);
-    assert_int_equal(cJSON_GetArraySize(p->labels), 1);
+    assert_int_equal(p->labels->n, 1);
 
     /* a second node with the same label shares its strings; the last one gone frees them */
     cJSON *node2 = parse("{\"metadata\":{\"name\":\"w1\",\"labels\":{\"a\":\"b\",\"h\":\"w1\"}}}");
     struct nodeproj *p2 = nodeproj_project(node2, NULL);
     assert_non_null(p2);
-    assert_int_equal(nodeproj_shared_strings(), shared0 + 4); /* a, b, h, w1 */
-    assert_ptr_equal(cJSON_GetObjectItem(p->labels, "a")->valuestring,
-                     cJSON_GetObjectItem(p2->labels, "a")->valuestring);
+    assert_int_equal(nodelabels_shared_strings(), shared0 + 4); /* a, b, h, w1 */
+    assert_ptr_equal(nodelabels_get(p->labels, "a"), nodelabels_get(p2->labels, "a"));
     assert_null(p2->taints);
     assert_string_equal(p2->ip, "");
     assert_true(isnan(p2->cpus) && isnan(p2->alloc_pods));
@@ -62,7 +61,7 @@ static void test_node_projection(void **state)
     nodeproj_free(pb);
     cJSON_Delete(beat);
     nodeproj_free(p2);
-    assert_int_equal(nodeproj_shared_strings(), shared0 + 2);
+    assert_int_equal(nodelabels_shared_strings(), shared0 + 2);
     cJSON *nameless = parse("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
     assert_null(nodeproj_project(nameless, NULL));
 
@@ -70,7 +69,7 @@ static void test_node_projection(void **state)
     gather_node_view(p, &v);
     assert_true(v.unschedulable);
     assert_non_null(v.taints);
-    assert_string_equal(jx_str(v.labels, "a"), "b");
+    assert_string_equal(nodelabels_get(v.labels, "a"), "b");
     assert_float_equal(v.cpus, 4, 1e-9);
     assert_float_equal(v.memory, 8.0 * 1024 * 1024 * 1024, 1);
     assert_float_equal(v.alloc_cpu, 3.5, 1e-9);
@@ -79,7 +78,7 @@ static void test_node_projection(void **state)
     assert_true(isnan(v.pressure) && isnan(v.demand) && isnan(v.req_cpu)); /* this cycle's to fill */
     assert_false(v.selected || v.tainted || v.sustained || v.settling);
     nodeproj_free(p);
-    assert_int_equal(nodeproj_shared_strings(), shared0);
+    assert_int_equal(nodelabels_shared_strings(), shared0);
     cJSON_Delete(node);
     cJSON_Delete(node2);
     cJSON_Delete(nameless);

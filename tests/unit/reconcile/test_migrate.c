@@ -46,10 +46,14 @@ static void test_hostname(void **state)
 {
     (void)state;
     cJSON *n = parse("{\"kubernetes.io/hostname\":\"w2.example\"}");
-    assert_string_equal(migrate_hostname(n, "worker-2"), "w2.example");
     cJSON *bare = parse("{\"kubernetes.io/hostname\":\"\"}");
-    assert_string_equal(migrate_hostname(bare, "worker-2"), "worker-2");
+    bool oom;
+    struct nodelabels *ln = nodelabels_new(n, &oom), *lbare = nodelabels_new(bare, &oom);
+    assert_string_equal(migrate_hostname(ln, "worker-2"), "w2.example");
+    assert_string_equal(migrate_hostname(lbare, "worker-2"), "worker-2");
     assert_string_equal(migrate_hostname(NULL, "worker-3"), "worker-3");
+    nodelabels_free(ln);
+    nodelabels_free(lbare);
     cJSON_Delete(n);
     cJSON_Delete(bare);
 }

@@ -57,7 +57,10 @@ static void test_fit(void **state)
     cJSON *labels = parse("{\"kubevirt.io/schedulable\":\"true\",\"zone\":\"a\",\"gen\":\"5\"}");
     cJSON *taints = parse("[{\"key\":\"dedicated\",\"value\":\"db\",\"effect\":\"NoSchedule\"},"
                           "{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"}]");
-    n.labels = labels;
+    bool oom;
+    struct nodelabels *kept = nodelabels_new(labels, &oom);
+    assert_non_null(kept);
+    n.labels = kept;
     struct rebalance_candidate c = cand("vms", "p", 0, 1);
     assert_null(rebalance_fit(&c, &n, why, sizeof(why)));
 
@@ -130,6 +133,7 @@ static void test_fit(void **state)
     assert_non_null(rebalance_fit(&c, &n, why, sizeof(why)));
     assert_string_equal(why, "cordoned");
 
+    nodelabels_free(kept);
     cJSON *items[] = {labels, taints, sel, sel2, aff, aff2, aff3, empty_term, tol, tol_wrong, tol_all};
     for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
         cJSON_Delete(items[i]);
