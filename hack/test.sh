@@ -19,7 +19,10 @@ cd "$(dirname "$0")/.."
 hack/deps.sh
 hack/tools/build.sh >/dev/null
 
-run() { # run BUILD_DIR CMAKE_ARGS... -- CTEST_ARGS... (the beds of BUILD_DIR/testbeds.json handed out)
+# run BUILD_DIR CMAKE_ARGS... -- CTEST_ARGS...: configure, build, test, the test beds of
+# BUILD_DIR/testbeds.json handed out to the e2e tests (with one_bed=1: no resource spec, only
+# BUILD_DIR/testbed comes up, for a single e2e test)
+run() {
   local dir=$1; shift
   local cmake_args=()
   while (($#)) && [ "$1" != -- ]; do cmake_args+=("$1"); shift; done
@@ -31,7 +34,9 @@ run() { # run BUILD_DIR CMAKE_ARGS... -- CTEST_ARGS... (the beds of BUILD_DIR/te
   for bed in "$dir"/testbed*/; do
     [ -d "$bed" ] && { hack/cluster/down --dir "$bed" --purge >/dev/null 2>&1 || true; }
   done
-  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-2}" --resource-spec-file "$PWD/$dir/testbeds.json" "$@"
+  local spec=(--resource-spec-file "$PWD/$dir/testbeds.json")
+  [ "${one_bed:-0}" = 1 ] && spec=()
+  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-2}" "${spec[@]+"${spec[@]}"}" "$@"
 }
 
 if (($#)); then
@@ -40,6 +45,6 @@ if (($#)); then
   exit
 fi
 run build -- -L unit
-run build -- -R '^kube_informer_valgrind$'
+one_bed=1 run build -- -R '^kube_informer_valgrind$'
 run build-asan -DPSI_SANITIZE=ON --
 hack/fuzz.sh all 12

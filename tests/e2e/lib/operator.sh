@@ -29,6 +29,23 @@ install_operator_rbac() {
   else
     kubectl delete -k "$PSI_SOURCE_DIR/config/kubelet-source" --ignore-not-found >/dev/null
   fi
+  # The API server's authorizer follows new roles and bindings through its caches: wait until
+  # it grants what each binding gives, so that the operator's first requests are not refused.
+  for i in $(seq 1 120); do operator_rbac_effective && return 0; sleep 0.25; done
+  fail "the API server grants the operator's ServiceAccount what config/rbac binds, within 30 s"
+}
+
+# operator_rbac_effective: the operator's ServiceAccount may patch nodes, review tokens, hold
+# its Lease, mint the pressure reader's tokens (config/rbac) and, with operator_kubelet_rbac=1,
+# get nodes/proxy (config/kubelet-source), as the API server's authorizer sees it now.
+operator_rbac_effective() {
+  local rules
+  rules=$(kubectl auth can-i --list -n psi-rebalancer --as system:serviceaccount:psi-rebalancer:psi-rebalancer 2>/dev/null) ||
+    return 1
+  grep -Eq '^nodes +.*patch' <<<"$rules" && grep -Eq '^tokenreviews.authentication.k8s.io ' <<<"$rules" &&
+    grep -Eq '^leases.coordination.k8s.io +.*update' <<<"$rules" &&
+    grep -Eq '^serviceaccounts/token +.*psi-rebalancer-pressure-reader' <<<"$rules" &&
+    { [ "${operator_kubelet_rbac:-0}" != 1 ] || grep -Eq '^nodes/proxy ' <<<"$rules"; }
 }
 
 # operator_kubeconfig FILE: a kubeconfig for the operator's ServiceAccount.

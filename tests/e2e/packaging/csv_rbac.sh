@@ -112,11 +112,13 @@ JSON
 }
 can() { [ "$(kubectl auth can-i "$@" 2>/dev/null)" = yes ]; }
 cannot() { ! can "$@"; }
-check "the operator may mint the pressure reader's tokens" \
+# (the API server's authorizer follows new roles and bindings through its caches: the grants
+# are waited for, the refusals then checked)
+eventually 30 "the operator may mint the pressure reader's tokens" \
   can create "serviceaccounts/$reader" --subresource=token -n "$ns" --as "system:serviceaccount:$ns:$sa"
 check "... and not its own or another's" cannot create "serviceaccounts/$sa" --subresource=token -n "$ns" \
   --as "system:serviceaccount:$ns:$sa"
-check "the pressure reader may read monitoring data as the Thanos querier asks" \
+eventually 30 "the pressure reader may read monitoring data as the Thanos querier asks" \
   reads_monitoring "system:serviceaccount:$ns:$reader"
 operator_cannot_read() { ! reads_monitoring "system:serviceaccount:$ns:$sa"; }
 check "... the operator may not" operator_cannot_read

@@ -82,7 +82,8 @@ check "the operator's own ServiceAccount may not read monitoring data" cannot_re
 may_mint() { # SA: the operator may create tokens for ServiceAccount SA of its namespace
   [ "$(kubectl auth can-i create serviceaccounts/"$1" --subresource=token -n "$ns" --as "$operator_user" 2>/dev/null)" = yes ]
 }
-check "the operator may mint tokens for the pressure reader" may_mint psi-rebalancer-pressure-reader
+# (the restarted API server's authorizer follows config/rbac through its caches: waited for)
+eventually 30 "the operator may mint tokens for the pressure reader" may_mint psi-rebalancer-pressure-reader
 mints_no_other() { ! may_mint psi-rebalancer && ! may_mint default; }
 check "... and for no other ServiceAccount (its own included)" mints_no_other
 # First without its right to mint the reader's tokens, to see what that looks like.
