@@ -502,6 +502,12 @@ int main(int argc, char **argv)
     /* One malloc arena for all threads: the HTTP servers' and the leader election's threads
      * allocate little, and an arena each would keep pages of its own resident. */
     mallopt(M_ARENA_MAX, 1);
+    /* Buffers of 128 KiB and more (a /metrics page, a Prometheus reply, a burst of watch
+     * events, a status) are mapped on their own and unmapped when freed. glibc's default
+     * raises this threshold to the size of the largest such buffer freed so far, after which
+     * they come from the heap and stay resident until the next trim: at 1,000 nodes the
+     * 0.5 MiB of a /metrics page stayed up to a cycle after each scrape. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     signal(SIGPIPE, SIG_IGN);
     log_info("psi-rebalancer starting", "version", PSI_VERSION, "build", PSI_BUILD);
