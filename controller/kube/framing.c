@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A buffer above this size is released after its line is delivered, so one huge object
- * does not pin megabytes for the life of a watch. */
-#define FRAMING_KEEP_CAP ((size_t)1 << 20)
+/* A buffer above this size is released after its line is delivered, so that one large object
+ * does not pin its size for the life of a watch (a PsiRebalance whose status lists 200 nodes
+ * grew the buffer to 128 KiB at 1,000 nodes); a Node's event (a few KB) fits. */
+#define FRAMING_KEEP_CAP ((size_t)64 << 10)
 
 struct kube_framing {
     char *buf; /* the incomplete line, NUL-terminated room kept at buf[len] */

@@ -9,8 +9,10 @@
 
 enum mtype { M_COUNTER, M_GAUGE, M_HISTOGRAM };
 
+/* A series and its label values are one allocation: the struct, n_labels pointers, the
+ * strings (a per-node series costs about 100 bytes instead of six allocations of 200). */
 struct series {
-    char **values; /* n_labels strings */
+    char **values; /* n_labels strings, in the same block */
     uint64_t hash;
     double value;      /* counter/gauge; histogram sum */
     uint64_t count;    /* histogram */
@@ -176,13 +178,10 @@ struct psi_metrics *psi_metrics_new(void)
     return m;
 }
 
-static void series_free(struct series *s, size_t n_labels)
+static void series_free(struct series *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < n_labels; i++)
-        free(s->values[i]);
-    free(s->values);
     free(s->buckets);
     free(s);
 }
@@ -190,7 +189,7 @@ static void series_free(struct series *s, size_t n_labels)
 static void family_free(struct psi_metric *f)
 {
     for (size_t i = 0; i < f->n; i++)
-        series_free(f->series[i], f->n_labels);
+        series_free(f->series[i]);
     free(f->series);
     free(f->table);
     for (size_t i = 0; i < f->n_labels; i++)
@@ -284,29 +283,31 @@ static struct series *find(struct psi_metric *f, const char *const *values, int 
     }
     if (!create)
         return NULL;
-    struct series *s = calloc(1, sizeof(*s));
+    size_t text = 0;
+    for (size_t i = 0; i < f->n_labels; i++)
+        text += strlen(values && values[i] ? values[i] : "") + 1;
+    struct series *s = calloc(1, sizeof(*s) + f->n_labels * sizeof(char *) + text);
     if (!s)
         return NULL;
     s->hash = h;
-    s->values = calloc(f->n_labels ? f->n_labels : 1, sizeof(char *));
-    if (f->type == M_HISTOGRAM)
-        s->buckets = calloc(f->n_bounds ? f->n_bounds : 1, sizeof(uint64_t));
-    if (!s->values || (f->type == M_HISTOGRAM && !s->buckets)) {
-        series_free(s, 0);
-        return NULL;
-    }
+    s->values = (char **)(void *)(s + 1);
+    char *at = (char *)(s->values + f->n_labels);
     for (size_t i = 0; i < f->n_labels; i++) {
-        s->values[i] = strdup(values && values[i] ? values[i] : "");
-        if (!s->values[i]) {
-            series_free(s, f->n_labels);
-            return NULL;
-        }
+        const char *v = values && values[i] ? values[i] : "";
+        size_t len = strlen(v) + 1;
+        memcpy(at, v, len);
+        s->values[i] = at;
+        at += len;
+    }
+    if (f->type == M_HISTOGRAM && !(s->buckets = calloc(f->n_bounds ? f->n_bounds : 1, sizeof(uint64_t)))) {
+        series_free(s);
+        return NULL;
     }
     if (f->n == f->cap) {
         size_t cap = f->cap ? f->cap * 2 : 8;
         struct series **a = realloc(f->series, cap * sizeof(*a));
         if (!a) {
-            series_free(s, f->n_labels);
+            series_free(s);
             return NULL;
         }
         f->series = a;
@@ -319,7 +320,7 @@ static struct series *find(struct psi_metric *f, const char *const *values, int 
             tcap *= 2;
         if (table_rebuild(f, tcap) < 0) {
             f->n--;
-            series_free(s, f->n_labels);
+            series_free(s);
             return NULL;
         }
     } else {
@@ -464,7 +465,7 @@ int psi_metric_remove(struct psi_metric *f, const char *const *values)
             i++;
         memmove(&f->series[i], &f->series[i + 1], (f->n - i - 1) * sizeof(*f->series));
         f->n--;
-        series_free(s, f->n_labels);
+        series_free(s);
         table_reindex(f);
     }
     pthread_mutex_unlock(&f->reg->mu);
@@ -477,7 +478,7 @@ void psi_metric_clear(struct psi_metric *f)
         return;
     pthread_mutex_lock(&f->reg->mu);
     for (size_t i = 0; i < f->n; i++)
-        series_free(f->series[i], f->n_labels);
+        series_free(f->series[i]);
     f->n = 0;
     if (f->table)
         memset(f->table, 0, f->tcap * sizeof(*f->table));
