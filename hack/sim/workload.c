@@ -12,7 +12,9 @@
 #include "hack/sim/objects.h"
 #include "logging.h"
 
-enum start_state { START_INIT, START_WAIT, START_DONE };
+/* INIT: nothing made yet; CORDONING: the other nodes cordoned, until the bed sees it;
+ * WAIT: workloads starting; DONE: all run, the cordons lifted. */
+enum start_state { START_INIT, START_CORDONING, START_WAIT, START_DONE };
 
 struct vm_state {
     double cpu, memory, io;
@@ -234,7 +236,12 @@ static void create_pod(struct workload *w, size_t i, const cJSON *vmi)
     char suffix[6], name[128];
     sim_suffix(uid, suffix);
     snprintf(name, sizeof(name), "virt-launcher-%s-%s", vm->name, suffix);
-    cJSON *o = objects_launcher_pod(s->sc->namespace, s->sc->name, vm, vm->name, uid, name, NULL);
+    /* during the start the launcher pod is bound to start.node: the scheduler may not have seen
+     * the cordons yet (its node cache lags on a busy machine) and would spread the VMs */
+    struct scenario_vm pinned = *vm;
+    if (w->start != START_DONE && s->sc->start_node && !vm->node)
+        pinned.node = s->sc->start_node;
+    cJSON *o = objects_launcher_pod(s->sc->namespace, s->sc->name, &pinned, vm->name, uid, name, NULL);
     char *path = kube_path("v1", s->sc->namespace, "pods", NULL, NULL);
     if (sim_create_once(s, path, o, NULL, name) == 0)
         log_debug("launcher pod created", "pod", name);
@@ -330,6 +337,17 @@ static int cordon_others(const char *key, const char *rv, const void *obj, void 
     return 0;
 }
 
+/* Whether the bed's view of every node this start cordoned shows the cordon. */
+static bool cordons_seen(const struct workload *w)
+{
+    for (size_t i = 0; i < w->n_cordoned; i++) {
+        const cJSON *node = kube_informer_get(w->s->nodes, NULL, w->cordoned[i]);
+        if (!jx_bool(node, "spec.unschedulable", false))
+            return false;
+    }
+    return true;
+}
+
 static void start_step(struct workload *w)
 {
     struct sim *s = w->s;
@@ -342,8 +360,12 @@ static void start_step(struct workload *w)
             kube_informer_foreach(s->nodes, cordon_others, w);
             log_info("start: workloads start on one node, the others are cordoned", "node", s->sc->start_node);
         }
-        w->start = START_WAIT;
+        w->start = START_CORDONING;
     }
+    /* workloads other than VMs (Deployments) go through the scheduler: not before the cordons
+     * reached the watchers */
+    if (w->start == START_CORDONING && cordons_seen(w))
+        w->start = START_WAIT;
     if (w->start == START_WAIT && workload_running(w) == s->sc->n_vms && (!w->hold || w->hold(w->hold_ud))) {
         uncordon_all(w);
         w->start = START_DONE;
@@ -356,7 +378,7 @@ void workload_sync(struct workload *w)
 {
     if (w->start != START_DONE)
         start_step(w);
-    if (w->start == START_INIT)
+    if (w->start < START_WAIT)
         return; /* no VM before the nodes are cordoned */
     for (size_t i = 0; i < w->s->sc->n_vms; i++)
         sync_vm(w, i);
@@ -369,7 +391,7 @@ bool workload_started(const struct workload *w)
 
 bool workload_start_began(const struct workload *w)
 {
-    return w->start != START_INIT;
+    return w->start >= START_WAIT;
 }
 
 void workload_hold_start(struct workload *w, bool (*ready)(void *ud), void *ud)

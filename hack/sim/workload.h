@@ -9,7 +9,9 @@
  *     e.g. strategy None) fails: phase Failed, then the restart above;
  *   - the VM's status (created, ready, printableStatus) follows its VMI.
  * It also runs the scenario's start: with start.node, every other simulated node is
- * cordoned until all VMs run, then uncordoned (as an admin would). And it holds each VM's
+ * cordoned until all VMs run, then uncordoned (as an admin would); nothing starts before the
+ * node watch shows the cordons, and the VMs' first launcher pods are bound to start.node (the
+ * scheduler's own node cache may still lag). And it holds each VM's
  * current demand (CPU cores, memory and io), which the timeline changes. */
 #ifndef PSI_SIM_WORKLOAD_H
 #define PSI_SIM_WORKLOAD_H
@@ -33,8 +35,8 @@ void workload_sync(struct workload *w);
 /* Whether the start is over (every VM Running, the nodes it cordoned uncordoned). */
 bool workload_started(const struct workload *w);
 
-/* Whether the start has begun: with start.node, the other nodes are cordoned, so that other
- * workloads created from now on start there too. */
+/* Whether the start has begun: with start.node, the other nodes are cordoned and the node
+ * watch shows it, so that other workloads created from now on start there too. */
 bool workload_start_began(const struct workload *w);
 
 /* Hold the start (and its cordons) until ready(ud) is true as well, e.g. until other
