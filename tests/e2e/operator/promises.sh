@@ -18,6 +18,7 @@
 #   enabled: false with deletionPolicy Delete deletes it (MachineConfigDeleted Event).
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
+source "$(dirname "$0")/../lib/mco.sh"
 
 name=promises-$$
 vap=psi-e2e-deny-machineconfigs-$$
@@ -79,15 +80,10 @@ apiVersion: machineconfiguration.openshift.io/v1
 kind: MachineConfig
 metadata: {name: 99-worker-psi-rebalancer, labels: {machineconfiguration.openshift.io/role: worker}}
 spec: {kernelArguments: [psi=1]}
----
-apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfigPool
-metadata: {name: worker}
-spec:
-  machineConfigSelector: {matchLabels: {machineconfiguration.openshift.io/role: worker}}
-  nodeSelector: {matchLabels: {node-role.kubernetes.io/worker: ""}}
-  configuration: {name: rendered-worker-1, source: [{kind: MachineConfig, name: 99-worker-psi-rebalancer}]}
 YAML
+mco_worker_pool
+kubectl patch machineconfigpool worker --type=merge -p '{"spec": {
+  "configuration": {"name": "rendered-worker-1", "source": [{"kind": "MachineConfig", "name": "99-worker-psi-rebalancer"}]}}}' >/dev/null
 kubectl patch machineconfigpool worker --subresource=status --type=merge -p '{"status": {
   "configuration": {"name": "rendered-worker-1", "source": [{"kind": "MachineConfig", "name": "99-worker-psi-rebalancer"}]},
   "machineCount": 3, "updatedMachineCount": 3, "readyMachineCount": 3, "degradedMachineCount": 0,
