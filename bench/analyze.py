@@ -34,6 +34,23 @@ def part_at_max(proc, key):
     return round(part[rss.index(max(rss))] / 1024, 2)
 
 
+def heap_stacks_max(proc):
+    """The largest sample of anonymous RSS less the pages of mapped files written (MiB)."""
+    anon, lib = proc.get("rss_anon_kib") or [], proc.get("lib_anon_kib") or []
+    if not anon or len(lib) != len(anon):
+        return None
+    return round(max(a - l for a, l in zip(anon, lib)) / 1024, 2)
+
+
+def heap_stacks_hwm(proc):
+    """The window's peak RSS less the file-backed RSS and the libraries' written pages at its
+    end (MiB): the peak of heap and stacks, within the growth of the libraries' part."""
+    files, lib = proc.get("rss_file_kib") or [], proc.get("lib_anon_kib") or []
+    if not files or not lib:
+        return None
+    return round((proc["hwm_kib"] - files[-1] - lib[-1]) / 1024, 2)
+
+
 def smaps(path):
     """The operator's mappings at the end of a window (a copy of /proc/PID/smaps), summed per
     file: resident KiB, and of it the pages made private by writing (relocations, data: these
@@ -186,6 +203,11 @@ def window(d, name, events, interval):
         "rss_anon_mib_at_max": part_at_max(proc, "rss_anon_kib"),
         "rss_file_mib_at_max": part_at_max(proc, "rss_file_kib"),
         "rss_anon_mib_max": round(max(proc["rss_anon_kib"]) / 1024, 2) if proc.get("rss_anon_kib") else None,
+        # heap and stacks: the anonymous RSS less the libraries' written pages, at the largest
+        # sample, and at the window's peak (VmHWM less the file-backed RSS and those pages at
+        # the end: the libraries' part does not shrink)
+        "heap_stacks_mib_max": heap_stacks_max(proc),
+        "heap_stacks_hwm_mib": heap_stacks_hwm(proc),
         "smaps_at_end": smaps(f"{d}/{name}.smaps"),
         "cpu_s_per_min": round(proc["cpu_s"] / (proc["t1"] - proc["t0"]) * 60, 3),
         "reconciles": int(rec),
@@ -379,7 +401,7 @@ def table(doc):
     sc = doc.get("scale", [])
     if sc:
         lines.append("Scale (operator; each cell: steady / storm)")
-        hdr = ["nodes", "RSS MiB", "RSS anon+file", "CPU s/min", "rec p50 ms", "rec p99 ms", "of which query p50", "req/min by verb", "LIST after start",
+        hdr = ["nodes", "RSS MiB", "RSS anon+file", "heap+stacks max, peak", "CPU s/min", "rec p50 ms", "rec p99 ms", "of which query p50", "req/min by verb", "LIST after start",
                "status w/cycle", "PromQL/cycle"]
         lines.append(" | ".join(hdr))
         for s in sc:
@@ -388,7 +410,9 @@ def table(doc):
                 return f'{fmt(st.get(k))} / {fmt(sm.get(k))}'
             verbs = lambda w: " ".join(f"{k}={v:g}" for k, v in (w.get("api_requests_per_min_by_verb") or {}).items()) or "-"
             split = lambda w: f'{fmt(w.get("rss_anon_mib_at_max"))}+{fmt(w.get("rss_file_mib_at_max"))}'
-            lines.append(" | ".join([str(s["nodes"]), two("rss_mib_max"), f"{split(st)} / {split(sm)}", two("cpu_s_per_min"), two("reconcile_ms_p50"),
+            hs = lambda w: f'{fmt(w.get("heap_stacks_mib_max"))}, {fmt(w.get("heap_stacks_hwm_mib"))}'
+            lines.append(" | ".join([str(s["nodes"]), two("rss_mib_max"), f"{split(st)} / {split(sm)}", f"{hs(st)} / {hs(sm)}",
+                                     two("cpu_s_per_min"), two("reconcile_ms_p50"),
                                      two("reconcile_ms_p99"), two("sample_ms_p50"), f"{verbs(st)} / {verbs(sm)}",
                                      fmt(s.get("list_calls_after_startup")), two("status_writes_per_cycle"),
                                      two("promql_queries_per_cycle")]))

@@ -92,11 +92,19 @@ trap cleanup EXIT
 
 # ---- process figures ----
 proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }                      # clock ticks
-proc_mem() { awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%s ", $2}' "/proc/$1/status"; }  # KiB: RSS anon file
-# sample_proc PID SECONDS FILE: RSS (and its anonymous and file-backed parts) every 2 s, and
-# the CPU ticks at start and end, as JSON; the mappings at the end (smaps) beside it.
+# KiB: RSS, its anonymous and file-backed parts, and of the anonymous part the pages of mapped
+# files made private by writing (the libraries' relocations and data, not heap or stacks)
+proc_mem() {
+  awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%s ", $2}' "/proc/$1/status"
+  awk '/^[0-9a-f]+-[0-9a-f]+ / {file = ($6 ~ /^\//)} file && /^Anonymous:/ {kib += $2} END {printf "%d", kib}' \
+    "/proc/$1/smaps"
+}
+# sample_proc PID SECONDS FILE: RSS (and its parts, proc_mem) every 2 s, the peak RSS of the
+# window (VmHWM, reset at its start) and the CPU ticks at start and end, as JSON; the
+# mappings at the end (smaps) beside it.
 sample_proc() {
   local pid=$1 secs=$2 f=$3 c0 c1 t0 t1 mem=()
+  echo 5 > "/proc/$pid/clear_refs" 2>/dev/null || true   # VmHWM from now on (else since start)
   t0=$(now); c0=$(proc_cpu "$pid")
   local end=$((SECONDS + secs))
   while ((SECONDS < end)); do mem+=("$(proc_mem "$pid")"); sleep 2; done
@@ -106,7 +114,8 @@ sample_proc() {
     --argjson hz "$(getconf CLK_TCK)" --argjson hwm "$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")" \
     '($ARGS.positional | map(split(" ") | map(select(. != "") | tonumber))) as $m
      | {t0: $t0, t1: $t1, cpu_s: (($c1 - $c0) / $hz), rss_kib: $m | map(.[0]),
-        rss_anon_kib: $m | map(.[1]), rss_file_kib: $m | map(.[2]), hwm_kib: $hwm}' \
+        rss_anon_kib: $m | map(.[1]), rss_file_kib: $m | map(.[2]), lib_anon_kib: $m | map(.[3]),
+        hwm_kib: $hwm}' \
     --args "${mem[@]}" > "$f"
 }
 

@@ -394,9 +394,10 @@ char *psi_prom_psi_query(const struct psi_request *req)
             continue;
         const char *name = psi_resource_name((enum psi_resource)r);
         const char *k = counter_kind[req->full & PSI_RES_BIT(r) ? 1 : 0];
-        char *n = str_printf("%s%slabel_replace(rate(node_pressure_%s_%s_seconds_total[%lds]), "
-                             "\"psi_resource\", \"%s\", \"\", \"\")",
-                             q, *q ? " or " : "", name, k, window_s, name);
+        char *n =
+            str_printf("%s%slabel_replace(max by (node, instance) (rate(node_pressure_%s_%s_seconds_total[%lds])), "
+                       "\"psi_resource\", \"%s\", \"\", \"\")",
+                       q, *q ? " or " : "", name, k, window_s, name);
         free(q);
         q = n;
     }

@@ -1,13 +1,15 @@
 /* psi_prom: Prometheus / Thanos querier as a pressure source, and a general instant-query
  * client others reuse (e.g. per-VM CPU usage for rebalancing).
  *
- * One instant query per cycle for all nodes and every requested resource. rate() drops
- * the metric name, so each resource's rate is tagged with a label psi_resource by
- * label_replace and the resources are joined with `or` (their label sets differ by that
- * label, so `or` keeps all):
- *   label_replace(rate(node_pressure_cpu_waiting_seconds_total[60s]), "psi_resource", "cpu", "", "")
- *   or label_replace(rate(node_pressure_memory_waiting_seconds_total[60s]), ...)
- *   or label_replace(rate(node_pressure_io_waiting_seconds_total[60s]), ...)
+ * One instant query per cycle for all nodes and every requested resource. Each rate keeps
+ * only the two labels that name a node (`max by (node, instance)`: a node exporter's series
+ * carry job, pod, namespace, service... which would make the reply four times larger), is
+ * tagged with a label psi_resource by label_replace, and the resources are joined with `or`
+ * (their label sets differ by that label, so `or` keeps all):
+ *   label_replace(max by (node, instance) (rate(node_pressure_cpu_waiting_seconds_total[60s])),
+ *                 "psi_resource", "cpu", "", "")
+ *   or label_replace(max by (node, instance) (rate(node_pressure_memory_waiting_seconds_total[60s])), ...)
+ *   or label_replace(max by (node, instance) (rate(node_pressure_io_waiting_seconds_total[60s])), ...)
  * ("full" uses the *_stalled_seconds_total counters). The counters are seconds stalled
  * per second, so percent = 100 * rate; the factor is applied here, not in PromQL.
  *
@@ -17,9 +19,10 @@
  *   3. `instance`'s host (":port" and IPv6 brackets removed) equal to one of the node's
  *      InternalIPs.
  * A node that no series names is Unknown. Several series for one node and resource (two
- * scrape jobs, say) give the largest value. A NaN, Inf or negative value of a requested
- * node fails the sample with InvalidValue (that node stays Unknown); values of other
- * series are not looked at. Percents are clamped to 0..100 (rate() extrapolation).
+ * scrape jobs, say) give the largest value (PromQL's max where they share node and instance,
+ * which passes over a NaN beside a number). A NaN, Inf or negative value of a requested node
+ * fails the sample with InvalidValue (that node stays Unknown); values of other series are
+ * not looked at. Percents are clamped to 0..100 (rate() extrapolation).
  *
  * Transport: a libcurl easy handle (HTTP GET <url>/api/v1/query?query=...), connect and
  * total timeouts, a reply size cap. What it trusts and which token it sends is promauth.h's:

@@ -297,14 +297,17 @@ static void test_psi_query(void **state)
     (void)state;
     struct psi_request req = {.resources = PSI_RES_BIT(PSI_CPU), .window_s = 60};
     char *q = psi_prom_psi_query(&req);
-    assert_string_equal(q, "label_replace(rate(node_pressure_cpu_waiting_seconds_total[60s]), "
-                           "\"psi_resource\", \"cpu\", \"\", \"\")");
+    assert_string_equal(q,
+                        "label_replace(max by (node, instance) (rate(node_pressure_cpu_waiting_seconds_total[60s])), "
+                        "\"psi_resource\", \"cpu\", \"\", \"\")");
     free(q);
     req = (struct psi_request){.window_s = 120};
     q = psi_prom_psi_query(&req);
     assert_non_null(strstr(q, "node_pressure_cpu_waiting_seconds_total[120s]"));
-    assert_non_null(strstr(q, ") or label_replace(rate(node_pressure_memory_waiting_seconds_total[120s])"));
-    assert_non_null(strstr(q, ") or label_replace(rate(node_pressure_io_waiting_seconds_total[120s])"));
+    assert_non_null(strstr(
+        q, ") or label_replace(max by (node, instance) (rate(node_pressure_memory_waiting_seconds_total[120s]))"));
+    assert_non_null(
+        strstr(q, ") or label_replace(max by (node, instance) (rate(node_pressure_io_waiting_seconds_total[120s]))"));
     assert_non_null(strstr(q, "\"psi_resource\", \"io\""));
     assert_null(strstr(q, "node_cpu_seconds_total"));
     free(q);
