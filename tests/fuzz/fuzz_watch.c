@@ -47,8 +47,15 @@ static void strip(const char *l, size_t len)
             abort();
         cJSON_DeleteItemFromObjectCaseSensitive(md, "managedFields");
         cJSON *after = cJSON_ParseWithLength(copy, n);
-        if (!after || !cJSON_Compare(before, after, 1))
+        if (!after)
             abort();
+        /* Printed, not cJSON_Compare: that one finds members by key, and duplicate keys are
+         * legal input where it reports a tree unequal to itself. */
+        char *pb = cJSON_PrintUnformatted(before), *pa = cJSON_PrintUnformatted(after);
+        if (pb && pa && strcmp(pb, pa) != 0)
+            abort();
+        cJSON_free(pb);
+        cJSON_free(pa);
         cJSON_Delete(after);
         cJSON_Delete(before);
     }
