@@ -118,22 +118,21 @@ static void inf_entry_free(struct kube_informer *inf, struct inf_entry *e)
 
 /* ---- projection ---- */
 
-static void *inf_default_project(const cJSON *obj, void *ud)
-{
-    (void)ud;
-    cJSON *copy = cJSON_Duplicate(obj, 1);
-    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(copy, "metadata"), "managedFields");
-    return copy;
-}
-
 static void inf_default_free(void *value)
 {
     cJSON_Delete(value);
 }
 
-static void *inf_project(struct kube_informer *inf, const cJSON *obj)
+/* What is kept of *objp: its projection, or without one the object itself (*objp becomes
+ * NULL: taken) less metadata.managedFields (present on LIST items, see informer.h). */
+static void *inf_value(struct kube_informer *inf, cJSON **objp)
 {
-    return inf->project(obj, inf->project_ud);
+    if (inf->project)
+        return inf->project(*objp, inf->project_ud);
+    cJSON *obj = *objp;
+    *objp = NULL;
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "managedFields");
+    return obj;
 }
 
 /* ---- object identity ---- */
@@ -192,9 +191,11 @@ static void emit_delete(struct kube_informer *inf, const char *key, const void *
         inf->h.on_delete(key, value, unknown, inf->ud);
 }
 
-/* Insert or update from an object (a list item or an ADDED/MODIFIED event). */
-static void inf_upsert(struct kube_informer *inf, const cJSON *obj, bool from_list)
+/* Insert or update from an object (a list item or an ADDED/MODIFIED event); *objp may be
+ * taken (inf_value), what is left is the caller's. */
+static void inf_upsert(struct kube_informer *inf, cJSON **objp, bool from_list)
 {
+    const cJSON *obj = *objp;
     char key[512];
     if (!inf_key(obj, key, sizeof(key))) {
         inf_log(inf, KUBE_WATCH_WARN, "informer ignoring an object without metadata.name path=%s", inf->path);
@@ -218,8 +219,8 @@ static void inf_upsert(struct kube_informer *inf, const cJSON *obj, bool from_li
     char *nuid = uid ? strdup(uid) : NULL;
     if (!nrv || (uid && !nuid))
         goto oom;
-    void *value = inf_project(inf, obj);
-    if (e && e->uid && uid && strcmp(e->uid, uid) != 0) {
+    void *value = inf_value(inf, objp);
+    if (e && e->uid && nuid && strcmp(e->uid, nuid) != 0) {
         /* Replaced by a new object of the same name: the old one is gone. */
         struct inf_entry **pp = inf_slot(inf, key);
         *pp = e->next;
@@ -271,10 +272,11 @@ oom:
     inf_log(inf, KUBE_WATCH_ERROR, "informer out of memory path=%s key=%s", inf->path, key);
 }
 
-static void inf_remove(struct kube_informer *inf, const cJSON *obj)
+/* Remove on a DELETED event; *objp may be taken as inf_upsert's. */
+static void inf_remove(struct kube_informer *inf, cJSON **objp)
 {
     char key[512];
-    if (!inf_key(obj, key, sizeof(key)))
+    if (!inf_key(*objp, key, sizeof(key)))
         return;
     struct inf_entry **pp = inf_slot(inf, key);
     struct inf_entry *e = pp ? *pp : NULL;
@@ -284,7 +286,7 @@ static void inf_remove(struct kube_informer *inf, const cJSON *obj)
     }
     *pp = e->next;
     inf->count--;
-    void *final = inf_project(inf, obj);
+    void *final = inf_value(inf, objp);
     emit_delete(inf, e->key, final ? final : e->value, false);
     inf_free_value(inf, final);
     inf_entry_free(inf, e);
@@ -297,9 +299,10 @@ void kube_informer_list_begin(struct kube_informer *inf)
     inf->gen++;
 }
 
-void kube_informer_list_item(struct kube_informer *inf, const cJSON *obj)
+void kube_informer_list_item(struct kube_informer *inf, cJSON *obj)
 {
-    inf_upsert(inf, obj, true);
+    inf_upsert(inf, &obj, true);
+    cJSON_Delete(obj);
 }
 
 void kube_informer_list_end(struct kube_informer *inf, const char *rv)
@@ -330,15 +333,17 @@ void kube_informer_list_end(struct kube_informer *inf, const char *rv)
         inf->h.on_synced(inf->ud);
 }
 
-void kube_informer_event(struct kube_informer *inf, enum kube_watch_type type, const cJSON *obj)
+void kube_informer_event(struct kube_informer *inf, enum kube_watch_type type, cJSON *obj)
 {
+    /* First: obj may be taken, and then freed by a delete, below. */
+    inf_set_rv(inf, meta_str(obj, "resourceVersion"));
     switch (type) {
     case KUBE_WATCH_ADDED:
-    case KUBE_WATCH_MODIFIED: inf_upsert(inf, obj, false); break;
-    case KUBE_WATCH_DELETED: inf_remove(inf, obj); break;
+    case KUBE_WATCH_MODIFIED: inf_upsert(inf, &obj, false); break;
+    case KUBE_WATCH_DELETED: inf_remove(inf, &obj); break;
     case KUBE_WATCH_BOOKMARK: break;
     }
-    inf_set_rv(inf, meta_str(obj, "resourceVersion"));
+    cJSON_Delete(obj);
 }
 
 /* ---- watch adapters ---- */
@@ -348,7 +353,7 @@ static void on_list_begin(void *ud)
     kube_informer_list_begin(ud);
 }
 
-static void on_list_item(const cJSON *obj, void *ud)
+static void on_list_item(cJSON *obj, void *ud)
 {
     kube_informer_list_item(ud, obj);
 }
@@ -358,7 +363,7 @@ static void on_list_end(const char *rv, void *ud)
     kube_informer_list_end(ud, rv);
 }
 
-static void on_event(enum kube_watch_type type, const cJSON *obj, void *ud)
+static void on_event(enum kube_watch_type type, cJSON *obj, void *ud)
 {
     kube_informer_event(ud, type, obj);
 }
@@ -389,7 +394,7 @@ struct kube_informer *kube_informer_new(const struct kube_informer_opts *opts, s
     inf->list_mode = opts->list_mode;
     inf->watch_timeout_s = opts->watch_timeout_seconds;
     inf->watch_no_bookmarks = opts->watch_no_bookmarks;
-    inf->project = opts->project ? opts->project : inf_default_project;
+    inf->project = opts->project;
     inf->free_value = opts->free_value ? opts->free_value : opts->project ? free : inf_default_free;
     inf->project_ud = opts->project_ud;
     inf->h = opts->handlers;

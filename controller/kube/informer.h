@@ -2,8 +2,11 @@
  *
  * The cache is keyed by "namespace/name" ("name" for cluster-scoped objects) and holds,
  * per object, its resourceVersion, uid and what the projection callback made of it (the
- * few fields the operator reads; without a projection, a copy of the object without
- * metadata.managedFields). Handlers are told of every change exactly once:
+ * few fields the operator reads). Without a projection it keeps the object itself, as the
+ * watch gave it (no copy), less metadata.managedFields: a watch event's text has them
+ * removed before it is parsed (kube_jsonstrip), a LIST item still has them and they are
+ * deleted from it here, so that every object kept is alike whichever way it came.
+ * Handlers are told of every change exactly once:
  *  - a watch event updates the cache; an ADDED/MODIFIED whose resourceVersion equals the
  *    cached one is a duplicate and is dropped; a DELETED of an unknown key is dropped;
  *  - a (re)list is diffed against the cache: as its items arrive, new keys are adds, keys
@@ -32,7 +35,8 @@
 #include "kube/watch.h"
 
 /* Reduce an API object to what is kept; the result is owned by the informer (freed with
- * the free_value callback). NULL is allowed and stored as NULL (the key is still tracked). */
+ * the free_value callback). NULL is allowed and stored as NULL (the key is still tracked).
+ * obj is borrowed: the informer frees it after the call. */
 typedef void *(*kube_informer_project_fn)(const cJSON *obj, void *ud);
 
 /* The handlers; every member may be NULL. Values are the projections, borrowed for the call. */
@@ -55,7 +59,7 @@ struct kube_informer_opts {
     enum kube_watch_list_mode list_mode;
     int watch_timeout_seconds;        /* 0: the watch's random 300..600 s */
     bool watch_no_bookmarks;          /* see kube_watch_opts.no_bookmarks */
-    kube_informer_project_fn project; /* NULL: keep a cJSON copy without managedFields */
+    kube_informer_project_fn project; /* NULL: keep the object itself without managedFields */
     void (*free_value)(void *value);  /* frees what project returns (NULL: free()) */
     void *project_ud;
     struct kube_informer_handlers handlers;
@@ -125,13 +129,15 @@ struct kube_watch_stats kube_informer_watch_stats(const struct kube_informer *in
 /* A (re)list starts: the items that follow until list_end are the complete state. */
 void kube_informer_list_begin(struct kube_informer *inf);
 
-/* One object of the list in progress. */
-void kube_informer_list_item(struct kube_informer *inf, const cJSON *obj);
+/* One object of the list in progress; takes obj (kept as the value without a projection,
+ * else freed). */
+void kube_informer_list_item(struct kube_informer *inf, cJSON *obj);
 
 /* The list is complete at rv: delete what it did not contain, mark synced. */
 void kube_informer_list_end(struct kube_informer *inf, const char *rv);
 
-/* A watch event. */
-void kube_informer_event(struct kube_informer *inf, enum kube_watch_type type, const cJSON *obj);
+/* A watch event; takes obj as kube_informer_list_item does. The informer's resourceVersion
+ * moves to the object's before the handlers are called. */
+void kube_informer_event(struct kube_informer *inf, enum kube_watch_type type, cJSON *obj);
 
 #endif

@@ -32,14 +32,14 @@ int kube_linequeue_push(struct kube_linequeue *q, const char *line, size_t n)
     return 0;
 }
 
-const char *kube_linequeue_next(struct kube_linequeue *q, size_t *n)
+char *kube_linequeue_next(struct kube_linequeue *q, size_t *n)
 {
     if (q->pos >= q->len) {
         kube_linequeue_clear(q);
         return NULL;
     }
     memcpy(n, q->buf + q->pos, sizeof(*n));
-    const char *line = q->buf + q->pos + sizeof(*n);
+    char *line = q->buf + q->pos + sizeof(*n);
     q->pos += ENTRY(*n);
     return line;
 }

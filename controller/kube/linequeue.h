@@ -25,8 +25,9 @@ struct kube_linequeue {
 int kube_linequeue_push(struct kube_linequeue *q, const char *line, size_t n);
 
 /* The oldest line not yet taken (NUL-terminated, its length in *n), or NULL when none is left
- * (the queue is then emptied, see above). Valid until the next call on q. */
-const char *kube_linequeue_next(struct kube_linequeue *q, size_t *n);
+ * (the queue is then emptied, see above). Valid until the next call on q; the caller may
+ * rewrite its bytes (up to its NUL) in place, e.g. to shorten it. */
+char *kube_linequeue_next(struct kube_linequeue *q, size_t *n);
 
 /* Drop every line (and a buffer larger than KUBE_LINEQUEUE_KEEP). */
 void kube_linequeue_clear(struct kube_linequeue *q);

@@ -13,6 +13,7 @@
 #include "kube/backoff.h"
 #include "kube/config.h"
 #include "kube/framing.h"
+#include "kube/jsonstrip.h"
 #include "kube/linequeue.h"
 #include "kube/num.h"
 
@@ -288,8 +289,70 @@ static void watch_list_begin(struct kube_watch *w)
         w->h.list_begin(w->ud);
 }
 
-/* Handle one decoded event; returns 1 when the stream was dropped (stop delivering). */
-static int watch_handle(struct kube_watch *w, const cJSON *ev)
+/* Hand obj over to the handler's list_item (or free it). */
+static void watch_give_item(struct kube_watch *w, cJSON *obj)
+{
+    if (w->h.list_item)
+        w->h.list_item(obj, w->ud);
+    else
+        cJSON_Delete(obj);
+}
+
+/* An event of a streaming list (obj is the watch's: given on or freed). */
+static void watch_stream_list_event(struct kube_watch *w, enum kube_watch_type type, cJSON *obj)
+{
+    if (type == KUBE_WATCH_BOOKMARK) {
+        const char *end = jx_annotation(obj, KUBE_WATCH_INITIAL_EVENTS_END);
+        if (!end || strcmp(end, "true") != 0) {
+            cJSON_Delete(obj); /* progress only: the list is not complete yet */
+            return;
+        }
+        if (!w->list_begun) {
+            w->list_begun = true;
+            watch_list_begin(w);
+        }
+        watch_set_rv(w, obj_rv(obj));
+        cJSON_Delete(obj);
+        w->need_relist = false;
+        w->state = W_WATCHING;
+        w->stats.lists++;
+        w->stats.streamed_lists++;
+        watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=stream rv=%s", w->path, kube_watch_rv(w));
+        if (w->h.list_end)
+            w->h.list_end(kube_watch_rv(w), w->ud);
+        return;
+    }
+    if (type == KUBE_WATCH_DELETED) {
+        cJSON_Delete(obj);
+        watch_log(w, KUBE_WATCH_WARN, "watch ignoring a DELETED event in an initial list path=%s", w->path);
+        return;
+    }
+    if (!w->list_begun) {
+        w->list_begun = true;
+        watch_list_begin(w);
+    }
+    watch_give_item(w, obj);
+}
+
+/* An ERROR event: the stream is dropped and what comes next decided. */
+static void watch_error_event(struct kube_watch *w, const struct kube_watch_event *e)
+{
+    long c = e->code;
+    watch_abort_stream(w);
+    if (c == 410) {
+        watch_expired(w, "event", e->reason, e->message);
+    } else if (w->state == W_STREAM_LIST && !w->list_begun && w->mode == KUBE_WATCH_LIST_AUTO && watch_is_refusal(c)) {
+        watch_streaming_refused(w, c, e->message);
+    } else {
+        watch_log(w, KUBE_WATCH_WARN, "watch error event path=%s code=%ld reason=%s msg=\"%s\"", w->path, c,
+                  e->reason ? e->reason : "", e->message ? e->message : "");
+        watch_backoff(w, true);
+    }
+}
+
+/* Handle one decoded event, whose object is detached and given to the handler; returns 1
+ * when the stream was dropped (stop delivering). */
+static int watch_handle(struct kube_watch *w, cJSON *ev)
 {
     struct kube_watch_event e;
     char why[128];
@@ -298,61 +361,25 @@ static int watch_handle(struct kube_watch *w, const cJSON *ev)
         return 0;
     }
     if (e.error) {
-        long c = e.code;
-        watch_abort_stream(w);
-        if (c == 410) {
-            watch_expired(w, "event", e.reason, e.message);
-        } else if (w->state == W_STREAM_LIST && !w->list_begun && w->mode == KUBE_WATCH_LIST_AUTO &&
-                   watch_is_refusal(c)) {
-            watch_streaming_refused(w, c, e.message);
-        } else {
-            watch_log(w, KUBE_WATCH_WARN, "watch error event path=%s code=%ld reason=%s msg=\"%s\"", w->path, c,
-                      e.reason ? e.reason : "", e.message ? e.message : "");
-            watch_backoff(w, true);
-        }
+        watch_error_event(w, &e);
         return 1;
     }
-    enum kube_watch_type type = e.type;
-    const cJSON *obj = e.object;
+    /* The same member decode found (the first "object"): the handler may keep it as it is. */
+    cJSON *obj = cJSON_DetachItemFromObjectCaseSensitive(ev, "object");
     w->stream_events++;
     if (w->state == W_STREAM_LIST) {
-        if (type == KUBE_WATCH_BOOKMARK) {
-            const char *end = jx_annotation(obj, KUBE_WATCH_INITIAL_EVENTS_END);
-            if (!end || strcmp(end, "true") != 0)
-                return 0; /* progress only: the list is not complete yet */
-            if (!w->list_begun) {
-                w->list_begun = true;
-                watch_list_begin(w);
-            }
-            watch_set_rv(w, obj_rv(obj));
-            w->need_relist = false;
-            w->state = W_WATCHING;
-            w->stats.lists++;
-            w->stats.streamed_lists++;
-            watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=stream rv=%s", w->path, kube_watch_rv(w));
-            if (w->h.list_end)
-                w->h.list_end(kube_watch_rv(w), w->ud);
-            return 0;
-        }
-        if (type == KUBE_WATCH_DELETED) {
-            watch_log(w, KUBE_WATCH_WARN, "watch ignoring a DELETED event in an initial list path=%s", w->path);
-            return 0;
-        }
-        if (!w->list_begun) {
-            w->list_begun = true;
-            watch_list_begin(w);
-        }
-        if (w->h.list_item)
-            w->h.list_item(obj, w->ud);
+        watch_stream_list_event(w, e.type, obj);
         return 0;
     }
-    if (type == KUBE_WATCH_BOOKMARK)
+    if (e.type == KUBE_WATCH_BOOKMARK)
         w->stats.bookmarks++;
     else
         w->stats.events++;
     watch_set_rv(w, obj_rv(obj));
     if (w->h.event)
-        w->h.event(type, obj, w->ud);
+        w->h.event(e.type, obj, w->ud);
+    else
+        cJSON_Delete(obj);
     return 0;
 }
 
@@ -375,9 +402,11 @@ static int watch_dispatch(struct kube_watch *w)
         kube_loop_cancel(w->loop, w->dispatch_timer);
         w->dispatch_timer = 0;
     }
-    const char *line;
+    char *line;
     size_t len;
     while ((line = kube_linequeue_next(&w->queue, &len)) != NULL) {
+        /* managedFields would be parsed only to be thrown away (jsonstrip.h). */
+        len = kube_jsonstrip_managed_fields(line, len);
         cJSON *ev = cJSON_ParseWithLength(line, len);
         if (!cJSON_IsObject(ev)) {
             cJSON_Delete(ev);
@@ -586,17 +615,18 @@ static int watch_list(struct kube_watch *w)
         cJSON_Delete(list);
         return -1;
     }
+    cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
+    int n = cJSON_GetArraySize(items);
     watch_list_begin(w);
-    const cJSON *item;
-    cJSON_ArrayForEach (item, cJSON_GetObjectItemCaseSensitive(list, "items"))
-        if (w->h.list_item)
-            w->h.list_item(item, w->ud);
+    /* Each item is detached and given away, so the list's tree shrinks as it is delivered. */
+    cJSON *item;
+    while ((item = cJSON_DetachItemFromArray(items, 0)) != NULL)
+        watch_give_item(w, item);
     watch_set_rv(w, rv);
+    cJSON_Delete(list);
     w->need_relist = false;
     w->stats.lists++;
-    watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=list rv=%s items=%d", w->path, kube_watch_rv(w),
-              cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(list, "items")));
-    cJSON_Delete(list);
+    watch_log(w, KUBE_WATCH_INFO, "watch listed path=%s mode=list rv=%s items=%d", w->path, kube_watch_rv(w), n);
     if (w->h.list_end)
         w->h.list_end(kube_watch_rv(w), w->ud);
     return 0;

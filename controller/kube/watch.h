@@ -52,17 +52,20 @@ enum kube_watch_list_mode {
 
 enum kube_watch_level { KUBE_WATCH_DEBUG, KUBE_WATCH_INFO, KUBE_WATCH_WARN, KUBE_WATCH_ERROR };
 
-/* What the watch reports. Every member may be NULL. Objects are borrowed for the call. */
+/* What the watch reports. Every member may be NULL. The obj given to list_item and event is
+ * the handler's: detached from the event or list it came in (so it can be kept as it is,
+ * without a copy), to keep or cJSON_Delete. An event's text has had its
+ * metadata.managedFields removed before parsing (kube_jsonstrip); a LIST item's has not. */
 struct kube_watch_handler {
     /* A (re)list starts: the items until list_end are the complete state. A list may be
      * interrupted and started again: list_begin then comes again without list_end. */
     void (*list_begin)(void *ud);
-    void (*list_item)(const cJSON *obj, void *ud);
+    void (*list_item)(cJSON *obj, void *ud);
     /* The list is complete, consistent at resourceVersion rv. */
     void (*list_end)(const char *rv, void *ud);
     /* A change after the list (ADDED, MODIFIED, DELETED) or a BOOKMARK (obj carries only
      * kind, apiVersion and metadata.resourceVersion). */
-    void (*event)(enum kube_watch_type type, const cJSON *obj, void *ud);
+    void (*event)(enum kube_watch_type type, cJSON *obj, void *ud);
     /* A log line, "msg key=value ..." (e.g. "watch relisting path=/api/v1/nodes reason=Expired"). */
     void (*log)(enum kube_watch_level level, const char *msg, void *ud);
 };

@@ -3,16 +3,21 @@
 # watches reaches the handlers exactly once, with the resourceVersion the API returned;
 # a label change that takes a node out of the selector is a delete, back in an add; the
 # watch's server-side timeout (5 s here) ends streams that resume without a relist.
+# With "keep" the informer has no projection and keeps the API objects themselves: what the
+# handlers are told is read from them, and none keeps the metadata.managedFields the server
+# sends (cut from the events' text, deleted from the LIST's items).
 #
-#   informer_live.sh PROBE auto|list     (auto: streaming initial list; list: LIST then WATCH)
+#   informer_live.sh PROBE auto|list [keep]  (auto: streaming initial list; list: LIST then WATCH)
 source "$(dirname "$0")/informer_lib.sh" "$1"
 mode=${2:?mode}
+keep=()
+[ "${3:-}" = keep ] && keep=(--keep-objects)
 
 declare -A rv_of
 for i in 1 2 3; do rv_of[$i]=$(create_node "${prefix}$i" 0); done
 # Two more informers (namespaces, pods) in the same loop: their watches share the
 # connection (HTTP/2 multiplexing).
-start_probe --mode "$mode" --watch-timeout 5 --also /api/v1/namespaces --also /api/v1/pods
+start_probe --mode "$mode" --watch-timeout 5 --also /api/v1/namespaces --also /api/v1/pods "${keep[@]+"${keep[@]}"}"
 eventually 30 "the informer synced (mode $mode)" synced
 eventually 30 "the two other informers synced" test "$(count '^ALSO-SYNCED ')" -ge 2
 if [ "$mode" = auto ]; then
@@ -71,4 +76,9 @@ check "the probe exits cleanly on SIGTERM" stop_probe
 check "no relist happened while connected (lists=1, expired=0)" test "$(stat lists)" = 1 -a "$(stat expired)" = 0
 check "several streams were opened (timeout rotation)" test "$(stat streams)" -ge 2
 check "no event was dropped as a duplicate by the informer" test "$(stat duplicates)" = 0
+if [ ${#keep[@]} -gt 0 ]; then
+  check "the server sends managedFields" test -n "$(kubectl get node "${prefix}1" --show-managed-fields \
+    -o jsonpath='{.metadata.managedFields[0].manager}')"
+  check "no kept object has managedFields" test "$(count '^MANAGED ')" -eq 0
+fi
 finish

@@ -3,7 +3,11 @@
  *
  *   informer_probe --log FILE --dump FILE [--kubeconfig PATH] [--path /api/v1/nodes]
  *                  [--selector SEL] [--mode auto|stream|list] [--watch-timeout SECONDS]
- *                  [--no-bookmarks] [--also PATH]...
+ *                  [--no-bookmarks] [--keep-objects] [--also PATH]...
+ *
+ * --keep-objects gives the informer no projection: it keeps the API objects themselves, and
+ * what is logged is read from them; a kept object that still has metadata.managedFields
+ * is logged as "MANAGED <key>".
  *
  * --also runs more informers (on other collections) in the same loop, to show their
  * watches share one HTTP/2 connection; they log only "ALSO-SYNCED <path>".
@@ -57,26 +61,49 @@ static void *project(const cJSON *obj, void *ud)
 }
 
 static const struct view nil = {"?", "?"};
-#define VIEW(o) ((o) ? (const struct view *)(o) : &nil)
+static bool keep_objects;
+
+/* The view of a cached value: the projection's, or made from the kept object (and a kept
+ * object with managedFields logged). */
+static const struct view *view_of(const char *key, const void *value, struct view *buf)
+{
+    if (!value)
+        return &nil;
+    if (!keep_objects)
+        return value;
+    struct view *v = project(value, NULL);
+    if (!v)
+        return &nil;
+    *buf = *v;
+    free(v);
+    if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(value, "metadata"), "managedFields"))
+        fprintf(logfp, "MANAGED %s\n", key);
+    return buf;
+}
 
 static void on_add(const char *key, const void *obj, void *ud)
 {
     (void)ud;
-    fprintf(logfp, "ADD %s %s %s\n", key, VIEW(obj)->rv, VIEW(obj)->step);
+    struct view b;
+    const struct view *v = view_of(key, obj, &b);
+    fprintf(logfp, "ADD %s %s %s\n", key, v->rv, v->step);
     fflush(logfp);
 }
 
 static void on_update(const char *key, const void *old_obj, const void *new_obj, void *ud)
 {
     (void)ud;
-    fprintf(logfp, "UPDATE %s %s %s %s\n", key, VIEW(old_obj)->rv, VIEW(new_obj)->rv, VIEW(new_obj)->step);
+    struct view bo, bn;
+    const struct view *o = view_of(key, old_obj, &bo), *n = view_of(key, new_obj, &bn);
+    fprintf(logfp, "UPDATE %s %s %s %s\n", key, o->rv, n->rv, n->step);
     fflush(logfp);
 }
 
 static void on_delete(const char *key, const void *obj, bool unknown, void *ud)
 {
     (void)ud;
-    fprintf(logfp, "DELETE %s %s %s\n", key, VIEW(obj)->rv, unknown ? "unknown" : "final");
+    struct view b;
+    fprintf(logfp, "DELETE %s %s %s\n", key, view_of(key, obj, &b)->rv, unknown ? "unknown" : "final");
     fflush(logfp);
 }
 
@@ -103,10 +130,11 @@ static void on_log(enum kube_watch_level level, const char *msg, void *ud)
     fflush(logfp);
 }
 
+/* "<key> <rv>": the rv cached, or with --keep-objects the kept object's own. */
 static int dump_one(const char *key, const char *rv, const void *obj, void *ud)
 {
-    (void)obj;
-    fprintf(ud, "%s %s\n", key, rv);
+    struct view b;
+    fprintf(ud, "%s %s\n", key, keep_objects ? view_of(key, obj, &b)->rv : rv);
     return 0;
 }
 
@@ -150,6 +178,10 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--no-bookmarks") == 0) {
             no_bookmarks = true;
+            continue;
+        }
+        if (strcmp(a, "--keep-objects") == 0) {
+            keep_objects = true;
             continue;
         }
         if (!v) {
@@ -216,7 +248,7 @@ int main(int argc, char **argv)
         .list_mode = mode,
         .watch_timeout_seconds = watch_timeout,
         .watch_no_bookmarks = no_bookmarks,
-        .project = project,
+        .project = keep_objects ? NULL : project,
         .handlers =
             {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .on_synced = on_synced, .log = on_log},
     };

@@ -38,6 +38,26 @@ static void test_order_and_bytes(void **state)
     kube_linequeue_free(&q);
 }
 
+/* A line taken may be rewritten in place (the watch shortens it); the next one is intact. */
+static void test_rewrite_in_place(void **state)
+{
+    (void)state;
+    struct kube_linequeue q = {0};
+    assert_int_equal(kube_linequeue_push(&q, "abcdef", 6), 0);
+    assert_int_equal(kube_linequeue_push(&q, "ghi", 3), 0);
+    size_t n;
+    char *l = kube_linequeue_next(&q, &n);
+    assert_non_null(l);
+    memmove(l + 1, l + 4, n - 4);
+    l[n - 3] = '\0';
+    assert_string_equal(l, "aef");
+    l = kube_linequeue_next(&q, &n);
+    assert_non_null(l);
+    assert_int_equal(n, 3);
+    assert_string_equal(l, "ghi");
+    kube_linequeue_free(&q);
+}
+
 /* Lines pushed while others are being taken (a write callback during a handler) queue
  * behind them; once drained the queue starts again from the front of its buffer. */
 static void test_push_while_taking(void **state)
@@ -104,6 +124,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_and_bytes),
+        cmocka_unit_test(test_rewrite_in_place),
         cmocka_unit_test(test_push_while_taking),
         cmocka_unit_test(test_burst_given_back),
     };
