@@ -89,8 +89,9 @@ const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name
     return NULL;
 }
 
-int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url, struct psi_prom_vector *out,
-                         struct kube_err *st)
+/* psi_prom_parse_reply, with the series handed to sink (promreply.h) when it is not NULL. */
+static int read_reply(const char *body, size_t len, long http_status, const char *url,
+                      const struct psi_promreply_sink *sink, struct psi_prom_vector *out, struct kube_err *st)
 {
     memset(out, 0, sizeof(*out));
     kube_err_clear(st);
@@ -107,7 +108,7 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
 
     struct psi_promreply r;
     char why[256] = "";
-    int rc = len ? psi_promreply_read(body, len, &r, why, sizeof(why)) : -1;
+    int rc = len ? psi_promreply_read(body, len, sink, &r, why, sizeof(why)) : -1;
     if (rc == 0 && r.status && strcmp(r.status, "error") == 0) {
         /* the server's words go into status: short (and printable, psi_fail) */
         psi_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %.32s): %.300s", url, http_status,
@@ -150,6 +151,12 @@ int psi_prom_parse_reply(const char *body, size_t len, long http_status, const c
     }
     psi_promreply_free(&r);
     return kube_err_failed(st) ? -1 : 0;
+}
+
+int psi_prom_parse_reply(const char *body, size_t len, long http_status, const char *url, struct psi_prom_vector *out,
+                         struct kube_err *st)
+{
+    return read_reply(body, len, http_status, url, NULL, out, st);
 }
 
 /* ---- client ---- */
@@ -349,22 +356,37 @@ static void reply_trim(struct psi_prom *p)
     }
 }
 
+/* The HTTP status of the transfer p ran, or -1 with st failed when the transfer failed. */
+static long transfer_status(struct psi_prom *p, CURLcode rc, struct kube_err *st)
+{
+    if (rc != CURLE_OK) {
+        transport_fail(p, rc, st);
+        reply_trim(p);
+        return -1;
+    }
+    long code = 0;
+    curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
+    return code;
+}
+
+/* After the reply of a transfer with HTTP status code was read (failed: -1): the hint of a
+ * 401 or 403, the buffer trimmed. Returns failed. */
+static int reply_done(struct psi_prom *p, long code, int failed, struct kube_err *st)
+{
+    if (failed && (code == 401 || code == 403))
+        auth_hint(p, code, st);
+    reply_trim(p);
+    return failed;
+}
+
 int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out, struct kube_err *st)
 {
     memset(out, 0, sizeof(*out));
     kube_err_clear(st);
-    int failed;
-    if (rc != CURLE_OK) {
-        failed = transport_fail(p, rc, st);
-    } else {
-        long code = 0;
-        curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &code);
-        failed = psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st);
-        if (failed && (code == 401 || code == 403))
-            auth_hint(p, code, st);
-    }
-    reply_trim(p);
-    return failed;
+    long code = transfer_status(p, rc, st);
+    if (code < 0)
+        return -1;
+    return reply_done(p, code, psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st), st);
 }
 
 int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out, struct kube_err *st)
@@ -454,7 +476,7 @@ struct idx_entry {
 
 struct node_index {
     struct idx_entry *names, *ips;
-    size_t cap; /* power of two, for both tables */
+    size_t names_cap, ips_cap; /* powers of two, at least twice the keys */
 };
 
 static uint64_t hash_str(const char *s)
@@ -492,17 +514,23 @@ static long idx_get(const struct idx_entry *t, size_t cap, const char *key)
     return -1;
 }
 
-static int index_build(struct node_index *ix, const struct psi_node_desc *nodes, size_t n)
+static size_t table_cap(size_t keys)
 {
-    size_t keys = n;
-    for (size_t i = 0; i < n; i++)
-        keys += nodes[i].n_ips;
     size_t cap = 16;
     while (cap < keys * 2)
         cap *= 2;
-    ix->cap = cap;
-    ix->names = calloc(cap, sizeof(*ix->names));
-    ix->ips = calloc(cap, sizeof(*ix->ips));
+    return cap;
+}
+
+static int index_build(struct node_index *ix, const struct psi_node_desc *nodes, size_t n)
+{
+    size_t ips = 0;
+    for (size_t i = 0; i < n; i++)
+        ips += nodes[i].n_ips;
+    ix->names_cap = table_cap(n);
+    ix->ips_cap = table_cap(ips);
+    ix->names = calloc(ix->names_cap, sizeof(*ix->names));
+    ix->ips = calloc(ix->ips_cap, sizeof(*ix->ips));
     if (!ix->names || !ix->ips) {
         free(ix->names);
         free(ix->ips);
@@ -510,10 +538,10 @@ static int index_build(struct node_index *ix, const struct psi_node_desc *nodes,
     }
     for (size_t i = 0; i < n; i++) {
         if (nodes[i].name && *nodes[i].name)
-            idx_put(ix->names, cap, nodes[i].name, i);
+            idx_put(ix->names, ix->names_cap, nodes[i].name, i);
         for (size_t j = 0; j < nodes[i].n_ips; j++)
             if (nodes[i].internal_ips[j] && *nodes[i].internal_ips[j])
-                idx_put(ix->ips, cap, nodes[i].internal_ips[j], i);
+                idx_put(ix->ips, ix->ips_cap, nodes[i].internal_ips[j], i);
     }
     return 0;
 }
@@ -526,21 +554,21 @@ static void index_free(struct node_index *ix)
 
 static long index_match(const struct node_index *ix, const struct psi_prom_series *s)
 {
-    long i = idx_get(ix->names, ix->cap, psi_prom_label_get(s, "node"));
+    long i = idx_get(ix->names, ix->names_cap, psi_prom_label_get(s, "node"));
     if (i >= 0)
         return i;
     const char *inst = psi_prom_label_get(s, "instance");
     if (!inst || !*inst)
         return -1;
-    i = idx_get(ix->names, ix->cap, inst);
+    i = idx_get(ix->names, ix->names_cap, inst);
     if (i >= 0)
         return i;
     char host[256];
     instance_host(inst, host, sizeof(host));
-    i = idx_get(ix->names, ix->cap, host);
+    i = idx_get(ix->names, ix->names_cap, host);
     if (i >= 0)
         return i;
-    return idx_get(ix->ips, ix->cap, host);
+    return idx_get(ix->ips, ix->ips_cap, host);
 }
 
 long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes, size_t n)
@@ -553,11 +581,22 @@ long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_
     return i;
 }
 
+/* The sample being filled from the series of a reply, one at a time. */
+struct filler {
+    struct psi_sample *out;
+    int utilization;         /* the request's */
+    unsigned wanted;         /* PSI_RES_BIT set of the resources asked for */
+    struct node_index ix;    /* the request's nodes by name and InternalIP */
+    unsigned char *bad;      /* per node: PSI_RES_BIT set of those with an invalid value */
+    struct kube_err invalid; /* the first invalid value of a requested node */
+};
+
 /* A utilisation series into its node's sample. An invalid value (NaN, Inf, negative) leaves
  * the node's utilisation Unknown, which holds the node as an unknown pressure does. */
-static void fill_utilization(const struct node_index *ix, const struct psi_prom_series *s, struct psi_sample *out)
+static void fill_utilization(const struct filler *f, const struct psi_prom_series *s)
 {
-    long i = index_match(ix, s);
+    struct psi_sample *out = f->out;
+    long i = index_match(&f->ix, s);
     if (i < 0 || (size_t)i >= out->n_nodes)
         return;
     double pct;
@@ -570,50 +609,63 @@ static void fill_utilization(const struct node_index *ix, const struct psi_prom_
     out->nodes[i].utilization.percent = pct;
 }
 
-int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req, struct psi_sample *out)
+/* One series into its node's values (a psi_promreply_sink's fn). */
+static void fill_series(void *ud, const struct psi_prom_series *s)
 {
-    unsigned wanted = req->resources ? req->resources : PSI_RES_ALL;
-    struct node_index ix;
-    unsigned char *bad = calloc(out->n_nodes ? out->n_nodes : 1, 1); /* PSI_RES_BIT of invalid ones */
-    if (!bad || index_build(&ix, req->nodes, req->n_nodes) < 0) {
-        free(bad);
+    struct filler *f = ud;
+    const char *tag = psi_prom_label_get(s, "psi_resource");
+    if (f->utilization && tag && strcmp(tag, UTILIZATION_TAG) == 0) {
+        fill_utilization(f, s);
+        return;
+    }
+    enum psi_resource r;
+    if (psi_resource_parse(tag, &r) < 0 || !(f->wanted & PSI_RES_BIT(r)))
+        return;
+    long i = index_match(&f->ix, s);
+    if (i < 0 || (size_t)i >= f->out->n_nodes || (f->bad[i] & PSI_RES_BIT(r)))
+        return;
+    struct psi_node_sample *ns = &f->out->nodes[i];
+    double pct;
+    if (psi_percent_check(s->value * 100.0, &pct) < 0) {
+        if (!kube_err_failed(&f->invalid)) {
+            const char *inst = psi_prom_label_get(s, "instance");
+            psi_fail(&f->invalid, PSI_REASON_INVALID,
+                     "%s pressure of node %s is %g %% (series instance=\"%s\"): not a valid rate", psi_resource_name(r),
+                     ns->name, s->value * 100.0, inst ? inst : "");
+        }
+        f->bad[i] |= (unsigned char)PSI_RES_BIT(r);
+        ns->value[r].known = 0;
+        ns->value[r].percent = 0;
+        return;
+    }
+    if (!ns->value[r].known || pct > ns->value[r].percent) {
+        ns->value[r].known = 1;
+        ns->value[r].percent = pct;
+    }
+}
+
+int psi_prom_read_sample(const char *body, size_t len, long http_status, const char *url, const struct psi_request *req,
+                         struct psi_sample *out)
+{
+    struct filler f = {
+        .out = out, .utilization = req->utilization, .wanted = req->resources ? req->resources : PSI_RES_ALL};
+    kube_err_clear(&f.invalid);
+    f.bad = calloc(out->n_nodes ? out->n_nodes : 1, 1);
+    if (!f.bad || index_build(&f.ix, req->nodes, req->n_nodes) < 0) {
+        free(f.bad);
         return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
     }
-    for (size_t k = 0; k < v->n; k++) {
-        const struct psi_prom_series *s = &v->series[k];
-        const char *tag = psi_prom_label_get(s, "psi_resource");
-        if (req->utilization && tag && strcmp(tag, UTILIZATION_TAG) == 0) {
-            fill_utilization(&ix, s, out);
-            continue;
-        }
-        enum psi_resource r;
-        if (psi_resource_parse(tag, &r) < 0 || !(wanted & PSI_RES_BIT(r)))
-            continue;
-        long i = index_match(&ix, s);
-        if (i < 0 || (size_t)i >= out->n_nodes || (bad[i] & PSI_RES_BIT(r)))
-            continue;
-        struct psi_node_sample *ns = &out->nodes[i];
-        double pct;
-        if (psi_percent_check(s->value * 100.0, &pct) < 0) {
-            if (!kube_err_failed(&out->status)) {
-                const char *inst = psi_prom_label_get(s, "instance");
-                psi_fail(&out->status, PSI_REASON_INVALID,
-                         "%s pressure of node %s is %g %% (series instance=\"%s\"): not a valid rate",
-                         psi_resource_name(r), ns->name, s->value * 100.0, inst ? inst : "");
-            }
-            bad[i] |= (unsigned char)PSI_RES_BIT(r);
-            ns->value[r].known = 0;
-            ns->value[r].percent = 0;
-            continue;
-        }
-        if (!ns->value[r].known || pct > ns->value[r].percent) {
-            ns->value[r].known = 1;
-            ns->value[r].percent = pct;
-        }
+    struct psi_promreply_sink sink = {fill_series, &f};
+    struct psi_prom_vector rest; /* the warning only: the series went to the sink */
+    int rc = read_reply(body, len, http_status, url, &sink, &rest, &out->status);
+    psi_prom_vector_free(&rest);
+    if (rc == 0 && kube_err_failed(&f.invalid)) {
+        out->status = f.invalid;
+        rc = -1;
     }
-    index_free(&ix);
-    free(bad);
-    return kube_err_failed(&out->status) ? -1 : 0;
+    index_free(&f.ix);
+    free(f.bad);
+    return rc;
 }
 
 /* ---- source ---- */
@@ -624,14 +676,15 @@ static int prom_sample(struct psi_source *src, const struct psi_request *req, st
     char *q = psi_prom_psi_query(req);
     if (!q)
         return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
-    struct psi_prom_vector v;
-    int rc = psi_prom_query(p, q, &v, &out->status);
+    CURL *e = psi_prom_query_start(p, q, &out->status);
     free(q);
-    if (rc < 0)
+    if (!e)
         return -1;
-    rc = psi_prom_fill_sample(&v, req, out);
-    psi_prom_vector_free(&v);
-    return rc;
+    long code = transfer_status(p, curl_easy_perform(e), &out->status);
+    if (code < 0)
+        return -1;
+    return reply_done(p, code, psi_prom_read_sample(p->reply.data, p->reply.len, code, p->endpoint, req, out),
+                      &out->status);
 }
 
 struct psi_source *psi_prom_source_new(struct psi_prom *p, struct kube_err *st)

@@ -130,9 +130,14 @@ char *psi_prom_psi_query(const struct psi_request *req);
 /* Index of the node among nodes[0..n) that series s belongs to (rules above), or -1. */
 long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes, size_t n);
 
-/* Fill out (prepared by psi_sample_init for req) from the reply v of psi_prom_psi_query
- * (pure). Returns 0, or -1 with out->status failed (InvalidValue). */
-int psi_prom_fill_sample(const struct psi_prom_vector *v, const struct psi_request *req, struct psi_sample *out);
+/* Fill out (prepared by psi_sample_init for req) from the reply to psi_prom_psi_query
+ * (pure; body, len, http_status and url as psi_prom_parse_reply's). The series are not kept:
+ * each goes into its node's values as it is read (a sink, promreply.h), so that a cycle holds
+ * the reply's text and the sample, not the series too. Returns 0, or -1 with out->status
+ * failed as psi_prom_parse_reply fails, or InvalidValue; the values of a failed sample are
+ * not to be used. */
+int psi_prom_read_sample(const char *body, size_t len, long http_status, const char *url, const struct psi_request *req,
+                         struct psi_sample *out);
 
 /* A Prometheus source over client p (see source.h), which stays the caller's and must outlive
  * the source, so that other queries to the same Prometheus share its connection and

@@ -23,9 +23,12 @@ struct reader {
     char *why;
     size_t whylen;
     struct psi_promreply *out;
-    size_t vcap;         /* series allocated in out->vector */
-    struct strbuf chars; /* the labels of the series being read, NUL-separated */
+    const struct psi_promreply_sink *sink; /* or NULL: series kept in out->vector */
+    size_t nseries;                        /* series read */
+    size_t vcap;                           /* series allocated in out->vector */
+    struct strbuf chars;                   /* the labels of the series being read, NUL-separated */
     struct lab *labs;
+    struct psi_prom_label *handed; /* the labels handed to the sink: labcap of them */
     size_t nlabs, labcap;
 };
 
@@ -385,9 +388,13 @@ static int label_member(struct reader *r, const char *key, void *ud)
     if (r->nlabs == r->labcap) {
         size_t cap = r->labcap ? r->labcap * 2 : 16;
         struct lab *nl = realloc(r->labs, cap * sizeof(*nl));
-        if (!nl)
+        if (nl)
+            r->labs = nl;
+        struct psi_prom_label *nh = nl && r->sink ? realloc(r->handed, cap * sizeof(*nh)) : NULL;
+        if (nh)
+            r->handed = nh;
+        if (!nl || (r->sink && !nh))
             return bound(r, "out of memory");
-        r->labs = nl;
         r->labcap = cap;
     }
     struct lab *l = &r->labs[r->nlabs];
@@ -463,12 +470,26 @@ static int series_member(struct reader *r, const char *key, void *ud)
     return skip_value(r);
 }
 
-/* Keep the series just read: its labels in one allocation. */
+/* Hand the series just read to the sink, its labels pointing into the reader's buffer. */
+static void hand_series(struct reader *r, const struct series_state *s)
+{
+    for (size_t i = 0; i < r->nlabs; i++)
+        r->handed[i] = (struct psi_prom_label){r->chars.s + r->labs[i].name, r->chars.s + r->labs[i].value};
+    struct psi_prom_series series = {r->nlabs ? r->handed : NULL, r->nlabs, s->v, s->ts};
+    r->sink->fn(r->sink->ud, &series);
+}
+
+/* Keep the series just read, its labels in one allocation, or hand it to the sink. */
 static int keep_series(struct reader *r, const struct series_state *s)
 {
     struct psi_prom_vector *v = &r->out->vector;
-    if (v->n == PSI_PROMREPLY_MAX_SERIES)
+    if (r->nseries == PSI_PROMREPLY_MAX_SERIES)
         return bound(r, "more than %d series", PSI_PROMREPLY_MAX_SERIES);
+    r->nseries++;
+    if (r->sink) {
+        hand_series(r, s);
+        return 0;
+    }
     if (v->n == r->vcap) {
         size_t cap = r->vcap ? r->vcap * 2 : 64;
         struct psi_prom_series *ns = realloc(v->series, cap * sizeof(*ns));
@@ -514,6 +535,7 @@ static void vector_clear(struct reader *r)
 {
     psi_prom_vector_free(&r->out->vector);
     r->vcap = 0;
+    r->nseries = 0;
 }
 
 /* data.result: an instant vector's series; any other shape is noted and skipped. */
@@ -598,10 +620,12 @@ static int top_member(struct reader *r, const char *key, void *ud)
     return skip_value(r);
 }
 
-int psi_promreply_read(const char *body, size_t len, struct psi_promreply *out, char *why, size_t whylen)
+int psi_promreply_read(const char *body, size_t len, const struct psi_promreply_sink *sink, struct psi_promreply *out,
+                       char *why, size_t whylen)
 {
     memset(out, 0, sizeof(*out));
-    struct reader r = {.start = body, .p = body, .end = body + len, .why = why, .whylen = whylen, .out = out};
+    struct reader r = {
+        .start = body, .p = body, .end = body + len, .why = why, .whylen = whylen, .out = out, .sink = sink};
     int rc = peek(&r) == '{' ? members(&r, top_member, NULL) : skip_value(&r);
     if (rc == 0 && peek(&r) != '\0')
         rc = fail(&r, "data after the JSON value");
@@ -609,6 +633,7 @@ int psi_promreply_read(const char *body, size_t len, struct psi_promreply *out, 
         rc = fail(&r, "a NUL byte after the JSON value");
     free(r.chars.s);
     free(r.labs);
+    free(r.handed);
     if (rc != 0) {
         psi_promreply_free(out);
         return r.bound ? -2 : -1;

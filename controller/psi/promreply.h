@@ -5,8 +5,9 @@
  * data.resultType, each cut to PSI_PROMREPLY_MAX_TEXT bytes) and the series of an instant
  * vector, with one allocation per series for all its labels. Memory is the series kept,
  * about the reply's size at most, instead of a JSON tree of every value (a 63 MiB reply of
- * tiny series took 1.38 GB as a cJSON tree). Every member the client does not read is
- * still checked as JSON and skipped.
+ * tiny series took 1.38 GB as a cJSON tree). A reader that needs each series only once
+ * gives a sink instead: the series are handed to it as they are read and none is kept.
+ * Every member the client does not read is still checked as JSON and skipped.
  *
  * Bounds, each an error naming it: nesting deeper than PSI_PROMREPLY_MAX_DEPTH, more than
  * PSI_PROMREPLY_MAX_SERIES series or PSI_PROMREPLY_MAX_LABELS labels in one series, a
@@ -46,11 +47,22 @@ struct psi_promreply {
     struct psi_prom_vector vector; /* data.result's series, when it is a vector's */
 };
 
+/* Where the series of an instant vector go instead of out->vector: fn(ud, series) for each
+ * series as it is read, its labels valid until fn returns. A series is handed over before
+ * the rest of the reply is read: when the read fails or out->result_problem is set, what
+ * fn was given is to be thrown away. */
+struct psi_promreply_sink {
+    void (*fn)(void *ud, const struct psi_prom_series *series);
+    void *ud;
+};
+
 /* Read body[0..len): 0 with out filled (free with psi_promreply_free) when it is JSON
  * within the bounds above, whatever its shape; otherwise out is left empty and why
  * (whylen bytes) says what and at which byte offset: -1 when it is not JSON, -2 when it
- * passes a bound (or memory ran out). */
-int psi_promreply_read(const char *body, size_t len, struct psi_promreply *out, char *why, size_t whylen);
+ * passes a bound (or memory ran out). With sink not NULL, out->vector stays empty and the
+ * series go to the sink. */
+int psi_promreply_read(const char *body, size_t len, const struct psi_promreply_sink *sink, struct psi_promreply *out,
+                       char *why, size_t whylen);
 
 /* Free what out holds and empty it (NULL is fine). */
 void psi_promreply_free(struct psi_promreply *out);

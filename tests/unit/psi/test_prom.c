@@ -23,6 +23,11 @@ static int parse(const char *body, long status, struct psi_prom_vector *v, struc
     return psi_prom_parse_reply(body, body ? strlen(body) : 0, status, URL, v, st);
 }
 
+static int read_sample(const char *body, const struct psi_request *req, struct psi_sample *s)
+{
+    return psi_prom_read_sample(body, strlen(body), 200, URL, req, s);
+}
+
 static void test_parse_vector(void **state)
 {
     (void)state;
@@ -203,6 +208,14 @@ static void test_parse_bounds(void **state)
     assert_string_equal(st.reason, PSI_REASON_MALFORMED);
     assert_non_null(strstr(st.msg, "more than 250000 series"));
     assert_null(v.series);
+    /* the same bound when the series are handed on instead of kept */
+    const struct psi_node_desc node = {"a", NULL, 0, 0};
+    struct psi_request req = {&node, 1, 0, 0, 60, 0};
+    struct psi_sample s;
+    assert_int_equal(psi_sample_init(&s, &req), 0);
+    assert_int_equal(psi_prom_read_sample(b, o, 200, URL, &req, &s), -1);
+    assert_non_null(strstr(s.status.msg, "more than 250000 series"));
+    psi_sample_free(&s);
     /* one series fewer is read */
     size_t cut = strlen(ENVELOPE) + 1 + (n - 1) * strlen(one) - 1;
     memcpy(b + cut, "]}}", 4);
@@ -383,13 +396,10 @@ static void test_match_node(void **state)
     }
 }
 
-static void test_fill_sample(void **state)
+static void test_read_sample(void **state)
 {
     (void)state;
     char *body = read_testdata("prom_psi_vector.json", NULL);
-    struct psi_prom_vector v;
-    struct kube_err st;
-    assert_int_equal(parse(body, 200, &v, &st), 0);
     const char *ips2[] = {"10.0.0.12"};
     const char *ips4[] = {"fd00::5"};
     const struct psi_node_desc nodes[] = {
@@ -399,7 +409,7 @@ static void test_fill_sample(void **state)
     struct psi_request req = {nodes, 6, 0, 0, 60, 0};
     struct psi_sample s;
     assert_int_equal(psi_sample_init(&s, &req), 0);
-    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
+    assert_int_equal(read_sample(body, &req, &s), 0);
     assert_false(kube_err_failed(&s.status));
     assert_int_equal(s.n_nodes, 6);
     assert_string_equal(s.nodes[0].name, "worker-0");
@@ -427,16 +437,15 @@ static void test_fill_sample(void **state)
     /* Only cpu asked: memory and io stay Unknown even where series exist. */
     req.resources = PSI_RES_BIT(PSI_CPU);
     assert_int_equal(psi_sample_init(&s, &req), 0);
-    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
+    assert_int_equal(read_sample(body, &req, &s), 0);
     assert_true(s.nodes[0].value[PSI_CPU].known);
     assert_false(s.nodes[0].value[PSI_MEMORY].known);
     assert_false(s.nodes[0].value[PSI_IO].known);
     psi_sample_free(&s);
-    psi_prom_vector_free(&v);
     free(body);
 }
 
-static void test_fill_utilization(void **state)
+static void test_read_utilization(void **state)
 {
     (void)state;
     const char *b = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
@@ -444,15 +453,12 @@ static void test_fill_utilization(void **state)
                     "{\"metric\":{\"instance\":\"a:9100\",\"psi_resource\":\"utilization\"},\"value\":[1,\"0.85\"]},"
                     "{\"metric\":{\"instance\":\"b\",\"psi_resource\":\"cpu\"},\"value\":[1,\"0.3\"]},"
                     "{\"metric\":{\"instance\":\"b\",\"psi_resource\":\"utilization\"},\"value\":[1,\"NaN\"]}]}}";
-    struct psi_prom_vector v;
-    struct kube_err st;
-    assert_int_equal(parse(b, 200, &v, &st), 0);
     const struct psi_node_desc nodes[] = {{"a", NULL, 0, 0}, {"b", NULL, 0, 0}, {"c", NULL, 0, 0}};
     struct psi_request req = {nodes, 3, 0, 0, 60, 1};
     struct psi_sample s;
     assert_int_equal(psi_sample_init(&s, &req), 0);
     /* a bad utilisation leaves only that node's utilisation Unknown; the sample stays good */
-    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
+    assert_int_equal(read_sample(b, &req, &s), 0);
     assert_true(s.nodes[0].utilization.known);
     assert_float_equal(s.nodes[0].utilization.percent, 85, 1e-9);
     assert_false(s.nodes[1].utilization.known);
@@ -464,26 +470,22 @@ static void test_fill_utilization(void **state)
     /* not asked for: not read */
     req.utilization = 0;
     assert_int_equal(psi_sample_init(&s, &req), 0);
-    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), 0);
+    assert_int_equal(read_sample(b, &req, &s), 0);
     assert_false(s.nodes[0].utilization.known);
     psi_sample_free(&s);
-    psi_prom_vector_free(&v);
 }
 
-static void test_fill_sample_invalid_value(void **state)
+static void test_read_sample_invalid_value(void **state)
 {
     (void)state;
     char *body = read_testdata("prom_psi_vector.json", NULL);
-    struct psi_prom_vector v;
-    struct kube_err st;
-    assert_int_equal(parse(body, 200, &v, &st), 0);
     /* master-0's cpu is NaN: asked for, the sample fails with InvalidValue naming it; the
      * other nodes are still read, master-0's cpu is Unknown. */
     const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0, 0}, {"master-0", NULL, 0, 0}};
     struct psi_request req = {nodes, 2, 0, 0, 60, 0};
     struct psi_sample s;
     assert_int_equal(psi_sample_init(&s, &req), 0);
-    assert_int_equal(psi_prom_fill_sample(&v, &req, &s), -1);
+    assert_int_equal(read_sample(body, &req, &s), -1);
     assert_true(kube_err_failed(&s.status));
     assert_string_equal(s.status.reason, PSI_REASON_INVALID);
     assert_non_null(strstr(s.status.msg, "master-0"));
@@ -491,7 +493,6 @@ static void test_fill_sample_invalid_value(void **state)
     assert_false(s.nodes[1].value[PSI_CPU].known);
     assert_true(s.nodes[0].value[PSI_CPU].known);
     psi_sample_free(&s);
-    psi_prom_vector_free(&v);
     free(body);
 
     /* +Inf and negative are invalid too; a small overshoot above 100 % is clamped. */
@@ -500,18 +501,98 @@ static void test_fill_sample_invalid_value(void **state)
                     "{\"metric\":{\"instance\":\"b\",\"psi_resource\":\"cpu\"},\"value\":[1,\"-0.5\"]},"
                     "{\"metric\":{\"instance\":\"c\",\"psi_resource\":\"cpu\"},\"value\":[1,\"1.013\"]},"
                     "{\"metric\":{\"instance\":\"a\",\"psi_resource\":\"cpu\"},\"value\":[1,\"0.5\"]}]}}";
-    assert_int_equal(parse(b, 200, &v, &st), 0);
     const struct psi_node_desc abc[] = {{"a", NULL, 0, 0}, {"b", NULL, 0, 0}, {"c", NULL, 0, 0}};
     struct psi_request r2 = {abc, 3, PSI_RES_BIT(PSI_CPU), 0, 60, 0};
     assert_int_equal(psi_sample_init(&s, &r2), 0);
-    assert_int_equal(psi_prom_fill_sample(&v, &r2, &s), -1);
+    assert_int_equal(read_sample(b, &r2, &s), -1);
     assert_string_equal(s.status.reason, PSI_REASON_INVALID);
     assert_false(s.nodes[0].value[PSI_CPU].known); /* a later valid series does not clear it */
     assert_false(s.nodes[1].value[PSI_CPU].known);
     assert_true(s.nodes[2].value[PSI_CPU].known);
     assert_float_equal(s.nodes[2].value[PSI_CPU].percent, 100, 1e-12);
     psi_sample_free(&s);
-    psi_prom_vector_free(&v);
+}
+
+struct handed {
+    size_t n;
+    char text[4096]; /* each series: its labels and value, printed */
+};
+
+static void hand(void *ud, const struct psi_prom_series *s)
+{
+    struct handed *h = ud;
+    size_t o = strlen(h->text);
+    for (size_t i = 0; i < s->n_labels; i++)
+        o += (size_t)snprintf(h->text + o, sizeof(h->text) - o, "%s=%s,", s->labels[i].name, s->labels[i].value);
+    snprintf(h->text + o, sizeof(h->text) - o, "%g@%.3f;", s->value, s->timestamp);
+    h->n++;
+}
+
+/* A sink is handed every series of the vector, in order, as the vector would keep them; the
+ * reply's vector stays empty. */
+static void test_reply_sink(void **state)
+{
+    (void)state;
+    size_t len;
+    char *body = read_testdata("prom_psi_vector.json", &len);
+    struct psi_promreply kept, handed_reply;
+    char why[256];
+    assert_int_equal(psi_promreply_read(body, len, NULL, &kept, why, sizeof(why)), 0);
+    struct handed want = {0}, got = {0};
+    for (size_t i = 0; i < kept.vector.n; i++)
+        hand(&want, &kept.vector.series[i]);
+    struct psi_promreply_sink sink = {hand, &got};
+    assert_int_equal(psi_promreply_read(body, len, &sink, &handed_reply, why, sizeof(why)), 0);
+    assert_int_equal(got.n, 10);
+    assert_int_equal(got.n, want.n);
+    assert_string_equal(got.text, want.text);
+    assert_int_equal(handed_reply.vector.n, 0);
+    assert_null(handed_reply.vector.series);
+    assert_string_equal(handed_reply.status, "success");
+    psi_promreply_free(&kept);
+    psi_promreply_free(&handed_reply);
+    free(body);
+}
+
+/* Reading the sample fails as reading the reply does, though series were put into the
+ * sample before the failure was seen; a broken reply wins over an invalid value before it. */
+static void test_read_sample_fails_as_the_reply(void **state)
+{
+    (void)state;
+    const char *good = "{\"metric\":{\"instance\":\"a\",\"psi_resource\":\"cpu\"},\"value\":[1,\"0.5\"]}";
+    const char *nan = "{\"metric\":{\"instance\":\"a\",\"psi_resource\":\"io\"},\"value\":[1,\"NaN\"]}";
+    char shape[512], broken[512], matrix[512], invalid[512];
+    snprintf(shape, sizeof(shape), ENVELOPE "[%s,%s,{\"metric\":{\"x\":1},\"value\":[1,\"1\"]}]}}", good, nan);
+    snprintf(broken, sizeof(broken), ENVELOPE "[%s,%s,{\"metric\":{}", good, nan);
+    snprintf(matrix, sizeof(matrix), "{\"status\":\"success\",\"data\":{\"result\":[%s],\"resultType\":\"matrix\"}}",
+             good);
+    snprintf(invalid, sizeof(invalid), ENVELOPE "[%s,%s]}}", good, nan);
+    struct {
+        const char *body;
+        long status;
+        const char *reason, *in_msg;
+    } cases[] = {
+        {shape, 200, PSI_REASON_MALFORMED, "result[2] label \"x\" is not a string"},
+        {broken, 200, PSI_REASON_MALFORMED, "ends early"},
+        {matrix, 200, PSI_REASON_QUERY, "matrix"},
+        {"{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\"}", 400, PSI_REASON_QUERY,
+         "parse error"},
+        {invalid, 401, PSI_REASON_UNAUTHORIZED, "401"},
+        {invalid, 503, PSI_REASON_UNREACHABLE, "503"},
+        {"", 200, PSI_REASON_MALFORMED, "empty body"},
+        {invalid, 200, PSI_REASON_INVALID, "io pressure of node a"},
+    };
+    const struct psi_node_desc node = {"a", NULL, 0, 0};
+    struct psi_request req = {&node, 1, 0, 0, 60, 0};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct psi_sample s;
+        assert_int_equal(psi_sample_init(&s, &req), 0);
+        int rc = psi_prom_read_sample(cases[i].body, strlen(cases[i].body), cases[i].status, URL, &req, &s);
+        if (rc != -1 || strcmp(s.status.reason, cases[i].reason) != 0 || !strstr(s.status.msg, cases[i].in_msg))
+            fail_msg("case %zu: rc=%d reason=%s message=\"%s\"; want %s \"%s\"", i, rc, s.status.reason, s.status.msg,
+                     cases[i].reason, cases[i].in_msg);
+        psi_sample_free(&s);
+    }
 }
 
 static void test_client_config_errors(void **state)
@@ -612,9 +693,11 @@ int main(void)
         cmocka_unit_test(test_parse_order_and_escapes),
         cmocka_unit_test(test_psi_query),
         cmocka_unit_test(test_match_node),
-        cmocka_unit_test(test_fill_sample),
-        cmocka_unit_test(test_fill_utilization),
-        cmocka_unit_test(test_fill_sample_invalid_value),
+        cmocka_unit_test(test_read_sample),
+        cmocka_unit_test(test_read_utilization),
+        cmocka_unit_test(test_read_sample_invalid_value),
+        cmocka_unit_test(test_reply_sink),
+        cmocka_unit_test(test_read_sample_fails_as_the_reply),
         cmocka_unit_test(test_client_config_errors),
         cmocka_unit_test(test_token_file),
         cmocka_unit_test(test_source_unreachable),
