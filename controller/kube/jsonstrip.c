@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/jsonlex.h"
+
 /* The objects on the path, by their depth less one: the event, its object, the metadata;
  * path_key[level] is the key of the next step (the last one is the member removed). */
 enum { AT_EVENT, AT_OBJECT, AT_METADATA, PATH_LEN };
@@ -53,52 +55,6 @@ static bool in_metadata(const struct strip_scan *p)
     return p->depth == PATH_LEN && p->path_open == PATH_LEN;
 }
 
-/* The value of the 4 hex digits at h, or -1. */
-static long hex4(const char *h)
-{
-    long v = 0;
-    for (int k = 0; k < 4; k++) {
-        char c = h[k];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-        if (d < 0)
-            return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
-/* The length of the escape at s[i] (its backslash) in a string body ending at end, or 0
- * when it is none JSON allows (a \u of a surrogate must be a high one followed by a low). */
-static size_t escape_len(const char *s, size_t i, size_t end)
-{
-    if (i + 1 >= end)
-        return 0;
-    switch (s[i + 1]) {
-    case 'b':
-    case 'f':
-    case 'n':
-    case 'r':
-    case 't':
-    case '"':
-    case '\\':
-    case '/': return 2;
-    case 'u': break;
-    default: return 0;
-    }
-    long hi = i + 6 <= end ? hex4(s + i + 2) : -1;
-    if (hi < 0 || (hi >= 0xDC00 && hi <= 0xDFFF))
-        return 0;
-    if (hi < 0xD800 || hi > 0xDBFF)
-        return 6;
-    if (i + 12 > end || s[i + 6] != '\\' || s[i + 7] != 'u')
-        return 0;
-    long lo = hex4(s + i + 8);
-    return lo >= 0xDC00 && lo <= 0xDFFF ? 12 : 0;
-}
-
 /* A string at p->i (its opening quote): moves past it; returns whether it holds no escape,
  * with its body's offset and length. An unterminated string or a bad escape is a doubt. */
 static bool scan_string(struct strip_scan *p, size_t *body, size_t *blen)
@@ -117,7 +73,8 @@ static bool scan_string(struct strip_scan *p, size_t *body, size_t *blen)
         return false;
     }
     for (size_t k = start; !plain && k < p->i;) {
-        size_t e = p->s[k] == '\\' ? escape_len(p->s, k, p->i) : 1;
+        enum jsonlex_fault fault;
+        size_t e = p->s[k] == '\\' ? jsonlex_escape(p->s + k, p->i - k, NULL, &fault) : 1;
         if (e == 0) {
             p->doubt = true;
             return false;
@@ -140,41 +97,12 @@ static bool token_is(const char *t, size_t len, const char *word)
     return len == strlen(word) && memcmp(t, word, len) == 0;
 }
 
-/* Moves *k past the digits of t[0..len); returns how many there were. */
-static size_t digits(const char *t, size_t len, size_t *k)
-{
-    size_t from = *k;
-    while (*k < len && t[*k] >= '0' && t[*k] <= '9')
-        (*k)++;
-    return *k - from;
-}
-
 /* Whether t[0..len) is a JSON number of at most 63 characters (longer is no int64 or
  * double anyway, and not every parser takes it). */
 static bool is_number(const char *t, size_t len)
 {
-    size_t k = 0;
-    if (len > 63)
-        return false;
-    if (k < len && t[k] == '-')
-        k++;
-    if (k < len && t[k] == '0')
-        k++;
-    else if (digits(t, len, &k) == 0)
-        return false;
-    if (k < len && t[k] == '.') {
-        k++;
-        if (digits(t, len, &k) == 0)
-            return false;
-    }
-    if (k < len && (t[k] == 'e' || t[k] == 'E')) {
-        k++;
-        if (k < len && (t[k] == '+' || t[k] == '-'))
-            k++;
-        if (digits(t, len, &k) == 0)
-            return false;
-    }
-    return k == len;
+    enum jsonlex_fault fault;
+    return len > 0 && len <= 63 && jsonlex_number(t, len, &fault) == len;
 }
 
 /* A number, true, false or null at p->i: moves past it; anything else is a doubt. */

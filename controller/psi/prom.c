@@ -356,7 +356,8 @@ static void reply_trim(struct psi_prom *p)
     }
 }
 
-/* The HTTP status of the transfer p ran, or -1 with st failed when the transfer failed. */
+/* The HTTP status of the transfer p ran, or -1 with st failed (and the buffer trimmed) when
+ * the transfer failed. */
 static long transfer_status(struct psi_prom *p, CURLcode rc, struct kube_err *st)
 {
     if (rc != CURLE_OK) {

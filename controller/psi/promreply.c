@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonlex.h"
 #include "base/strbuf.h"
 
 /* One label of the series being read: offsets of its name and value in the reader's chars. */
@@ -89,47 +90,19 @@ static int expect(struct reader *r, char c)
     return 0;
 }
 
-static int hex4(struct reader *r, unsigned *out)
+/* The escape at r->p (its backslash), as UTF-8 into u8 (*n bytes); r->p moves past it. */
+static int escape(struct reader *r, char *u8, size_t *n)
 {
-    if (r->end - r->p < 4)
-        return fail(r, "a \\u escape is cut short");
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = r->p[i];
-        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
-                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
-                                            : 16u;
-        if (d > 15)
-            return fail(r, "a \\u escape has a character that is no hex digit");
-        v = v * 16 + d;
-    }
-    r->p += 4;
-    *out = v;
-    return 0;
-}
-
-/* After "\u": one code point (a surrogate pair counts as one) as UTF-8 into u8. */
-static int unicode_escape(struct reader *r, char *u8, size_t *n)
-{
+    enum jsonlex_fault fault;
     unsigned cp;
-    if (hex4(r, &cp) < 0)
-        return READ_ERROR;
-    if (cp >= 0xDC00 && cp <= 0xDFFF)
-        return fail(r, "a \\u escape is a lone low surrogate");
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-        unsigned lo;
-        if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
-            return fail(r, "a \\u escape is a high surrogate without its low half");
-        r->p += 2;
-        if (hex4(r, &lo) < 0)
-            return READ_ERROR;
-        if (lo < 0xDC00 || lo > 0xDFFF)
-            return fail(r, "a \\u escape is a high surrogate without its low half");
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-    }
+    size_t len = jsonlex_escape(r->p, (size_t)(r->end - r->p), &cp, &fault);
+    if (!len && fault == JSONLEX_ESCAPE_UNKNOWN)
+        return fail(r, "a string has the unknown escape \\%c", r->p[1]);
+    if (!len)
+        return fail(r, "%s", jsonlex_fault_text(fault));
     if (cp == 0)
         return fail(r, "a string holds a NUL (\\u0000)");
+    r->p += len;
     if (cp < 0x80) {
         u8[0] = (char)cp;
         *n = 1;
@@ -172,30 +145,19 @@ static int string(struct reader *r, struct strbuf *b, size_t max)
         }
         if (r->p >= r->end)
             return fail(r, "the reply ends inside a string");
-        char c = *r->p++;
-        if (c == '"')
+        char c = *r->p;
+        if (c == '"') {
+            r->p++;
             return 0;
+        }
         if (c != '\\')
             return fail(r, "a string holds a control character (0x%02x)", (unsigned)(unsigned char)c);
-        if (r->p >= r->end)
+        if (r->end - r->p < 2)
             return fail(r, "the reply ends inside a string");
-        char e = *r->p++, u8[4];
-        size_t un = 1;
-        switch (e) {
-        case '"':
-        case '\\':
-        case '/': u8[0] = e; break;
-        case 'b': u8[0] = '\b'; break;
-        case 'f': u8[0] = '\f'; break;
-        case 'n': u8[0] = '\n'; break;
-        case 'r': u8[0] = '\r'; break;
-        case 't': u8[0] = '\t'; break;
-        case 'u':
-            if (unicode_escape(r, u8, &un) < 0)
-                return READ_ERROR;
-            break;
-        default: return fail(r, "a string has the unknown escape \\%c", e);
-        }
+        char u8[4];
+        size_t un;
+        if (escape(r, u8, &un) < 0)
+            return READ_ERROR;
         if (b && kept + un <= max) {
             if (buf_add(b, u8, un) < 0)
                 return bound(r, "out of memory");
@@ -221,41 +183,19 @@ static int string_dup(struct reader *r, char **out)
     return 0;
 }
 
-static size_t digits(struct reader *r)
-{
-    const char *s = r->p;
-    while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
-        r->p++;
-    return (size_t)(r->p - s);
-}
-
 /* A JSON number, checked; its value in *out when out is not NULL. */
 static int number(struct reader *r, double *out)
 {
     ws(r);
+    enum jsonlex_fault fault;
+    size_t n = jsonlex_number(r->p, (size_t)(r->end - r->p), &fault);
+    if (!n)
+        return fail(r, "%s", jsonlex_fault_text(fault));
     const char *s = r->p;
-    if (r->p < r->end && *r->p == '-')
-        r->p++;
-    if (r->p < r->end && *r->p == '0')
-        r->p++;
-    else if (!digits(r))
-        return fail(r, "a value is no JSON value");
-    if (r->p < r->end && *r->p == '.') {
-        r->p++;
-        if (!digits(r))
-            return fail(r, "a number has no digit after its '.'");
-    }
-    if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
-        r->p++;
-        if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
-            r->p++;
-        if (!digits(r))
-            return fail(r, "a number has no digit in its exponent");
-    }
+    r->p += n;
     if (!out)
         return 0;
     char tmp[65];
-    size_t n = (size_t)(r->p - s);
     if (n >= sizeof(tmp))
         return bound(r, "a number is longer than 64 characters");
     memcpy(tmp, s, n);

@@ -1,6 +1,6 @@
 /* Unit tests of base/: the string builder (appends, formatting, take, failure), growable
  * arrays (growth by a factor, contents kept), the JSON accessors ("" and NULL, literal keys,
- * paths) and the helpers. */
+ * paths), JSON's escapes and numbers (lengths, code points, faults) and the helpers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "base/grow.h"
+#include "base/jsonlex.h"
 #include "base/jx.h"
 #include "base/strbuf.h"
 #include "base/util.h"
@@ -104,6 +105,82 @@ static void test_jx(void **state)
     cJSON_Delete(o);
 }
 
+static void test_jsonlex(void **state)
+{
+    (void)state;
+    struct {
+        const char *s;
+        size_t n; /* 0: strlen */
+        size_t len;
+        unsigned cp;
+        enum jsonlex_fault fault;
+    } esc[] = {
+        {"\\n", 0, 2, '\n', JSONLEX_OK},
+        {"\\/x", 0, 2, '/', JSONLEX_OK},
+        {"\\u00e9\"", 0, 6, 0xE9, JSONLEX_OK},
+        {"\\u0000", 0, 6, 0, JSONLEX_OK}, /* a NUL is JSON; whether a reader takes it is its own */
+        {"\\uD83D\\uDE00", 0, 12, 0x1F600, JSONLEX_OK},
+        {"\\udbff\\udfff", 0, 12, 0x10FFFF, JSONLEX_OK},
+        {"\\", 0, 0, 0, JSONLEX_ESCAPE_CUT},
+        {"\\u12", 0, 0, 0, JSONLEX_ESCAPE_CUT},
+        {"\\u1234", 5, 0, 0, JSONLEX_ESCAPE_CUT}, /* the string ends before the last digit */
+        {"\\ud83d\\ude0", 0, 0, 0, JSONLEX_ESCAPE_CUT},
+        {"\\x", 0, 0, 0, JSONLEX_ESCAPE_UNKNOWN},
+        {"\\U0041", 0, 0, 0, JSONLEX_ESCAPE_UNKNOWN},
+        {"\\u00g0", 0, 0, 0, JSONLEX_ESCAPE_NOT_HEX},
+        {"\\ud83d\\uzz00", 0, 0, 0, JSONLEX_ESCAPE_NOT_HEX},
+        {"\\udc00", 0, 0, 0, JSONLEX_LONE_LOW},
+        {"\\ud83dx", 0, 0, 0, JSONLEX_HIGH_WITHOUT_LOW},
+        {"\\ud83d\\n", 0, 0, 0, JSONLEX_HIGH_WITHOUT_LOW},
+        {"\\ud83d\\u0041", 0, 0, 0, JSONLEX_HIGH_WITHOUT_LOW},
+        {"\\ud83d\\ud83d", 0, 0, 0, JSONLEX_HIGH_WITHOUT_LOW},
+    };
+    for (size_t i = 0; i < sizeof(esc) / sizeof(esc[0]); i++) {
+        unsigned cp = 0xFFFFFFFF;
+        enum jsonlex_fault fault = JSONLEX_NO_DIGIT;
+        size_t n = esc[i].n ? esc[i].n : strlen(esc[i].s);
+        size_t len = jsonlex_escape(esc[i].s, n, &cp, &fault);
+        if (len != esc[i].len || fault != esc[i].fault || (len && cp != esc[i].cp))
+            fail_msg("escape %zu (%s): length %zu, code point %x, fault %d", i, esc[i].s, len, cp, (int)fault);
+        assert_int_equal(jsonlex_escape(esc[i].s, n, NULL, &fault), esc[i].len);
+    }
+    struct {
+        const char *s;
+        size_t len;
+        enum jsonlex_fault fault;
+    } num[] = {
+        {"0", 1, JSONLEX_OK},
+        {"-0", 2, JSONLEX_OK},
+        {"01", 1, JSONLEX_OK}, /* "0", then what follows is the caller's */
+        {"12.5e+3,", 7, JSONLEX_OK},
+        {"1.5E-07]", 7, JSONLEX_OK},
+        {"1756720000.123}", 14, JSONLEX_OK},
+        {"", 0, JSONLEX_NO_DIGIT},
+        {"-", 0, JSONLEX_NO_DIGIT},
+        {"+1", 0, JSONLEX_NO_DIGIT},
+        {".5", 0, JSONLEX_NO_DIGIT},
+        {"-a", 0, JSONLEX_NO_DIGIT},
+        {"1.", 0, JSONLEX_NO_FRACTION},
+        {"1.e3", 0, JSONLEX_NO_FRACTION},
+        {"1e", 0, JSONLEX_NO_EXPONENT},
+        {"1e+", 0, JSONLEX_NO_EXPONENT},
+        {"2E-x", 0, JSONLEX_NO_EXPONENT},
+    };
+    for (size_t i = 0; i < sizeof(num) / sizeof(num[0]); i++) {
+        enum jsonlex_fault fault = JSONLEX_ESCAPE_CUT;
+        size_t len = jsonlex_number(num[i].s, strlen(num[i].s), &fault);
+        if (len != num[i].len || fault != num[i].fault)
+            fail_msg("number %zu (%s): length %zu, fault %d", i, num[i].s, len, (int)fault);
+    }
+    assert_int_equal(jsonlex_number("123", 2, &(enum jsonlex_fault){0}), 2); /* n bounds it */
+    assert_int_equal(jsonlex_hex4("fF09"), 0xFF09);
+    assert_int_equal(jsonlex_hex4("12 4"), -1);
+    assert_string_equal(jsonlex_fault_text(JSONLEX_OK), "");
+    for (int f = JSONLEX_ESCAPE_CUT; f <= JSONLEX_NO_EXPONENT; f++)
+        assert_true(strlen(jsonlex_fault_text((enum jsonlex_fault)f)) > 10);
+    assert_non_null(strstr(jsonlex_fault_text(JSONLEX_LONE_LOW), "lone low surrogate"));
+}
+
 static void test_util(void **state)
 {
     (void)state;
@@ -125,10 +202,8 @@ static void test_util(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_strbuf),
-        cmocka_unit_test(test_grow),
-        cmocka_unit_test(test_jx),
-        cmocka_unit_test(test_util),
+        cmocka_unit_test(test_strbuf),  cmocka_unit_test(test_grow), cmocka_unit_test(test_jx),
+        cmocka_unit_test(test_jsonlex), cmocka_unit_test(test_util),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
