@@ -8,7 +8,7 @@
 /* A line is stored as its length (a size_t, copied byte-wise), its bytes and a NUL. */
 #define ENTRY(n) (sizeof(size_t) + (n) + 1)
 
-int kube_linequeue_push(struct kube_linequeue *q, const char *line, size_t n)
+int kube_linequeue_push(struct kube_linequeue *q, const char *line, size_t n, kube_linequeue_edit edit)
 {
     if (q->pos == q->len)
         q->pos = q->len = 0;
@@ -25,21 +25,27 @@ int kube_linequeue_push(struct kube_linequeue *q, const char *line, size_t n)
         q->buf = nb;
         q->cap = cap;
     }
+    char *text = q->buf + q->len + sizeof(n);
+    memcpy(text, line, n);
+    if (edit) {
+        size_t edited = edit(text, n);
+        if (edited < n)
+            n = edited;
+    }
     memcpy(q->buf + q->len, &n, sizeof(n));
-    memcpy(q->buf + q->len + sizeof(n), line, n);
-    q->buf[q->len + sizeof(n) + n] = '\0';
-    q->len = need;
+    text[n] = '\0';
+    q->len += ENTRY(n);
     return 0;
 }
 
-char *kube_linequeue_next(struct kube_linequeue *q, size_t *n)
+const char *kube_linequeue_next(struct kube_linequeue *q, size_t *n)
 {
     if (q->pos >= q->len) {
         kube_linequeue_clear(q);
         return NULL;
     }
     memcpy(n, q->buf + q->pos, sizeof(*n));
-    char *line = q->buf + q->pos + sizeof(*n);
+    const char *line = q->buf + q->pos + sizeof(*n);
     q->pos += ENTRY(*n);
     return line;
 }

@@ -21,13 +21,18 @@ struct kube_linequeue {
     size_t cap; /* bytes allocated */
 };
 
-/* Append line[0..n) (any bytes); 0, or -1 when out of memory (the queue is unchanged). */
-int kube_linequeue_push(struct kube_linequeue *q, const char *line, size_t n);
+/* Rewrites text[0..n) in place and returns its new length, at most n (e.g.
+ * kube_jsonstrip_managed_fields). */
+typedef size_t (*kube_linequeue_edit)(char *text, size_t n);
+
+/* Append line[0..n) (any bytes), rewritten by edit when it is not NULL: the queue then holds
+ * only what the reader will parse (a Node event less its managedFields is about half its
+ * text). 0, or -1 when out of memory (the queue is unchanged). */
+int kube_linequeue_push(struct kube_linequeue *q, const char *line, size_t n, kube_linequeue_edit edit);
 
 /* The oldest line not yet taken (NUL-terminated, its length in *n), or NULL when none is left
- * (the queue is then emptied, see above). Valid until the next call on q; the caller may
- * rewrite its bytes (up to its NUL) in place, e.g. to shorten it. */
-char *kube_linequeue_next(struct kube_linequeue *q, size_t *n);
+ * (the queue is then emptied, see above). Valid until the next call on q. */
+const char *kube_linequeue_next(struct kube_linequeue *q, size_t *n);
 
 /* Drop every line (and a buffer larger than KUBE_LINEQUEUE_KEEP). */
 void kube_linequeue_clear(struct kube_linequeue *q);

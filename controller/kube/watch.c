@@ -402,11 +402,9 @@ static int watch_dispatch(struct kube_watch *w)
         kube_loop_cancel(w->loop, w->dispatch_timer);
         w->dispatch_timer = 0;
     }
-    char *line;
+    const char *line;
     size_t len;
     while ((line = kube_linequeue_next(&w->queue, &len)) != NULL) {
-        /* managedFields would be parsed only to be thrown away (jsonstrip.h). */
-        len = kube_jsonstrip_managed_fields(line, len);
         cJSON *ev = cJSON_ParseWithLength(line, len);
         if (!cJSON_IsObject(ev)) {
             cJSON_Delete(ev);
@@ -437,7 +435,8 @@ static void watch_dispatch_cb(struct kube_loop *loop, void *ud)
 static int watch_line(const char *line, size_t len, void *ud)
 {
     struct kube_watch *w = ud;
-    if (kube_linequeue_push(&w->queue, line, len) < 0) {
+    /* managedFields would be queued and parsed only to be thrown away (jsonstrip.h) */
+    if (kube_linequeue_push(&w->queue, line, len, kube_jsonstrip_managed_fields) < 0) {
         kube_err_set(&w->stream_err, 0, "Decode", "watch %s: out of memory queueing an event", w->path);
         return -1;
     }

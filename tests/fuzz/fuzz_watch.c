@@ -1,8 +1,8 @@
 /* A watch stream: the framer splits the bytes (in two feeds, at a point the input picks)
  * into lines, queued as the watch queues them (kube_linequeue); each line taken from the
  * queue is decoded as an event, and as a metav1.Status error reply. Each line is also
- * stripped of object.metadata.managedFields (kube_jsonstrip) as the watch does: a line it
- * shortens must have parsed, and must parse into the same tree less that member. */
+ * stripped of object.metadata.managedFields (kube_jsonstrip) as the watch does when it queues
+ * it: a line it shortens must have parsed, and must parse into the same tree less that member. */
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
@@ -14,7 +14,7 @@
 
 static int queue(const char *l, size_t len, void *ud)
 {
-    return kube_linequeue_push(ud, l, len) == 0 ? 0 : 1;
+    return kube_linequeue_push(ud, l, len, NULL) == 0 ? 0 : 1;
 }
 
 static void decode(const char *l, size_t len)

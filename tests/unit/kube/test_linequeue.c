@@ -16,9 +16,9 @@ static void test_order_and_bytes(void **state)
     (void)state;
     struct kube_linequeue q = {0};
     static const char nul_inside[] = {'a', '\0', 'b'};
-    assert_int_equal(kube_linequeue_push(&q, "{\"type\":\"ADDED\"}", 16), 0);
-    assert_int_equal(kube_linequeue_push(&q, "", 0), 0);
-    assert_int_equal(kube_linequeue_push(&q, nul_inside, sizeof(nul_inside)), 0);
+    assert_int_equal(kube_linequeue_push(&q, "{\"type\":\"ADDED\"}", 16, NULL), 0);
+    assert_int_equal(kube_linequeue_push(&q, "", 0, NULL), 0);
+    assert_int_equal(kube_linequeue_push(&q, nul_inside, sizeof(nul_inside), NULL), 0);
     size_t n = 99;
     const char *l = kube_linequeue_next(&q, &n);
     assert_non_null(l);
@@ -38,18 +38,29 @@ static void test_order_and_bytes(void **state)
     kube_linequeue_free(&q);
 }
 
-/* A line taken may be rewritten in place (the watch shortens it); the next one is intact. */
-static void test_rewrite_in_place(void **state)
+/* Drops the bytes 1..3 of a line of at least 4 ("abcdef" -> "aef"); shorter lines stay. */
+static size_t drop_three(char *text, size_t n)
+{
+    if (n < 4)
+        return n;
+    memmove(text + 1, text + 4, n - 4);
+    return n - 3;
+}
+
+/* A line is edited as it is queued: it comes out edited, the queue holds only the edited
+ * bytes (the next line is queued right behind it), and a line the edit leaves is intact. */
+static void test_edit_on_push(void **state)
 {
     (void)state;
     struct kube_linequeue q = {0};
-    assert_int_equal(kube_linequeue_push(&q, "abcdef", 6), 0);
-    assert_int_equal(kube_linequeue_push(&q, "ghi", 3), 0);
+    assert_int_equal(kube_linequeue_push(&q, "abcdef", 6, drop_three), 0);
+    assert_int_equal(q.len, sizeof(size_t) + 3 + 1);
+    assert_int_equal(kube_linequeue_push(&q, "ghi", 3, drop_three), 0);
+    assert_int_equal(q.len, 2 * sizeof(size_t) + 3 + 1 + 3 + 1);
     size_t n;
-    char *l = kube_linequeue_next(&q, &n);
+    const char *l = kube_linequeue_next(&q, &n);
     assert_non_null(l);
-    memmove(l + 1, l + 4, n - 4);
-    l[n - 3] = '\0';
+    assert_int_equal(n, 3);
     assert_string_equal(l, "aef");
     l = kube_linequeue_next(&q, &n);
     assert_non_null(l);
@@ -69,7 +80,7 @@ static void test_push_while_taking(void **state)
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < 5; i++) {
             int len = snprintf(line, sizeof(line), "line %zu", pushed++);
-            assert_int_equal(kube_linequeue_push(&q, line, (size_t)len), 0);
+            assert_int_equal(kube_linequeue_push(&q, line, (size_t)len, NULL), 0);
         }
         const char *l = kube_linequeue_next(&q, &n);
         assert_non_null(l);
@@ -77,7 +88,7 @@ static void test_push_while_taking(void **state)
         assert_string_equal(l, line);
         /* pushed after a take, before the rest is taken */
         int len = snprintf(line, sizeof(line), "line %zu", pushed++);
-        assert_int_equal(kube_linequeue_push(&q, line, (size_t)len), 0);
+        assert_int_equal(kube_linequeue_push(&q, line, (size_t)len, NULL), 0);
         while ((l = kube_linequeue_next(&q, &n)) != NULL) {
             snprintf(line, sizeof(line), "line %zu", taken++);
             assert_string_equal(l, line);
@@ -97,7 +108,7 @@ static void test_burst_given_back(void **state)
     static char big[5000];
     memset(big, 'x', sizeof(big));
     for (int i = 0; i < 100; i++)
-        assert_int_equal(kube_linequeue_push(&q, big, sizeof(big)), 0);
+        assert_int_equal(kube_linequeue_push(&q, big, sizeof(big), NULL), 0);
     assert_true(q.cap > KUBE_LINEQUEUE_KEEP);
     size_t n, count = 0;
     while (kube_linequeue_next(&q, &n) != NULL) {
@@ -108,12 +119,12 @@ static void test_burst_given_back(void **state)
     assert_null(q.buf);
     assert_int_equal(q.cap, 0);
 
-    assert_int_equal(kube_linequeue_push(&q, "small", 5), 0);
+    assert_int_equal(kube_linequeue_push(&q, "small", 5, NULL), 0);
     assert_non_null(kube_linequeue_next(&q, &n));
     assert_null(kube_linequeue_next(&q, &n));
     assert_non_null(q.buf); /* small: kept for the next events */
 
-    assert_int_equal(kube_linequeue_push(&q, "dropped", 7), 0);
+    assert_int_equal(kube_linequeue_push(&q, "dropped", 7, NULL), 0);
     kube_linequeue_clear(&q);
     assert_null(kube_linequeue_next(&q, &n));
     kube_linequeue_free(&q);
@@ -124,7 +135,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_and_bytes),
-        cmocka_unit_test(test_rewrite_in_place),
+        cmocka_unit_test(test_edit_on_push),
         cmocka_unit_test(test_push_while_taking),
         cmocka_unit_test(test_burst_given_back),
     };
