@@ -33,6 +33,8 @@ struct psi_prom {
     struct curl_slist *headers;
     char *url; /* of the request in flight */
     struct kube_rest_reply reply;
+    struct psi_promreply_stream *stream; /* a pressure query's reply is read as it arrives, or NULL */
+    size_t received;                     /* bytes of its reply so far */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -89,9 +91,10 @@ const char *psi_prom_label_get(const struct psi_prom_series *s, const char *name
     return NULL;
 }
 
-/* psi_prom_parse_reply, with the series handed to sink (promreply.h) when it is not NULL. */
+/* psi_prom_parse_reply; with stream not NULL, of the reply it read (body and len are then
+ * what it kept, for messages), its series handed to its sink instead of kept in out. */
 static int read_reply(const char *body, size_t len, long http_status, const char *url,
-                      const struct psi_promreply_sink *sink, struct psi_prom_vector *out, struct kube_err *st)
+                      struct psi_promreply_stream *stream, struct psi_prom_vector *out, struct kube_err *st)
 {
     memset(out, 0, sizeof(*out));
     kube_err_clear(st);
@@ -108,7 +111,9 @@ static int read_reply(const char *body, size_t len, long http_status, const char
 
     struct psi_promreply r;
     char why[256] = "";
-    int rc = len ? psi_promreply_read(body, len, sink, &r, why, sizeof(why)) : -1;
+    int rc = !len     ? -1
+             : stream ? psi_promreply_stream_end(stream, &r, why, sizeof(why))
+                      : psi_promreply_read(body, len, NULL, &r, why, sizeof(why));
     if (rc == 0 && r.status && strcmp(r.status, "error") == 0) {
         /* the server's words go into status: short (and printable, psi_fail) */
         psi_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %.32s): %.300s", url, http_status,
@@ -233,7 +238,22 @@ const char *psi_prom_endpoint(const struct psi_prom *p)
     return p->endpoint;
 }
 
-CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct kube_err *st)
+/* libcurl's write callback of a reply read as it arrives (p->stream), within MAX_REPLY. */
+static size_t stream_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct psi_prom *p = ud;
+    size_t n = size * nmemb;
+    if (n > (size_t)MAX_REPLY - p->received) {
+        p->reply.too_big = 1;
+        return 0;
+    }
+    p->received += n;
+    return psi_promreply_stream_feed(p->stream, data, n) == 0 ? n : 0;
+}
+
+/* psi_prom_query_start, the reply going to stream when it is not NULL. */
+static CURL *query_start(struct psi_prom *p, const char *promql, struct psi_promreply_stream *stream,
+                         struct kube_err *st)
 {
     kube_err_clear(st);
     const char *token = NULL;
@@ -269,6 +289,8 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct kube_e
     p->reply.len = 0;
     p->reply.max = (size_t)MAX_REPLY;
     p->reply.too_big = 0;
+    p->stream = stream;
+    p->received = 0;
     p->errbuf[0] = '\0';
 
     CURL *e = p->easy;
@@ -276,8 +298,8 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct kube_e
     curl_easy_setopt(e, CURLOPT_URL, p->url);
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, kube_rest_reply_write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &p->reply);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, stream ? stream_write : kube_rest_reply_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, stream ? (void *)p : (void *)&p->reply);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, p->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, p->connect_timeout_ms);
@@ -302,6 +324,11 @@ CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct kube_e
         return NULL;
     }
     return e;
+}
+
+CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct kube_err *st)
+{
+    return query_start(p, promql, NULL, st);
 }
 
 /* Say in a 401/403 message whose token was refused and, for a 403, the role it needs. */
@@ -585,11 +612,12 @@ long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_
 /* The sample being filled from the series of a reply, one at a time. */
 struct filler {
     struct psi_sample *out;
-    int utilization;         /* the request's */
-    unsigned wanted;         /* PSI_RES_BIT set of the resources asked for */
-    struct node_index ix;    /* the request's nodes by name and InternalIP */
-    unsigned char *bad;      /* per node: PSI_RES_BIT set of those with an invalid value */
-    struct kube_err invalid; /* the first invalid value of a requested node */
+    int utilization;                /* the request's */
+    unsigned wanted;                /* PSI_RES_BIT set of the resources asked for */
+    struct node_index ix;           /* the request's nodes by name and InternalIP */
+    unsigned char *bad;             /* per node: PSI_RES_BIT set of those with an invalid value */
+    struct kube_err invalid;        /* the first invalid value of a requested node */
+    struct psi_promreply_sink sink; /* fill_series on this filler */
 };
 
 /* A utilisation series into its node's sample. An invalid value (NaN, Inf, negative) leaves
@@ -645,27 +673,53 @@ static void fill_series(void *ud, const struct psi_prom_series *s)
     }
 }
 
+/* A filler for out, its series coming through f->sink; -1 with out->status failed when out
+ * of memory. Free with filler_free. */
+static int filler_init(struct filler *f, const struct psi_request *req, struct psi_sample *out)
+{
+    *f = (struct filler){
+        .out = out, .utilization = req->utilization, .wanted = req->resources ? req->resources : PSI_RES_ALL};
+    f->sink = (struct psi_promreply_sink){fill_series, f};
+    kube_err_clear(&f->invalid);
+    f->bad = calloc(out->n_nodes ? out->n_nodes : 1, 1);
+    if (!f->bad || index_build(&f->ix, req->nodes, req->n_nodes) < 0) {
+        free(f->bad);
+        return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+    }
+    return 0;
+}
+
+static void filler_free(struct filler *f)
+{
+    index_free(&f->ix);
+    free(f->bad);
+}
+
+/* The reply stream s fed to f's sink has ended: out->status as psi_prom_read_sample says. */
+static int filler_end(struct filler *f, struct psi_promreply_stream *s, long http_status, const char *url)
+{
+    struct psi_prom_vector rest; /* the warning only: the series went to the sink */
+    int rc = read_reply(s->text.s, s->text.len, http_status, url, s, &rest, &f->out->status);
+    psi_prom_vector_free(&rest);
+    if (rc == 0 && kube_err_failed(&f->invalid)) {
+        f->out->status = f->invalid;
+        rc = -1;
+    }
+    return rc;
+}
+
 int psi_prom_read_sample(const char *body, size_t len, long http_status, const char *url, const struct psi_request *req,
                          struct psi_sample *out)
 {
-    struct filler f = {
-        .out = out, .utilization = req->utilization, .wanted = req->resources ? req->resources : PSI_RES_ALL};
-    kube_err_clear(&f.invalid);
-    f.bad = calloc(out->n_nodes ? out->n_nodes : 1, 1);
-    if (!f.bad || index_build(&f.ix, req->nodes, req->n_nodes) < 0) {
-        free(f.bad);
-        return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
-    }
-    struct psi_promreply_sink sink = {fill_series, &f};
-    struct psi_prom_vector rest; /* the warning only: the series went to the sink */
-    int rc = read_reply(body, len, http_status, url, &sink, &rest, &out->status);
-    psi_prom_vector_free(&rest);
-    if (rc == 0 && kube_err_failed(&f.invalid)) {
-        out->status = f.invalid;
-        rc = -1;
-    }
-    index_free(&f.ix);
-    free(f.bad);
+    struct filler f;
+    if (filler_init(&f, req, out) < 0)
+        return -1;
+    struct psi_promreply_stream s;
+    psi_promreply_stream_init(&s, &f.sink);
+    int rc = psi_promreply_stream_feed(&s, body, len) < 0 ? psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory")
+                                                          : filler_end(&f, &s, http_status, url);
+    psi_promreply_stream_free(&s);
+    filler_free(&f);
     return rc;
 }
 
@@ -675,17 +729,21 @@ static int prom_sample(struct psi_source *src, const struct psi_request *req, st
 {
     struct psi_prom *p = src->impl;
     char *q = psi_prom_psi_query(req);
-    if (!q)
-        return psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
-    CURL *e = psi_prom_query_start(p, q, &out->status);
+    struct filler f;
+    if (!q || filler_init(&f, req, out) < 0) {
+        free(q);
+        return q ? -1 : psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+    }
+    struct psi_promreply_stream s;
+    psi_promreply_stream_init(&s, &f.sink);
+    CURL *e = query_start(p, q, &s, &out->status);
     free(q);
-    if (!e)
-        return -1;
-    long code = transfer_status(p, curl_easy_perform(e), &out->status);
-    if (code < 0)
-        return -1;
-    return reply_done(p, code, psi_prom_read_sample(p->reply.data, p->reply.len, code, p->endpoint, req, out),
-                      &out->status);
+    long code = e ? transfer_status(p, curl_easy_perform(e), &out->status) : -1;
+    int rc = code < 0 ? -1 : reply_done(p, code, filler_end(&f, &s, code, p->endpoint), &out->status);
+    p->stream = NULL;
+    psi_promreply_stream_free(&s);
+    filler_free(&f);
+    return rc;
 }
 
 struct psi_source *psi_prom_source_new(struct psi_prom *p, struct kube_err *st)

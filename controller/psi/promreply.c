@@ -19,13 +19,21 @@ struct lab {
 
 struct reader {
     const char *start, *p, *end;
+    /* Where this text stands in the whole reply when a stream cut series from it: bytes
+     * past prefix (data.result's '[') come dropped bytes later in the reply, and the
+     * first series read is the index_base'th. */
+    size_t prefix, dropped, index_base;
+    bool partial;      /* a stream's read before the reply's end: see stream_step */
+    size_t array_open; /* where data.result's series start (after its '['), once read */
+    size_t checkpoint; /* after the ',' behind the last series handed, or 0 */
     int depth;
     bool bound; /* the error is a bound passed, not broken JSON */
     char *why;
     size_t whylen;
     struct psi_promreply *out;
     const struct psi_promreply_sink *sink; /* or NULL: series kept in out->vector */
-    size_t nseries;                        /* series read */
+    size_t nseries;                        /* series read (index_base and on) */
+    size_t sunk;                           /* series handed to the sink by this read */
     size_t vcap;                           /* series allocated in out->vector */
     struct strbuf chars;                   /* the labels of the series being read, NUL-separated */
     struct lab *labs;
@@ -47,7 +55,10 @@ static int fail(struct reader *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    snprintf(r->why, r->whylen, "at byte %zu: %s", (size_t)(r->p - r->start), msg);
+    size_t at = (size_t)(r->p - r->start);
+    if (r->prefix && at >= r->prefix)
+        at += r->dropped;
+    snprintf(r->why, r->whylen, "at byte %zu: %s", at, msg);
     return READ_ERROR;
 }
 
@@ -417,6 +428,7 @@ static void hand_series(struct reader *r, const struct series_state *s)
         r->handed[i] = (struct psi_prom_label){r->chars.s + r->labs[i].name, r->chars.s + r->labs[i].value};
     struct psi_prom_series series = {r->nlabs ? r->handed : NULL, r->nlabs, s->v, s->ts};
     r->sink->fn(r->sink->ud, &series);
+    r->sunk++;
 }
 
 /* Keep the series just read, its labels in one allocation, or hand it to the sink. */
@@ -456,26 +468,28 @@ static int keep_series(struct reader *r, const struct series_state *s)
     return 0;
 }
 
-static int series(struct reader *r, size_t idx)
+/* The series at r->p, read into s and the reader's label buffers (kept by the caller once
+ * the text after it shows it complete). */
+static int series(struct reader *r, size_t idx, struct series_state *s)
 {
-    struct series_state s = {.idx = idx, .problem = r->out->result_problem, .plen = sizeof(r->out->result_problem)};
+    *s = (struct series_state){.idx = idx, .problem = r->out->result_problem, .plen = sizeof(r->out->result_problem)};
     r->nlabs = 0;
     r->chars.len = 0;
     if (peek(r) != '{')
-        return shape(&s, "result[%zu] is not an object with a \"metric\" object", idx);
-    int rc = members(r, series_member, &s);
+        return shape(s, "result[%zu] is not an object with a \"metric\" object", idx);
+    int rc = members(r, series_member, s);
     if (rc != 0)
         return rc;
-    if (!s.value)
-        return shape(&s, "result[%zu].value is not a [time, \"value\"] pair", idx);
-    return keep_series(r, &s) < 0 ? READ_ERROR : SERIES_OK;
+    if (!s->value)
+        return shape(s, "result[%zu].value is not a [time, \"value\"] pair", idx);
+    return SERIES_OK;
 }
 
 static void vector_clear(struct reader *r)
 {
     psi_prom_vector_free(&r->out->vector);
     r->vcap = 0;
-    r->nseries = 0;
+    r->nseries = r->index_base;
 }
 
 /* data.result: an instant vector's series; any other shape is noted and skipped. */
@@ -492,20 +506,27 @@ static int result(struct reader *r)
         snprintf(o->result_problem, sizeof(o->result_problem), "data.result is not an array");
     } else {
         r->p++;
+        r->array_open = (size_t)(r->p - r->start);
         rc = SERIES_OK;
         if (peek(r) == ']')
             r->p++;
         else
-            for (size_t i = 0;; i++) {
-                rc = series(r, i);
+            for (size_t i = r->index_base;; i++) {
+                struct series_state st;
+                rc = series(r, i, &st);
                 if (rc != SERIES_OK)
                     break;
-                if (peek(r) == ']') {
-                    r->p++;
-                    break;
-                }
-                if (expect(r, ',') < 0)
+                char c = peek(r);
+                if (c != ']' && c != ',')
+                    return expect(r, ',');
+                if (c == ']' && r->partial)
+                    return fail(r, "the series end here: the reply's end reads them"); /* see stream_step */
+                if (keep_series(r, &st) < 0)
                     return READ_ERROR;
+                r->p++;
+                if (c == ']')
+                    break;
+                r->checkpoint = (size_t)(r->p - r->start);
             }
     }
     if (rc != SERIES_SHAPE)
@@ -560,25 +581,106 @@ static int top_member(struct reader *r, const char *key, void *ud)
     return skip_value(r);
 }
 
+/* Read r's text into r->out: as psi_promreply_read. */
+static int read_all(struct reader *r)
+{
+    struct psi_promreply *out = r->out;
+    memset(out, 0, sizeof(*out));
+    r->nseries = r->index_base;
+    int rc = peek(r) == '{' ? members(r, top_member, NULL) : skip_value(r);
+    if (rc == 0 && peek(r) != '\0')
+        rc = fail(r, "data after the JSON value");
+    else if (rc == 0 && r->p < r->end)
+        rc = fail(r, "a NUL byte after the JSON value");
+    free(r->chars.s);
+    free(r->labs);
+    free(r->handed);
+    if (rc != 0) {
+        psi_promreply_free(out);
+        return r->bound ? -2 : -1;
+    }
+    return 0;
+}
+
 int psi_promreply_read(const char *body, size_t len, const struct psi_promreply_sink *sink, struct psi_promreply *out,
                        char *why, size_t whylen)
 {
-    memset(out, 0, sizeof(*out));
     struct reader r = {
         .start = body, .p = body, .end = body + len, .why = why, .whylen = whylen, .out = out, .sink = sink};
-    int rc = peek(&r) == '{' ? members(&r, top_member, NULL) : skip_value(&r);
-    if (rc == 0 && peek(&r) != '\0')
-        rc = fail(&r, "data after the JSON value");
-    else if (rc == 0 && r.p < r.end)
-        rc = fail(&r, "a NUL byte after the JSON value");
-    free(r.chars.s);
-    free(r.labs);
-    free(r.handed);
-    if (rc != 0) {
-        psi_promreply_free(out);
-        return r.bound ? -2 : -1;
+    return read_all(&r);
+}
+
+/* ---- stream ---- */
+
+static struct reader stream_reader(struct psi_promreply_stream *s, struct psi_promreply *out, char *why, size_t whylen)
+{
+    return (struct reader){.start = s->text.s ? s->text.s : "",
+                           .p = s->text.s ? s->text.s : "",
+                           .end = (s->text.s ? s->text.s : "") + s->text.len,
+                           .prefix = s->prefix,
+                           .dropped = s->dropped,
+                           .index_base = s->handed,
+                           .why = why,
+                           .whylen = whylen,
+                           .out = out,
+                           .sink = s->sink};
+}
+
+/* Read what has come so far, handing the series that a ',' after them shows complete (the
+ * last one, and any after a ']', wait for the reply's end), and cut them from the text:
+ * it keeps what precedes data.result's first series and what follows the last one handed.
+ * When four steps of text are kept and none can be handed (the text is no vector's, or a
+ * series is that long), the streaming ends: the rest is kept whole for the final read, so
+ * that no text is read again and again. */
+static void stream_step(struct psi_promreply_stream *s)
+{
+    struct psi_promreply out;
+    char why[8];
+    struct reader r = stream_reader(s, &out, why, sizeof(why));
+    r.partial = true;
+    read_all(&r);
+    psi_promreply_free(&out);
+    size_t handed = r.sunk;
+    s->read_len = s->text.len;
+    if (!handed) {
+        s->whole = s->text.len >= 4 * s->step;
+        return;
     }
+    size_t cut = r.checkpoint - r.array_open;
+    memmove(s->text.s + r.array_open, s->text.s + r.checkpoint, s->text.len - r.checkpoint + 1);
+    s->text.len -= cut;
+    s->prefix = r.array_open;
+    s->dropped += cut;
+    s->handed += handed;
+    s->read_len = s->text.len;
+}
+
+void psi_promreply_stream_init(struct psi_promreply_stream *s, const struct psi_promreply_sink *sink)
+{
+    memset(s, 0, sizeof(*s));
+    s->sink = sink;
+    s->step = PSI_PROMREPLY_STEP;
+}
+
+int psi_promreply_stream_feed(struct psi_promreply_stream *s, const char *data, size_t n)
+{
+    if (buf_add(&s->text, data, n) < 0)
+        return -1;
+    if (!s->whole && s->text.len - s->read_len >= s->step)
+        stream_step(s);
     return 0;
+}
+
+int psi_promreply_stream_end(struct psi_promreply_stream *s, struct psi_promreply *out, char *why, size_t whylen)
+{
+    struct reader r = stream_reader(s, out, why, whylen);
+    return read_all(&r);
+}
+
+void psi_promreply_stream_free(struct psi_promreply_stream *s)
+{
+    free(s->text.s);
+    memset(s, 0, sizeof(*s));
 }
 
 void psi_promreply_free(struct psi_promreply *out)

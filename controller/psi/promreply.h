@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/strbuf.h"
 #include "psi/prom.h"
 
 #define PSI_PROMREPLY_MAX_DEPTH 64
@@ -63,6 +64,39 @@ struct psi_promreply_sink {
  * series go to the sink. */
 int psi_promreply_read(const char *body, size_t len, const struct psi_promreply_sink *sink, struct psi_promreply *out,
                        char *why, size_t whylen);
+
+/* A reply read as it arrives, for a sink: each series is handed over once the text after it
+ * shows it complete, and cut from what is kept, which is the text before data.result's first
+ * series and after the last one handed: one or two PSI_PROMREPLY_STEPs, whatever the reply's
+ * size. When four steps are kept and no series can be handed (a reply that is no instant
+ * vector's, a series that long), the rest is kept whole and read once at the end, within the
+ * caller's cap on the reply's size. The outcome is psi_promreply_read's on the whole reply:
+ * the same series, result, errors and bounds (messages count the bytes and series of the
+ * whole reply). The struct is the caller's: init, feed the bytes as they come, end, free. */
+#define PSI_PROMREPLY_STEP ((size_t)16 << 10)
+
+struct psi_promreply_stream {
+    const struct psi_promreply_sink *sink;
+    struct strbuf text; /* what is kept of the reply */
+    size_t prefix;      /* text before the series (after data.result's '['), once series were cut */
+    size_t dropped;     /* bytes of series cut from the text */
+    size_t handed;      /* series handed to the sink */
+    size_t step;        /* bytes between reads: PSI_PROMREPLY_STEP from init (tests take fewer) */
+    size_t read_len;    /* the text's length when it was last read */
+    bool whole;         /* no more cuts: the rest is kept whole */
+};
+
+/* Start a stream whose series go to sink (not NULL). */
+void psi_promreply_stream_init(struct psi_promreply_stream *s, const struct psi_promreply_sink *sink);
+
+/* The next n bytes of the reply; 0, or -1 when out of memory. */
+int psi_promreply_stream_feed(struct psi_promreply_stream *s, const char *data, size_t n);
+
+/* The reply has ended: read what is left, as psi_promreply_read with sink returns. */
+int psi_promreply_stream_end(struct psi_promreply_stream *s, struct psi_promreply *out, char *why, size_t whylen);
+
+/* Free what s holds (its sink stays the caller's). */
+void psi_promreply_stream_free(struct psi_promreply_stream *s);
 
 /* Free what out holds and empty it (NULL is fine). */
 void psi_promreply_free(struct psi_promreply *out);

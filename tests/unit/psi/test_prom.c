@@ -554,6 +554,141 @@ static void test_reply_sink(void **state)
     free(body);
 }
 
+/* What a read of a reply gave: its outcome and the series handed, in order (a hash). */
+struct outcome {
+    int rc;
+    char why[256], status[32], result_type[32], problem[256];
+    size_t n;
+    uint64_t hash;
+};
+
+static void hash_series(void *ud, const struct psi_prom_series *s)
+{
+    struct outcome *o = ud;
+    char text[512];
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_labels && n < sizeof(text); i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "%s=%s,", s->labels[i].name, s->labels[i].value);
+    if (n < sizeof(text))
+        snprintf(text + n, sizeof(text) - n, "%.17g@%.17g", s->value, s->timestamp);
+    for (const char *c = text; *c; c++)
+        o->hash = (o->hash ^ (unsigned char)*c) * 1099511628211ULL;
+    o->hash = (o->hash ^ 0xFF) * 1099511628211ULL;
+    o->n++;
+}
+
+static void note(struct outcome *o, int rc, const struct psi_promreply *r)
+{
+    o->rc = rc;
+    snprintf(o->status, sizeof(o->status), "%s", r->status ? r->status : "-");
+    snprintf(o->result_type, sizeof(o->result_type), "%s", r->result_type ? r->result_type : "-");
+    snprintf(o->problem, sizeof(o->problem), "%s", r->result_problem);
+}
+
+/* body read as it arrives, in chunks of chunk bytes with a read every step bytes; *kept_max
+ * is the most text the stream held. */
+static void read_streamed(const char *body, size_t len, size_t chunk, size_t step, struct outcome *o, size_t *kept_max)
+{
+    memset(o, 0, sizeof(*o));
+    struct psi_promreply_sink sink = {hash_series, o};
+    struct psi_promreply_stream s;
+    psi_promreply_stream_init(&s, &sink);
+    s.step = step;
+    *kept_max = 0;
+    for (size_t at = 0; at < len; at += chunk) {
+        assert_int_equal(psi_promreply_stream_feed(&s, body + at, len - at < chunk ? len - at : chunk), 0);
+        if (s.text.len > *kept_max)
+            *kept_max = s.text.len;
+    }
+    struct psi_promreply r;
+    note(o, psi_promreply_stream_end(&s, &r, o->why, sizeof(o->why)), &r);
+    psi_promreply_free(&r);
+    psi_promreply_stream_free(&s);
+}
+
+/* A reply of n series (labels as the pressure query's): head, '[', the series, tail. Caller
+ * frees. */
+static char *big_reply(const char *head, size_t n, const char *tail, size_t *len)
+{
+    size_t cap = 200 + n * 160 + strlen(tail);
+    char *b = malloc(cap);
+    assert_non_null(b);
+    size_t o = (size_t)snprintf(b, cap, "%s[", head);
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(b + o, cap - o,
+                              "%s{\"metric\":{\"instance\":\"127.0.0.1:9100\",\"node\":\"node-%05zu\","
+                              "\"psi_resource\":\"%s\"},\"value\":[1796168836.123,\"0.%zu\"]}",
+                              i ? "," : "", i / 3, (const char *[]){"cpu", "memory", "io"}[i % 3], i);
+    o += (size_t)snprintf(b + o, cap - o, "%s", tail);
+    *len = o;
+    return b;
+}
+
+/* Read as it arrives, in any chunks, a reply gives what it gives read whole: the same series
+ * in the same order, the same outcome and message (byte offsets and series indices of the
+ * whole reply); and a vector's reply is held a step or two at a time, not whole. */
+static void test_reply_stream(void **state)
+{
+    (void)state;
+    size_t n3000, nbad, ncut, ntype, nlate, nafter;
+    char *r3000 = big_reply(ENVELOPE, 3000, "]}}", &n3000);
+    char *bad = big_reply(ENVELOPE, 2000, ",{\"metric\":{\"a\":1},\"value\":[1,\"1\"]}]}}", &nbad);
+    char *cut = big_reply(ENVELOPE, 900, "", &ncut);
+    ncut -= 40; /* inside a series */
+    char *type =
+        big_reply("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":", 600, "]}}", &ntype);
+    char *late =
+        big_reply("{\"data\":{\"result\":", 600, "],\"resultType\":\"matrix\"},\"status\":\"success\"}", &nlate);
+    char *after = big_reply(ENVELOPE, 700, "]}} x", &nafter);
+    size_t nfile;
+    char *file = read_testdata("prom_psi_vector.json", &nfile);
+    struct {
+        const char *body;
+        size_t len;
+    } bodies[] = {
+        {r3000, n3000},       {bad, nbad},
+        {cut, ncut},          {type, ntype},
+        {late, nlate},        {after, nafter},
+        {file, nfile},        {"{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"x\"}", 0},
+        {ENVELOPE "[]}}", 0},
+    };
+    for (size_t b = 0; b < sizeof(bodies) / sizeof(bodies[0]); b++) {
+        size_t len = bodies[b].len ? bodies[b].len : strlen(bodies[b].body);
+        struct outcome whole = {0}, streamed;
+        struct psi_promreply_sink sink = {hash_series, &whole};
+        struct psi_promreply r;
+        note(&whole, psi_promreply_read(bodies[b].body, len, &sink, &r, whole.why, sizeof(whole.why)), &r);
+        psi_promreply_free(&r);
+        const size_t chunks[][2] = {
+            {len, PSI_PROMREPLY_STEP}, {16384, PSI_PROMREPLY_STEP}, {1, 1}, {7, 100}, {100, 333}, {4096, 1000}};
+        for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+            if (chunks[c][0] == 1 && len > 4096)
+                continue; /* a byte at a time: small replies only */
+            size_t kept;
+            read_streamed(bodies[b].body, len, chunks[c][0], chunks[c][1], &streamed, &kept);
+            int same_series =
+                whole.rc != 0 || whole.problem[0] || (streamed.n == whole.n && streamed.hash == whole.hash);
+            if (streamed.rc != whole.rc || strcmp(streamed.why, whole.why) != 0 || !same_series ||
+                strcmp(streamed.status, whole.status) != 0 || strcmp(streamed.result_type, whole.result_type) != 0 ||
+                strcmp(streamed.problem, whole.problem) != 0)
+                fail_msg(
+                    "reply %zu, chunks of %zu, step %zu: rc %d \"%s\" (%s) %zu series; whole: rc %d \"%s\" (%s) %zu", b,
+                    chunks[c][0], chunks[c][1], streamed.rc, streamed.why, streamed.problem, streamed.n, whole.rc,
+                    whole.why, whole.problem, whole.n);
+            if (b == 0 && chunks[c][0] < len && kept > 2 * chunks[c][1] + chunks[c][0] + 300)
+                fail_msg("chunks of %zu, step %zu: %zu bytes kept of a reply of %zu", chunks[c][0], chunks[c][1], kept,
+                         len);
+        }
+    }
+    free(r3000);
+    free(bad);
+    free(cut);
+    free(type);
+    free(late);
+    free(after);
+    free(file);
+}
+
 /* Reading the sample fails as reading the reply does, though series were put into the
  * sample before the failure was seen; a broken reply wins over an invalid value before it. */
 static void test_read_sample_fails_as_the_reply(void **state)
@@ -697,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_read_utilization),
         cmocka_unit_test(test_read_sample_invalid_value),
         cmocka_unit_test(test_reply_sink),
+        cmocka_unit_test(test_reply_stream),
         cmocka_unit_test(test_read_sample_fails_as_the_reply),
         cmocka_unit_test(test_client_config_errors),
         cmocka_unit_test(test_token_file),
