@@ -339,9 +339,12 @@ static void publish_health(struct manager *m)
     struct psi_metric *fams[] = {m->m.ready,       m->m.selected,      m->m.tainted,      m->m.taint_cap,
                                  m->m.held,        m->m.unknown,       m->m.rebalancing,  m->m.interval,
                                  m->m.taint_above, m->m.untaint_below, m->m.tainted_since};
-    for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++)
-        psi_metric_clear(fams[i]);
+    size_t n = sizeof(fams) / sizeof(fams[0]);
+    for (size_t i = 0; i < n; i++)
+        psi_metric_begin(fams[i]);
     kube_informer_foreach(m->psirebalances, publish_one_health, m);
+    for (size_t i = 0; i < n; i++)
+        psi_metric_sweep(fams[i]);
 }
 
 static void publish(struct manager *m, double seconds, int rc)
@@ -373,8 +376,9 @@ static void publish(struct manager *m, double seconds, int rc)
     psi_metric_inc(m->m.prediction_error, dst, c->prediction_error_destination - m->last.prediction_error_destination);
     psi_metric_inc(m->m.predictions, NULL, (double)(c->predictions_checked - m->last.predictions_checked));
     m->last = *c;
-    psi_metric_clear(m->m.pressure);
+    psi_metric_begin(m->m.pressure);
     reconciler_foreach_pressure(m->reconciler, publish_pressure, m);
+    psi_metric_sweep(m->m.pressure);
     publish_health(m);
     struct kube_informer *infs[] = {m->psirebalances, m->nodes, m->machineconfigs, m->pools, m->vmis, m->vmims};
     const char *names[] = {"psirebalances",           "nodes",

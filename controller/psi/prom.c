@@ -17,10 +17,12 @@
 /* 5,000 nodes (the supported size) answer the pressure query with about 6 MB (4 series a
  * node, ~300 bytes each with OpenShift's node-exporter labels) and the usage query with
  * about 8 MB (10 pods a node, ~120 bytes a series): twice the larger, rounded up. Read
- * without a JSON tree (promreply.h), a reply at the cap costs about twice its size. */
+ * without a JSON tree (promreply.h), a buffered reply at the cap costs about twice its size;
+ * the pressure query's, read as a stream, a step of it. */
 #define MAX_REPLY (32L * 1024 * 1024)
-/* A reply buffer larger than this is freed after its query (at 1,000 nodes the pressure reply
- * is some hundreds of KB), so that memory between queries does not grow with the cluster. */
+/* A reply buffer larger than this is freed after its query (a usage query's reply at 1,000
+ * nodes is some hundreds of KB), so that memory between queries does not grow with the
+ * cluster. */
 #define REPLY_KEEP ((size_t)64 << 10)
 
 struct psi_prom {

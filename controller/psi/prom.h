@@ -32,7 +32,9 @@
  * plain http:// unless asked by name. A 401 or 403 says whose token was refused and which
  * role it needs. A client is not thread-safe and runs one query at a time. Replies are read
  * without a JSON tree, within the bounds of promreply.h, and capped at 32 MiB (what a
- * cluster of 5,000 nodes answers, twice over). */
+ * cluster of 5,000 nodes answers, twice over). The pressure query's reply is read as it
+ * arrives (promreply.h's stream), each series going into the sample: a cycle holds a step of
+ * its text (16 KiB) and the sample, not the reply. */
 #ifndef PSI_PSI_PROM_H
 #define PSI_PSI_PROM_H
 

@@ -166,7 +166,7 @@ static int string(struct reader *r, struct strbuf *b, size_t max)
         if (r->end - r->p < 2)
             return fail(r, "the reply ends inside a string");
         char u8[4];
-        size_t un;
+        size_t un = 0;
         if (escape(r, u8, &un) < 0)
             return READ_ERROR;
         if (b && kept + un <= max) {

@@ -1,12 +1,14 @@
 /* psi_promreply: read a Prometheus /api/v1/query reply without building a JSON tree.
  *
- * The reply is read once, front to back, from the buffered body; only what the client
+ * The reply is read once, front to back, from the buffered body or as it arrives (a
+ * stream, below); only what the client
  * keeps is allocated: the envelope's strings (status, errorType, error, the first warning,
  * data.resultType, each cut to PSI_PROMREPLY_MAX_TEXT bytes) and the series of an instant
  * vector, with one allocation per series for all its labels. Memory is the series kept,
  * about the reply's size at most, instead of a JSON tree of every value (a 63 MiB reply of
  * tiny series took 1.38 GB as a cJSON tree). A reader that needs each series only once
- * gives a sink instead: the series are handed to it as they are read and none is kept.
+ * gives a sink instead: the series are handed to it as they are read and none is kept;
+ * read as a stream, the reply is not kept whole either.
  * Every member the client does not read is still checked as JSON and skipped.
  *
  * Bounds, each an error naming it: nesting deeper than PSI_PROMREPLY_MAX_DEPTH, more than

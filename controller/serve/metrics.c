@@ -17,6 +17,7 @@ struct series {
     double value;      /* counter/gauge; histogram sum */
     uint64_t count;    /* histogram */
     uint64_t *buckets; /* histogram, cumulative per bound */
+    int stale;         /* not updated since psi_metric_begin */
 };
 
 struct psi_metric {
@@ -412,12 +413,21 @@ struct psi_metric *psi_metrics_histogram(struct psi_metrics *m, const char *name
     return add_family(m, M_HISTOGRAM, name, help, buckets, n, labels);
 }
 
+/* The series of values, created when absent, and live again after psi_metric_begin. */
+static struct series *update(struct psi_metric *f, const char *const *values)
+{
+    struct series *s = find(f, values, 1);
+    if (s)
+        s->stale = 0;
+    return s;
+}
+
 int psi_metric_inc(struct psi_metric *f, const char *const *values, double delta)
 {
     if (!f || f->type != M_COUNTER || !(delta >= 0))
         return -1;
     pthread_mutex_lock(&f->reg->mu);
-    struct series *s = find(f, values, 1);
+    struct series *s = update(f, values);
     if (s)
         s->value += delta;
     pthread_mutex_unlock(&f->reg->mu);
@@ -429,7 +439,7 @@ int psi_metric_set(struct psi_metric *f, const char *const *values, double v)
     if (!f || f->type != M_GAUGE)
         return -1;
     pthread_mutex_lock(&f->reg->mu);
-    struct series *s = find(f, values, 1);
+    struct series *s = update(f, values);
     if (s)
         s->value = v;
     pthread_mutex_unlock(&f->reg->mu);
@@ -441,7 +451,7 @@ int psi_metric_observe(struct psi_metric *f, const char *const *values, double v
     if (!f || f->type != M_HISTOGRAM || isnan(v))
         return -1;
     pthread_mutex_lock(&f->reg->mu);
-    struct series *s = find(f, values, 1);
+    struct series *s = update(f, values);
     if (s) {
         s->value += v;
         s->count++;
@@ -472,17 +482,33 @@ int psi_metric_remove(struct psi_metric *f, const char *const *values)
     return s ? 0 : -1;
 }
 
-void psi_metric_clear(struct psi_metric *f)
+void psi_metric_begin(struct psi_metric *f)
 {
     if (!f)
         return;
     pthread_mutex_lock(&f->reg->mu);
     for (size_t i = 0; i < f->n; i++)
-        series_free(f->series[i]);
-    f->n = 0;
-    if (f->table)
-        memset(f->table, 0, f->tcap * sizeof(*f->table));
-    if (f->n_labels == 0)
+        f->series[i]->stale = 1;
+    pthread_mutex_unlock(&f->reg->mu);
+}
+
+void psi_metric_sweep(struct psi_metric *f)
+{
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->reg->mu);
+    size_t kept = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->series[i]->stale)
+            series_free(f->series[i]);
+        else
+            f->series[kept++] = f->series[i];
+    }
+    if (kept < f->n) {
+        f->n = kept;
+        table_reindex(f);
+    }
+    if (f->n_labels == 0 && f->n == 0)
         find(f, NULL, 1);
     pthread_mutex_unlock(&f->reg->mu);
 }

@@ -55,8 +55,13 @@ int psi_metric_observe(struct psi_metric *f, const char *const *values, double v
 /* Remove the series of values (e.g. a node that left). Returns 0, -1 when absent. */
 int psi_metric_remove(struct psi_metric *f, const char *const *values);
 
-/* Remove every series of the family (an unlabelled one goes back to 0). */
-void psi_metric_clear(struct psi_metric *f);
+/* A family rebuilt from the current state, cycle after cycle (e.g. one series per node),
+ * without freeing and allocating again the series that stay: psi_metric_begin marks every
+ * series stale; an inc, set or observe makes its series live again; psi_metric_sweep
+ * removes those still stale (an unlabelled family goes back to 0). Begin then sweep
+ * removes every series. */
+void psi_metric_begin(struct psi_metric *f);
+void psi_metric_sweep(struct psi_metric *f);
 
 /* Counter or gauge value of a series (a histogram's count), or NaN when absent. */
 double psi_metric_value(struct psi_metric *f, const char *const *values);

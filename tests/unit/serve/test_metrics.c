@@ -162,12 +162,57 @@ static void test_remove_and_clear(void **state)
         else
             assert_float_equal(v, i, 0);
     }
-    psi_metric_clear(g);
+    psi_metric_begin(g);
+    psi_metric_sweep(g);
     expect_render(m, "");
     struct psi_metric *u = psi_metrics_gauge(m, "u", "U.", NULL);
     psi_metric_set(u, NULL, 5);
-    psi_metric_clear(u);
+    psi_metric_begin(u);
+    psi_metric_sweep(u);
     expect_render(m, "# HELP u U.\n# TYPE u gauge\nu 0\n");
+    psi_metrics_free(m);
+}
+
+/* A family rebuilt each cycle: the series set again stay with their new value, those not
+ * set go, new ones come; an update of any kind keeps its series, a read does not. */
+static void test_begin_sweep(void **state)
+{
+    (void)state;
+    struct psi_metrics *m = psi_metrics_new();
+    const char *node[] = {"node", NULL};
+    struct psi_metric *g = psi_metrics_gauge(m, "p", "P.", node);
+    struct psi_metric *c = psi_metrics_counter(m, "c", "C.", node);
+    char name[32];
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof(name), "worker-%03d", i);
+        assert_int_equal(psi_metric_set(g, (const char *[]){name}, i), 0);
+    }
+    psi_metric_inc(c, (const char *[]){"a"}, 1);
+    psi_metric_inc(c, (const char *[]){"b"}, 1);
+    psi_metric_begin(g);
+    psi_metric_begin(c);
+    for (int i = 50; i < 150; i++) { /* 0..49 leave, 50..99 stay, 100..149 come */
+        snprintf(name, sizeof(name), "worker-%03d", i);
+        assert_int_equal(psi_metric_set(g, (const char *[]){name}, 1000 + i), 0);
+    }
+    psi_metric_inc(c, (const char *[]){"b"}, 0);
+    psi_metric_sweep(g);
+    psi_metric_sweep(c);
+    for (int i = 0; i < 150; i++) {
+        snprintf(name, sizeof(name), "worker-%03d", i);
+        double v = psi_metric_value(g, (const char *[]){name});
+        if (i < 50)
+            assert_true(isnan(v));
+        else
+            assert_float_equal(v, 1000 + i, 0);
+    }
+    assert_true(isnan(psi_metric_value(c, (const char *[]){"a"})));
+    assert_float_equal(psi_metric_value(c, (const char *[]){"b"}), 1, 0);
+    /* reading is no update: a series only read is still swept */
+    psi_metric_begin(c);
+    (void)psi_metric_value(c, (const char *[]){"b"});
+    psi_metric_sweep(c);
+    assert_true(isnan(psi_metric_value(c, (const char *[]){"b"})));
     psi_metrics_free(m);
 }
 
@@ -178,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_begin_sweep),
         cmocka_unit_test(test_remove_and_clear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
