@@ -862,7 +862,7 @@ int kube_config_prepare(struct kube_config *cfg, CURL *easy, struct curl_slist *
     SETOPT(CURLOPT_USERAGENT, cfg->user_agent ? cfg->user_agent : "psi-rebalancer/" PSI_VERSION);
     /* Request bodies here are small (a patch; a status of at most about 100 KB goes out in a few
      * rounds): libcurl's smallest upload buffer, 16 KiB, instead of its default 64 KiB, which it
-     * allocates per transfer (0.75 MiB less with 16 taint patches in flight). */
+     * allocates per transfer (0.375 MiB less with 8 taint patches in flight). */
     SETOPT(CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
     const char *token = kube_config_token(cfg, err);
     if (!token && cfg->token_file)

@@ -15,8 +15,11 @@
 #include "reconcile/taintevents.h"
 #include "reconcile/taintfsm.h"
 
-/* Taint patches in flight at once (the write budget sets their pace). */
-#define TAINTER_IN_FLIGHT 16
+/* Taint patches in flight at once. The write budget (--kube-api-qps, 50 a second by default)
+ * sets their pace: 8 keep up with it while a patch takes up to 160 ms, and each in flight
+ * costs about 30 KB (libcurl's 16 KiB upload buffer, its receive buffer, the handle and the
+ * reply). */
+#define TAINTER_IN_FLIGHT 8
 
 /* The resourceVersion of a kept node for taintpatch_build (NULL: unknown). */
 static const char *rv_of(const struct nodeproj *node)
