@@ -27,6 +27,7 @@ int kube_linequeue_push(struct kube_linequeue *q, const char *line, size_t n, ku
     }
     char *text = q->buf + q->len + sizeof(n);
     memcpy(text, line, n);
+    text[n] = '\0';
     if (edit) {
         size_t edited = edit(text, n);
         if (edited < n)

@@ -115,7 +115,7 @@ static int read_reply(const char *body, size_t len, long http_status, const char
     char why[256] = "";
     int rc = !len     ? -1
              : stream ? psi_promreply_stream_end(stream, &r, why, sizeof(why))
-                      : psi_promreply_read(body, len, NULL, &r, why, sizeof(why));
+                      : psi_promreply_read(body, len, &r, why, sizeof(why));
     if (rc == 0 && r.status && strcmp(r.status, "error") == 0) {
         /* the server's words go into status: short (and printable, psi_fail) */
         psi_fail(st, PSI_REASON_QUERY, "%s refused the query (HTTP %ld, %.32s): %.300s", url, http_status,

@@ -602,11 +602,9 @@ static int read_all(struct reader *r)
     return 0;
 }
 
-int psi_promreply_read(const char *body, size_t len, const struct psi_promreply_sink *sink, struct psi_promreply *out,
-                       char *why, size_t whylen)
+int psi_promreply_read(const char *body, size_t len, struct psi_promreply *out, char *why, size_t whylen)
 {
-    struct reader r = {
-        .start = body, .p = body, .end = body + len, .why = why, .whylen = whylen, .out = out, .sink = sink};
+    struct reader r = {.start = body, .p = body, .end = body + len, .why = why, .whylen = whylen, .out = out};
     return read_all(&r);
 }
 

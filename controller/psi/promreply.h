@@ -7,8 +7,8 @@
  * vector, with one allocation per series for all its labels. Memory is the series kept,
  * about the reply's size at most, instead of a JSON tree of every value (a 63 MiB reply of
  * tiny series took 1.38 GB as a cJSON tree). A reader that needs each series only once
- * gives a sink instead: the series are handed to it as they are read and none is kept;
- * read as a stream, the reply is not kept whole either.
+ * reads the reply as a stream with a sink (below): the series are handed over as they are
+ * read, and neither they nor the reply are kept whole.
  * Every member the client does not read is still checked as JSON and skipped.
  *
  * Bounds, each an error naming it: nesting deeper than PSI_PROMREPLY_MAX_DEPTH, more than
@@ -50,10 +50,10 @@ struct psi_promreply {
     struct psi_prom_vector vector; /* data.result's series, when it is a vector's */
 };
 
-/* Where the series of an instant vector go instead of out->vector: fn(ud, series) for each
- * series as it is read, its labels valid until fn returns. A series is handed over before
- * the rest of the reply is read: when the read fails or out->result_problem is set, what
- * fn was given is to be thrown away. */
+/* Where the series of an instant vector go when the reply is read as a stream (below),
+ * instead of into out->vector: fn(ud, series) for each series, its labels valid until fn
+ * returns. A series is handed over before the rest of the reply is read: when the read fails
+ * or out->result_problem is set, what fn was given is to be thrown away. */
 struct psi_promreply_sink {
     void (*fn)(void *ud, const struct psi_prom_series *series);
     void *ud;
@@ -62,17 +62,16 @@ struct psi_promreply_sink {
 /* Read body[0..len): 0 with out filled (free with psi_promreply_free) when it is JSON
  * within the bounds above, whatever its shape; otherwise out is left empty and why
  * (whylen bytes) says what and at which byte offset: -1 when it is not JSON, -2 when it
- * passes a bound (or memory ran out). With sink not NULL, out->vector stays empty and the
- * series go to the sink. */
-int psi_promreply_read(const char *body, size_t len, const struct psi_promreply_sink *sink, struct psi_promreply *out,
-                       char *why, size_t whylen);
+ * passes a bound (or memory ran out). */
+int psi_promreply_read(const char *body, size_t len, struct psi_promreply *out, char *why, size_t whylen);
 
 /* A reply read as it arrives, for a sink: each series is handed over once the text after it
  * shows it complete, and cut from what is kept, which is the text before data.result's first
  * series and after the last one handed: one or two PSI_PROMREPLY_STEPs, whatever the reply's
  * size. When four steps are kept and no series can be handed (a reply that is no instant
  * vector's, a series that long), the rest is kept whole and read once at the end, within the
- * caller's cap on the reply's size. The outcome is psi_promreply_read's on the whole reply:
+ * caller's cap on the reply's size. The outcome is psi_promreply_read's on the whole reply,
+ * the series going to the sink instead of out->vector:
  * the same series, result, errors and bounds (messages count the bytes and series of the
  * whole reply). The struct is the caller's: init, feed the bytes as they come, end, free. */
 #define PSI_PROMREPLY_STEP ((size_t)16 << 10)
@@ -94,7 +93,7 @@ void psi_promreply_stream_init(struct psi_promreply_stream *s, const struct psi_
 /* The next n bytes of the reply; 0, or -1 when out of memory. */
 int psi_promreply_stream_feed(struct psi_promreply_stream *s, const char *data, size_t n);
 
-/* The reply has ended: read what is left, as psi_promreply_read with sink returns. */
+/* The reply has ended: read what is left; returns as psi_promreply_read (out->vector empty). */
 int psi_promreply_stream_end(struct psi_promreply_stream *s, struct psi_promreply *out, char *why, size_t whylen);
 
 /* Free what s holds (its sink stays the caller's). */
