@@ -612,9 +612,10 @@ int psi_promreply_read(const char *body, size_t len, struct psi_promreply *out, 
 
 static struct reader stream_reader(struct psi_promreply_stream *s, struct psi_promreply *out, char *why, size_t whylen)
 {
-    return (struct reader){.start = s->text.s ? s->text.s : "",
-                           .p = s->text.s ? s->text.s : "",
-                           .end = (s->text.s ? s->text.s : "") + s->text.len,
+    const char *text = s->text.s ? s->text.s : "";
+    return (struct reader){.start = text,
+                           .p = text,
+                           .end = text + s->text.len,
                            .prefix = s->prefix,
                            .dropped = s->dropped,
                            .index_base = s->handed,
@@ -638,18 +639,16 @@ static void stream_step(struct psi_promreply_stream *s)
     r.partial = true;
     read_all(&r);
     psi_promreply_free(&out);
-    size_t handed = r.sunk;
-    s->read_len = s->text.len;
-    if (!handed) {
+    if (r.sunk) {
+        size_t cut = r.checkpoint - r.array_open;
+        memmove(s->text.s + r.array_open, s->text.s + r.checkpoint, s->text.len - r.checkpoint + 1);
+        s->text.len -= cut;
+        s->prefix = r.array_open;
+        s->dropped += cut;
+        s->handed += r.sunk;
+    } else {
         s->whole = s->text.len >= 4 * s->step;
-        return;
     }
-    size_t cut = r.checkpoint - r.array_open;
-    memmove(s->text.s + r.array_open, s->text.s + r.checkpoint, s->text.len - r.checkpoint + 1);
-    s->text.len -= cut;
-    s->prefix = r.array_open;
-    s->dropped += cut;
-    s->handed += handed;
     s->read_len = s->text.len;
 }
 
