@@ -226,12 +226,13 @@ static int literal(struct reader *r, const char *word)
 
 static int skip_value(struct reader *r);
 
-/* The members or elements of an object or array after its opening bracket, skipped. */
-static int skip_members(struct reader *r, char close, int object)
+/* The members or elements of an object or array after its opening bracket, skipped; or,
+ * with after_comma, after a ',' that ends an element (one must follow). */
+static int skip_members(struct reader *r, char close, int object, bool after_comma)
 {
     if (++r->depth > PSI_PROMREPLY_MAX_DEPTH)
         return bound(r, "JSON nested deeper than %d levels", PSI_PROMREPLY_MAX_DEPTH);
-    if (peek(r) == close) {
+    if (!after_comma && peek(r) == close) {
         r->p++;
         r->depth--;
         return 0;
@@ -255,8 +256,8 @@ static int skip_members(struct reader *r, char close, int object)
 static int skip_value(struct reader *r)
 {
     switch (peek(r)) {
-    case '{': r->p++; return skip_members(r, '}', 1);
-    case '[': r->p++; return skip_members(r, ']', 0);
+    case '{': r->p++; return skip_members(r, '}', 1, false);
+    case '[': r->p++; return skip_members(r, ']', 0, false);
     case '"': return string(r, NULL, 0);
     case 't': return literal(r, "true");
     case 'f': return literal(r, "false");
@@ -498,6 +499,8 @@ static int result(struct reader *r)
     struct psi_promreply *o = r->out;
     const char *start = r->p;
     int depth = r->depth;
+    /* In a stream's text cut of the series handed, the '[' is followed by what followed a ','. */
+    bool cut = r->index_base > 0;
     o->has_result = true;
     if (o->result_type && strcmp(o->result_type, "vector") != 0)
         return skip_value(r);
@@ -508,7 +511,7 @@ static int result(struct reader *r)
         r->p++;
         r->array_open = (size_t)(r->p - r->start);
         rc = SERIES_OK;
-        if (peek(r) == ']')
+        if (!cut && peek(r) == ']')
             r->p++;
         else
             for (size_t i = r->index_base;; i++) {
@@ -535,6 +538,10 @@ static int result(struct reader *r)
     vector_clear(r);
     r->p = start;
     r->depth = depth;
+    if (cut && peek(r) == '[') {
+        r->p++;
+        return skip_members(r, ']', 0, true);
+    }
     return skip_value(r);
 }
 

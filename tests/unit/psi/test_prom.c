@@ -590,7 +590,7 @@ static char *big_reply(const char *head, size_t n, const char *tail, size_t *len
 static void test_reply_stream(void **state)
 {
     (void)state;
-    size_t n3000, nbad, ncut, ntype, nlate, nafter;
+    size_t n3000, nbad, ncut, ntype, nlate, nafter, ncomma;
     char *r3000 = big_reply(ENVELOPE, 3000, "]}}", &n3000);
     char *bad = big_reply(ENVELOPE, 2000, ",{\"metric\":{\"a\":1},\"value\":[1,\"1\"]}]}}", &nbad);
     char *cut = big_reply(ENVELOPE, 900, "", &ncut);
@@ -600,16 +600,16 @@ static void test_reply_stream(void **state)
     char *late =
         big_reply("{\"data\":{\"result\":", 600, "],\"resultType\":\"matrix\"},\"status\":\"success\"}", &nlate);
     char *after = big_reply(ENVELOPE, 700, "]}} x", &nafter);
+    char *comma = big_reply(ENVELOPE, 1000, ",\n ]}}", &ncomma); /* a ',' and no series after it */
     size_t nfile;
     char *file = read_testdata("prom_psi_vector.json", &nfile);
     struct {
         const char *body;
         size_t len;
     } bodies[] = {
-        {r3000, n3000},       {bad, nbad},
-        {cut, ncut},          {type, ntype},
-        {late, nlate},        {after, nafter},
-        {file, nfile},        {"{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"x\"}", 0},
+        {r3000, n3000},       {bad, nbad},   {cut, ncut},
+        {type, ntype},        {late, nlate}, {after, nafter},
+        {comma, ncomma},      {file, nfile}, {"{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"x\"}", 0},
         {ENVELOPE "[]}}", 0},
     };
     for (size_t b = 0; b < sizeof(bodies) / sizeof(bodies[0]); b++) {
@@ -647,6 +647,7 @@ static void test_reply_stream(void **state)
     free(type);
     free(late);
     free(after);
+    free(comma);
     free(file);
 }
 
