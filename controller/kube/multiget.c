@@ -10,10 +10,14 @@
 #include <curl/curl.h>
 
 #include "base/util.h"
+#include "kube/ratelimit.h"
 #include "kube/rest.h"
 
 /* Bytes of libcurl's receive buffer for each transfer (its smallest allowed is 1 KiB). */
 #define RECEIVE_BUFFER 4096L
+
+/* Weight of the latest write in the running mean of the writes' time. */
+#define WRITE_TIME_WEIGHT 0.2
 
 /* One request in flight. */
 struct xfer {
@@ -23,6 +27,7 @@ struct xfer {
     char *url;
     const char *method;
     size_t idx;
+    int64_t started_ms; /* base_mono_ms */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -66,6 +71,7 @@ static int xfer_start(struct kube_client *c, CURLM *m, struct xfer *x, const str
     struct kube_config *cfg = kube_client_config(c);
     x->reply.max = (size_t)o->max_reply;
     x->method = q->method;
+    x->started_ms = base_mono_ms();
     if (!(x->easy = curl_easy_init()) || asprintf(&x->url, "%s%s", kube_config_server(cfg), q->path) < 0) {
         x->url = NULL;
         xfer_clear(m, x);
@@ -159,6 +165,8 @@ struct run {
     CURLM *m;
     struct xfer *slots; /* o.max_in_flight of them; a free one has no easy handle */
     size_t running, next;
+    size_t limit;    /* requests to run at once now (o.max_in_flight, or as the writes' pace needs) */
+    double write_ms; /* running mean of the time of the writes answered, or 0 */
     const struct kube_multi_req *reqs;
     size_t n;
     bool reserved;  /* reqs[next], a write, holds a token of the write budget */
@@ -183,11 +191,11 @@ static bool may_start(struct run *r)
     return true;
 }
 
-/* Start requests until max_in_flight run, none is left or a write must wait for its token; a
+/* Start requests until limit run, none is left or a write must wait for its token; a
  * request that cannot start is reported to fn at once. */
 static void fill(struct run *r)
 {
-    for (size_t s = 0; s < r->o.max_in_flight && r->next < r->n;) {
+    for (size_t s = 0; s < r->o.max_in_flight && r->running < r->limit && r->next < r->n;) {
         if (r->slots[s].easy) {
             s++;
             continue;
@@ -206,6 +214,17 @@ static void fill(struct run *r)
     }
 }
 
+/* A write answered after ms: with min_in_flight, the requests to run at once follow the
+ * writes' time. */
+static void note_write(struct run *r, int64_t ms)
+{
+    if (!r->o.min_in_flight)
+        return;
+    r->write_ms = r->write_ms > 0 ? (1 - WRITE_TIME_WEIGHT) * r->write_ms + WRITE_TIME_WEIGHT * (double)ms : (double)ms;
+    r->limit =
+        kube_ratelimit_in_flight(kube_client_write_qps(r->c), r->write_ms, r->o.min_in_flight, r->o.max_in_flight);
+}
+
 /* Hand every finished transfer to fn and free its slot. */
 static void reap(struct run *r)
 {
@@ -217,6 +236,8 @@ static void reap(struct run *r)
         struct xfer *x = NULL;
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
         CURLcode result = msg->data.result;
+        if (result == CURLE_OK && strcmp(x->method, "GET") != 0)
+            note_write(r, base_mono_ms() - x->started_ms);
         xfer_finish(r->c, x, result, &r->o, r->fn, r->ud);
         xfer_clear(r->m, x);
         r->running--;
@@ -247,6 +268,9 @@ int kube_multirequest(struct kube_client *c, const struct kube_multi_req *reqs, 
         r.o.max_reply = KUBE_MULTIGET_MAX_REPLY;
     if (r.o.max_in_flight > n)
         r.o.max_in_flight = n ? n : 1;
+    if (r.o.min_in_flight > r.o.max_in_flight)
+        r.o.min_in_flight = r.o.max_in_flight;
+    r.limit = r.o.min_in_flight ? r.o.min_in_flight : r.o.max_in_flight;
     r.m = kube_client_multi(c);
     r.slots = r.m ? calloc(r.o.max_in_flight, sizeof(*r.slots)) : NULL;
     if (!r.slots)

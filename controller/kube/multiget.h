@@ -9,7 +9,9 @@
  * "Decode", "Transport"); a timeout is reason "Timeout" with status 0. Every reply passes
  * through the client's observer. A request other than a GET is a write: it waits for a token
  * of the client's write budget before it starts, so writes go at the budget's pace, up to
- * max_in_flight at once. Not thread-safe (the client is not). */
+ * max_in_flight at once; with min_in_flight, fewer: as many as keep that pace at the time the
+ * writes take (kube_ratelimit_in_flight), at least min_in_flight. Not thread-safe (the client
+ * is not). */
 #ifndef PSI_KUBE_MULTIGET_H
 #define PSI_KUBE_MULTIGET_H
 
@@ -31,6 +33,7 @@ struct kube_multiget_opts {
     size_t max_in_flight; /* requests running at once */
     long timeout_ms;      /* per request, from its start */
     long max_reply;       /* bytes of one reply; a larger one fails that request */
+    size_t min_in_flight; /* 0, or fewer than max_in_flight as the writes' pace needs, none less */
 };
 
 /* Called once per path as its request ends: index i into paths, obj the parsed reply

@@ -1,5 +1,7 @@
 #include "kube/ratelimit.h"
 
+#include <math.h>
+
 void kube_ratelimit_init(struct kube_ratelimit *rl, double qps, int burst, int64_t now_ms)
 {
     rl->qps = qps;
@@ -47,4 +49,14 @@ int kube_ratelimit_try(struct kube_ratelimit *rl, int64_t now_ms)
         return 0;
     rl->tokens -= 1.0;
     return 1;
+}
+
+size_t kube_ratelimit_in_flight(double qps, double latency_ms, size_t least, size_t most)
+{
+    if (qps <= 0)
+        return most;
+    double need = latency_ms > 0 ? ceil(qps * latency_ms / 1000.0) : 0;
+    if (need <= (double)least)
+        return least;
+    return need >= (double)most ? most : (size_t)need;
 }

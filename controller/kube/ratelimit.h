@@ -2,6 +2,7 @@
 #ifndef PSI_KUBE_RATELIMIT_H
 #define PSI_KUBE_RATELIMIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The bucket; plain data, initialise with kube_ratelimit_init. */
@@ -21,5 +22,10 @@ int64_t kube_ratelimit_reserve(struct kube_ratelimit *rl, int64_t now_ms);
 
 /* Take one token only if available now; returns 1 if taken, 0 otherwise. */
 int kube_ratelimit_try(struct kube_ratelimit *rl, int64_t now_ms);
+
+/* Requests to keep in flight so that qps of them a second go out when each takes latency_ms
+ * (Little's law: qps x latency, rounded up), between least and most; most when qps <= 0
+ * (unlimited), least before any latency is known (latency_ms <= 0). */
+size_t kube_ratelimit_in_flight(double qps, double latency_ms, size_t least, size_t most);
 
 #endif

@@ -104,6 +104,11 @@ void kube_client_set_rate_limit(struct kube_client *c, double qps, int burst)
     kube_ratelimit_init(&c->rl, qps, burst, base_mono_ms());
 }
 
+double kube_client_write_qps(const struct kube_client *c)
+{
+    return c->rl.qps;
+}
+
 void kube_client_set_timeout(struct kube_client *c, long timeout_ms)
 {
     c->timeout_ms = timeout_ms;

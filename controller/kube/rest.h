@@ -80,6 +80,9 @@ void kube_client_observe(struct kube_client *c, const char *method, long status)
 /* Set the write limiter: qps tokens per second, burst bucket size (qps <= 0: unlimited). */
 void kube_client_set_rate_limit(struct kube_client *c, double qps, int burst);
 
+/* The write limiter's tokens per second (<= 0: unlimited). */
+double kube_client_write_qps(const struct kube_client *c);
+
 /* Set the per-request timeout in milliseconds (default 30000; 0: none). */
 void kube_client_set_timeout(struct kube_client *c, long timeout_ms);
 

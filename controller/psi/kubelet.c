@@ -128,7 +128,9 @@ int psi_kubelet_fetch(struct kube_client *client, const char *const *nodes, size
     for (size_t i = 0; rc == 0 && i < n; i++)
         if (!(paths[i] = psi_kubelet_summary_path(nodes[i])))
             rc = kube_err_set(err, 0, "Transport", "out of memory");
-    struct kube_multiget_opts o = {PSI_KUBELET_IN_FLIGHT, PSI_KUBELET_TIMEOUT_MS, PSI_KUBELET_MAX_REPLY};
+    struct kube_multiget_opts o = {.max_in_flight = PSI_KUBELET_IN_FLIGHT,
+                                   .timeout_ms = PSI_KUBELET_TIMEOUT_MS,
+                                   .max_reply = PSI_KUBELET_MAX_REPLY};
     if (rc == 0)
         rc = kube_multiget(client, (const char *const *)paths, n, &o, fn, ud, err);
     for (size_t i = 0; paths && i < n; i++)

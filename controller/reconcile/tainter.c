@@ -15,11 +15,12 @@
 #include "reconcile/taintevents.h"
 #include "reconcile/taintfsm.h"
 
-/* Taint patches in flight at once. The write budget (--kube-api-qps, 50 a second by default)
- * sets their pace: 8 keep up with it while a patch takes up to 160 ms, and each in flight
- * costs about 30 KB (libcurl's 16 KiB upload buffer, its receive buffer, the handle and the
- * reply). */
-#define TAINTER_IN_FLIGHT 8
+/* Taint patches in flight at once: as many as keep the write budget's pace (--kube-api-qps,
+ * 50 a second by default) at the time a patch takes, between 8 (enough up to 160 ms a patch)
+ * and 24 (480 ms). Each in flight costs about 30 KB (libcurl's 16 KiB upload buffer, its
+ * receive buffer, the handle and the reply). */
+#define TAINTER_LEAST_IN_FLIGHT 8
+#define TAINTER_MOST_IN_FLIGHT 24
 
 /* The resourceVersion of a kept node for taintpatch_build (NULL: unknown). */
 static const char *rv_of(const struct nodeproj *node)
@@ -265,8 +266,9 @@ static void batch_done(size_t i, const cJSON *obj, const struct kube_err *err, v
     }
 }
 
-/* Send the patches of the actions whose outcome is PENDING at once (TAINTER_IN_FLIGHT at a
- * time, at the write budget's pace); those that could not be sent are FAILED. */
+/* Send the patches of the actions whose outcome is PENDING at once (TAINTER_LEAST_IN_FLIGHT
+ * to TAINTER_MOST_IN_FLIGHT at a time, at the write budget's pace); those that could not be
+ * sent are FAILED. */
 static void batch_send(const struct tainter *tw, struct batch *b)
 {
     size_t nact = b->s->res.nactions;
@@ -280,7 +282,7 @@ static void batch_send(const struct tainter *tw, struct batch *b)
             rc = batch_add(b, a);
     struct kube_err err;
     kube_err_set(&err, 0, "Encode", "out of memory building the taint patches");
-    struct kube_multiget_opts o = {TAINTER_IN_FLIGHT, 0, 0};
+    struct kube_multiget_opts o = {.max_in_flight = TAINTER_MOST_IN_FLIGHT, .min_in_flight = TAINTER_LEAST_IN_FLIGHT};
     if (rc == 0 && b->nreq)
         rc = kube_multirequest(tw->client, b->req, b->nreq, &o, batch_done, b, &err);
     for (size_t a = 0; rc < 0 && a < nact; a++)

@@ -1,4 +1,4 @@
-/* Unit tests for kube_ratelimit: burst, steady rate, refill cap, unlimited. */
+/* Unit tests for kube_ratelimit: burst, steady rate, refill cap, unlimited, requests in flight. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,6 +60,21 @@ static void test_unlimited(void **state)
     assert_true(kube_ratelimit_try(&rl, 0));
 }
 
+/* In flight: the budget's rate times a request's time, between the bounds. */
+static void test_in_flight(void **state)
+{
+    (void)state;
+    assert_int_equal(kube_ratelimit_in_flight(50, 0, 8, 24), 8);     /* no latency known yet */
+    assert_int_equal(kube_ratelimit_in_flight(50, 40, 8, 24), 8);    /* 2 would do: the floor */
+    assert_int_equal(kube_ratelimit_in_flight(50, 160, 8, 24), 8);   /* exactly 8 */
+    assert_int_equal(kube_ratelimit_in_flight(50, 161, 8, 24), 9);   /* rounded up */
+    assert_int_equal(kube_ratelimit_in_flight(50, 300, 8, 24), 15);  /* 15 a 300 ms each: 50 a second */
+    assert_int_equal(kube_ratelimit_in_flight(50, 2000, 8, 24), 24); /* a slow server: the cap */
+    assert_int_equal(kube_ratelimit_in_flight(5, 1000, 1, 24), 5);
+    assert_int_equal(kube_ratelimit_in_flight(0, 10, 8, 24), 24); /* unlimited */
+    assert_int_equal(kube_ratelimit_in_flight(50, 1e300, 8, 24), 24);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -67,6 +82,7 @@ int main(void)
         cmocka_unit_test(test_refill_capped_at_burst),
         cmocka_unit_test(test_try),
         cmocka_unit_test(test_unlimited),
+        cmocka_unit_test(test_in_flight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
