@@ -33,7 +33,7 @@ struct kube_multiget_opts {
     size_t max_in_flight; /* requests running at once */
     long timeout_ms;      /* per request, from its start */
     long max_reply;       /* bytes of one reply; a larger one fails that request */
-    size_t min_in_flight; /* 0, or fewer than max_in_flight as the writes' pace needs, none less */
+    size_t min_in_flight; /* 0: max_in_flight always; else the fewest at once, more as writes' time asks */
 };
 
 /* Called once per path as its request ends: index i into paths, obj the parsed reply
