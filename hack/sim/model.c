@@ -35,6 +35,15 @@ double model_pressure(double demand, double capacity, double burstiness)
     return clamp01(deficit * Phi + burstiness * phi);
 }
 
+double model_kernel_cpu_some(double demand, double capacity)
+{
+    if (isnan(demand) || isnan(capacity) || demand <= 0)
+        return 0;
+    if (capacity <= 0)
+        return 1;
+    return clamp01(1.0 - exp(-pow(demand / capacity / MODEL_KERNEL_CPU_SCALE, MODEL_KERNEL_CPU_SHAPE)));
+}
+
 void model_node(const struct model_params *p, const struct model_node_in *in, struct model_node_out *out)
 {
     out->cpu_some = model_pressure(in->cpu_demand, in->cpus, p->cpu.burstiness);

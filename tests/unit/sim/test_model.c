@@ -120,6 +120,27 @@ static void test_node(void **state)
     assert_near(out.memory_full, 0, 0);
 }
 
+/* The fitted kernel curve against bench/psi-kernel's means (bench/README.md): within the
+ * measured range of the shapes' means at full load and past it, rising, and 0..1. */
+static void test_kernel_curve(void **state)
+{
+    (void)state;
+    double at10 = model_kernel_cpu_some(1.0, 1), at12 = model_kernel_cpu_some(2.4, 2);
+    assert_true(at10 >= 0.68 && at10 <= 0.88); /* 68-88 % measured at full load */
+    assert_true(at12 >= 0.90 && at12 <= 0.97); /* 90-97 % at 1.2 */
+    assert_true(model_kernel_cpu_some(1.5, 1) >= 0.99);
+    assert_true(model_kernel_cpu_some(0.3, 1) < 0.05);
+    double prev = 0;
+    for (double L = 0.05; L <= 4; L += 0.05) {
+        double p = model_kernel_cpu_some(L * 8, 8);
+        assert_true(p >= prev && p <= 1);
+        prev = p;
+    }
+    assert_near(model_kernel_cpu_some(0, 4), 0, 0);
+    assert_near(model_kernel_cpu_some(NAN, 4), 0, 0);
+    assert_near(model_kernel_cpu_some(1, 0), 1, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_deterministic_without_burstiness),
         cmocka_unit_test(test_edge_inputs),
         cmocka_unit_test(test_node),
+        cmocka_unit_test(test_kernel_curve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
