@@ -10,6 +10,7 @@
 #include "reconcile/act.h"
 #include "reconcile/conditions.h"
 #include "reconcile/cycle.h"
+#include "reconcile/demand.h"
 #include "reconcile/evictor.h"
 #include "reconcile/gather.h"
 #include "reconcile/history.h"
@@ -284,6 +285,48 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
     }
 }
 
+/* Each node's CPU demand from signals that do not saturate where its reading is near 100 %
+ * (demand.h): its usage, its workloads' usage and vCPUs (known once check_candidates ran),
+ * bounding the planner's inference from pressure. */
+static void bound_demand(struct decision *dc)
+{
+    size_t nc = dc->cands.n;
+    size_t *start = calloc(dc->nn + 1, sizeof(size_t));
+    struct demand_workload *w = calloc(nc ? nc : 1, sizeof(*w));
+    if (!start || !w) {
+        free(start);
+        free(w);
+        return; /* out of memory: the planner's inference stands */
+    }
+    for (size_t j = 0; j < nc; j++)
+        start[dc->cands.c[j].node + 1]++;
+    for (size_t i = 0; i < dc->nn; i++)
+        start[i + 1] += start[i];
+    size_t *fill = calloc(dc->nn ? dc->nn : 1, sizeof(size_t));
+    for (size_t j = 0; fill && j < nc; j++) {
+        size_t i = dc->cands.c[j].node;
+        w[start[i] + fill[i]++] = (struct demand_workload){dc->cands.w[j].usage, dc->cands.c[j].max_demand};
+    }
+    for (size_t i = 0; i < dc->nn; i++) {
+        struct rebalance_node *n = &dc->nodes[i];
+        struct demand_cpu_in in = {.cpus = n->cpus,
+                                   .usage = dc->usage[i],
+                                   .pressure = dc->in->nodes[i].pressure[API_RESOURCE_CPU],
+                                   .from_pressure = n->demand,
+                                   .load1 = NAN,
+                                   .waiting = NAN,
+                                   .w = fill ? w + start[i] : NULL,
+                                   .nw = fill ? start[i + 1] - start[i] : 0};
+        struct demand_cpu_out out;
+        demand_cpu(&in, &out);
+        if (out.saturated)
+            n->demand = out.demand;
+    }
+    free(fill);
+    free(start);
+    free(w);
+}
+
 /* DryRun: lay the moves it would have made over the nodes' load and pressure. */
 static void overlay_load(struct mover *mv, struct decision *dc)
 {
@@ -386,6 +429,7 @@ static int decide_moves(struct mover *mv, struct decision *dc, char *fail_msg, s
     if (find_candidates(dc) < 0 || read_demand(mv, dc) < 0)
         return 0;
     check_candidates(mv, dc);
+    bound_demand(dc);
     if (dc->dry && mv->h->nvirt)
         overlay_load(mv, dc);
     log_nodes(dc);
