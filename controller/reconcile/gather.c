@@ -358,6 +358,8 @@ static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_
     }
     free(q);
     usage_fill(&v, u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage);
+    if (in->node_load1 && in->node_waiting)
+        usage_fill_runqueue(&v, u->descs, in->nnodes, in->node_load1, in->node_waiting);
     psi_prom_vector_free(&v);
     if (!u->node_mem)
         return 0;
@@ -395,6 +397,8 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
         u->ips[i] = in->nodes[i].node->ip[0] ? in->nodes[i].node->ip : NULL;
         u->descs[i] = (struct psi_node_desc){in->nodes[i].name, &u->ips[i], u->ips[i] ? 1 : 0, 0};
         u->node_usage[i] = NAN;
+        if (in->node_load1 && in->node_waiting)
+            in->node_load1[i] = in->node_waiting[i] = NAN;
         if (u->node_mem)
             u->node_mem[i] = NAN;
     }

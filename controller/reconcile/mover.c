@@ -43,6 +43,8 @@ struct decision {
     size_t nrecent;
     unsigned resources; /* balanced on (cycle_resources) */
     double *node_mem;   /* memory in use per node, when memory is balanced */
+    double *load1;      /* node_load1 per node (NAN: none) */
+    double *waiting;    /* schedstat's waiting tasks per node (NAN: none) */
     struct gather_candidates cands;
     const cJSON *kubevirt; /* the KubeVirt CR (its default eviction strategy), or NULL */
     struct rebalance_plan plan;
@@ -216,7 +218,8 @@ static int read_demand(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
     struct gather_usage_in u = {dc->d->client, in->prom, in->prom_error, (long)(in->pr->spec.metrics.window_ms / 1000),
-                                in->nodes,     dc->nn,   dc->node_mem};
+                                in->nodes,     dc->nn,   dc->node_mem,
+                                dc->load1,     dc->waiting};
     char why[1024];
     mv->stats.usage_queries++;
     if (gather_usage(&u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
@@ -313,8 +316,8 @@ static void bound_demand(struct decision *dc)
                                    .usage = dc->usage[i],
                                    .pressure = dc->in->nodes[i].pressure[API_RESOURCE_CPU],
                                    .from_pressure = n->demand,
-                                   .load1 = NAN,
-                                   .waiting = NAN,
+                                   .load1 = dc->load1 ? dc->load1[i] : NAN,
+                                   .waiting = dc->waiting ? dc->waiting[i] : NAN,
                                    .w = fill ? w + start[i] : NULL,
                                    .nw = fill ? start[i + 1] - start[i] : 0};
         struct demand_cpu_out out;
@@ -464,6 +467,10 @@ static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t 
     dc->nodes = calloc(n1, sizeof(*dc->nodes));
     dc->is_source = calloc(n1, sizeof(bool));
     dc->usage = calloc(n1, sizeof(double));
+    dc->load1 = calloc(n1, sizeof(double));
+    dc->waiting = calloc(n1, sizeof(double));
+    for (size_t i = 0; dc->load1 && dc->waiting && i < n1; i++)
+        dc->load1[i] = dc->waiting[i] = NAN;
     dc->node_mem = (dc->resources & REBALANCE_RES_MEMORY) ? calloc(n1, sizeof(double)) : NULL;
     int any = dc->nodes && dc->is_source && dc->usage && (dc->node_mem || !(dc->resources & REBALANCE_RES_MEMORY))
                   ? look_at_nodes(mv, dc)
@@ -496,6 +503,8 @@ static void decision_free(struct decision *dc)
     free(dc->nodes);
     free(dc->is_source);
     free(dc->usage);
+    free(dc->load1);
+    free(dc->waiting);
     free(dc->node_mem);
     history_recent_free(dc->recent, dc->nrecent);
 }

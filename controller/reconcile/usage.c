@@ -69,6 +69,11 @@ char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs)
                     "container!=\"POD\"");
     put_filter(&b, true, "pod", refs, nrefs, false);
     strbuf_addf(&b, "}[%lds])), \"psi_usage\", \"pod\", \"\", \"\")", window_s);
+    strbuf_addf(&b, " or label_replace(max by (node, instance) (node_load1), \"psi_usage\", \"load1\", \"\", \"\")");
+    strbuf_addf(&b,
+                " or label_replace(sum by (node, instance) (rate(node_schedstat_waiting_seconds_total[%lds])), "
+                "\"psi_usage\", \"waiting\", \"\", \"\")",
+                window_s);
     return strbuf_take(&b);
 }
 
@@ -144,6 +149,22 @@ void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nod
             node_usage[i] = vm_sum[i];
     free(vm_sum);
     free(pod_usage);
+}
+
+void usage_fill_runqueue(const struct psi_prom_vector *v, const struct psi_node_desc *nodes, size_t nnodes,
+                         double *load1, double *waiting)
+{
+    for (size_t i = 0; i < nnodes; i++)
+        load1[i] = waiting[i] = NAN;
+    for (size_t k = 0; v && k < v->n; k++) {
+        const struct psi_prom_series *s = &v->series[k];
+        const char *tag = psi_prom_label_get(s, "psi_usage");
+        double *out = base_same(tag, "load1") ? load1 : base_same(tag, "waiting") ? waiting : NULL;
+        double val = value_of(s);
+        long i = out ? psi_prom_match_node(s, nodes, nnodes) : -1;
+        if (i >= 0 && isfinite(val) && val >= 0)
+            out[i] = isnan(out[i]) ? val : out[i] + val;
+    }
 }
 
 static double nano_cores(const cJSON *stats)

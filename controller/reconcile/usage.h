@@ -17,6 +17,12 @@
  * VMs' usage (0 for a node without VMs). A workload's usage is its VMI series for a VM, else
  * its pod series (a VM's launcher pod series stands in when there is no VMI series).
  *
+ * The same query also asks what the demand of a saturated node is bounded by (demand.h),
+ * where node_exporter serves it:
+ *   load1   max by (node, instance) (node_load1): the run-queue length
+ *   waiting sum by (node, instance) (rate(node_schedstat_waiting_seconds_total[w])): tasks
+ *           waiting for a CPU, on average (the schedstat collector, with schedstats=enable)
+ *
  * Memory in use, asked only when moves balance memory, is a second query of the same shape,
  * read by usage_fill as well (bytes instead of cores):
  *   node    sum by (node, instance) (node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes)
@@ -54,6 +60,11 @@ char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs);
 
 /* The memory query for refs (rule above). Caller frees; NULL on no memory. */
 char *usage_memory_query(const struct usage_ref *refs, size_t nrefs);
+
+/* Read the load1 and waiting series of usage_query's reply v into load1[i] and waiting[i] for
+ * nodes[i] (NAN where there is none). */
+void usage_fill_runqueue(const struct psi_prom_vector *v, const struct psi_node_desc *nodes, size_t nnodes,
+                         double *load1, double *waiting);
 
 /* Read the reply v of usage_query or usage_memory_query: node_usage[i] for nodes[i] and ref_usage[j] for refs[j]
  * (cores; NAN where there is no reading). */

@@ -22,6 +22,9 @@ struct node {
     struct counter busy; /* 100 x the cores in use; exported once has_busy */
     int has_busy;
     double mem_total, mem_available; /* bytes; exported once has_memory */
+    double load1;                    /* runnable tasks; exported with waiting once has_runqueue */
+    struct counter waiting;          /* 100 x the tasks waiting for a CPU */
+    int has_runqueue;
     int has_memory;
 };
 
@@ -182,6 +185,21 @@ int sim_exporter_set_cpu_busy(struct sim_exporter *e, const char *node, double c
     return counter_set(&n->busy, 100 * cores, now);
 }
 
+int sim_exporter_set_runqueue(struct sim_exporter *e, const char *node, double load1, double waiting, double now)
+{
+    if (!(load1 >= 0) || isinf(load1) || !(waiting >= 0) || isinf(waiting))
+        return -1;
+    struct node *n = find_or_add(e, node, now);
+    if (!n)
+        return -1;
+    if (!n->has_runqueue) {
+        n->waiting = (struct counter){0, now, 0};
+        n->has_runqueue = 1;
+    }
+    n->load1 = load1;
+    return counter_set(&n->waiting, 100 * waiting, now);
+}
+
 int sim_exporter_set_memory(struct sim_exporter *e, const char *node, double total, double available, double now)
 {
     if (!(total >= 0 && available >= 0 && available <= total))
@@ -245,6 +263,39 @@ static void render_memory(struct psi_metrics_text *t, const struct sim_exporter 
     }
 }
 
+/* node_load1 (loadavg collector) and node_schedstat_waiting_seconds_total{cpu="0"}
+ * (schedstat collector) of the nodes that set them, with node_exporter's names and help. */
+static void render_runqueue(struct psi_metrics_text *t, const struct sim_exporter *e, const struct node *only,
+                            double now)
+{
+    for (int k = 0; k < 2; k++) {
+        int family = 0;
+        for (size_t i = 0; i < e->n; i++) {
+            const struct node *n = &e->nodes[i];
+            if ((only && n != only) || !n->has_runqueue)
+                continue;
+            if (!family++) {
+                if (k == 0)
+                    psi_metrics_text_family(t, "node_load1", "gauge", "1m load average.");
+                else
+                    psi_metrics_text_family(t, "node_schedstat_waiting_seconds_total", "counter",
+                                            "Number of seconds spent by processing waiting for this CPU.");
+            }
+            psi_metrics_text_str(t, k == 0 ? "node_load1" : "node_schedstat_waiting_seconds_total{cpu=\"0\"");
+            if (!only) {
+                psi_metrics_text_str(t, k == 0 ? "{instance=\"" : ",instance=\"");
+                psi_metrics_text_label_value(t, n->name);
+                psi_metrics_text_str(t, k == 0 ? "\"}" : "\"");
+            }
+            if (k == 1)
+                psi_metrics_text_str(t, "}");
+            psi_metrics_text_add(t, " ", 1);
+            psi_metrics_text_value(t, k == 0 ? n->load1 : value_at(&n->waiting, now));
+            psi_metrics_text_add(t, "\n", 1);
+        }
+    }
+}
+
 /* One node_cpu_seconds_total sample of CPU 0 in mode. */
 static void render_cpu_mode(struct psi_metrics_text *t, const struct node *n, const struct node *only, const char *mode,
                             double v)
@@ -297,6 +348,7 @@ char *sim_exporter_render(const struct sim_exporter *e, double now, const char *
         if (n->has_busy)
             render_cpu_mode(&t, n, only, "user", value_at(&n->busy, now));
     }
+    render_runqueue(&t, e, only, now);
     render_memory(&t, e, only, "node_memory_MemTotal_bytes", "Memory information field MemTotal_bytes.", 0);
     render_memory(&t, e, only, "node_memory_MemAvailable_bytes", "Memory information field MemAvailable_bytes.", 1);
     return psi_metrics_text_finish(&t, len);

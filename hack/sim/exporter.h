@@ -62,6 +62,12 @@ int sim_exporter_set_utilization(struct sim_exporter *e, const char *node, doubl
  * then on the node exports its user-mode counter. */
 int sim_exporter_set_cpu_busy(struct sim_exporter *e, const char *node, double cores, double now);
 
+/* Set node's run queue from time now on: node_exporter's node_load1 gauge (runnable tasks)
+ * and node_schedstat_waiting_seconds_total{cpu="0"}, growing by `waiting` seconds per second
+ * (the tasks waiting for a CPU; one CPU's counter carrying the whole node's). Both >= 0; same
+ * returns as sim_exporter_set. */
+int sim_exporter_set_runqueue(struct sim_exporter *e, const char *node, double load1, double waiting, double now);
+
 /* Set node's memory size and the bytes still available (0 <= available <= total); from then
  * on the node exports both gauges. Returns 0, -1 on values out of range or ENOMEM. */
 int sim_exporter_set_memory(struct sim_exporter *e, const char *node, double total, double available, double now);

@@ -303,6 +303,10 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
         sim_exporter_set_utilization(t->exp, key, 100 * (busy < 1 ? busy : 1), now);
         if (sc->node_cpu_seconds)
             sim_exporter_set_cpu_busy(t->exp, key, busy * in.cpus, now);
+        /* runnable tasks: what is served plus what waits, demand x (1 + some), as
+         * bench/psi-kernel's runnable counts follow below capacity (bench/README.md) */
+        double runnable = in.cpu_demand * (1 + out.cpu_some), running = busy * in.cpus;
+        sim_exporter_set_runqueue(t->exp, key, runnable, runnable > running ? runnable - running : 0, now);
         sim_exporter_set_memory(t->exp, key, in.memory, in.memory > ns->memory ? in.memory - ns->memory : 0, now);
     } else if (!isnan(sim_exporter_pressure(t->exp, key, PSI_CPU, PSI_SOME))) {
         sim_exporter_remove_node(t->exp, key);

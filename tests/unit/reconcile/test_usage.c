@@ -25,6 +25,9 @@ static void test_query(void **state)
     /* the names as exact alternatives, '.' escaped for the regex and the escape for PromQL */
     assert_non_null(strstr(q, "kubevirt_vmi_cpu_usage_seconds_total{name=~\"vm\\\\.a\"}[60s]"));
     assert_non_null(strstr(q, "container!=\"POD\",pod=~\"virt-launcher-vm\\\\.a-x|web-1\"}[60s]"));
+    /* the run queue in the same query */
+    assert_non_null(strstr(q, " or label_replace(max by (node, instance) (node_load1), \"psi_usage\", \"load1\""));
+    assert_non_null(strstr(q, "(rate(node_schedstat_waiting_seconds_total[60s])), \"psi_usage\", \"waiting\""));
     free(q);
     /* no VM asked about: that part matches nothing */
     struct usage_ref pods_only[] = {{"apps", "web-1", NULL}};
@@ -45,6 +48,23 @@ static void test_query(void **state)
 static struct psi_prom_series series(struct psi_prom_label *l, size_t n, double v)
 {
     return (struct psi_prom_series){l, n, v, 0};
+}
+
+/* load1 and waiting series land on their nodes; the others are not read as them. */
+static void test_fill_runqueue(void **state)
+{
+    (void)state;
+    const char *ip0[] = {"10.0.0.10"};
+    struct psi_node_desc nodes[2] = {{"worker-0", ip0, 1, 0}, {"worker-1", NULL, 0, 0}};
+    struct psi_prom_label l0[] = {{"psi_usage", "load1"}, {"instance", "10.0.0.10:9100"}};
+    struct psi_prom_label w0[] = {{"psi_usage", "waiting"}, {"node", "worker-0"}};
+    struct psi_prom_label n1[] = {{"psi_usage", "node"}, {"node", "worker-1"}};
+    struct psi_prom_series s[] = {series(l0, 2, 7.5), series(w0, 2, 2.25), series(n1, 2, 3)};
+    struct psi_prom_vector v = {s, 3, NULL};
+    double load1[2], waiting[2];
+    usage_fill_runqueue(&v, nodes, 2, load1, waiting);
+    assert_true(load1[0] == 7.5 && waiting[0] == 2.25);
+    assert_true(isnan(load1[1]) && isnan(waiting[1]));
 }
 
 static void test_fill(void **state)
@@ -141,6 +161,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query),
         cmocka_unit_test(test_fill),
+        cmocka_unit_test(test_fill_runqueue),
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_memory),
     };

@@ -123,6 +123,18 @@ static void test_render(void **state)
     assert_null(strstr(all, "mode=\"user\",instance=\"worker-0\""));
     free(one);
     free(all);
+    /* the run queue, once set, as node_exporter's node_load1 and schedstat waiting counter */
+    assert_int_equal(sim_exporter_set_runqueue(e, "worker-1", -1, 0, 20), -1);
+    assert_int_equal(sim_exporter_set_runqueue(e, "worker-1", 6, 1.5, 20), 0);
+    one = sim_exporter_render(e, 24, "worker-1", &len);
+    assert_non_null(strstr(one, "\nnode_load1 6\n"));
+    assert_non_null(strstr(one, "\nnode_schedstat_waiting_seconds_total{cpu=\"0\"} 6\n"));
+    all = sim_exporter_render(e, 24, NULL, &len);
+    assert_non_null(strstr(all, "\nnode_load1{instance=\"worker-1\"} 6\n"));
+    assert_non_null(strstr(all, "\nnode_schedstat_waiting_seconds_total{cpu=\"0\",instance=\"worker-1\"} 6\n"));
+    assert_null(strstr(all, "node_load1{instance=\"worker-0\"}"));
+    free(one);
+    free(all);
     /* memory, once set, as node_exporter's MemTotal and MemAvailable gauges */
     assert_int_equal(sim_exporter_set_memory(e, "worker-1", 64, 70, 20), -1); /* more available than there is */
     assert_int_equal(sim_exporter_set_memory(e, "worker-1", 64, 24, 20), 0);
