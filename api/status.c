@@ -370,8 +370,8 @@ static int decode_mc(const cJSON *j, const char *path, struct api_machine_config
 static int decode_node(const cJSON *j, const char *path, struct api_node_status *n, struct api_errors *errs,
                        struct api_errors *warns)
 {
-    static const char *const known[] = {"name",  "pressure",  "utilization", "state",
-                                        "since", "evictions", "migrations",  NULL};
+    static const char *const known[] = {"name",      "pressure",   "utilization",  "state",     "since",
+                                        "evictions", "migrations", "demandSource", "saturated", NULL};
     static const char *const pressure_known[] = {"cpu", "memory", "io", NULL};
     static const char *const migrations_known[] = {"succeeded", "failed", "inFlight", NULL};
     for (int r = 0; r < API_RESOURCES; r++)
@@ -393,6 +393,17 @@ static int decode_node(const cJSON *j, const char *path, struct api_node_status 
             rc |= decode_reading(pressure, p, api_resource_name((enum api_resource)r), &n->pressure[r], errs);
     }
     rc |= decode_reading(j, path, "utilization", &n->utilization, errs);
+    char *source = NULL;
+    rc |= api_json_string(j, path, "demandSource", &source, errs);
+    if (source && strlen(source) >= sizeof(n->demand_source))
+        rc |= api_errors_add(errs, path, "demandSource: longer than 15 bytes");
+    else if (source)
+        snprintf(n->demand_source, sizeof(n->demand_source), "%s", source);
+    free(source);
+    const cJSON *sat = cJSON_GetObjectItemCaseSensitive(j, "saturated");
+    if (sat && !cJSON_IsBool(sat))
+        rc |= api_errors_add(errs, path, "saturated: must be a boolean");
+    n->saturated = cJSON_IsTrue(sat);
     rc |= api_json_enum(j, path, "state", node_state_names, 5, &state, errs);
     n->state = (enum api_node_state)state;
     rc |= api_json_time(j, path, "since", &n->since, errs);
@@ -625,6 +636,10 @@ static bool encode_node(cJSON *arr, const struct api_node_status *n)
             ok = add_reading(p, api_resource_name((enum api_resource)r), n->pressure[r]);
     }
     ok = ok && add_reading(o, "utilization", n->utilization);
+    if (n->demand_source[0]) {
+        ok = ok && cJSON_AddStringToObject(o, "demandSource", n->demand_source);
+        ok = ok && cJSON_AddBoolToObject(o, "saturated", n->saturated);
+    }
     ok = ok && cJSON_AddStringToObject(o, "state", node_state_names[n->state]);
     ok = ok && add_time(o, "since", n->since);
     ok = ok && add_int(o, "evictions", n->evictions);
@@ -781,6 +796,7 @@ static bool node_equal(const struct api_node_status *a, const struct api_node_st
         if (reading_changed(a->pressure[r], b->pressure[r], tol))
             return false;
     return !reading_changed(a->utilization, b->utilization, tol) && a->state == b->state &&
+           strcmp(a->demand_source, b->demand_source) == 0 && a->saturated == b->saturated &&
            a->evictions == b->evictions && a->migrations.succeeded == b->migrations.succeeded &&
            a->migrations.failed == b->migrations.failed && a->migrations.in_flight == b->migrations.in_flight;
 }

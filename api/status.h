@@ -57,6 +57,11 @@ struct api_node_status {
     struct {
         int64_t succeeded, failed, in_flight;
     } migrations;
+    /* Where the planner's CPU demand of the node came from this cycle (demandSource: Usage,
+     * Pressure, VCPUs, Schedstat, RunQueue; "" when the planner did not look at it), and
+     * whether its reading was near 100 % or its CPUs busy (saturated). */
+    char demand_source[16];
+    bool saturated;
 };
 
 /* What became of a move (status.moves[].phase). */

@@ -247,6 +247,11 @@ void cli_why_render(FILE *f, const struct cli_why *w, const char *node, int64_t 
     fprintf(f, "  state      %s%s%s for %s: %s\n", cli_style_state(st, ns->state), api_node_state_name(ns->state),
             cli_style_reset(st), ns->since ? cli_fmt_duration(now - ns->since, held, sizeof(held)) : "?",
             cli_top_state_why(w->psir, ns, now, why, sizeof(why)));
+    if (ns->demand_source[0])
+        fprintf(f, "  demand     %s, from %s%s\n", ns->saturated ? "saturated" : "not saturated", ns->demand_source,
+                ns->saturated ? " (its CPU reading is near 100 % or its CPUs are busy: PSI no longer says how much "
+                                "demand goes unserved)"
+                              : "");
     fprintf(f, "  verdict    %s\n", cli_verdict_name(w->verdict));
     for (size_t i = 0; i < w->n; i++)
         fprintf(f, "  - [%s] %s\n", w->reasons[i].code, w->reasons[i].text);

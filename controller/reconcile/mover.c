@@ -43,6 +43,7 @@ struct decision {
     size_t nrecent;
     unsigned resources; /* balanced on (cycle_resources) */
     double *node_mem;   /* memory in use per node, when memory is balanced */
+    struct api_status *next; /* status.nodes[] take each node's demandSource and saturated */
     double *load1;      /* node_load1 per node (NAN: none) */
     double *waiting;    /* schedstat's waiting tasks per node (NAN: none) */
     struct gather_candidates cands;
@@ -324,6 +325,15 @@ static void bound_demand(struct decision *dc)
         demand_cpu(&in, &out);
         if (out.saturated)
             n->demand = out.demand;
+        /* what status.nodes says: the source of the demand the planner used */
+        for (size_t k = 0; dc->next && k < dc->next->nnodes; k++) {
+            struct api_node_status *ns = &dc->next->nodes[k];
+            if (ns->name && n->name && strcmp(ns->name, n->name) == 0) {
+                const char *src = out.saturated ? demand_source_name(out.source) : "Pressure";
+                snprintf(ns->demand_source, sizeof(ns->demand_source), "%s", *src ? src : "Pressure");
+                ns->saturated = out.saturated;
+            }
+        }
     }
     free(fill);
     free(start);
@@ -619,7 +629,12 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
     const char *fallback = method(mv, &a);
 
     struct decision dc = {
-        .d = d, .in = in, .migs = &migs, .nn = in->nnodes, .dry = in->pr->spec.eviction.mode == API_MODE_DRY_RUN};
+        .d = d,
+        .in = in,
+        .migs = &migs,
+        .nn = in->nnodes,
+        .dry = in->pr->spec.eviction.mode == API_MODE_DRY_RUN,
+        .next = next};
     bool set = true;
     int rc = 0;
     if (cycle_gate(&in->pr->spec, in->metrics_ok, &dc.v)) {

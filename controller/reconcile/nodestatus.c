@@ -110,6 +110,8 @@ size_t nodestatus_entry_size(const struct api_node_status *n)
     if (pressure)
         size += 13 + pressure; /* "pressure":{...}, */
     size += reading_size("utilization", n->utilization);
+    if (n->demand_source[0])
+        size += 18 + strlen(n->demand_source) + 18; /* "demandSource":"...", "saturated":false, */
     size += 11 + strlen(api_node_state_name(n->state)); /* "state":"Normal", */
     if (n->since)
         size += 31;                    /* "since":"2025-01-01T00:00:00Z", */
@@ -176,6 +178,8 @@ static void fill_entry(struct api_node_status *ns, const struct taintfsm_node *f
     if (prev) {
         ns->evictions = prev->evictions;
         ns->migrations = prev->migrations;
+        memcpy(ns->demand_source, prev->demand_source, sizeof(ns->demand_source));
+        ns->saturated = prev->saturated;
     }
 }
 

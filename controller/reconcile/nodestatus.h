@@ -49,7 +49,8 @@ size_t nodestatus_entry_size(const struct api_node_status *n);
  * st->summary's nodes, pressured, tainted and nodeStates from r. readings (may be NULL: no
  * readings) is indexed like the input the state machine ran on (taintfsm_node.input). Each node's since is its since_ms
  * / 1000 (so the state machine's clock must be Unix milliseconds); its evictions and migrations counters, and the
- * summary's eviction and migration counts, are kept from st as it was. info may be NULL. Returns 0, or -1 on no memory
+ * summary's eviction and migration counts, and its demandSource and saturated (the mover's), are kept from st as it
+ * was. info may be NULL. Returns 0, or -1 on no memory
  * (st is then unchanged). */
 int nodestatus_build(struct api_status *st, const struct taintfsm_result *r, const struct nodestatus_reading *readings,
                      struct nodestatus_info *info);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <cmocka.h>
 
 #include <math.h>
@@ -50,6 +51,8 @@ static void build(struct api_status *st)
     st->nodes[0].evictions = 2;
     st->nodes[0].migrations.succeeded = 2;
     st->nodes[1].utilization = 12.5;
+    snprintf(st->nodes[0].demand_source, sizeof(st->nodes[0].demand_source), "VCPUs");
+    st->nodes[0].saturated = true;
 }
 
 static cJSON *parse(const char *text)
@@ -73,6 +76,11 @@ static void test_encode_shape(void **state)
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "pressure"), "memory")),
                         "0.0");
     assert_null(cJSON_GetObjectItem(n0, "utilization")); /* NAN: left out */
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "demandSource")), "VCPUs");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(n0, "saturated")));
+    cJSON *n1 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 1);
+    assert_null(cJSON_GetObjectItem(n1, "demandSource")); /* not looked at: left out */
+    assert_null(cJSON_GetObjectItem(n1, "saturated"));
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "state")), "Tainted");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "since")), "2024-05-01T09:58:00Z");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "lastSuccessfulCycleTime")),
@@ -115,6 +123,10 @@ static void test_round_trip(void **state)
     assert_int_equal(back.nnodes, 3);
     assert_true(isnan(back.nodes[0].utilization));
     assert_true(fabs(back.nodes[1].utilization - 12.5) < 1e-9);
+    assert_string_equal(back.nodes[0].demand_source, "VCPUs");
+    assert_true(back.nodes[0].saturated);
+    assert_string_equal(back.nodes[1].demand_source, "");
+    assert_false(back.nodes[1].saturated);
     assert_int_equal(back.nodes[0].since, T0 - 120);
     assert_int_equal(back.conditions[1].last_transition_time, T0 - 600);
     assert_string_equal(back.machine_configs[0].name, "99-worker-psi-rebalancer");
@@ -315,6 +327,8 @@ static void test_decode_bad_input_table(void **state)
          "00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000\"}}]}",
          "status.nodes[0].pressure.cpu"},
         {"{\"nodes\":[{\"name\":\"a\",\"utilization\":5}]}", "status.nodes[0].utilization"},
+        {"{\"nodes\":[{\"name\":\"a\",\"saturated\":\"yes\"}]}", "status.nodes[0]"},
+        {"{\"nodes\":[{\"name\":\"a\",\"demandSource\":\"AVeryLongSourceName\"}]}", "status.nodes[0]"},
         {"{\"nodes\":[{\"name\":\"a\",\"pressure\":\"hot\"}]}", "status.nodes[0].pressure"},
         {"{\"nodes\":[{\"name\":\"a\",\"since\":\"2024-13-01T00:00:00Z\"}]}", "status.nodes[0].since"},
         {"{\"nodes\":[{\"name\":\"a\",\"migrations\":{\"failed\":\"x\"}}]}", "status.nodes[0].migrations.failed"},
