@@ -567,11 +567,12 @@ int main(int argc, char **argv)
     fprintf(out, "# psi-kernel: the kernel's PSI against known demand\n");
     fprintf(out, "# kernel: %s %s %s\n# date: %s\n# cpus online: %ld\n# load1 at start: %.2f\n", u.sysname, u.release,
             u.machine, date, ncpu, load1());
-    fprintf(out, "# method: per point a node group (unified hierarchy, own cpu.pressure) with child groups, confined"
-                 " by a v1 cpuset; some/full = growth of the groups' pressure totals over a %.1f s window after %.1f s"
-                 " of warm-up, %d repetitions; usage = node cpu.stat usage_usec / wall (cores); runnable = mean"
-                 " threads in state R (10 ms samples). Memory: v1 memory.limit_in_bytes = working set / overcommit,"
-                 " random 4 KiB reads of a file-backed working set; columns usage/runnable hold io some/full %%.\n",
+    fprintf(out,
+            "# method: per point a node group (unified hierarchy, own cpu.pressure) with child groups, confined"
+            " by a v1 cpuset; some/full = growth of the groups' pressure totals over a %.1f s window after %.1f s"
+            " of warm-up, %d repetitions; usage = node cpu.stat usage_usec / wall (cores); runnable = mean"
+            " threads in state R (10 ms samples). Memory: v1 memory.limit_in_bytes = working set / overcommit,"
+            " random 4 KiB reads of a file-backed working set; columns usage/runnable hold io some/full %%.\n",
             o.window, o.warmup, o.reps);
     fprintf(out, "kind,cpus,shape,threads,demand_fraction,demand,rep,group,some_pct,full_pct,usage_cores,runnable,"
                  "load1\n");

@@ -6,18 +6,12 @@
 const char *demand_source_name(enum demand_source s)
 {
     switch (s) {
-    case DEMAND_USAGE:
-        return "Usage";
-    case DEMAND_PRESSURE:
-        return "Pressure";
-    case DEMAND_VCPUS:
-        return "VCPUs";
-    case DEMAND_SCHEDSTAT:
-        return "Schedstat";
-    case DEMAND_RUNQUEUE:
-        return "RunQueue";
-    case DEMAND_UNKNOWN:
-        break;
+    case DEMAND_USAGE: return "Usage";
+    case DEMAND_PRESSURE: return "Pressure";
+    case DEMAND_VCPUS: return "VCPUs";
+    case DEMAND_SCHEDSTAT: return "Schedstat";
+    case DEMAND_RUNQUEUE: return "RunQueue";
+    case DEMAND_UNKNOWN: break;
     }
     return "";
 }

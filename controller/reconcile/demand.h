@@ -58,12 +58,12 @@ struct demand_workload {
 
 /* What is read of a node; NAN where unknown. */
 struct demand_cpu_in {
-    double cpus;          /* capacity, cores */
-    double usage;         /* cores used (node_cpu_seconds_total, the kubelet's usageNanoCores) */
-    double pressure;      /* CPU some, percent */
-    double from_pressure; /* the planner's demand inferred from usage and pressure, cores */
-    double load1;         /* node_load1 */
-    double waiting;       /* rate(node_schedstat_waiting_seconds_total), summed over the CPUs */
+    double cpus;                     /* capacity, cores */
+    double usage;                    /* cores used (node_cpu_seconds_total, the kubelet's usageNanoCores) */
+    double pressure;                 /* CPU some, percent */
+    double from_pressure;            /* the planner's demand inferred from usage and pressure, cores */
+    double load1;                    /* node_load1 */
+    double waiting;                  /* rate(node_schedstat_waiting_seconds_total), summed over the CPUs */
     const struct demand_workload *w; /* the workloads on the node (may be NULL) */
     size_t nw;
 };

@@ -88,8 +88,8 @@ struct gather_usage_in {
     long window_s;              /* spec.metrics.window */
     const struct mover_node *nodes;
     size_t nnodes;
-    double *node_mem; /* non-NULL: also read memory in use (bytes) into node_mem[i] and the
-                       * candidates' mem field (a second query; NAN where it has no answer) */
+    double *node_mem;                  /* non-NULL: also read memory in use (bytes) into node_mem[i] and the
+                                        * candidates' mem field (a second query; NAN where it has no answer) */
     double *node_load1, *node_waiting; /* non-NULL: node_load1 and schedstat's waiting tasks per
                                         * node (usage.h; Prometheus only, NAN where absent) */
 };

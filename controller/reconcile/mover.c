@@ -41,11 +41,11 @@ struct decision {
     struct rebalance_params p;
     struct rebalance_recent *recent; /* the moves within cooldown.history */
     size_t nrecent;
-    unsigned resources; /* balanced on (cycle_resources) */
-    double *node_mem;   /* memory in use per node, when memory is balanced */
+    unsigned resources;      /* balanced on (cycle_resources) */
+    double *node_mem;        /* memory in use per node, when memory is balanced */
     struct api_status *next; /* status.nodes[] take each node's demandSource and saturated */
-    double *load1;      /* node_load1 per node (NAN: none) */
-    double *waiting;    /* schedstat's waiting tasks per node (NAN: none) */
+    double *load1;           /* node_load1 per node (NAN: none) */
+    double *waiting;         /* schedstat's waiting tasks per node (NAN: none) */
     struct gather_candidates cands;
     const cJSON *kubevirt; /* the KubeVirt CR (its default eviction strategy), or NULL */
     struct rebalance_plan plan;
@@ -219,8 +219,8 @@ static int read_demand(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
     struct gather_usage_in u = {dc->d->client, in->prom, in->prom_error, (long)(in->pr->spec.metrics.window_ms / 1000),
-                                in->nodes,     dc->nn,   dc->node_mem,
-                                dc->load1,     dc->waiting};
+                                in->nodes,     dc->nn,   dc->node_mem,   dc->load1,
+                                dc->waiting};
     char why[1024];
     mv->stats.usage_queries++;
     if (gather_usage(&u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
@@ -628,13 +628,12 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
         check_predictions(mv, in);
     const char *fallback = method(mv, &a);
 
-    struct decision dc = {
-        .d = d,
-        .in = in,
-        .migs = &migs,
-        .nn = in->nnodes,
-        .dry = in->pr->spec.eviction.mode == API_MODE_DRY_RUN,
-        .next = next};
+    struct decision dc = {.d = d,
+                          .in = in,
+                          .migs = &migs,
+                          .nn = in->nnodes,
+                          .dry = in->pr->spec.eviction.mode == API_MODE_DRY_RUN,
+                          .next = next};
     bool set = true;
     int rc = 0;
     if (cycle_gate(&in->pr->spec, in->metrics_ok, &dc.v)) {

@@ -111,7 +111,7 @@ size_t nodestatus_entry_size(const struct api_node_status *n)
         size += 13 + pressure; /* "pressure":{...}, */
     size += reading_size("utilization", n->utilization);
     if (n->demand_source[0])
-        size += 18 + strlen(n->demand_source) + 18; /* "demandSource":"...", "saturated":false, */
+        size += 18 + strlen(n->demand_source) + 18;     /* "demandSource":"...", "saturated":false, */
     size += 11 + strlen(api_node_state_name(n->state)); /* "state":"Normal", */
     if (n->since)
         size += 31;                    /* "since":"2025-01-01T00:00:00Z", */

@@ -159,11 +159,8 @@ static void test_memory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_query),
-        cmocka_unit_test(test_fill),
-        cmocka_unit_test(test_fill_runqueue),
-        cmocka_unit_test(test_summary),
-        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_query),   cmocka_unit_test(test_fill),   cmocka_unit_test(test_fill_runqueue),
+        cmocka_unit_test(test_summary), cmocka_unit_test(test_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
