@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kube/err.h"
+#include "base/err.h"
 
 /* The resource kubectl-psi reads, as RBAC and kubectl spell it. */
 #define CLI_RESOURCE "psirebalances.rebalance.psi.dev"

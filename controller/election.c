@@ -10,7 +10,7 @@
 #include "kube/config.h"
 #include "kube/lease.h"
 #include "kube/rest.h"
-#include "logging.h"
+#include "base/logging.h"
 
 struct election {
     struct kube_config *cfg;

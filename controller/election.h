@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "kube/err.h"
+#include "base/err.h"
 #include "kube/loop.h"
 
 struct election;

@@ -16,7 +16,7 @@
 #include "kube/events.h"
 #include "kube/loop.h"
 #include "kube/rest.h"
-#include "logging.h"
+#include "base/logging.h"
 #include "manager.h"
 #include "psi_build.h"
 #include "serve/authz.h"

@@ -8,12 +8,12 @@
 #include "api/psirebalance.h"
 #include "base/grow.h"
 #include "kube/informer.h"
-#include "logging.h"
+#include "base/logging.h"
 #include "reconcile/gather.h"
-#include "reconcile/machineconfig.h"
-#include "reconcile/nodeproj.h"
+#include "reconcile/mc/machineconfig.h"
+#include "reconcile/status/nodeproj.h"
 #include "reconcile/reconciler.h"
-#include "reconcile/workqueue.h"
+#include "kube/workqueue.h"
 #include "status_metrics.h"
 
 /* Delay before a failed reconcile runs again. */

@@ -4,7 +4,7 @@
 
 #include "api/duration.h"
 #include "api/json.h"
-#include "reconcile/taintfsm.h"
+#include "reconcile/taint/taintfsm.h"
 
 static const cJSON *at(const cJSON *obj, const char *a, const char *b)
 {

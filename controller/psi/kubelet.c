@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/err.h"
+#include "base/err.h"
 #include "kube/rest.h"
 
 static const char *const avg_names[3] = {"avg10", "avg60", "avg300"};

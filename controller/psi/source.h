@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 #include "api/reasons.h"
-#include "kube/err.h"
+#include "base/err.h"
 
 /* Condition reasons of a failed sample. */
 #define PSI_REASON_UNREACHABLE API_REASON_SOURCE_UNREACHABLE

@@ -8,9 +8,9 @@
 #include "api/reasons.h"
 #include "base/jx.h"
 #include "base/util.h"
-#include "logging.h"
-#include "reconcile/migrate.h"
-#include "reconcile/moves.h"
+#include "base/logging.h"
+#include "reconcile/move/migrate.h"
+#include "reconcile/move/moves.h"
 #include "reconcile/notify.h"
 
 void act_event(const struct act *a, const char *type, const char *reason, const char *action, const char *note)

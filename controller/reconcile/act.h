@@ -12,9 +12,9 @@
 #include <stdint.h>
 
 #include "reconcile/gather.h"
-#include "reconcile/history.h"
+#include "reconcile/move/history.h"
 #include "reconcile/mover.h"
-#include "reconcile/rebalance.h"
+#include "reconcile/move/rebalance.h"
 
 /* What acting works with for one reconcile; all borrowed. */
 struct act {

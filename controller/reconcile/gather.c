@@ -8,11 +8,11 @@
 
 #include "base/jx.h"
 #include "base/util.h"
-#include "logging.h"
-#include "reconcile/evictor.h"
-#include "reconcile/history.h"
-#include "reconcile/resources.h"
-#include "reconcile/usage.h"
+#include "base/logging.h"
+#include "reconcile/move/evictor.h"
+#include "reconcile/move/history.h"
+#include "reconcile/move/resources.h"
+#include "reconcile/move/usage.h"
 
 /* How often the VirtualMachineInstanceMigration CRD is read again (addedNodeSelector). */
 #define CRD_RECHECK_MS (10 * 60 * 1000)

@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reconcile/migrate.h"
+#include "reconcile/move/migrate.h"
 #include "reconcile/mover.h"
-#include "reconcile/moves.h"
-#include "reconcile/rebalance.h"
+#include "reconcile/move/moves.h"
+#include "reconcile/move/rebalance.h"
 
 /* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL; nodes:
  * nodeproj.h) ---- */

@@ -10,10 +10,10 @@
 #include "base/grow.h"
 #include "base/jx.h"
 #include "base/util.h"
-#include "logging.h"
-#include "reconcile/conditions.h"
-#include "reconcile/machineconfig.h"
-#include "reconcile/mcplan.h"
+#include "base/logging.h"
+#include "reconcile/status/conditions.h"
+#include "reconcile/mc/machineconfig.h"
+#include "reconcile/mc/mcplan.h"
 #include "reconcile/notify.h"
 
 #define MC_GV MACHINECONFIG_API_VERSION

@@ -16,7 +16,7 @@
 #include "kube/events.h"
 #include "kube/informer.h"
 #include "kube/rest.h"
-#include "reconcile/ownership.h"
+#include "reconcile/status/ownership.h"
 
 /* What it works with; all borrowed. */
 struct mcsync {

@@ -54,7 +54,7 @@
 #include "kube/informer.h"
 #include "kube/rest.h"
 #include "psi/prom.h"
-#include "reconcile/nodeproj.h"
+#include "reconcile/status/nodeproj.h"
 
 /* Most destination nodes whose pods are listed in one cycle (the coolest ones). */
 #define MOVER_MAX_LISTED 16

@@ -1,7 +1,7 @@
 /* notify: Events, logged when not recorded (see notify.h). */
 #include "reconcile/notify.h"
 
-#include "logging.h"
+#include "base/logging.h"
 
 void notify_event(struct kube_events *ev, const struct kube_event_ref *ref, const char *type, const char *reason,
                   const char *action, const char *note, int64_t now_ms)

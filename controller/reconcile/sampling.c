@@ -10,12 +10,12 @@
 #include "api/reasons.h"
 #include "base/jx.h"
 #include "base/util.h"
-#include "logging.h"
+#include "base/logging.h"
 #include "psi/kubelet.h"
 #include "psi/prom.h"
-#include "reconcile/coverage.h"
+#include "reconcile/status/coverage.h"
 #include "reconcile/notify.h"
-#include "reconcile/resources.h"
+#include "reconcile/move/resources.h"
 
 void sampling_init(struct sampling *s)
 {

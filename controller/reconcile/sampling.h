@@ -16,7 +16,7 @@
 #include "kube/rest.h"
 #include "psi/prom.h"
 #include "psi/source.h"
-#include "reconcile/ownership.h"
+#include "reconcile/status/ownership.h"
 
 /* Owned; zero it, then sampling_init. */
 struct sampling {

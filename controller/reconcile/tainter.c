@@ -9,11 +9,11 @@
 #include "api/reasons.h"
 #include "base/jx.h"
 #include "kube/multiget.h"
-#include "logging.h"
-#include "reconcile/nodestatus.h"
+#include "base/logging.h"
+#include "reconcile/status/nodestatus.h"
 #include "reconcile/notify.h"
-#include "reconcile/taintevents.h"
-#include "reconcile/taintfsm.h"
+#include "reconcile/taint/taintevents.h"
+#include "reconcile/taint/taintfsm.h"
 
 /* Taint patches in flight at once: as many as keep the write budget's pace (--kube-api-qps,
  * 50 a second by default) at the time a patch takes, between 8 (enough up to 160 ms a patch)

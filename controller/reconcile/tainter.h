@@ -16,11 +16,11 @@
 #include "kube/events.h"
 #include "kube/informer.h"
 #include "kube/rest.h"
-#include "reconcile/ownership.h"
+#include "reconcile/status/ownership.h"
 #include "reconcile/reconciler.h"
 #include "reconcile/sampling.h"
-#include "reconcile/taintpatch.h"
-#include "reconcile/taintstate.h"
+#include "reconcile/taint/taintpatch.h"
+#include "reconcile/taint/taintstate.h"
 
 /* What the writes work with; all borrowed. */
 struct tainter {

@@ -8,7 +8,7 @@
 #include "hack/sim/podusage.h"
 #include "hack/sim/quantity_format.h"
 #include "hack/sim/scenario_deployments.h"
-#include "logging.h"
+#include "base/logging.h"
 
 /* kwok runs no container: the image is never pulled (.invalid never resolves). */
 #define DEPLOYMENT_IMAGE "registry.invalid/psi-sim/app:0"

@@ -7,7 +7,7 @@
 #include "base/grow.h"
 #include "base/jx.h"
 #include "hack/sim/nodes.h"
-#include "logging.h"
+#include "base/logging.h"
 
 #define DRAIN_RETRY_MS 5000
 

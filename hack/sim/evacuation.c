@@ -9,7 +9,7 @@
 #include "hack/sim/admission.h"
 #include "hack/sim/miglimits.h"
 #include "hack/sim/objects.h"
-#include "logging.h"
+#include "base/logging.h"
 
 /* A migration we created and the cache may not show yet (KubeVirt's expectations). */
 struct expect {

@@ -20,7 +20,7 @@
 #include "base/jx.h"
 #include "hack/sim/cert.h"
 #include "hack/sim/httpsd.h"
-#include "logging.h"
+#include "base/logging.h"
 
 /* A pod of a node (strings owned). */
 struct kl_pod {

@@ -58,7 +58,7 @@
 #include "kube/informer.h"
 #include "kube/loop.h"
 #include "kube/rest.h"
-#include "logging.h"
+#include "base/logging.h"
 
 #define PASS_PERIOD_MS 250
 

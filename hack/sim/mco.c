@@ -9,7 +9,7 @@
 #include "base/jx.h"
 #include "hack/sim/drain.h"
 #include "hack/sim/mcopool.h"
-#include "logging.h"
+#include "base/logging.h"
 
 /* A machine being updated by its daemon. */
 struct update {

@@ -9,7 +9,7 @@
 #include "base/jx.h"
 #include "hack/sim/miglimits.h"
 #include "hack/sim/objects.h"
-#include "logging.h"
+#include "base/logging.h"
 
 /* What we remember of a migration between passes (its phase timing and planned outcome). */
 struct run {

@@ -9,7 +9,7 @@
 #include "base/grow.h"
 #include "base/jx.h"
 #include "hack/sim/quantity_format.h"
-#include "logging.h"
+#include "base/logging.h"
 
 /* What the simulator changed on a node's status: cpu and memory capacity and allocatable
  * before the change (NULL: unchanged). */

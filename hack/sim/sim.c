@@ -8,7 +8,7 @@
 
 #include "base/jx.h"
 #include "hack/sim/miglimits.h"
-#include "logging.h"
+#include "base/logging.h"
 
 double sim_random(struct sim *s)
 {

@@ -13,7 +13,7 @@
 #include "base/strbuf.h"
 #include "hack/sim/exporter.h"
 #include "hack/sim/model.h"
-#include "logging.h"
+#include "base/logging.h"
 #include "serve/metrics.h"
 #include "serve/serve.h"
 

@@ -7,7 +7,7 @@
 
 #include "base/grow.h"
 #include "hack/sim/drain.h"
-#include "logging.h"
+#include "base/logging.h"
 
 struct timeline {
     struct sim *s;

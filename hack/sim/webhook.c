@@ -13,7 +13,7 @@
 #include "hack/sim/cert.h"
 #include "hack/sim/httpsd.h"
 #include "kube/rest.h"
-#include "logging.h"
+#include "base/logging.h"
 
 #define WEBHOOK_PATH "/virt-launcher-eviction"
 #define WEBHOOK_MIGRATION_PATH "/migration-validate-create"

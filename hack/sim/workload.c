@@ -10,7 +10,7 @@
 #include "base/jx.h"
 #include "hack/sim/nodes.h"
 #include "hack/sim/objects.h"
-#include "logging.h"
+#include "base/logging.h"
 
 /* INIT: nothing made yet; CORDONING: the other nodes cordoned, until the bed sees it;
  * WAIT: workloads starting; DONE: all run, the cordons lifted. */

@@ -4,7 +4,7 @@
 #include "api/json.h"
 #include "api/quantity.h"
 #include "fuzz.h"
-#include "kube/base64.h"
+#include "base/base64.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "kube/config.h"
 #include "kube/yamljson.h"
 

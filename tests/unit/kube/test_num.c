@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "kube/num.h"
+#include "base/num.h"
 
 static void test_integers(void **state)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/bodies.h"
+#include "reconcile/status/bodies.h"
 #include "testutil.h"
 
 static void assert_json(const cJSON *j, const char *want)

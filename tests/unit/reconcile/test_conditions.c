@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/conditions.h"
+#include "reconcile/status/conditions.h"
 
 static const struct api_condition *cond(const struct api_status *st, const char *type)
 {

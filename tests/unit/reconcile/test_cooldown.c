@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/cooldown.h"
+#include "reconcile/move/cooldown.h"
 
 #define MIN (60 * 1000LL)
 

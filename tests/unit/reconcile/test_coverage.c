@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/coverage.h"
+#include "reconcile/status/coverage.h"
 
 /* A sample of n nodes named w0..; known[i] says whether node i has a CPU reading. */
 static struct psi_sample sample_of(struct psi_node_sample *nodes, char (*names)[16], size_t n, const bool *known)

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/cycle.h"
+#include "reconcile/move/cycle.h"
 
 static struct rebalance_node node(const char *name, double cpus, double demand, double pressure)
 {

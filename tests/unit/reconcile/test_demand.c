@@ -19,8 +19,8 @@
 #include <cmocka.h>
 
 #include "hack/sim/model.h"
-#include "reconcile/demand.h"
-#include "reconcile/rebalance.h"
+#include "reconcile/move/demand.h"
+#include "reconcile/move/rebalance.h"
 
 #define MAX_VMS 512
 #define CASES 2000

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/evictor.h"
+#include "reconcile/move/evictor.h"
 #include "testutil.h"
 
 /* ---- the pod itself ---- */

@@ -14,7 +14,7 @@
 
 #include "base/jx.h"
 #include "reconcile/gather.h"
-#include "reconcile/nodeproj.h"
+#include "reconcile/status/nodeproj.h"
 #include "testutil.h"
 
 static void test_node_projection(void **state)

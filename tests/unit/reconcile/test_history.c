@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/history.h"
+#include "reconcile/move/history.h"
 
 #define T0 1700000000000LL /* ms */
 

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "reconcile/conditions.h"
-#include "reconcile/machineconfig.h"
+#include "reconcile/status/conditions.h"
+#include "reconcile/mc/machineconfig.h"
 #include "testutil.h"
 
 /* tests/testdata/reconcile/name, parsed; fails the test when missing or not JSON. */

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/mcplan.h"
+#include "reconcile/mc/mcplan.h"
 #include "testutil.h"
 
 #define MAX_POOLS 8

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "reconcile/migrate.h"
-#include "reconcile/moves.h"
+#include "reconcile/move/migrate.h"
+#include "reconcile/move/moves.h"
 #include "testutil.h"
 
 #define T0 1714557600 /* 2024-05-01T10:00:00Z */

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "api/json.h"
-#include "reconcile/moves.h"
+#include "reconcile/move/moves.h"
 #include "testutil.h"
 
 #define T0 1714557600 /* 2024-05-01T10:00:00Z */

@@ -10,7 +10,7 @@
 
 #include "api/errors.h"
 #include "api/selector.h"
-#include "reconcile/nodelabels.h"
+#include "reconcile/status/nodelabels.h"
 
 static cJSON *parse(const char *s)
 {

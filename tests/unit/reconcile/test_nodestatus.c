@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/nodestatus.h"
+#include "reconcile/status/nodestatus.h"
 
 static const struct api_node_status *entry(const struct api_status *st, const char *name)
 {

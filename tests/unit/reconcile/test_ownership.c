@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/ownership.h"
+#include "reconcile/status/ownership.h"
 #include "testutil.h"
 
 static void test_older(void **state)

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/rebalance.h"
+#include "reconcile/move/rebalance.h"
 #include "testutil.h"
 
 /* ---- fit ---- */

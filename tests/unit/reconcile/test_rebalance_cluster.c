@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/rebalance.h"
+#include "reconcile/move/rebalance.h"
 #include "testutil.h"
 
 #define CN 64

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/resources.h"
+#include "reconcile/move/resources.h"
 
 static void test_get(void **state)
 {

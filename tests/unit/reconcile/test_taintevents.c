@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/taintevents.h"
+#include "reconcile/taint/taintevents.h"
 
 static void test_per_node_below_the_count(void **state)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/taintfsm.h"
+#include "reconcile/taint/taintfsm.h"
 
 #define MAXN 16
 #define SEC 1000

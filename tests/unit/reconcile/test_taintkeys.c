@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/taintkeys.h"
+#include "reconcile/taint/taintkeys.h"
 
 /* A new key with a taint to add: its record goes first; removals alone need none. */
 static void test_record_first_new_key(void **state)

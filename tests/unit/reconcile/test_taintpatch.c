@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/taintpatch.h"
+#include "reconcile/taint/taintpatch.h"
 #include "testutil.h"
 
 static const struct taintpatch_taint ours = {"rebalance.psi.dev/pressure", "PreferNoSchedule", "workers"};

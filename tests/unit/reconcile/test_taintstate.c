@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/taintstate.h"
+#include "reconcile/taint/taintstate.h"
 #include "testutil.h"
 
 static void test_update_and_cache(void **state)

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/usage.h"
+#include "reconcile/move/usage.h"
 
 static void test_query(void **state)
 {

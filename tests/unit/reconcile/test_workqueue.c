@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/workqueue.h"
+#include "kube/workqueue.h"
 
 static int64_t fake_now;
 

@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "api/psirebalance.h"
-#include "reconcile/cycle.h"
+#include "reconcile/move/cycle.h"
 
 /* text parsed; the test fails when it is no JSON. */
 static inline cJSON *parse(const char *text)

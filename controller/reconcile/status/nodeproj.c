@@ -1,0 +1,88 @@
+/* nodeproj: what the operator keeps of a Node, compact (see nodeproj.h). */
+#include "reconcile/status/nodeproj.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jx.h"
+#include "base/util.h"
+#include "reconcile/move/resources.h"
+
+/* ---- the projection ---- */
+
+static void copy_text(char *dst, size_t len, const char *src)
+{
+    if (src && strlen(src) < len)
+        snprintf(dst, len, "%s", src);
+}
+
+void *nodeproj_project(const cJSON *node, void *ud)
+{
+    (void)ud;
+    const char *name = jx_nonempty(node, "metadata.name");
+    if (!name)
+        return NULL;
+    size_t len = strlen(name);
+    struct nodeproj *p = calloc(1, sizeof(*p) + len + 1);
+    if (!p)
+        return NULL;
+    memcpy(p->name, name, len + 1);
+    copy_text(p->rv, sizeof(p->rv), jx_str(node, "metadata.resourceVersion"));
+    copy_text(p->created, sizeof(p->created), jx_str(node, "metadata.creationTimestamp"));
+    const cJSON *a;
+    cJSON_ArrayForEach (a, jx_get(node, "status.addresses"))
+        if (!p->ip[0] && base_same(jx_nonempty(a, "type"), "InternalIP"))
+            copy_text(p->ip, sizeof(p->ip), jx_nonempty(a, "address"));
+    p->unschedulable = cJSON_IsTrue(jx_get(node, "spec.unschedulable"));
+    const cJSON *cap = jx_get(node, "status.capacity"), *alloc = jx_get(node, "status.allocatable");
+    p->cpus = resources_get(cap, "cpu");
+    p->memory = resources_get(cap, "memory");
+    p->alloc_cpu = resources_get(alloc, "cpu");
+    p->alloc_memory = resources_get(alloc, "memory");
+    p->alloc_pods = resources_get(alloc, "pods");
+    bool oom = false;
+    p->labels = nodelabels_new(jx_get(node, "metadata.labels"), &oom);
+    const cJSON *taints = jx_get(node, "spec.taints");
+    if (cJSON_IsArray(taints) && taints->child && !(p->taints = cJSON_Duplicate(taints, 1)))
+        oom = true;
+    if (oom) {
+        nodeproj_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void nodeproj_free(void *v)
+{
+    struct nodeproj *p = v;
+    if (!p)
+        return;
+    nodelabels_free(p->labels);
+    cJSON_Delete(p->taints);
+    free(p);
+}
+
+/* Equal numbers, NAN equal to NAN. */
+static bool same_number(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+/* Equal JSON, NULL equal to NULL. */
+static bool same_json(const cJSON *a, const cJSON *b)
+{
+    return (!a && !b) || (a && b && cJSON_Compare(a, b, true));
+}
+
+bool nodeproj_changed(const struct nodeproj *a, const struct nodeproj *b)
+{
+    if (!a || !b)
+        return a != b;
+    return strcmp(a->name, b->name) != 0 || strcmp(a->created, b->created) != 0 || strcmp(a->ip, b->ip) != 0 ||
+           a->unschedulable != b->unschedulable || !same_number(a->cpus, b->cpus) ||
+           !same_number(a->memory, b->memory) || !same_number(a->alloc_cpu, b->alloc_cpu) ||
+           !same_number(a->alloc_memory, b->alloc_memory) || !same_number(a->alloc_pods, b->alloc_pods) ||
+           !nodelabels_equal(a->labels, b->labels) || !same_json(a->taints, b->taints);
+}

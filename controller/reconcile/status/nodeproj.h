@@ -1,0 +1,40 @@
+/* nodeproj: what the operator keeps of a Node, compact. The node informer stores one per node
+ * (nodeproj_project, nodeproj_free) in place of a JSON tree: the name, resourceVersion and
+ * creationTimestamp inline, the first InternalIP, the resources rebalancing reads as numbers,
+ * metadata.labels as shared strings (nodelabels.h), and spec.taints as JSON (verbatim: a taint
+ * patch tests against it; NULL when the node has none). Not thread-safe (nodelabels.h). */
+#ifndef PSI_RECONCILE_NODEPROJ_H
+#define PSI_RECONCILE_NODEPROJ_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "reconcile/status/nodelabels.h"
+
+/* A Node as kept. */
+struct nodeproj {
+    char rv[24];      /* metadata.resourceVersion ("" when longer or absent) */
+    char created[24]; /* metadata.creationTimestamp (RFC 3339, "" when absent) */
+    char ip[48];      /* the first status.addresses entry of type InternalIP, "" none */
+    bool unschedulable;
+    double cpus;                                /* status.capacity.cpu (cores); NAN absent */
+    double memory;                              /* status.capacity.memory (bytes); NAN absent */
+    double alloc_cpu, alloc_memory, alloc_pods; /* status.allocatable; NAN absent */
+    struct nodelabels *labels;                  /* metadata.labels (nodelabels.h); NULL none */
+    cJSON *taints;                              /* spec.taints; NULL when none */
+    char name[];                                /* metadata.name */
+};
+
+/* kube_informer_project_fn: a new nodeproj of node (a Node object), or NULL (no name, or no
+ * memory). */
+void *nodeproj_project(const cJSON *node, void *ud);
+
+/* Free what nodeproj_project made (NULL is fine); the informer's free_value. */
+void nodeproj_free(void *p);
+
+/* Whether a and b (either may be NULL) differ in more than their resourceVersion: a heartbeat
+ * changes nothing kept, and costs no reconcile. */
+bool nodeproj_changed(const struct nodeproj *a, const struct nodeproj *b);
+
+#endif

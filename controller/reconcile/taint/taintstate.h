@@ -1,0 +1,56 @@
+/* taintstate: what the taint state machine decided for each node last cycle, and our last
+ * taint write to it, kept between cycles for one PsiRebalance. Pure.
+ *
+ * The node cache may lag behind a taint write of ours: a node whose cache still shows the
+ * resourceVersion from before our write is taken to carry what we wrote (within
+ * TAINTSTATE_OWN_WRITE_GRACE_MS), instead of being "restored" with a write that changes
+ * nothing. After a restart the state is adopted from the taints on the nodes. */
+#ifndef PSI_RECONCILE_TAINTSTATE_H
+#define PSI_RECONCILE_TAINTSTATE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/status.h"
+#include "reconcile/taint/taintfsm.h"
+
+/* How long the node cache may lag behind a taint write of ours before what it shows counts
+ * again. */
+#define TAINTSTATE_OWN_WRITE_GRACE_MS 30000
+
+/* One node. */
+struct taintstate_record {
+    char *name;
+    enum api_node_state state;
+    int64_t since_ms;
+    bool tainted;
+    char written_rv[32]; /* the node's resourceVersion after our last taint write; "" none */
+    int64_t written_ms;
+};
+
+/* All nodes, sorted by name; owned. */
+struct taintstate {
+    struct taintstate_record *v;
+    size_t n;
+};
+
+/* The record of node, or NULL. */
+const struct taintstate_record *taintstate_find(const struct taintstate *ts, const char *node);
+
+/* Whether the taint on a node whose cached resourceVersion is cached_rv ("" or NULL: unknown)
+ * is as rec says rather than as the cache shows: our write happened, and the cache has not
+ * caught up with it yet. */
+bool taintstate_cache_behind(const struct taintstate_record *rec, const char *cached_rv, int64_t now_ms);
+
+/* Replace the records with the state machine's result res; written[i] is the resourceVersion
+ * after our write to input node i this cycle ("" when none: the last one is kept). Returns 0,
+ * or -1 on no memory (the records are then empty: adopted anew from the nodes). */
+int taintstate_update(struct taintstate *ts, const struct taintfsm_result *res, const char (*written)[32],
+                      int64_t now_ms);
+
+/* Release the records. */
+void taintstate_free(struct taintstate *ts);
+
+#endif
