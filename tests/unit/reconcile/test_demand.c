@@ -1,4 +1,4 @@
-/* Unit tests of the demand estimate (controller/reconcile/demand.c) over generated nodes.
+/* Unit tests of the demand estimate (controller/reconcile/move/demand.c) over generated nodes.
  *
  * Each case is a node of 2-96 CPUs holding VMs (1-8 vCPUs, each vCPU busy 5-100 % of the
  * time) up to a true demand of 0.1-4 x its CPUs (log-uniform). What the node shows is made as
