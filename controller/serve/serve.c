@@ -52,7 +52,10 @@ struct conn {
     enum state st;
     short want;       /* what poll waits for: POLLIN or POLLOUT */
     int64_t deadline; /* monotonic ms */
-    int64_t since;    /* when it began to wait for its current request (eviction order) */
+    int64_t progress; /* when bytes last came in or were taken by the client (eviction
+                       * order); 0 once closing */
+    size_t pipelined; /* requests in a row that were already read when the one before
+                       * them was answered */
     char *in;         /* max_head + 1 bytes: a head, then what follows it; NULL while idle */
     size_t in_len, scanned, consumed;
     struct psi_http_head head;
@@ -174,7 +177,8 @@ struct psi_serve *psi_serve_new(const char *addr, char *err, size_t errlen)
                                        .head_timeout_ms = 10000,
                                        .body_timeout_ms = 30000,
                                        .write_timeout_ms = 30000,
-                                       .idle_timeout_ms = 60000};
+                                       .idle_timeout_ms = 60000,
+                                       .max_pipelined = 16};
     pthread_mutex_init(&s->mu, NULL);
     return s;
 }
@@ -199,6 +203,8 @@ int psi_serve_set_limits(struct psi_serve *s, const struct psi_serve_limits *l)
         s->lim.write_timeout_ms = l->write_timeout_ms;
     if (l->idle_timeout_ms > 0)
         s->lim.idle_timeout_ms = l->idle_timeout_ms;
+    if (l->max_pipelined)
+        s->lim.max_pipelined = l->max_pipelined;
     return 0;
 }
 
@@ -351,6 +357,8 @@ static ssize_t io_read(struct conn *c, char *buf, size_t len)
 {
     if (!c->ssl) {
         ssize_t n = recv(c->fd, buf, len, 0);
+        if (n > 0)
+            c->progress = now_ms();
         if (n >= 0)
             return n;
         c->want = POLLIN;
@@ -358,8 +366,10 @@ static ssize_t io_read(struct conn *c, char *buf, size_t len)
     }
     ERR_clear_error();
     int n = SSL_read(c->ssl, buf, len > INT32_MAX ? INT32_MAX : (int)len);
-    if (n > 0)
+    if (n > 0) {
+        c->progress = now_ms();
         return n;
+    }
     switch (SSL_get_error(c->ssl, n)) {
     case SSL_ERROR_WANT_READ: c->want = POLLIN; return -1;
     case SSL_ERROR_WANT_WRITE: c->want = POLLOUT; return -1;
@@ -396,7 +406,6 @@ static void await_request(struct conn *c, int timeout_ms)
     c->st = ST_HEAD;
     c->want = POLLIN;
     c->deadline = now + timeout_ms;
-    c->since = now;
     c->scanned = 0;
     c->route = NULL;
 }
@@ -421,6 +430,20 @@ static int takes_body(const struct route *r)
     return strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0 || strcmp(r->method, "PATCH") == 0;
 }
 
+/* Whether the connection may carry another request after this one: the client asked for
+ * it, and it has not pipelined max_pipelined requests in a row. */
+static int may_keep(const struct psi_serve *s, const struct conn *c)
+{
+    return c->head.keep_alive && c->pipelined + 1 < s->lim.max_pipelined;
+}
+
+/* The write deadline: the write timeout from the last time the connection made progress,
+ * not from the reply (a client that pipelines requests and never reads gains no time). */
+static int64_t write_deadline(const struct psi_serve *s, const struct conn *c)
+{
+    return c->progress + s->lim.write_timeout_ms;
+}
+
 /* Queue the status line and header fields of a reply of len bytes. */
 static void put_head(struct conn *c, int status, const char *content_type, size_t len, const char *extra)
 {
@@ -440,7 +463,7 @@ static void put_head(struct conn *c, int status, const char *content_type, size_
 static void answer_small(struct psi_serve *s, struct conn *c, int status, const char *text, int keep, const char *extra)
 {
     drop_body(s, c);
-    c->keep_alive = keep && c->head.keep_alive;
+    c->keep_alive = keep && may_keep(s, c);
     put_head(c, status, "text/plain; charset=utf-8", strlen(text), extra);
     size_t tl = strlen(text);
     if (c->out_len && c->out_len + tl <= sizeof(c->out)) {
@@ -449,7 +472,7 @@ static void answer_small(struct psi_serve *s, struct conn *c, int status, const 
     }
     if (c->head.method && strcmp(c->head.method, "HEAD") == 0 && c->out_len >= tl)
         c->out_len -= tl;
-    c->deadline = now_ms() + s->lim.write_timeout_ms;
+    c->deadline = write_deadline(s, c);
 }
 
 /* A Content-Type from a handler, unless it could break the header. */
@@ -489,7 +512,7 @@ static void dispatch(struct psi_serve *s, struct conn *c)
         rep.status = 500;
     if (!rep.body)
         rep.len = 0;
-    c->keep_alive = c->head.keep_alive;
+    c->keep_alive = may_keep(s, c);
     put_head(c, rep.status, safe_type(rep.content_type), rep.len,
              rep.status == 401 ? "WWW-Authenticate: Bearer\r\n" : NULL);
     if (strcmp(c->head.method, "HEAD") == 0 || rep.len == 0) {
@@ -500,7 +523,7 @@ static void dispatch(struct psi_serve *s, struct conn *c)
         c->charged = rep.len;
         s->used += rep.len;
     }
-    c->deadline = now_ms() + s->lim.write_timeout_ms;
+    c->deadline = write_deadline(s, c);
 }
 
 /* Decide on a request from its head alone; the body, if it is to be read, follows. */
@@ -560,8 +583,9 @@ static void on_head(struct psi_serve *s, struct conn *c, size_t end)
     }
 }
 
-/* Write what is queued: 1 all written, 0 would block, -1 error. */
-static int flush_out(struct conn *c)
+/* Write what is queued: 1 all written, 0 would block, -1 error. Bytes the client takes
+ * are progress: in a reply they restart the write timeout. */
+static int flush_out(struct psi_serve *s, struct conn *c)
 {
     while (c->sent < c->out_len + c->reply_len) {
         const char *p;
@@ -581,6 +605,9 @@ static int flush_out(struct conn *c)
         if (w < 0)
             return -1;
         c->sent += (size_t)w;
+        c->progress = now_ms();
+        if (c->st == ST_WRITE)
+            c->deadline = write_deadline(s, c);
     }
     return 1;
 }
@@ -633,7 +660,7 @@ static int step_head(struct psi_serve *s, struct conn *c)
 static int step_body(struct psi_serve *s, struct conn *c)
 {
     if (c->interim) {
-        int r = flush_out(c);
+        int r = flush_out(s, c);
         if (r <= 0)
             return r;
         c->interim = 0;
@@ -659,13 +686,13 @@ static void linger(struct conn *c)
     shutdown(c->fd, SHUT_WR);
     c->st = ST_LINGER;
     c->want = POLLIN;
-    c->since = 0;
+    c->progress = 0;
     c->deadline = now_ms() + LINGER_MS;
 }
 
 static int step_write(struct psi_serve *s, struct conn *c)
 {
-    int r = flush_out(c);
+    int r = flush_out(s, c);
     if (r <= 0)
         return r;
     drop_reply(s, c);
@@ -684,6 +711,7 @@ static int step_write(struct psi_serve *s, struct conn *c)
     }
     memset(&c->head, 0, sizeof(c->head));
     await_request(c, s->lim.idle_timeout_ms);
+    c->pipelined = c->in_len ? c->pipelined + 1 : 0;
     if (c->in_len)
         c->deadline = now_ms() + s->lim.head_timeout_ms;
     return 1;
@@ -732,13 +760,14 @@ static void expire(struct psi_serve *s, int64_t now)
     }
 }
 
-/* The open connection that has waited longest for its request, or -1 (all are writing). */
-static long oldest_waiting(struct psi_serve *s)
+/* The open connection, in any state, that has gone longest without progress (a closing
+ * one first), or -1 when none is open. */
+static long most_stalled(struct psi_serve *s)
 {
     long best = -1;
     for (size_t i = 0; i < s->n_conns; i++) {
         struct conn *c = s->conns[i];
-        if (c && c->st != ST_WRITE && (best < 0 || c->since < s->conns[best]->since))
+        if (c && (best < 0 || c->progress < s->conns[best]->progress))
             best = (long)i;
     }
     return best;
@@ -747,7 +776,7 @@ static long oldest_waiting(struct psi_serve *s)
 static void add_conn(struct psi_serve *s, int fd)
 {
     if (s->n_conns == s->lim.max_connections) {
-        long victim = oldest_waiting(s);
+        long victim = most_stalled(s);
         if (victim < 0) {
             close(fd);
             return;
@@ -766,16 +795,17 @@ static void add_conn(struct psi_serve *s, int fd)
     }
     c->fd = fd;
     c->ssl = ssl;
+    c->progress = now_ms();
     await_request(c, s->lim.head_timeout_ms);
     c->st = ssl ? ST_HANDSHAKE : ST_HEAD;
     s->conns[s->n_conns++] = c;
 }
 
-/* Out of file descriptors: make room by closing the connection that has waited longest,
+/* Out of file descriptors: make room by closing the connection that has stalled longest,
  * or else stop accepting for a moment (the listening socket would wake poll at once). */
 static void out_of_fds(struct psi_serve *s)
 {
-    long victim = oldest_waiting(s);
+    long victim = most_stalled(s);
     if (victim >= 0) {
         conn_close(s, (size_t)victim);
         s->conns[victim] = s->conns[--s->n_conns];

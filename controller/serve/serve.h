@@ -24,9 +24,21 @@
  * one 400. The head must arrive within the head timeout (a TLS handshake included), a
  * body within the body timeout, a reply be taken within the write timeout, and a
  * kept-alive connection send its next request within the idle timeout; otherwise it is
- * closed (408 when a request had begun). At most max_connections are open: one more
- * closes the open connection that has waited longest for its request, so that a crowd of
- * slow clients cannot lock out a probe. Request bodies and handlers' replies held at once
+ * closed (408 when a request had begun). The write timeout runs from the last time the
+ * client took bytes of a reply, not from the reply: a client that pipelines requests and
+ * never reads gains no time by them. A connection answers at most max_pipelined requests
+ * in a row that it had already received when the one before them was answered; the last
+ * of them goes out with "Connection: close".
+ *
+ * Probes cannot be starved (decided here: a reserved share rather than a listener of
+ * their own): at most max_connections are open, and one more always gets a slot, by
+ * closing the open connection, in any state (a reply being written included), that has
+ * gone longest without progress (bytes read from it or taken by it). So every slot held
+ * by a stalled client is in reserve for a new one, and a probe, which sends its request
+ * at once and reads its answer, is served before max_connections newer clients come. A
+ * listener of its own would not help: the kubelet probes from the node's address, which
+ * any pod can reach as well, and the Deployment and Service would need a second port.
+ * Request bodies and handlers' replies held at once
  * count against one memory budget: a body that does not fit is refused with 503, and
  * while the budget is spent no handler runs (503). Memory is thus bounded by about
  * max_connections * (max_head + a TLS connection's buffers) + the budget; an idle
@@ -78,6 +90,8 @@ struct psi_serve_limits {
     int body_timeout_ms;    /* 30000 */
     int write_timeout_ms;   /* 30000 */
     int idle_timeout_ms;    /* 60000 */
+    size_t max_pipelined;   /* requests in a row already received when the one before was
+                             * answered: 16 */
 };
 
 /* A server for bind address addr, not yet listening. NULL with a message in err on a bad

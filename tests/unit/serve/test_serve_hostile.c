@@ -33,8 +33,10 @@
 
 #include <cmocka.h>
 #include <curl/curl.h>
+#include <openssl/ssl.h>
 
 #include "serve/serve.h"
+#include "serve/tls.h"
 
 /* The peak may grow by at most this much over the resident size before the attack. The
  * server's own bound is about max_connections * max_head + budget = 256 * 8 KiB + 8 MiB;
@@ -55,14 +57,19 @@ static void on_put(const struct psi_serve_request *req, struct psi_serve_reply *
     psi_serve_reply_text(rep, 201, NULL, out);
 }
 
-/* The child: serve until the parent closes the pipe. */
-static void run_server(int port_pipe, int quit_pipe)
+/* The child: serve (over TLS with a self-signed certificate when tls) until the parent
+ * closes the pipe; with short timeouts, or the defaults when defaults. */
+static void run_server(int port_pipe, int quit_pipe, int tls, int defaults)
 {
     char err[256];
     struct psi_serve *s = psi_serve_new("127.0.0.1:0", err, sizeof(err));
     struct psi_serve_limits lim = {
         .head_timeout_ms = 2000, .body_timeout_ms = 3000, .idle_timeout_ms = 5000, .write_timeout_ms = 3000};
-    if (!s || psi_serve_set_limits(s, &lim) < 0 || psi_serve_route(s, "GET", "/healthz", on_ok, NULL) < 0 ||
+    if (defaults)
+        lim = (struct psi_serve_limits){0};
+    struct psi_tls_options to = {0};
+    struct psi_tls *t = tls ? psi_tls_new(&to, err, sizeof(err)) : NULL;
+    if ((tls && (!t || psi_serve_set_tls(s, t) < 0)) || !s || psi_serve_set_limits(s, &lim) < 0 || psi_serve_route(s, "GET", "/healthz", on_ok, NULL) < 0 ||
         psi_serve_route(s, "PUT", "/things/*", on_put, NULL) < 0 || psi_serve_start(s, err, sizeof(err)) < 0)
         _exit(3);
     int port = psi_serve_port(s);
@@ -72,7 +79,29 @@ static void run_server(int port_pipe, int quit_pipe)
     while (read(quit_pipe, &b, 1) > 0)
         ;
     psi_serve_free(s);
+    psi_tls_free(t);
     _exit(0);
+}
+
+/* Fork the server (see run_server); its pid, and its port in *port; *quit closes to stop it. */
+static pid_t fork_server(int tls, int defaults, int *port, int *quit)
+{
+    int port_pipe[2], quit_pipe[2];
+    assert_int_equal(pipe(port_pipe), 0);
+    assert_int_equal(pipe(quit_pipe), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(port_pipe[0]);
+        close(quit_pipe[1]);
+        run_server(port_pipe[1], quit_pipe[0], tls, defaults);
+    }
+    close(port_pipe[1]);
+    close(quit_pipe[0]);
+    assert_int_equal(read(port_pipe[0], port, sizeof(*port)), (ssize_t)sizeof(*port));
+    close(port_pipe[0]);
+    *quit = quit_pipe[1];
+    return child;
 }
 
 static long status_kb(pid_t pid, const char *field)
@@ -96,12 +125,19 @@ static size_t discard(char *p, size_t s, size_t n, void *ud)
     return s * n;
 }
 
-static long healthz(int port)
+/* GET /healthz on a fresh connection, over TLS when tls (the server's certificate is a
+ * self-signed one made in memory, with no identity to verify: this probe checks that it is
+ * answered, not whom it talks to). The status, or 0 when none came within 10 s. */
+static long probe(int port, int tls)
 {
     char url[64];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/healthz", port);
+    snprintf(url, sizeof(url), "%s://127.0.0.1:%d/healthz", tls ? "https" : "http", port);
     CURL *e = curl_easy_init();
     curl_easy_setopt(e, CURLOPT_URL, url);
+    if (tls) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(e, CURLOPT_TIMEOUT, 10L);
     long code = 0;
@@ -109,6 +145,11 @@ static long healthz(int port)
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
     curl_easy_cleanup(e);
     return code;
+}
+
+static long healthz(int port)
+{
+    return probe(port, 0);
 }
 
 /* ---- the crowd ---- */
@@ -165,9 +206,13 @@ static char *script(enum kind k, size_t *len)
     return d;
 }
 
-static int hostile_connect(int port)
+/* A non-blocking connection to the server; rcvbuf: its receive buffer's size, 0 for the
+ * default. */
+static int hostile_connect(int port, int rcvbuf)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (fd >= 0 && rcvbuf)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
@@ -231,20 +276,8 @@ static void *attack_thread(void *arg)
 static void test_hostile_clients(void **state)
 {
     (void)state;
-    int port_pipe[2], quit_pipe[2];
-    assert_int_equal(pipe(port_pipe), 0);
-    assert_int_equal(pipe(quit_pipe), 0);
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        close(port_pipe[0]);
-        close(quit_pipe[1]);
-        run_server(port_pipe[1], quit_pipe[0]);
-    }
-    close(port_pipe[1]);
-    close(quit_pipe[0]);
-    int port = 0;
-    assert_int_equal(read(port_pipe[0], &port, sizeof(port)), (ssize_t)sizeof(port));
+    int port = 0, quit = -1;
+    pid_t child = fork_server(0, 0, &port, &quit);
     for (int i = 0; i < 5; i++)
         assert_int_equal(healthz(port), 200);
     long before = status_kb(child, "VmRSS");
@@ -259,7 +292,7 @@ static void test_hostile_clients(void **state)
         for (int j = 0; j < crowd[k]; j++, i++) {
             a.h[i].kind = (enum kind)k;
             a.h[i].data = script((enum kind)k, &a.h[i].len);
-            a.h[i].fd = hostile_connect(port);
+            a.h[i].fd = hostile_connect(port, 0);
             assert_true(a.h[i].fd >= 0);
         }
     pthread_t th;
@@ -294,7 +327,7 @@ static void test_hostile_clients(void **state)
             before, peak, peak - before, after, answered, probes, statuses[0], crowd[0], statuses[1], crowd[1],
             statuses[2], crowd[2], statuses[3], crowd[3], statuses[4], crowd[4]);
     assert_int_equal(healthz(port), 200);
-    close(quit_pipe[1]);
+    close(quit);
     int ws = 0;
     assert_int_equal(waitpid(child, &ws, 0), child);
     assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
@@ -321,7 +354,7 @@ static void test_crowd_beyond_connection_limit(void **state)
     int fds[48];
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < 16; i++) {
-            fds[round * 16 + i] = hostile_connect(port);
+            fds[round * 16 + i] = hostile_connect(port, 0);
             assert_true(fds[round * 16 + i] >= 0);
             send(fds[round * 16 + i], "GET /heal", 9, MSG_NOSIGNAL);
         }
@@ -337,6 +370,171 @@ static void test_crowd_beyond_connection_limit(void **state)
     psi_serve_free(s);
 }
 
+/* ---- pipelining clients that never read ---- */
+
+/* Hostile connections open at once, requests each pipelines, and a bound on how many
+ * connections the attack opens in all (it reconnects as the server closes them). The old
+ * server answered 1 of 90 probes under 320 such connections. */
+#define PIPELINERS 1000
+#define PIPELINED 64
+#define PIPELINE_CONNECTS 20000
+/* The peak may grow by at most this much under a pipelining attack over plain TCP (the
+ * issue's bound). Over TLS the peak is printed, not bounded: 256 TLS connections whose
+ * replies wait hold more (measured +12 MiB, +23 MiB under ASan, as much as before the
+ * server evicted writers). */
+#define PIPELINE_RSS_BOUND_KB (10 * 1024)
+
+struct pipeliner {
+    int fd;
+    SSL *ssl;
+};
+
+struct pipeline_attack {
+    int port, seconds;
+    SSL_CTX *ctx; /* NULL: plain TCP */
+    struct pipeliner p[PIPELINERS];
+    long connects, closed;
+};
+
+static void pipeliner_open(struct pipeline_attack *a, struct pipeliner *p)
+{
+    p->fd = a->connects < PIPELINE_CONNECTS ? hostile_connect(a->port, 2048) : -1;
+    p->ssl = NULL;
+    if (p->fd < 0)
+        return;
+    a->connects++;
+    if (a->ctx) {
+        SSL_CTX_set_mode(a->ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+        p->ssl = SSL_new(a->ctx);
+        SSL_set_fd(p->ssl, p->fd);
+        SSL_set_connect_state(p->ssl);
+    }
+}
+
+static void pipeliner_close(struct pipeline_attack *a, struct pipeliner *p)
+{
+    SSL_free(p->ssl);
+    close(p->fd);
+    a->closed++;
+}
+
+/* Send more pipelined requests, as many as the socket takes (after the handshake over
+ * TLS); never read a reply. */
+static void pipeliner_step(struct pipeliner *p, const char *reqs, size_t len)
+{
+    if (!p->ssl)
+        (void)send(p->fd, reqs, len, MSG_NOSIGNAL);
+    else if (SSL_do_handshake(p->ssl) == 1)
+        (void)SSL_write(p->ssl, reqs, (int)len);
+}
+
+/* Keep PIPELINERS connections pipelining for a.seconds: each sends requests for GET
+ * /healthz, PIPELINED at a time, as long as the socket takes them, and never reads (its
+ * receive buffer is small, so that the server's replies soon fill it); one the server
+ * closes is opened again. */
+static void *pipeline_thread(void *arg)
+{
+    struct pipeline_attack *a = arg;
+    static const char one[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    char reqs[PIPELINED * (sizeof(one) - 1)];
+    for (int i = 0; i < PIPELINED; i++)
+        memcpy(reqs + i * (sizeof(one) - 1), one, sizeof(one) - 1);
+    static struct pollfd pf[PIPELINERS];
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > a->seconds * 1000L)
+            break;
+        for (int i = 0; i < PIPELINERS; i++) {
+            if (a->p[i].fd < 0)
+                pipeliner_open(a, &a->p[i]);
+            int handshaking = a->p[i].ssl && !SSL_is_init_finished(a->p[i].ssl);
+            pf[i] = (struct pollfd){.fd = a->p[i].fd, .events = POLLRDHUP | POLLOUT | (handshaking ? POLLIN : 0)};
+        }
+        poll(pf, PIPELINERS, 20);
+        for (int i = 0; i < PIPELINERS; i++) {
+            struct pipeliner *p = &a->p[i];
+            if (p->fd < 0 || !pf[i].revents)
+                continue;
+            if (pf[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+                pipeliner_close(a, p);
+                p->fd = -1;
+            } else {
+                pipeliner_step(p, reqs, sizeof(reqs));
+            }
+        }
+    }
+    return NULL;
+}
+
+/* 1,000 connections pipeline GET /healthz and never read, over TLS when tls, while a probe
+ * asks GET /healthz on fresh connections: at least 95 % of the probes must be answered
+ * (the old server, whose writing connections could not be evicted, answered 0 of 40 over
+ * plain TCP), and over plain TCP the server's peak resident size stay within
+ * PIPELINE_RSS_BOUND_KB. */
+static void pipelining_attack(int tls)
+{
+    int port = 0, quit = -1;
+    pid_t child = fork_server(tls, 1, &port, &quit); /* the 30 s write timeout */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(probe(port, tls), 200);
+    long before = status_kb(child, "VmRSS");
+    assert_true(before > 0);
+    struct pipeline_attack *a = calloc(1, sizeof(*a));
+    a->port = port;
+    a->seconds = 8;
+    if (tls) {
+        a->ctx = SSL_CTX_new(TLS_client_method());
+        SSL_CTX_set_verify(a->ctx, SSL_VERIFY_NONE, NULL); /* as probe(): load, not identity */
+    }
+    for (int i = 0; i < PIPELINERS; i++)
+        a->p[i].fd = -1;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, pipeline_thread, a), 0);
+    struct timespec settle = {1, 0}; /* the crowd connects first */
+    nanosleep(&settle, NULL);
+    int probes = 0, answered = 0;
+    for (int p = 0; p < 40; p++, probes++) {
+        if (probe(port, tls) == 200)
+            answered++;
+        struct timespec nap = {0, 100 * 1000000};
+        nanosleep(&nap, NULL);
+    }
+    pthread_join(th, NULL);
+    long peak = status_kb(child, "VmHWM");
+    long by_server = a->closed;
+    for (int i = 0; i < PIPELINERS; i++)
+        if (a->p[i].fd >= 0)
+            pipeliner_close(a, &a->p[i]);
+    fprintf(stderr,
+            "%s pipelining: server RSS before %ld kB, peak %ld kB (+%ld kB); /healthz %d/%d; hostile connections "
+            "opened %ld, closed by the server %ld\n",
+            tls ? "TLS" : "plain", before, peak, peak - before, answered, probes, a->connects, by_server);
+    SSL_CTX_free(a->ctx);
+    free(a);
+    assert_int_equal(probe(port, tls), 200);
+    close(quit);
+    int ws = 0;
+    assert_int_equal(waitpid(child, &ws, 0), child);
+    assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    assert_true(answered * 100 >= probes * 95);
+    if (!tls)
+        assert_true(peak - before < PIPELINE_RSS_BOUND_KB);
+}
+
+static void test_pipelining(void **state)
+{
+    (void)state;
+    pipelining_attack(0);
+}
+
+static void test_tls_pipelining(void **state)
+{
+    (void)state;
+    pipelining_attack(1);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -344,6 +542,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostile_clients),
         cmocka_unit_test(test_crowd_beyond_connection_limit),
+        cmocka_unit_test(test_pipelining),
+        cmocka_unit_test(test_tls_pipelining),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
