@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,14 @@ struct loop_timer {
     bool dead;
 };
 
+_Static_assert(ATOMIC_BOOL_LOCK_FREE == 2, "kube_loop_stop needs a lock-free atomic_bool");
+
 struct kube_loop {
     CURLM *multi;
     int wake_fd;
-    volatile sig_atomic_t stop;
+    /* Set by kube_loop_stop from another thread (the election's) or a signal handler: a
+     * C11 atomic, lock-free (checked below), so both are defined behaviour. */
+    atomic_bool stop;
     bool running;
     struct loop_xfer *xfers;
     int nxfers;
@@ -179,7 +184,7 @@ void kube_loop_cancel(struct kube_loop *loop, uint64_t timer_id)
 void kube_loop_stop(struct kube_loop *loop)
 {
     int saved = errno; /* a signal handler must not change errno */
-    loop->stop = 1;
+    atomic_store(&loop->stop, true);
     uint64_t one = 1;
     ssize_t n = write(loop->wake_fd, &one, sizeof(one));
     (void)n; /* EAGAIN: the counter is already non-zero, the loop wakes anyway */
@@ -192,7 +197,7 @@ static void loop_run_timers(struct kube_loop *loop)
 {
     uint64_t now = kube_loop_now_ms();
     uint64_t last_id = loop->next_timer_id;
-    for (size_t i = 0; i < loop->ntimers && !loop->stop; i++) {
+    for (size_t i = 0; i < loop->ntimers && !atomic_load(&loop->stop); i++) {
         struct loop_timer *t = &loop->timers[i];
         if (t->dead || t->id >= last_id || t->due_ms > now)
             continue;
@@ -259,9 +264,9 @@ int kube_loop_run(struct kube_loop *loop, struct kube_err *err)
         return kube_err_set(err, 0, "Internal", "event loop: run called from inside the loop");
     loop->running = true;
     int rc = 0;
-    while (!loop->stop) {
+    while (!atomic_load(&loop->stop)) {
         loop_run_timers(loop);
-        if (loop->stop)
+        if (atomic_load(&loop->stop))
             break;
         struct curl_waitfd wfd = {.fd = loop->wake_fd, .events = CURL_WAIT_POLLIN};
         int numfds = 0;
@@ -284,7 +289,7 @@ int kube_loop_run(struct kube_loop *loop, struct kube_err *err)
         loop_run_timers(loop); /* deferred work queued by write callbacks, before completions */
         loop_reap(loop);
     }
-    loop->stop = 0;
+    atomic_store(&loop->stop, false);
     loop->running = false;
     return rc;
 }
