@@ -41,8 +41,11 @@ struct decision {
     struct rebalance_params p;
     struct rebalance_recent *recent; /* the moves within cooldown.history */
     size_t nrecent;
-    unsigned resources; /* balanced on (cycle_resources) */
-    double *node_mem;   /* memory in use per node, when memory is balanced */
+    unsigned resources;      /* balanced on (cycle_resources) */
+    double *node_mem;        /* memory in use per node, when memory is balanced */
+    struct api_status *next; /* status.nodes[] take each node's demandSource and saturated */
+    double *load1;           /* node_load1 per node (NAN: none) */
+    double *waiting;         /* schedstat's waiting tasks per node (NAN: none) */
     struct gather_candidates cands;
     const cJSON *kubevirt; /* the KubeVirt CR (its default eviction strategy), or NULL */
     struct rebalance_plan plan;
@@ -215,8 +218,15 @@ static int find_candidates(struct decision *dc)
 static int read_demand(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
-    struct gather_usage_in u = {dc->d->client, in->prom, in->prom_error, (long)(in->pr->spec.metrics.window_ms / 1000),
-                                in->nodes,     dc->nn,   dc->node_mem};
+    struct gather_usage_in u = {.client = dc->d->client,
+                                .prom = in->prom,
+                                .prom_error = in->prom_error,
+                                .window_s = (long)(in->pr->spec.metrics.window_ms / 1000),
+                                .nodes = in->nodes,
+                                .nnodes = dc->nn,
+                                .node_mem = dc->node_mem,
+                                .node_load1 = dc->load1,
+                                .node_waiting = dc->waiting};
     char why[1024];
     mv->stats.usage_queries++;
     if (gather_usage(&u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
@@ -283,6 +293,57 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
         dc->cands.c[j].blocked = b;
         dc->cands.c[j].max_demand = vmi ? rebalance_vmi_vcpus(vmi) : NAN;
     }
+}
+
+/* Each node's CPU demand from signals that do not saturate where its reading is near 100 %
+ * (demand.h): its usage, its workloads' usage and vCPUs (known once check_candidates ran),
+ * bounding the planner's inference from pressure. */
+static void bound_demand(struct decision *dc)
+{
+    size_t nc = dc->cands.n;
+    size_t *start = calloc(dc->nn + 1, sizeof(size_t));
+    struct demand_workload *w = calloc(nc ? nc : 1, sizeof(*w));
+    if (!start || !w) {
+        free(start);
+        free(w);
+        return; /* out of memory: the planner's inference stands */
+    }
+    for (size_t j = 0; j < nc; j++)
+        start[dc->cands.c[j].node + 1]++;
+    for (size_t i = 0; i < dc->nn; i++)
+        start[i + 1] += start[i];
+    size_t *fill = calloc(dc->nn ? dc->nn : 1, sizeof(size_t));
+    for (size_t j = 0; fill && j < nc; j++) {
+        size_t i = dc->cands.c[j].node;
+        w[start[i] + fill[i]++] = (struct demand_workload){dc->cands.w[j].usage, dc->cands.c[j].max_demand};
+    }
+    for (size_t i = 0; i < dc->nn; i++) {
+        struct rebalance_node *n = &dc->nodes[i];
+        struct demand_cpu_in in = {.cpus = n->cpus,
+                                   .usage = dc->usage[i],
+                                   .pressure = dc->in->nodes[i].pressure[API_RESOURCE_CPU],
+                                   .from_pressure = n->demand,
+                                   .load1 = dc->load1 ? dc->load1[i] : NAN,
+                                   .waiting = dc->waiting ? dc->waiting[i] : NAN,
+                                   .w = fill ? w + start[i] : NULL,
+                                   .nw = fill ? start[i + 1] - start[i] : 0};
+        struct demand_cpu_out out;
+        demand_cpu(&in, &out);
+        if (out.saturated)
+            n->demand = out.demand;
+        /* what status.nodes says: the source of the demand the planner used */
+        for (size_t k = 0; dc->next && k < dc->next->nnodes; k++) {
+            struct api_node_status *ns = &dc->next->nodes[k];
+            if (ns->name && n->name && strcmp(ns->name, n->name) == 0) {
+                const char *src = out.saturated ? demand_source_name(out.source) : "Pressure";
+                snprintf(ns->demand_source, sizeof(ns->demand_source), "%s", *src ? src : "Pressure");
+                ns->saturated = out.saturated;
+            }
+        }
+    }
+    free(fill);
+    free(start);
+    free(w);
 }
 
 /* DryRun: lay the moves it would have made over the nodes' load and pressure. */
@@ -387,6 +448,7 @@ static int decide_moves(struct mover *mv, struct decision *dc, char *fail_msg, s
     if (find_candidates(dc) < 0 || read_demand(mv, dc) < 0)
         return 0;
     check_candidates(mv, dc);
+    bound_demand(dc);
     if (dc->dry && mv->h->nvirt)
         overlay_load(mv, dc);
     log_nodes(dc);
@@ -421,6 +483,10 @@ static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t 
     dc->nodes = calloc(n1, sizeof(*dc->nodes));
     dc->is_source = calloc(n1, sizeof(bool));
     dc->usage = calloc(n1, sizeof(double));
+    dc->load1 = calloc(n1, sizeof(double));
+    dc->waiting = calloc(n1, sizeof(double));
+    for (size_t i = 0; dc->load1 && dc->waiting && i < n1; i++)
+        dc->load1[i] = dc->waiting[i] = NAN;
     dc->node_mem = (dc->resources & REBALANCE_RES_MEMORY) ? calloc(n1, sizeof(double)) : NULL;
     int any = dc->nodes && dc->is_source && dc->usage && (dc->node_mem || !(dc->resources & REBALANCE_RES_MEMORY))
                   ? look_at_nodes(mv, dc)
@@ -453,6 +519,8 @@ static void decision_free(struct decision *dc)
     free(dc->nodes);
     free(dc->is_source);
     free(dc->usage);
+    free(dc->load1);
+    free(dc->waiting);
     free(dc->node_mem);
     history_recent_free(dc->recent, dc->nrecent);
 }
@@ -566,8 +634,12 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
         check_predictions(mv, in);
     const char *fallback = method(mv, &a);
 
-    struct decision dc = {
-        .d = d, .in = in, .migs = &migs, .nn = in->nnodes, .dry = in->pr->spec.eviction.mode == API_MODE_DRY_RUN};
+    struct decision dc = {.d = d,
+                          .in = in,
+                          .migs = &migs,
+                          .nn = in->nnodes,
+                          .dry = in->pr->spec.eviction.mode == API_MODE_DRY_RUN,
+                          .next = next};
     bool set = true;
     int rc = 0;
     if (cycle_gate(&in->pr->spec, in->metrics_ok, &dc.v)) {

@@ -69,7 +69,8 @@ static void run_server(int port_pipe, int quit_pipe, int tls, int defaults)
         lim = (struct psi_serve_limits){0};
     struct psi_tls_options to = {0};
     struct psi_tls *t = tls ? psi_tls_new(&to, err, sizeof(err)) : NULL;
-    if ((tls && (!t || psi_serve_set_tls(s, t) < 0)) || !s || psi_serve_set_limits(s, &lim) < 0 || psi_serve_route(s, "GET", "/healthz", on_ok, NULL) < 0 ||
+    if ((tls && (!t || psi_serve_set_tls(s, t) < 0)) || !s || psi_serve_set_limits(s, &lim) < 0 ||
+        psi_serve_route(s, "GET", "/healthz", on_ok, NULL) < 0 ||
         psi_serve_route(s, "PUT", "/things/*", on_put, NULL) < 0 || psi_serve_start(s, err, sizeof(err)) < 0)
         _exit(3);
     int port = psi_serve_port(s);
