@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# The ValidatingAdmissionPolicies of config/admission on the bed's real API server, tried as
+# the operator's ServiceAccount (its token, its RBAC from config/rbac) with every bypass of
+# issue #30; each is refused with a message that names the policy:
+# - nodes: a foreign taint added, changed or removed; a NoExecute taint, even under
+#   rebalance.psi.dev/; labels, annotations, cordon; an ownerReference (the real
+#   kube-controller-manager's garbage collector would delete the node: the node is shown to
+#   survive), finalizers, spec.providerID, spec.podCIDR; nodes/status; deleting a node;
+# - MachineConfigs: another kernel argument, Ignition content, another name, osImageURL,
+#   baseOSExtensionsContainerImage, a role label that does not match the name, a foreign
+#   label, an ownerReference; deleting one that is not ours.
+# Its own writes pass: a taint under rebalance.psi.dev/, and the running operator's
+# MachineConfig (psi=1, schedstats=enable) and pressure taint. The admin is not restricted.
+source "$(dirname "$0")/../lib/testlib.sh"
+source "$(dirname "$0")/../lib/mco.sh"
+source "$(dirname "$0")/../lib/operator.sh"
+
+name=vap-$$
+mc=99-worker-psi-rebalancer
+restore() {
+  kubectl delete psirebalance "$name" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete clusterrolebinding,clusterrole vap-psirebalance-edit vap-psirebalance-steer --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete node vap-gc-probe --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete machineconfig "$mc" 99-worker-psi-rebalancer-evil 50-other 99-infra-psi-rebalancer --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1 || true
+  kubectl taint node worker-1 other-team/keep- >/dev/null 2>&1 || true
+  kubectl taint node worker-1 rebalance.psi.dev/test- >/dev/null 2>&1 || true
+  kubectl delete -k "$PSI_SOURCE_DIR/config/admission" --ignore-not-found >/dev/null 2>&1 || true
+  rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
+  operator_cleanup
+}
+trap restore EXIT
+
+kubectl apply -k "$PSI_SOURCE_DIR/config/admission" >/dev/null
+install_operator_rbac
+operator_kubeconfig "$work/sa.kubeconfig"
+sa() { kubectl --kubeconfig "$work/sa.kubeconfig" "$@"; }
+# refused WHAT MESSAGE CMD...: CMD fails and its error names the policy and its message
+# (the node policy for a node write, the MachineConfig policy otherwise)
+refused() {
+  local what=$1 msg=$2 out policy=psi-rebalancer-machineconfigs; shift 2
+  [[ $* == *node* ]] && policy=psi-rebalancer-node-taints
+  if out=$("$@" 2>&1); then fail "$what (it was allowed)"; return; fi
+  if [[ $out == *"ValidatingAdmissionPolicy '$policy'"*"$msg"* ]]; then pass "$what"; else fail "$what (got: $out)"; fi
+}
+eventually 30 "the API server enforces the policies (a foreign taint from the operator's account is refused)" bash -c \
+  "$(declare -f sa); work=$work; ! sa taint node worker-1 other-team/probe=x:NoSchedule >/dev/null 2>&1"
+# each policy is loaded on its own: wait for the MachineConfig one too (a server-side dry run)
+eventually 30 "... and so is a MachineConfig with another kernel argument (dry run)" bash -c \
+  "$(declare -f sa); work=$work; printf '%s' '{\"apiVersion\":\"machineconfiguration.openshift.io/v1\",\"kind\":\"MachineConfig\",
+   \"metadata\":{\"name\":\"99-infra-psi-rebalancer\",\"labels\":{\"machineconfiguration.openshift.io/role\":\"infra\"}},
+   \"spec\":{\"kernelArguments\":[\"psi=1\",\"nosmt\"]}}' | sa create --dry-run=server -f - 2>&1 |
+   grep -q 'no kernel argument but psi=1 and schedstats=enable'"
+kubectl taint node worker-1 other-team/probe- >/dev/null 2>&1 || true
+
+# --- nodes ---
+kubectl taint node worker-1 other-team/keep=yes:NoSchedule --overwrite >/dev/null
+refused "adding a foreign taint is refused" "may add, change or remove only taints whose key is under rebalance.psi.dev/" \
+  sa taint node worker-1 other-team/new=x:PreferNoSchedule
+refused "removing a foreign taint is refused" "only taints whose key is under rebalance.psi.dev/" \
+  sa taint node worker-1 other-team/keep-
+refused "labelling a node is refused" "may not change a node's labels or annotations" \
+  sa label node worker-1 evil=yes
+refused "annotating a node is refused" "may not change a node's labels or annotations" \
+  sa annotate node worker-1 evil=yes
+fixed="may not change a node's providerID, externalID, podCIDR(s), configSource"
+refused "cordoning a node is refused" "$fixed" \
+  sa patch node worker-1 --type merge -p '{"spec":{"unschedulable":true}}'
+check "and it is not cordoned" test -z "$(kubectl get node worker-1 -o jsonpath='{.spec.unschedulable}')"
+refused "a NoExecute taint under another key is refused" "may add, change or remove only taints whose key is under rebalance.psi.dev/" \
+  sa taint node worker-1 other-team/x=:NoExecute
+refused "a NoExecute taint even under rebalance.psi.dev/ is refused" "only the effects PreferNoSchedule and NoSchedule" \
+  sa taint node worker-1 rebalance.psi.dev/x=:NoExecute
+owner='{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Namespace","name":"default","uid":"00000000-0000-0000-0000-000000000002"}]}}'
+refused "an ownerReference on a node is refused" "may not change a node's ownerReferences or finalizers" \
+  sa patch node worker-1 --type merge -p "$owner"
+refused "a finalizer on a node is refused" "may not change a node's ownerReferences or finalizers" \
+  sa patch node worker-1 --type merge -p '{"metadata":{"finalizers":["evil.example/hold"]}}'
+refused "a changed spec.providerID is refused" "$fixed" \
+  sa patch node worker-1 --type merge -p '{"spec":{"providerID":"evil://worker-1"}}'
+refused "a changed spec.podCIDR is refused" "$fixed" \
+  sa patch node worker-1 --type merge -p '{"spec":{"podCIDR":"127.0.0.0/24","podCIDRs":["127.0.0.0/24"]}}'
+# The garbage collector of the bed's kube-controller-manager deletes a node whose owner does
+# not exist within a second or two: the same ownerReference set by the admin, on a node made
+# for it, shows the GC runs; the operator's attempt above left worker-1 standing.
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Node
+metadata: {name: vap-gc-probe, labels: {type: vap-gc-probe}}
+YAML
+kubectl patch node vap-gc-probe --type merge -p "$owner" >/dev/null
+eventually 60 "the real garbage collector deletes a node with that ownerReference (set by the admin)" bash -c \
+  "! kubectl get node vap-gc-probe >/dev/null 2>&1"
+sleep 5
+check "worker-1, which the operator's account tried to give it, still stands" kubectl get node worker-1
+check "and has no ownerReference" test -z "$(kubectl get node worker-1 -o jsonpath='{.metadata.ownerReferences}')"
+# (The account has no delete on nodes; the policy refuses a DELETE too, should RBAC grow one.)
+check "deleting a node is refused" bash -c "$(declare -f sa); work=$work; ! sa delete node worker-2 --dry-run=server"
+check "worker-2 still stands" kubectl get node worker-2
+check "a taint under rebalance.psi.dev/ may be added" sa taint node worker-1 rebalance.psi.dev/test=x:PreferNoSchedule
+check "and removed" sa taint node worker-1 rebalance.psi.dev/test-
+check "the foreign taint is still there" bash -c \
+  "kubectl get node worker-1 -o json | jq -e '[.spec.taints[]? | select(.key == \"other-team/keep\")] | length == 1' >/dev/null"
+check "the admin is not restricted" kubectl label node worker-1 vap-test=yes --overwrite
+kubectl label node worker-1 vap-test- >/dev/null
+
+# --- MachineConfigs ---
+mcyaml() { # mcyaml NAME KARGS [SPEC-EXTRA] [ROLE] (ROLE: the one in the name by default)
+  local role=${4:-${1#99-}}; role=${role%-psi-rebalancer}
+  printf 'apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata: {name: %s, labels: {machineconfiguration.openshift.io/role: %s}}\nspec: {kernelArguments: %s%s}\n' "$1" "$role" "$2" "${3:-}"
+}
+refused "a MachineConfig with another kernel argument is refused" "no kernel argument but psi=1 and schedstats=enable" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, nosmt]')
+refused "a MachineConfig with Ignition files is refused" "may write no Ignition content" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1]' ', config: {ignition: {version: 3.2.0}, storage: {files: [{path: /etc/evil}]}}')
+refused "a MachineConfig under another name is refused" "only MachineConfigs named 99-<role>-psi-rebalancer" \
+  sa apply -f <(mcyaml 50-other '[psi=1]' '' worker)
+refused "an osImageURL is refused" "may not set osImageURL" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1]' ', osImageURL: quay.invalid/evil@sha256:0')
+refused "a baseOSExtensionsContainerImage is refused" "may not set osImageURL, baseOSExtensionsContainerImage" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1]' ', baseOSExtensionsContainerImage: quay.invalid/evil@sha256:0')
+refused "99-worker-psi-rebalancer labelled role master is refused" "must be labelled" \
+  sa apply -f <(mcyaml 99-worker-psi-rebalancer '[psi=1]' '' master)
+refused "a kernel argument given twice is refused" "each once" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, psi=1]')
+refused "an ownerReference on our MachineConfig is refused" "no ownerReferences or finalizers" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1]' | sed 's|^metadata: {|metadata: {ownerReferences: [{apiVersion: v1, kind: Namespace, name: default, uid: 00000000-0000-0000-0000-000000000002}], |')
+refused "a foreign label on our MachineConfig is refused" "no other label" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1]' | sed 's|labels: {|labels: {evil: "yes", |')
+kubectl apply -f <(mcyaml 50-other '[]' '' worker) >/dev/null
+refused "deleting a MachineConfig that is not ours is refused" "only MachineConfigs named 99-<role>-psi-rebalancer" \
+  sa delete machineconfig 50-other
+check "its own shape passes (psi=1, schedstats=enable, Ignition version only)" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, schedstats=enable]' ', config: {ignition: {version: 3.2.0}}')
+refused "changing it to add a kernel argument is refused" "no kernel argument but psi=1 and schedstats=enable" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, schedstats=enable, mitigations=off]' ', config: {ignition: {version: 3.2.0}}')
+check "deleting its own passes" sa delete machineconfig 99-infra-psi-rebalancer
+
+# --- who may write a PsiRebalance ---
+# OLM's aggregated -edit role grants create/update/patch/delete on psirebalances; a user who
+# has just that (here through a ClusterRole of the same verbs) is refused by
+# psi-rebalancer-writers, and passes once granted the verb steer; the admin passes.
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: vap-psirebalance-edit}
+rules:
+- {apiGroups: [rebalance.psi.dev], resources: [psirebalances], verbs: [get, list, watch, create, update, patch, delete]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: vap-psirebalance-edit}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: vap-psirebalance-edit}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: vap-editor}]
+YAML
+prb() { printf 'apiVersion: rebalance.psi.dev/v1alpha1\nkind: PsiRebalance\nmetadata: {name: vap-writer-%s}\nspec: {}\n' "$$"; }
+out=$(prb | kubectl create --as vap-editor --dry-run=server -f - 2>&1) && fail "an edit-role user may not create a PsiRebalance (it was allowed)" ||
+  { [[ $out == *"ValidatingAdmissionPolicy 'psi-rebalancer-writers'"*"needs the verb steer"* ]] &&
+    pass "an edit-role user may not create a PsiRebalance" || fail "an edit-role user may not create a PsiRebalance (got: $out)"; }
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: vap-psirebalance-steer}
+rules:
+- {apiGroups: [rebalance.psi.dev], resources: [psirebalances], verbs: [steer]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: vap-psirebalance-steer}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: vap-psirebalance-steer}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: vap-editor}]
+YAML
+eventually 30 "granted steer, it may" bash -c "$(declare -f prb); prb | kubectl create --as vap-editor --dry-run=server -f - >/dev/null"
+check "the admin may" bash -c "$(declare -f prb); prb | kubectl create --dry-run=server -f - >/dev/null"
+
+# --- the operator itself, under the policies ---
+start_exporter worker-0 worker-1 worker-2
+start_operator
+mco_worker_pool
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: rebalance.psi.dev/v1alpha1
+kind: PsiRebalance
+metadata: {name: $name}
+spec:
+  machineConfig: {enabled: true, roles: [worker], schedstats: true}
+  metrics: $bed_metrics
+  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 5s}
+YAML
+eventually 60 "the operator creates its MachineConfig under the policies" bash -c \
+  "kubectl get machineconfig $mc -o json | jq -e '.spec.kernelArguments == [\"psi=1\",\"schedstats=enable\"]' >/dev/null"
+set_pressure worker-0 cpu 60
+eventually 90 "the operator taints a pressured node under the policies" node_tainted worker-0 "$name"
+check "its log has no admission refusal" bash -c "! grep -q 'ValidatingAdmissionPolicy' $work/operator.log"
+finish
