@@ -42,12 +42,18 @@ void status_health_of(const cJSON *obj, struct status_health *out,
     char err[64];
     if (!cJSON_IsString(interval) || api_duration_parse(interval->valuestring, &out->interval_ms, err, sizeof(err)) < 0)
         out->interval_ms = 0;
+    /* From the summary, which counts every selected node: status.nodes lists at most
+     * NODESTATUS_MAX_NODES of them, tainted first, so past that many tainted nodes it has no
+     * Pressured or Unknown entry left to count. */
+    const cJSON *states = at(at(status, "summary", NULL), "nodeStates", NULL);
+    out->held = number(at(states, "pressured", NULL));
+    out->unknown = number(at(states, "unknown", NULL));
+    if (!tainted)
+        return;
     const cJSON *n;
     cJSON_ArrayForEach (n, at(status, "nodes", NULL)) {
         const cJSON *state = at(n, "state", NULL), *name = at(n, "name", NULL);
-        out->held += is(state, "Pressured");
-        out->unknown += is(state, "Unknown");
-        if ((is(state, "Tainted") || is(state, "Cooling")) && tainted && cJSON_IsString(name)) {
+        if ((is(state, "Tainted") || is(state, "Cooling")) && cJSON_IsString(name)) {
             int64_t since = 0;
             const cJSON *s = at(n, "since", NULL);
             if (!cJSON_IsString(s) || api_json_parse_time(s->valuestring, &since) < 0)

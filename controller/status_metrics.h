@@ -13,8 +13,8 @@ struct status_health {
     int64_t selected;                  /* nodes selected (status.summary.nodes) */
     int64_t tainted;                   /* nodes tainted (status.summary.tainted) */
     int64_t taint_cap;                 /* the most nodes spec.pressure.maxTaintedPercent lets be tainted */
-    int64_t held;                      /* nodes above the taint level left untainted (state Pressured) */
-    int64_t unknown;                   /* selected nodes without a pressure reading (state Unknown) */
+    int64_t held;    /* nodes above the taint level left untainted (summary.nodeStates.pressured) */
+    int64_t unknown; /* selected nodes without a pressure reading (summary.nodeStates.unknown) */
     int rebalancing;                   /* spec.eviction.mode is Automatic: moves are made */
     int64_t interval_ms;               /* spec.metrics.interval: how often a cycle runs */
     double taint_above, untaint_below; /* spec.pressure.taintAbovePercent, untaintBelowPercent */
