@@ -121,10 +121,6 @@ static void psir_deleted(const char *key, const void *obj, bool unknown, void *u
     struct manager *m = ud;
     workqueue_forget(m->queue, key);
     enqueue(m, key); /* the reconciler forgets its state for a name that is gone */
-    if (m->metrics) {
-        const char *v[] = {key};
-        psi_metric_remove(m->m.last_success, v);
-    }
 }
 
 static void other_added(const char *key, const void *obj, void *ud)
@@ -328,6 +324,11 @@ static int publish_one_health(const char *key, const char *rv, const void *obj, 
     psi_metric_set(m->m.unknown, v, (double)sh.unknown);
     psi_metric_set(m->m.rebalancing, v, sh.rebalancing);
     psi_metric_set(m->m.interval, v, (double)sh.interval_ms / 1000.0);
+    /* The dead-man switch has a series from the first publish on, in this process too: what
+     * the stored status says (a failover's new leader, every cycle failing, ages it), or
+     * this process' own later success. */
+    int64_t mine = reconciler_last_success(m->reconciler, key);
+    psi_metric_set(m->m.last_success, v, (double)(mine > sh.last_success_s ? mine : sh.last_success_s));
     psi_metric_set(m->m.taint_above, v, sh.taint_above);
     psi_metric_set(m->m.untaint_below, v, sh.untaint_below);
     return 0;
@@ -338,7 +339,7 @@ static void publish_health(struct manager *m)
 {
     struct psi_metric *fams[] = {m->m.ready,       m->m.selected,      m->m.tainted,      m->m.taint_cap,
                                  m->m.held,        m->m.unknown,       m->m.rebalancing,  m->m.interval,
-                                 m->m.taint_above, m->m.untaint_below, m->m.tainted_since};
+                                 m->m.taint_above, m->m.untaint_below, m->m.tainted_since, m->m.last_success};
     size_t n = sizeof(fams) / sizeof(fams[0]);
     for (size_t i = 0; i < n; i++)
         psi_metric_begin(fams[i]);
@@ -429,8 +430,9 @@ static int register_health_metrics(struct manager *m)
         psi_metrics_gauge(r, "psi_rebalancer_node_tainted_since_timestamp_seconds",
                           "When a tainted node entered its state (Tainted or Cooling), Unix seconds.", psir_node);
     m->m.last_success = psi_metrics_gauge(r, "psi_rebalancer_last_successful_reconcile_timestamp_seconds",
-                                          "When a reconcile cycle of the PsiRebalance last succeeded, Unix seconds "
-                                          "(the dead-man switch of the alerts).",
+                                          "When a reconcile cycle of the PsiRebalance last read pressure with "
+                                          "nothing failing, Unix seconds (status.lastSuccessfulCycleTime after a "
+                                          "restart; its creation if it never succeeded): the dead-man switch.",
                                           psir);
     return m->m.ready && m->m.selected && m->m.tainted && m->m.taint_cap && m->m.held && m->m.unknown &&
                    m->m.rebalancing && m->m.interval && m->m.taint_above && m->m.untaint_below && m->m.tainted_since &&
@@ -519,10 +521,6 @@ static void process_queue(struct kube_loop *loop, void *ud)
         uint64_t t0 = kube_loop_now_ms();
         int rc = name ? reconciler_reconcile(m->reconciler, name, wall_ms(), &requeue) : -1;
         publish(m, (double)(kube_loop_now_ms() - t0) / 1000.0, rc);
-        if (rc == 0 && name && m->metrics && kube_informer_has(m->psirebalances, name)) {
-            const char *v[] = {name};
-            psi_metric_set(m->m.last_success, v, (double)wall_ms() / 1000.0);
-        }
         workqueue_done(m->queue, key);
         if (name && kube_informer_has(m->psirebalances, name) && (rc != 0 || requeue > 0))
             workqueue_add_after(m->queue, name, rc == 0 ? requeue : MANAGER_RETRY_MS);

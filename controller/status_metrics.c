@@ -22,6 +22,14 @@ static int is(const cJSON *v, const char *s)
     return cJSON_IsString(v) && strcmp(v->valuestring, s) == 0;
 }
 
+/* *out = the RFC 3339 time v holds; returns 0 (and *out = 0) when v holds none. */
+static int time_of(const cJSON *v, int64_t *out)
+{
+    if (!cJSON_IsString(v) || api_json_parse_time(v->valuestring, out) < 0)
+        *out = 0;
+    return *out > 0;
+}
+
 void status_health_of(const cJSON *obj, struct status_health *out,
                       void (*tainted)(const char *node, int64_t since, void *ud), void *ud)
 {
@@ -38,6 +46,8 @@ void status_health_of(const cJSON *obj, struct status_health *out,
     out->rebalancing = is(at(spec, "eviction", "mode"), "Automatic");
     out->taint_above = (double)number(at(spec, "pressure", "taintAbovePercent"));
     out->untaint_below = (double)number(at(spec, "pressure", "untaintBelowPercent"));
+    if (!time_of(at(status, "lastSuccessfulCycleTime", NULL), &out->last_success_s))
+        time_of(at(at(obj, "metadata", NULL), "creationTimestamp", NULL), &out->last_success_s);
     const cJSON *interval = at(spec, "metrics", "interval");
     char err[64];
     if (!cJSON_IsString(interval) || api_duration_parse(interval->valuestring, &out->interval_ms, err, sizeof(err)) < 0)
@@ -54,10 +64,8 @@ void status_health_of(const cJSON *obj, struct status_health *out,
     cJSON_ArrayForEach (n, at(status, "nodes", NULL)) {
         const cJSON *state = at(n, "state", NULL), *name = at(n, "name", NULL);
         if ((is(state, "Tainted") || is(state, "Cooling")) && cJSON_IsString(name)) {
-            int64_t since = 0;
-            const cJSON *s = at(n, "since", NULL);
-            if (!cJSON_IsString(s) || api_json_parse_time(s->valuestring, &since) < 0)
-                since = 0;
+            int64_t since;
+            time_of(at(n, "since", NULL), &since);
             tainted(name->valuestring, since, ud);
         }
     }

@@ -18,6 +18,9 @@ struct status_health {
     int rebalancing;                   /* spec.eviction.mode is Automatic: moves are made */
     int64_t interval_ms;               /* spec.metrics.interval: how often a cycle runs */
     double taint_above, untaint_below; /* spec.pressure.taintAbovePercent, untaintBelowPercent */
+    /* status.lastSuccessfulCycleTime, Unix seconds; never succeeded: metadata.creationTimestamp,
+     * so that one failing from the start ages like one that stopped succeeding */
+    int64_t last_success_s;
 };
 
 /* Read obj (a PsiRebalance) into out; fields absent from obj read as 0. tainted (may be

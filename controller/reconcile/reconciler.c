@@ -604,6 +604,14 @@ const struct reconciler_counters *reconciler_counters(const struct reconciler *r
     return &r->counters;
 }
 
+int64_t reconciler_last_success(const struct reconciler *r, const char *name)
+{
+    for (const struct cr_state *cs = r->states; cs; cs = cs->next)
+        if (strcmp(cs->name, name) == 0)
+            return cs->last_success_s;
+    return 0;
+}
+
 void reconciler_foreach_pressure(const struct reconciler *r,
                                  void (*fn)(const char *psirebalance, const char *node, const char *stall,
                                             const char *resource, double percent, void *ud),

@@ -82,6 +82,10 @@ int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms,
 /* The counters so far. */
 const struct reconciler_counters *reconciler_counters(const struct reconciler *r);
 
+/* Unix seconds of this process' last successful cycle of PsiRebalance name: one that read
+ * pressure and in which nothing failed (the lastSuccessfulCycleTime it writes); 0: none yet. */
+int64_t reconciler_last_success(const struct reconciler *r, const char *name);
+
 /* The latest sample of every node of every PsiRebalance, for the metrics endpoint: fn is
  * called with the PsiRebalance, node, PSI line ("some" or "full"), resource name and percent of
  * each known value. */

@@ -56,6 +56,7 @@ static void test_status_health(void **state)
     assert_int_equal(h.rebalancing, 1);
     assert_int_equal(h.interval_ms, 90000);
     assert_true(h.taint_above == 25 && h.untaint_below == 15);
+    assert_int_equal(h.last_success_s, 0); /* neither lastSuccessfulCycleTime nor creationTimestamp */
     assert_int_equal(s.n, 2);
     assert_string_equal(s.names[0], "w0");
     assert_int_equal(s.since[0], 1796119200);
@@ -70,6 +71,18 @@ static void test_status_health(void **state)
     assert_int_equal(h.rebalancing, 0);
     assert_int_equal(h.selected, 0);
     assert_int_equal(h.taint_cap, 0);
+    cJSON_Delete(obj);
+    /* The dead-man time: the stored lastSuccessfulCycleTime, else the creation time (a
+     * PsiRebalance that never succeeded ages from when it was made). */
+    obj = cJSON_Parse("{\"metadata\":{\"creationTimestamp\":\"2026-12-01T09:00:00Z\"},"
+                      "\"status\":{\"lastSuccessfulCycleTime\":\"2026-12-01T10:00:00Z\"}}");
+    status_health_of(obj, &h, NULL, NULL);
+    assert_int_equal(h.last_success_s, 1796119200);
+    cJSON_Delete(obj);
+    obj = cJSON_Parse("{\"metadata\":{\"creationTimestamp\":\"2026-12-01T09:00:00Z\"},"
+                      "\"status\":{\"lastSuccessfulCycleTime\":\"garbage\"}}");
+    status_health_of(obj, &h, NULL, NULL);
+    assert_int_equal(h.last_success_s, 1796119200 - 3600);
     cJSON_Delete(obj);
     obj = cJSON_Parse("{}");
     status_health_of(obj, &h, on_tainted, &s);
