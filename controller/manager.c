@@ -475,9 +475,10 @@ static int register_metrics(struct manager *m)
     m->m.status_writes = psi_metrics_counter(m->metrics, "psi_rebalancer_status_writes_total",
                                              "PsiRebalance status updates written.", NULL);
     m->m.evictions = psi_metrics_counter(m->metrics, "psi_rebalancer_evictions_total",
-                                         "Evictions asked, by answer: evicted, migration (KubeVirt live-migrates), "
-                                         "dry_run (DryRun: would have been asked), refused (a PodDisruptionBudget, "
-                                         "...), failed.",
+                                         "Moves asked, by answer: evicted (the Eviction API evicted the pod), migration "
+                                         "(a live migration was asked: KubeVirt's answer to an eviction, or a targeted "
+                                         "migration), dry_run (DryRun: would have been asked), refused (a "
+                                         "PodDisruptionBudget, ...), failed.",
                                          result);
     m->m.migrations = psi_metrics_counter(m->metrics, "psi_rebalancer_migrations_total",
                                           "Live migrations of moved VMs that ended, by result.", result);

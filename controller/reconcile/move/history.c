@@ -270,10 +270,14 @@ struct api_move *history_record(struct history *h, const struct history_entry *e
     m->end_time = e->phase == API_MOVE_WOULD_MOVE || e->phase == API_MOVE_EVICTED ? now_s : 0;
     int64_t until = cooldown_until(cool, e->key);
     m->cooldown_until = until ? until / 1000 : 0;
-    h->status.summary.evictions++;
-    struct history_node *ns = history_node(h, e->source);
-    if (ns)
-        ns->evictions++;
+    /* Evictions are what they say: a pod the Eviction API evicted (or, in DryRun, would have).
+     * A migration asked for counts as one once it ends (migrationsSucceeded, -Failed). */
+    if (e->phase == API_MOVE_EVICTED || e->phase == API_MOVE_WOULD_MOVE) {
+        h->status.summary.evictions++;
+        struct history_node *ns = history_node(h, e->source);
+        if (ns)
+            ns->evictions++;
+    }
     return m;
 }
 

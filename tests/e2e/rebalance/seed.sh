@@ -35,10 +35,10 @@ check "every VMI kept its UID (live-migrated, not restarted)" test \
 check "no VM restarted (record)" test "$(jq -c 'select(.type=="vm-restart")' "$record" | wc -l)" -eq 0
 check_limits 2 1 2
 eventually 60 "no taint left" no_taint
-check "summary: 2 evictions, 2 migrations succeeded, none in flight" test \
-  "$(psir_field "$name" '.status.summary | "\(.evictions) \(.migrationsSucceeded) \(.migrationsFailed) \(.migrationsInFlight)"')" = "2 2 0 0"
-check "worker-0's entry counts 2 evictions and 2 migrations" test \
-  "$(psir_field "$name" '.status.nodes[] | select(.name=="worker-0") | "\(.evictions) \(.migrations.succeeded)"')" = "2 2"
+check "summary: no pod evicted (KubeVirt live-migrated both), 2 migrations succeeded, none in flight" test \
+  "$(psir_field "$name" '.status.summary | "\(.evictions) \(.migrationsSucceeded) \(.migrationsFailed) \(.migrationsInFlight)"')" = "0 2 0 0"
+check "worker-0's entry counts no eviction and 2 migrations" test \
+  "$(psir_field "$name" '.status.nodes[] | select(.name=="worker-0") | "\(.evictions) \(.migrations.succeeded)"')" = "0 2"
 check "status.moves names both VMs, off worker-0, with their migrations and targets" test \
   "$(psir_field "$name" '[.status.moves[] | select(.sourceNode=="worker-0" and .migration != null and .targetNode != null and .kind=="VirtualMachineInstance") | .name] | sort | join(" ")')" \
   = "$(our_evictions | jq -r .vmi | sort | tr '\n' ' ' | sed 's/ $//')"

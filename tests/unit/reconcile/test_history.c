@@ -67,6 +67,8 @@ static void test_record(void **state)
                                API_MOVE_REQUESTED};
     m = history_record(h, &vm, T0);
     assert_int_equal(m->end_time, 0);
+    assert_int_equal(h->status.summary.evictions, 1); /* a migration asked is no eviction */
+    assert_int_equal(history_node(h, "w0")->evictions, 1);
     assert_true(history_move_running(h, "VirtualMachineInstance vms/vm", T0 + 1000));
     assert_int_equal(history_requested(h, T0 + 1000), 1);
     assert_int_equal(history_running(h, T0 + 1000), 1);
@@ -83,6 +85,25 @@ static void test_record(void **state)
     history_succeeded(h, m);
     assert_int_equal(h->status.summary.migrations_succeeded, 1);
     assert_int_equal(history_node(h, "w0")->succeeded, 1);
+
+    /* eight targeted live migrations more, all succeeded: evictions stay as they were */
+    for (int i = 0; i < 8; i++) {
+        char key[64], name[16];
+        snprintf(name, sizeof(name), "vm%d", i);
+        snprintf(key, sizeof(key), "VirtualMachineInstance vms/%s", name);
+        struct history_entry more = {key, "VirtualMachineInstance", "vms", name, "launcher", "w3", "w4",
+                                     API_MOVE_REQUESTED};
+        history_succeeded(h, history_record(h, &more, T0));
+    }
+    assert_int_equal(h->status.summary.evictions, 1);
+    assert_int_equal(h->status.summary.migrations_succeeded, 9);
+    assert_int_equal(history_node(h, "w3")->evictions, 0);
+    assert_int_equal(history_node(h, "w3")->succeeded, 8);
+    /* DryRun's would-be moves count as the evictions they stand for */
+    struct history_entry dry = {"ReplicaSet apps/dry", "ReplicaSet", "apps", "dry", "dry-1", "w0", "w1",
+                                API_MOVE_WOULD_MOVE};
+    assert_non_null(history_record(h, &dry, T0));
+    assert_int_equal(h->status.summary.evictions, 2);
 
     /* refusals are held apart */
     assert_false(history_refused(h, "Pod apps/x"));
@@ -172,9 +193,9 @@ static void test_fill_status(void **state)
     history_fill_status(h, T0 + 1000, cp.history_ms, &next);
     assert_int_equal(next.nmoves, 2);
     assert_string_equal(next.moves[0].name, "vm");
-    assert_int_equal(next.summary.evictions, 2);
+    assert_int_equal(next.summary.evictions, 1); /* the pod's; the VM's move is a migration */
     assert_int_equal(next.summary.migrations_in_flight, 1);
-    assert_int_equal(next.nodes[0].evictions, 1);
+    assert_int_equal(next.nodes[0].evictions, 0);
     assert_int_equal(next.nodes[0].migrations.in_flight, 1);
     assert_int_equal(next.nodes[1].evictions, 1);
     assert_int_equal(next.nodes[1].migrations.in_flight, 0);
