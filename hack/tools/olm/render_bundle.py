@@ -273,6 +273,23 @@ def render_bundle(args):
         ann["createdAt"] = args.created_at
     ann["olm.skipRange"] = f"<{args.version}"
     md["annotations"] = dict(sorted(ann.items()))
+    # The ServiceMonitor's serverName must name the metrics Service in the namespace it is
+    # installed into, since the service CA's certificate names only <service>.<namespace>.svc
+    # (and .cluster.local), and neither OLM nor the Prometheus Operator templates it: the
+    # bundle names the namespace it suggests (README tells how to patch it for another one).
+    suggested = ann.get("operatorframework.io/suggested-namespace")
+    for obj in extra:
+        if obj["kind"] != "ServiceMonitor":
+            continue
+        for ep in obj["spec"].get("endpoints", []):
+            tls = ep.get("tlsConfig") or {}
+            if "serverName" not in tls:
+                continue
+            parts = tls["serverName"].split(".")
+            if len(parts) != 3 or parts[2] != "svc" or not suggested:
+                raise RenderError(f"ServiceMonitor serverName {tls['serverName']!r} is not <service>.<namespace>.svc, "
+                                  "or the CSV suggests no namespace")
+            tls["serverName"] = f"{parts[0]}.{suggested}.svc"
 
     spec = csv["spec"]
     with open(os.path.join(root, "config/manifests/icon.svg"), "rb") as f:

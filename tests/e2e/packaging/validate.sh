@@ -56,6 +56,18 @@ check "catalog: the bundle's related images include every related image of the C
 check "catalog: the CSV's container image is one of its related images" \
   jqe '.metadata.annotations.containerImage as $i | [.spec.relatedImages[].image] | index($i) != null' "$work/csv.json"
 
+# One namespace story: the service CA's certificate names only <service>.<namespace>.svc, so
+# the ServiceMonitor's serverName names the bundle's metrics Service in the namespace the CSV
+# suggests, and the CSV's description suggests that same namespace.
+yaml2json "$src/bundle/manifests/psi-rebalancer_monitoring.coreos.com_v1_servicemonitor.yaml" > "$work/sm.json"
+yaml2json "$src/bundle/manifests/psi-rebalancer-metrics_v1_service.yaml" > "$work/svc.json"
+suggested=$(jq -r '.metadata.annotations["operatorframework.io/suggested-namespace"]' "$work/csv.json")
+check "the ServiceMonitor's serverName is the metrics Service in the suggested namespace ($suggested)" \
+  jqe --slurpfile svc "$work/svc.json" --arg ns "$suggested" \
+  '[.spec.endpoints[].tlsConfig.serverName] == ["\($svc[0].metadata.name).\($ns).svc"]' "$work/sm.json"
+check "the CSV's description suggests that namespace, and no other" \
+  jqe --arg ns "$suggested" '.spec.description | test("suggested: `\($ns)`") and (test("suggested: `(?!\($ns)`)") | not)' "$work/csv.json"
+
 rm -rf "$work/c"; cp -r "$src/catalog" "$work/c"
 sed -i 's/^- name: psi-rebalancer\.v.*/- name: psi-rebalancer.v9.9.9/' "$work/c/psi-rebalancer/catalog.yaml"
 refused "opm validate refuses a channel whose entry names no bundle" "$opm" validate "$work/c"
