@@ -69,7 +69,9 @@ say "Installing what is missing (hack/deps.sh)"
 "$repo/hack/deps.sh"
 say "Building the operator, kubectl-psi and the simulator in $build"
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  "$repo/hack/configure.sh" "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+else
+  "$repo/hack/configure.sh" "$build"
 fi
 cmake --build "$build" -j2 --target psi-rebalancer psi-sim kubectl-psi >/dev/null
 operator_bin=$build/controller/psi-rebalancer

@@ -27,7 +27,7 @@ run() {
   local cmake_args=()
   while (($#)) && [ "$1" != -- ]; do cmake_args+=("$1"); shift; done
   shift
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${cmake_args[@]+"${cmake_args[@]}"}" >/dev/null
+  hack/configure.sh "$dir" -DCMAKE_BUILD_TYPE=Debug "${cmake_args[@]+"${cmake_args[@]}"}"
   cmake --build "$dir" -j2
   # Test beds left over from an interrupted run are stopped and removed first.
   local bed
