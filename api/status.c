@@ -370,7 +370,7 @@ static int decode_mc(const cJSON *j, const char *path, struct api_machine_config
 static int decode_node(const cJSON *j, const char *path, struct api_node_status *n, struct api_errors *errs,
                        struct api_errors *warns)
 {
-    static const char *const known[] = {"name",      "pressure",   "utilization",  "state",     "since",
+    static const char *const known[] = {"name",      "pressure",   "utilization",  "state",     "since", "taintedSince",
                                         "evictions", "migrations", "demandSource", "saturated", NULL};
     static const char *const pressure_known[] = {"cpu", "memory", "io", NULL};
     static const char *const migrations_known[] = {"succeeded", "failed", "inFlight", NULL};
@@ -407,6 +407,7 @@ static int decode_node(const cJSON *j, const char *path, struct api_node_status 
     rc |= api_json_enum(j, path, "state", node_state_names, 5, &state, errs);
     n->state = (enum api_node_state)state;
     rc |= api_json_time(j, path, "since", &n->since, errs);
+    rc |= api_json_time(j, path, "taintedSince", &n->tainted_since, errs);
     rc |= api_json_int(j, path, "evictions", &n->evictions, errs);
     rc |= api_json_object(j, path, "migrations", &migrations, errs);
     if (migrations) {
@@ -642,6 +643,7 @@ static bool encode_node(cJSON *arr, const struct api_node_status *n)
     }
     ok = ok && cJSON_AddStringToObject(o, "state", node_state_names[n->state]);
     ok = ok && add_time(o, "since", n->since);
+    ok = ok && add_time(o, "taintedSince", n->tainted_since);
     ok = ok && add_int(o, "evictions", n->evictions);
     cJSON *m = ok ? cJSON_AddObjectToObject(o, "migrations") : NULL;
     ok = ok && m && add_int(m, "succeeded", n->migrations.succeeded) && add_int(m, "failed", n->migrations.failed) &&
@@ -797,8 +799,9 @@ static bool node_equal(const struct api_node_status *a, const struct api_node_st
             return false;
     return !reading_changed(a->utilization, b->utilization, tol) && a->state == b->state &&
            strcmp(a->demand_source, b->demand_source) == 0 && a->saturated == b->saturated &&
-           a->evictions == b->evictions && a->migrations.succeeded == b->migrations.succeeded &&
-           a->migrations.failed == b->migrations.failed && a->migrations.in_flight == b->migrations.in_flight;
+           a->tainted_since == b->tainted_since && a->evictions == b->evictions &&
+           a->migrations.succeeded == b->migrations.succeeded && a->migrations.failed == b->migrations.failed &&
+           a->migrations.in_flight == b->migrations.in_flight;
 }
 
 static int cmp_node_ptr(const void *x, const void *y)

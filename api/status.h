@@ -52,7 +52,8 @@ struct api_node_status {
     double pressure[API_RESOURCES]; /* percent, by enum api_resource; NAN: no reading */
     double utilization;             /* CPU utilisation percent; NAN: not measured */
     enum api_node_state state;
-    int64_t since; /* Unix seconds the node entered state; 0: unknown */
+    int64_t since;         /* Unix seconds the node entered state; 0: unknown */
+    int64_t tainted_since; /* Unix seconds the taint was put on, kept while it stays on; 0: none */
     int64_t evictions;
     struct {
         int64_t succeeded, failed, in_flight;

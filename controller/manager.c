@@ -337,8 +337,8 @@ static int publish_one_health(const char *key, const char *rv, const void *obj, 
 /* The per-PsiRebalance gauges, rebuilt from the cached objects (so a deleted one leaves). */
 static void publish_health(struct manager *m)
 {
-    struct psi_metric *fams[] = {m->m.ready,       m->m.selected,      m->m.tainted,      m->m.taint_cap,
-                                 m->m.held,        m->m.unknown,       m->m.rebalancing,  m->m.interval,
+    struct psi_metric *fams[] = {m->m.ready,       m->m.selected,      m->m.tainted,       m->m.taint_cap,
+                                 m->m.held,        m->m.unknown,       m->m.rebalancing,   m->m.interval,
                                  m->m.taint_above, m->m.untaint_below, m->m.tainted_since, m->m.last_success};
     size_t n = sizeof(fams) / sizeof(fams[0]);
     for (size_t i = 0; i < n; i++)
@@ -428,7 +428,9 @@ static int register_health_metrics(struct manager *m)
                           "spec.pressure.untaintBelowPercent: tainted nodes below it lose the taint.", psir);
     m->m.tainted_since =
         psi_metrics_gauge(r, "psi_rebalancer_node_tainted_since_timestamp_seconds",
-                          "When a tainted node entered its state (Tainted or Cooling), Unix seconds.", psir_node);
+                          "When the pressure taint was put on a tainted node (status taintedSince: kept "
+                          "through Cooling and back and through missing readings), Unix seconds.",
+                          psir_node);
     m->m.last_success = psi_metrics_gauge(r, "psi_rebalancer_last_successful_reconcile_timestamp_seconds",
                                           "When a reconcile cycle of the PsiRebalance last read pressure with "
                                           "nothing failing, Unix seconds (status.lastSuccessfulCycleTime after a "
@@ -474,12 +476,13 @@ static int register_metrics(struct manager *m)
                             "Pressure samples that failed (source unreachable, refused, malformed).", NULL);
     m->m.status_writes = psi_metrics_counter(m->metrics, "psi_rebalancer_status_writes_total",
                                              "PsiRebalance status updates written.", NULL);
-    m->m.evictions = psi_metrics_counter(m->metrics, "psi_rebalancer_evictions_total",
-                                         "Moves asked, by answer: evicted (the Eviction API evicted the pod), migration "
-                                         "(a live migration was asked: KubeVirt's answer to an eviction, or a targeted "
-                                         "migration), dry_run (DryRun: would have been asked), refused (a "
-                                         "PodDisruptionBudget, ...), failed.",
-                                         result);
+    m->m.evictions =
+        psi_metrics_counter(m->metrics, "psi_rebalancer_evictions_total",
+                            "Moves asked, by answer: evicted (the Eviction API evicted the pod), migration "
+                            "(a live migration was asked: KubeVirt's answer to an eviction, or a targeted "
+                            "migration), dry_run (DryRun: would have been asked), refused (a "
+                            "PodDisruptionBudget, ...), failed.",
+                            result);
     m->m.migrations = psi_metrics_counter(m->metrics, "psi_rebalancer_migrations_total",
                                           "Live migrations of moved VMs that ended, by result.", result);
     static const char *const role[] = {"role", NULL};

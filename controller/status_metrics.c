@@ -64,8 +64,9 @@ void status_health_of(const cJSON *obj, struct status_health *out,
     cJSON_ArrayForEach (n, at(status, "nodes", NULL)) {
         const cJSON *state = at(n, "state", NULL), *name = at(n, "name", NULL);
         if ((is(state, "Tainted") || is(state, "Cooling")) && cJSON_IsString(name)) {
-            int64_t since;
-            time_of(at(n, "since", NULL), &since);
+            int64_t since; /* taintedSince; a status written before it existed: since */
+            if (!time_of(at(n, "taintedSince", NULL), &since))
+                time_of(at(n, "since", NULL), &since);
             tainted(name->valuestring, since, ud);
         }
     }

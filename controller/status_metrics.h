@@ -13,8 +13,8 @@ struct status_health {
     int64_t selected;                  /* nodes selected (status.summary.nodes) */
     int64_t tainted;                   /* nodes tainted (status.summary.tainted) */
     int64_t taint_cap;                 /* the most nodes spec.pressure.maxTaintedPercent lets be tainted */
-    int64_t held;    /* nodes above the taint level left untainted (summary.nodeStates.pressured) */
-    int64_t unknown; /* selected nodes without a pressure reading (summary.nodeStates.unknown) */
+    int64_t held;                      /* nodes above the taint level left untainted (summary.nodeStates.pressured) */
+    int64_t unknown;                   /* selected nodes without a pressure reading (summary.nodeStates.unknown) */
     int rebalancing;                   /* spec.eviction.mode is Automatic: moves are made */
     int64_t interval_ms;               /* spec.metrics.interval: how often a cycle runs */
     double taint_above, untaint_below; /* spec.pressure.taintAbovePercent, untaintBelowPercent */
@@ -25,7 +25,8 @@ struct status_health {
 
 /* Read obj (a PsiRebalance) into out; fields absent from obj read as 0. tainted (may be
  * NULL) is called for each node the status shows tainted (Tainted or Cooling) with the Unix
- * time it entered that state (0: unknown). */
+ * time the taint was put on (taintedSince; without it, since: when it entered its state; 0:
+ * unknown). */
 void status_health_of(const cJSON *obj, struct status_health *out,
                       void (*tainted)(const char *node, int64_t since, void *ud), void *ud);
 

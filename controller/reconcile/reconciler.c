@@ -383,8 +383,8 @@ static void sample_and_taint(struct visit *v)
     if (!v->sampled)
         return;
     struct tainter tw = {r->deps.client, r->deps.events, &r->counters};
-    struct tainter_cycle c = {&v->pr.spec, &v->nodes,        &v->t, &ref, &cs->sampling, &cs->taints,
-                              v->now_ms,   record_taint_key, v};
+    struct tainter_cycle c = {&v->pr.spec, &v->nodes,        &v->t, &ref,         &cs->sampling, &cs->taints,
+                              v->now_ms,   record_taint_key, v,     &v->pr.status};
     if (cs->key_stored && strcmp(cs->key_stored, v->t.key) != 0) { /* a record of another key: not this one's */
         free(cs->key_stored);
         cs->key_stored = NULL;

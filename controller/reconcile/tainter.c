@@ -138,6 +138,15 @@ static void step_free(struct step *s)
     taintfsm_result_free(&s->res);
 }
 
+/* The taintedSince (ms) the stored status lists for node; 0: none. */
+static int64_t stored_tainted_since(const struct api_status *st, const char *node)
+{
+    for (size_t i = 0; st && i < st->nnodes; i++)
+        if (st->nodes[i].name && strcmp(st->nodes[i].name, node) == 0)
+            return st->nodes[i].tainted_since * 1000;
+    return 0;
+}
+
 /* The owned nodes and those that still carry our taint, as the state machine sees them. */
 static int step_inputs(const struct tainter_cycle *c, struct step *s)
 {
@@ -164,6 +173,7 @@ static int step_inputs(const struct tainter_cycle *c, struct step *s)
             .state = rec ? rec->state : API_NODE_UNKNOWN,
             .since_ms = rec ? rec->since_ms : c->now_ms,
             .tainted = behind ? rec->tainted : taintpatch_has(taints, c->t),
+            .tainted_since_ms = rec ? rec->tainted_since_ms : stored_tainted_since(c->stored, v->name),
             .pressure = sampling_reading(ns, c->spec->pressure.resource),
             .utilization = sampling_utilization(ns),
         };

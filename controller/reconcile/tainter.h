@@ -43,6 +43,9 @@ struct tainter_cycle {
      * -1 when they wait for a later cycle (each counted as a failed write). */
     int (*before_adds)(size_t adds, void *ud);
     void *before_adds_ud;
+    /* The status as stored (NULL: none): the taintedSince of a node carrying the taint that
+     * this process has no record of yet (after a restart or failover). */
+    const struct api_status *stored;
 };
 
 /* Add or remove taint t on the node cached shows, keeping every other taint (on a conflict the

@@ -114,7 +114,9 @@ size_t nodestatus_entry_size(const struct api_node_status *n)
         size += 18 + strlen(n->demand_source) + 18;     /* "demandSource":"...", "saturated":false, */
     size += 11 + strlen(api_node_state_name(n->state)); /* "state":"Normal", */
     if (n->since)
-        size += 31;                    /* "since":"2025-01-01T00:00:00Z", */
+        size += 31; /* "since":"2025-01-01T00:00:00Z", */
+    if (n->tainted_since)
+        size += 38;                    /* "taintedSince":"2025-01-01T00:00:00Z", */
     size += 13 + digits(n->evictions); /* "evictions":0, */
     size += 49 + digits(n->migrations.succeeded) + digits(n->migrations.failed) +
             digits(n->migrations.in_flight); /* "migrations":{...} */
@@ -175,6 +177,7 @@ static void fill_entry(struct api_node_status *ns, const struct taintfsm_node *f
     }
     ns->state = fn->state;
     ns->since = fn->since_ms > 0 ? fn->since_ms / 1000 : 0;
+    ns->tainted_since = fn->tainted_since_ms > 0 ? fn->tainted_since_ms / 1000 : 0;
     if (prev) {
         ns->evictions = prev->evictions;
         ns->migrations = prev->migrations;

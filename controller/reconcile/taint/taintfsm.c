@@ -298,6 +298,11 @@ int taintfsm_step(const struct taintfsm_params *p, const struct taintfsm_input *
     out->cap = taintfsm_cap(nsel, p->max_tainted_percent);
     if (apply_cap(p, out, w, now_ms) < 0)
         goto oom;
+    for (size_t k = 0; k < out->nnodes; k++) {
+        struct taintfsm_node *o = &out->nodes[k];
+        const struct taintfsm_input *i = &in[o->input];
+        o->tainted_since_ms = !o->tainted ? 0 : i->tainted && i->tainted_since_ms > 0 ? i->tainted_since_ms : now_ms;
+    }
     /* Removals first, so a caller applying them in order never exceeds the cap midway. */
     for (size_t i = 0; i < n; i++)
         if (!in[i].selected && in[i].tainted)

@@ -101,6 +101,7 @@ struct taintfsm_input {
     enum api_node_state state; /* the record: state after the last cycle */
     int64_t since_ms;          /* the record: when the node entered state (ms, same clock as now) */
     bool tainted;              /* our taint (owned by this PsiRebalance) is on the node now */
+    int64_t tainted_since_ms;  /* the record: when our taint was put on it (0: unknown) */
     double pressure;           /* this cycle's sample of the resource, percent; NAN: none
                                   (from a psi_sample: value.known ? value.percent : NAN) */
     double utilization;        /* CPU utilisation percent; NAN: not measured */
@@ -129,7 +130,12 @@ struct taintfsm_node {
     const char *name;          /* borrowed from the input */
     enum api_node_state state; /* Unknown when there was no usable sample */
     int64_t since_ms;
-    bool tainted;    /* the taint is on once the actions are applied */
+    bool tainted; /* the taint is on once the actions are applied */
+    /* When the taint was put on, while it stays on (0 when it is off): kept through Tainted ->
+     * Cooling -> Tainted and through readings missing (Unknown, the taint held), so that
+     * "tainted for an hour" means one taint held an hour; a node carrying the taint without a
+     * time of it (adopted after a restart) gets now. */
+    int64_t tainted_since_ms;
     double pressure; /* the effective pressure used; NAN when Unknown */
     size_t input;    /* index of the node in the input */
 };

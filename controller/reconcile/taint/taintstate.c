@@ -39,7 +39,8 @@ int taintstate_update(struct taintstate *ts, const struct taintfsm_result *res, 
         const struct taintfsm_node *fn = &res->nodes[i];
         const struct taintstate_record *old = taintstate_find(ts, fn->name);
         struct taintstate_record *rec = &v[i];
-        *rec = (struct taintstate_record){strdup(fn->name), fn->state, fn->since_ms, fn->tainted, "", 0};
+        *rec = (struct taintstate_record){
+            strdup(fn->name), fn->state, fn->since_ms, fn->tainted, fn->tainted_since_ms, "", 0};
         if (!rec->name)
             break;
         if (written[fn->input][0]) {

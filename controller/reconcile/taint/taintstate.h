@@ -26,7 +26,8 @@ struct taintstate_record {
     enum api_node_state state;
     int64_t since_ms;
     bool tainted;
-    char written_rv[32]; /* the node's resourceVersion after our last taint write; "" none */
+    int64_t tainted_since_ms; /* when the taint was put on (taintfsm_node's) */
+    char written_rv[32];      /* the node's resourceVersion after our last taint write; "" none */
     int64_t written_ms;
 };
 

@@ -49,6 +49,7 @@ static void build(struct api_status *st)
         n->since = T0 - 120 * (i + 1);
     }
     st->nodes[0].evictions = 2;
+    st->nodes[0].tainted_since = T0 - 3600; /* tainted an hour ago, Tainted again for two minutes */
     st->nodes[0].migrations.succeeded = 2;
     st->nodes[1].utilization = 12.5;
     snprintf(st->nodes[0].demand_source, sizeof(st->nodes[0].demand_source), "VCPUs");
@@ -83,6 +84,8 @@ static void test_encode_shape(void **state)
     assert_null(cJSON_GetObjectItem(n1, "saturated"));
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "state")), "Tainted");
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "since")), "2024-05-01T09:58:00Z");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(n0, "taintedSince")), "2024-05-01T09:00:00Z");
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 1), "taintedSince"));
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "lastSuccessfulCycleTime")),
                         "2024-05-01T10:00:00Z");
     cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "conditions"), 0);
@@ -128,6 +131,8 @@ static void test_round_trip(void **state)
     assert_string_equal(back.nodes[1].demand_source, "");
     assert_false(back.nodes[1].saturated);
     assert_int_equal(back.nodes[0].since, T0 - 120);
+    assert_int_equal(back.nodes[0].tainted_since, T0 - 3600);
+    assert_int_equal(back.nodes[1].tainted_since, 0);
     assert_int_equal(back.conditions[1].last_transition_time, T0 - 600);
     assert_string_equal(back.machine_configs[0].name, "99-worker-psi-rebalancer");
     assert_int_equal(back.summary.node_states[API_NODE_PRESSURED], 1);

@@ -91,8 +91,8 @@ static void test_record(void **state)
         char key[64], name[16];
         snprintf(name, sizeof(name), "vm%d", i);
         snprintf(key, sizeof(key), "VirtualMachineInstance vms/%s", name);
-        struct history_entry more = {key, "VirtualMachineInstance", "vms", name, "launcher", "w3", "w4",
-                                     API_MOVE_REQUESTED};
+        struct history_entry more = {key,  "VirtualMachineInstance", "vms", name, "launcher", "w3",
+                                     "w4", API_MOVE_REQUESTED};
         history_succeeded(h, history_record(h, &more, T0));
     }
     assert_int_equal(h->status.summary.evictions, 1);

@@ -1,4 +1,5 @@
-/* Unit tests of controller/reconcile/taintfsm: hysteresis, sustain, Unknown, the cap. */
+/* Unit tests of controller/reconcile/taintfsm: hysteresis, sustain, Unknown, the cap, and
+ * when a held taint was put on (tainted_since_ms, what NodeTaintedLong ages). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,6 +74,7 @@ static void sim_cycle(struct sim *s, const struct taintfsm_params *p, const doub
         if (o) {
             s->in[i].state = o->state;
             s->in[i].since_ms = o->since_ms;
+            s->in[i].tainted_since_ms = o->tainted_since_ms; /* as taintstate keeps it */
             assert_int_equal(o->tainted, s->in[i].tainted);
         }
     }
@@ -738,6 +740,61 @@ static void test_property_random_traces(void **state)
     assert_true(adds > 100 && cooled > 100 && capped > 10);
 }
 
+/* tainted_since_ms over random traces with dips below the untaint level and gaps in the
+ * readings, against a reference kept from the taint writes alone: the time of the add that
+ * put the taint on, while the node keeps it; 0 once it is off. The state's own since_ms (what
+ * the metric was read from before) restarts at those dips and gaps: counted, so the traces
+ * are known to have had them. */
+static void test_tainted_since_across_dips_and_gaps(void **state)
+{
+    (void)state;
+    size_t dips = 0, gaps = 0, adopted = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        rng_state = seed * 0x9E3779B97F4A7C15ULL;
+        struct sim s;
+        size_t n = 1 + rnd() % 8;
+        sim_init(&s, n);
+        struct taintfsm_params p = params((int64_t)(rnd() % 4) * 15 * SEC, 1 + (int64_t)(rnd() % 99));
+        /* Some nodes start with the taint on and no record of when (adopted after a restart). */
+        for (size_t i = 0; i < n; i++)
+            s.in[i].tainted = rnd() % 3 == 0;
+        int64_t ref[MAXN] = {0}, t = 1000 * SEC;
+        double level[MAXN];
+        for (size_t i = 0; i < n; i++)
+            level[i] = rnd_unit() * 60;
+        for (int cycle = 0; cycle < 200; cycle++) {
+            t += 5 * SEC + (int64_t)(rnd() % (20 * SEC));
+            double v[MAXN];
+            bool was[MAXN];
+            enum api_node_state before[MAXN];
+            for (size_t i = 0; i < n; i++) {
+                level[i] += (rnd_unit() - 0.5) * 16;
+                level[i] = level[i] < 0 ? 0 : level[i] > 100 ? 100 : level[i];
+                v[i] = rnd() % 12 == 0 ? NAN : level[i];
+                was[i] = s.in[i].tainted;
+                before[i] = s.in[i].has_prev ? s.in[i].state : API_NODE_UNKNOWN;
+            }
+            sim_cycle(&s, &p, v, t);
+            for (size_t i = 0; i < n; i++) {
+                const struct taintfsm_node *o = sim_node(&s, i);
+                assert_non_null(o);
+                if (!o->tainted)
+                    ref[i] = 0;
+                else if (!was[i] || ref[i] == 0)
+                    ref[i] = t; /* put on now, or found on the node with no time of it */
+                adopted += o->tainted && was[i] && cycle == 0;
+                assert_int_equal(o->tainted_since_ms, ref[i]);
+                if (o->tainted && was[i] && o->since_ms != ref[i]) {
+                    dips += before[i] == API_NODE_COOLING && o->state == API_NODE_TAINTED;
+                    gaps += before[i] == API_NODE_UNKNOWN && o->state == API_NODE_TAINTED;
+                }
+            }
+        }
+        sim_free(&s);
+    }
+    assert_true(dips > 0 && gaps > 0 && adopted > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -763,6 +820,7 @@ int main(void)
         cmocka_unit_test(test_record_and_node_disagree),
         cmocka_unit_test(test_empty_input),
         cmocka_unit_test(test_property_random_traces),
+        cmocka_unit_test(test_tainted_since_across_dips_and_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,7 @@ static void test_status_health(void **state)
         "{\"spec\":{\"metrics\":{\"interval\":\"1m30s\"},\"pressure\":{\"maxTaintedPercent\":34,\"taintAbovePercent\":25,\"untaintBelowPercent\":15},\"eviction\":{\"mode\":\"Automatic\"}},"
         "\"status\":{\"conditions\":[{\"type\":\"Degraded\",\"status\":\"True\"},{\"type\":\"Ready\",\"status\":\"True\"}],"
         "\"summary\":{\"nodes\":3,\"tainted\":1,\"nodeStates\":{\"pressured\":1,\"unknown\":1}},"
-        "\"nodes\":[{\"name\":\"w0\",\"state\":\"Tainted\",\"since\":\"2026-12-01T10:00:00Z\"},"
+        "\"nodes\":[{\"name\":\"w0\",\"state\":\"Tainted\",\"since\":\"2026-12-01T10:30:00Z\",\"taintedSince\":\"2026-12-01T10:00:00Z\"},"
         "{\"name\":\"w1\",\"state\":\"Pressured\"},{\"name\":\"w2\",\"state\":\"Unknown\"},"
         "{\"name\":\"w3\",\"state\":\"Cooling\",\"since\":\"bad\"},{\"name\":\"w4\",\"state\":\"Normal\"}]}}");
     assert_non_null(obj);
