@@ -29,8 +29,9 @@ struct cr_state {
     struct sampling sampling; /* pressure source, last sample, metrics state */
     int64_t next_sample_ms;
     int64_t last_success_s;
-    char *key_stored;    /* the taint key whose record this process stored last (taintkeys.h) */
-    struct mover *mover; /* moves, cooldowns, DryRun's picture */
+    int64_t warned_generation; /* the generation whose spec warnings were logged; 0: none */
+    char *key_stored;          /* the taint key whose record this process stored last (taintkeys.h) */
+    struct mover *mover;       /* moves, cooldowns, DryRun's picture */
     struct cr_state *next;
 };
 
@@ -541,6 +542,20 @@ static int live_cycle(struct visit *v, int64_t *requeue_ms)
     return rc;
 }
 
+/* Log what decoding the spec warned about (a legacy bearerTokenFile, unknown fields), once
+ * per generation. */
+static void log_spec_warnings(struct reconciler *r, const char *name, int64_t generation,
+                              const struct api_errors *warns)
+{
+    struct cr_state *cs = warns->n ? state_get(r, name) : NULL;
+    if (!cs || cs->warned_generation == generation)
+        return;
+    cs->warned_generation = generation;
+    for (size_t i = 0; i < warns->n; i++)
+        log_warn("psirebalance spec warning", "psirebalance", name, "field", warns->v[i].field, "warning",
+                 warns->v[i].msg);
+}
+
 int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms, int64_t *requeue_ms)
 {
     *requeue_ms = 0;
@@ -551,8 +566,11 @@ int reconciler_reconcile(struct reconciler *r, const char *name, int64_t now_ms,
     }
     r->counters.cycles++;
     struct visit v = {.r = r, .obj = obj, .now_ms = now_ms};
-    struct api_errors errs = {0};
-    int invalid = api_psirebalance_decode(obj, &v.pr, &errs, NULL);
+    struct api_errors errs = {0}, warns = {0};
+    int invalid = api_psirebalance_decode(obj, &v.pr, &errs, &warns);
+    if (!jx_get(obj, "metadata.deletionTimestamp"))
+        log_spec_warnings(r, name, v.pr.generation, &warns);
+    api_errors_free(&warns);
     int rc;
     struct kube_err err;
     if (jx_get(obj, "metadata.deletionTimestamp")) {

@@ -7,7 +7,10 @@
 #   publish on, at the stored lastSuccessfulCycleTime (a failed pressure read is no success),
 #   and the shipped alert fires for it;
 # - one that never succeeded has the series at its creation time (it ages from there);
-# - once its source answers, the series moves to now and the alert resolves.
+# - once its source answers, the series moves to now and the alert resolves;
+# - the second one names the legacy bearerTokenFile (the operator's own token): the operator
+#   logs the decoder's warning about it, once for the generation, though it reconciles it
+#   every cycle.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
@@ -42,18 +45,18 @@ token=$(kubectl create token -n psi-rebalancer "scraper-$$" --duration=1h)
 
 # A source that does not answer: a port nothing listens on (bound, then closed).
 dead_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-psir() { # psir NAME URL
+psir() { # psir NAME URL [TOKEN_FILE]
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: $1}
 spec:
-  metrics: {source: Prometheus, prometheus: {url: "$2", bearerTokenFile: ""}, interval: 5s, window: 15s}
+  metrics: {source: Prometheus, prometheus: {url: "$2", bearerTokenFile: "${3:-}"}, interval: 5s, window: 15s}
   pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15}
 YAML
 }
 psir "$name" "http://127.0.0.1:$dead_port"
-psir "$name-new" "http://127.0.0.1:$dead_port"
+psir "$name-new" "http://127.0.0.1:$dead_port" /var/run/secrets/kubernetes.io/serviceaccount/token
 # What the previous leader wrote before it died: its last success, 30 minutes ago.
 before=$(( $(date +%s) - 1800 ))
 kubectl patch psirebalance "$name" --subresource=status --type=merge \
@@ -72,6 +75,9 @@ eventually 60 "the source's failure is reported (MetricsAvailable=False)" bash -
 eventually 30 "the dead-man series exists while every cycle fails" bash -c "$(declare -f gauge); token=$token port=$port; [ -n \"\$(gauge $name)\" ]"
 check "at the stored lastSuccessfulCycleTime ($before): a failed read is no success" test "$(gauge "$name")" = "$before"
 check "one that never succeeded: at its creation time ($created)" test "$(gauge "$name-new")" = "$created"
+warned() { grep 'psirebalance spec warning' "$work/operator.log" | grep -c "psirebalance=$name-new .*bearerTokenFile" || true; }
+check "the legacy bearerTokenFile's warning is logged" test "$(warned)" -ge 1
+check "once for its generation, over $(grep -c "psirebalance=$name-new" "$work/operator.log") lines of its cycles" test "$(warned)" -eq 1
 
 python3 -c 'import sys, yaml; yaml.safe_dump(yaml.safe_load(open(sys.argv[1]))["spec"], open(sys.argv[2], "w"))' \
   "$PSI_SOURCE_DIR/config/prometheus/rules.yaml" "$rules_file"
