@@ -326,6 +326,14 @@ static int check_range(const char *field, int64_t v, int64_t min, int64_t max, s
     return 0;
 }
 
+/* A level a pressure must fall below: 1..99 (0 could never be met: a pressure is never below 0). */
+static int check_below_level(const char *field, int64_t v, struct api_errors *errs)
+{
+    if (v == 0)
+        return api_errors_add(errs, field, "must be at least 1: a pressure is never below 0, so 0 would never be met");
+    return check_range(field, v, 1, 99, errs);
+}
+
 static int check_duration(const char *field, int64_t ms, int64_t min, int64_t max, struct api_errors *errs)
 {
     if (ms < min || ms > max) {
@@ -467,7 +475,7 @@ static void validate_metrics(const struct api_spec *s, struct api_errors *errs)
 static void validate_pressure(const struct api_spec *s, struct api_errors *errs)
 {
     check_range("spec.pressure.taintAbovePercent", s->pressure.taint_above_percent, 1, 100, errs);
-    check_range("spec.pressure.untaintBelowPercent", s->pressure.untaint_below_percent, 0, 99, errs);
+    check_below_level("spec.pressure.untaintBelowPercent", s->pressure.untaint_below_percent, errs);
     check_duration("spec.pressure.sustain", s->pressure.sustain_ms, 0, MS_H, errs);
     check_range("spec.pressure.maxTaintedPercent", s->pressure.max_tainted_percent, 0, 99, errs);
     if (s->pressure.has_utilization_floor) {
@@ -530,7 +538,7 @@ static void validate_eviction(const struct api_spec *s, struct api_errors *errs)
                        "must be greater than or equal to spec.pressure.taintAbovePercent (%lld)",
                        (long long)s->pressure.taint_above_percent);
     if (s->eviction.has_relief_target) {
-        check_range("spec.eviction.reliefTargetPercent", s->eviction.relief_target_percent, 0, 99, errs);
+        check_below_level("spec.eviction.reliefTargetPercent", s->eviction.relief_target_percent, errs);
         if (fields_ok(errs, FIELDS("spec.eviction.reliefTargetPercent", "spec.pressure.taintAbovePercent")) &&
             s->eviction.relief_target_percent >= s->pressure.taint_above_percent)
             api_errors_add(errs, "spec.eviction.reliefTargetPercent",

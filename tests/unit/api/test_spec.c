@@ -290,6 +290,36 @@ static void test_every_error_is_returned(void **state)
     api_errors_free(&errs);
 }
 
+/* 0 for a level a pressure must fall below can never be met (a pressure is never below 0):
+ * untaintBelowPercent 0 would never untaint, reliefTargetPercent 0 was taken for "unset". Both
+ * are refused with the reason; 1 is the least each takes. */
+static void test_levels_below_zero_refused(void **state)
+{
+    (void)state;
+    static const char *const specs[][2] = {
+        {"{\"pressure\":{\"untaintBelowPercent\":0}}", "spec.pressure.untaintBelowPercent"},
+        {"{\"eviction\":{\"reliefTargetPercent\":0}}", "spec.eviction.reliefTargetPercent"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        struct api_spec s = {0};
+        struct api_errors errs = {0};
+        check_spec(specs[i][0], &s, &errs, NULL);
+        const struct api_error *e = api_errors_find(&errs, specs[i][1]);
+        assert_non_null(e);
+        assert_non_null(strstr(e->msg, "never below 0"));
+        api_spec_free(&s);
+        api_errors_free(&errs);
+    }
+    struct api_spec s = {0};
+    struct api_errors errs = {0};
+    check_spec("{\"pressure\":{\"untaintBelowPercent\":1},\"eviction\":{\"reliefTargetPercent\":1}}", &s, &errs, NULL);
+    assert_int_equal(errs.n, 0);
+    assert_true(s.eviction.has_relief_target);
+    assert_int_equal(s.eviction.relief_target_percent, 1);
+    api_spec_free(&s);
+    api_errors_free(&errs);
+}
+
 /* A field with the wrong type keeps its default and does not drag cross-field rules in. */
 static void test_type_error_does_not_cascade(void **state)
 {
@@ -420,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_partial_sections_keep_other_defaults),
         cmocka_unit_test(test_unknown_fields_are_warnings),
         cmocka_unit_test(test_every_error_is_returned),
+        cmocka_unit_test(test_levels_below_zero_refused),
         cmocka_unit_test(test_type_error_does_not_cascade),
         cmocka_unit_test(test_spec_built_in_code),
         cmocka_unit_test(test_whole_object),
