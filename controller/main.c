@@ -23,6 +23,7 @@
 #include "serve/metrics.h"
 #include "serve/serve.h"
 #include "serve/tls.h"
+#include "servicemonitor.h"
 
 struct flags {
     const char *kubeconfig, *context;
@@ -344,6 +345,15 @@ static void set_ready(struct operator* op, int ready)
 
 /* ---- leading ---- */
 
+/* The operator's namespace: --leader-election-namespace (the pod's, in the manifests), else the
+ * kubeconfig's (in a pod: its ServiceAccount's), else default. */
+static const char *own_namespace(const struct operator* op)
+{
+    return op->flags.election_namespace ? op->flags.election_namespace
+           : op->cfg->namespace         ? op->cfg->namespace
+                                        : "default";
+}
+
 static void start_manager(struct kube_loop *loop, void *ud);
 
 /* Every half second: start the manager once elected, and publish readiness (a standby
@@ -366,6 +376,8 @@ static void start_manager(struct kube_loop *loop, void *ud)
     if (op->manager && manager_start(op->manager, &err) == 0) {
         op->leading = 1;
         log_info("started reconciling");
+        if (servicemonitor_follow(op->client, own_namespace(op), SERVICEMONITOR_NAME, &err) < 0)
+            log_warn("servicemonitor not followed", "error", err.msg);
         return;
     }
     log_error("start failed, retrying", "error", err.msg);
@@ -454,9 +466,7 @@ static int setup(struct operator* op)
     if (start_endpoints(op) < 0)
         return -1;
     if (op->flags.leader_elect) {
-        const char *ns = op->flags.election_namespace ? op->flags.election_namespace
-                         : op->cfg->namespace         ? op->cfg->namespace
-                                                      : "default";
+        const char *ns = own_namespace(op);
         op->election = election_start(op->flags.kubeconfig, op->flags.context, ns, op->flags.election_id, identity,
                                       op->loop, &err);
         if (!op->election) {

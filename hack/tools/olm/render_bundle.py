@@ -276,7 +276,8 @@ def render_bundle(args):
     # The ServiceMonitor's serverName must name the metrics Service in the namespace it is
     # installed into, since the service CA's certificate names only <service>.<namespace>.svc
     # (and .cluster.local), and neither OLM nor the Prometheus Operator templates it: the
-    # bundle names the namespace it suggests (README tells how to patch it for another one).
+    # bundle names the namespace it suggests, and the operator points it at another namespace
+    # it is installed into (controller/servicemonitor.c).
     suggested = ann.get("operatorframework.io/suggested-namespace")
     for obj in extra:
         if obj["kind"] != "ServiceMonitor":

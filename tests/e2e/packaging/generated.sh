@@ -60,9 +60,9 @@ no_cluster_rbac_manifest() {
 check "the bundle ships no ClusterRole or ClusterRoleBinding as a manifest" no_cluster_rbac_manifest
 check "config/openshift leaves out the /metrics reader ClusterRole (config/metrics-reader, applied by hand)" jqe \
   '[.[] | select(.kind == "ClusterRole" and .metadata.name == "psi-rebalancer-metrics-reader")] == []' "$work/config.json"
-check "the CSV's permissions of the operator are the rules of config/rbac's leader-election and pressure-token Roles" \
+check "the CSV's permissions of the operator are the rules of config/rbac's leader-election and pressure-token Roles and config/prometheus' ServiceMonitor Role" \
   jqe --slurpfile csv "$work/csv.json" "
-  [.[] | select(.kind == \"Role\" and (.metadata.name | IN(\"psi-rebalancer-leader-election\", \"psi-rebalancer-pressure-token\"))) | .rules[]]
+  [.[] | select(.kind == \"Role\" and (.metadata.name | IN(\"psi-rebalancer-leader-election\", \"psi-rebalancer-pressure-token\", \"psi-rebalancer-servicemonitor\"))) | .rules[]]
   | sort == ($(perm permissions psi-rebalancer) | sort)" "$work/config.json"
 yaml2json "$src/config/manifests/cluster-monitoring-view.yaml" > "$work/view.json"
 check "only the pressure-reading ServiceAccount may read monitoring data (cluster-monitoring-view's rules)" \
