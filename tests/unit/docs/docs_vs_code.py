@@ -14,13 +14,24 @@ README's tables and the CRD's descriptions name ("reason X") and every psi_rebal
 that README.md, docs/, crds/ and config/prometheus mention.
 
 Checks: every reason and metric the docs name exists in the code, and every one the code
-emits is in docs/status.md. Prints what differs; exits 1 when anything does.
+emits is in docs/status.md. And meanings, where they are mechanical:
+- the labels the shipped rules and dashboard use on a psi_rebalancer_ metric (in a selector
+  {label=...}, or in by/without of an aggregation over it) are labels the code registers for
+  it (psi_metrics_gauge/counter/histogram's label list; le for a histogram's buckets), or
+  the scrape's own (job, instance);
+- every spec./status. field path README.md and docs/runbooks/ name in backticks is a field of
+  the CRD's schema;
+- the namespace the runbooks start from (NS=) is the one the CSV suggests.
+Prints what differs; exits 1 when anything does.
 
     docs_vs_code.py SOURCE_DIR
 """
+import json
 import pathlib
 import re
 import sys
+
+import yaml
 
 CAMEL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
@@ -159,6 +170,100 @@ def docs_side(root):
     return conditions, events, metrics, named, mentioned
 
 
+def metric_labels(root):
+    """metric name -> the labels the code registers it with (psi_metrics_* calls)."""
+    out = {}
+    call = re.compile(r"\bpsi_metrics_(gauge|counter|histogram)\s*\(")
+    for path in c_files(root):
+        text = strip_comments(path.read_text())
+        arrays = {name: re.findall(r'"([a-z_]+)"', body)
+                  for name, body in re.findall(r"const\s+char\s*\*\s*const\s+(\w+)\[\]\s*=\s*\{([^}]*)\}", text)}
+        for m in call.finditer(text):
+            args = call_args(text, m.end() - 1)
+            if len(args) < 4 or not re.fullmatch(r'"psi_rebalancer_[a-z0-9_]+"', args[1]):
+                continue
+            labels = set() if args[-1] == "NULL" else set(arrays.get(args[-1], ["?" + args[-1]]))
+            if m.group(1) == "histogram":
+                labels.add("le")
+            out[args[1].strip('"')] = labels
+    return out
+
+
+SCRAPE_LABELS = {"job", "instance"}
+
+
+def rule_label_problems(root, labels):
+    """Labels the rules and the dashboard use on psi_rebalancer_ metrics that no code gives them."""
+    exprs = []
+    rules = yaml.safe_load((root / "config" / "prometheus" / "rules.yaml").read_text())
+    for g in rules["spec"]["groups"]:
+        exprs += [("config/prometheus/rules.yaml", r["expr"]) for r in g["rules"]]
+    dash = json.loads((root / "config" / "dashboards" / "psi-rebalancer.json").read_text())
+    exprs += [("config/dashboards/psi-rebalancer.json", t["expr"])
+              for panel in dash.get("panels", []) for t in panel.get("targets", []) if "expr" in t]
+    problems = []
+    for where, expr in exprs:
+        for name, sel in re.findall(r"\b(psi_rebalancer_[a-z0-9_]+)\{([^}]*)\}", expr):
+            base = re.sub(r"_(bucket|sum|count)$", "", name) if name not in labels else name
+            for lab in re.findall(r"([a-z_]+)\s*(?:=~|!~|!=|=)", sel):
+                if base in labels and lab not in labels[base] | SCRAPE_LABELS:
+                    problems.append("%s selects %s{%s} but the code gives it no label %s" % (where, name, lab, lab))
+        # by/without (labels) (inner): each label must come from a raw metric of inner.
+        for m in re.finditer(r"\b(by|without)\s*\(([^)]*)\)\s*\(", expr):
+            inner = call_args(expr, m.end() - 1)
+            raw = {re.sub(r"_(bucket|sum|count)$", "", n) if n not in labels else n
+                   for n in re.findall(r"\b(psi_rebalancer_[a-z0-9_]+)\b", " ".join(inner))}
+            raw &= set(labels)
+            if not raw:
+                continue
+            have = set().union(*(labels[n] for n in raw)) | SCRAPE_LABELS
+            for lab in re.findall(r"[a-z_]+", m.group(2)):
+                if lab not in have:
+                    problems.append("%s aggregates %s (%s) over %s, which carry no label %s"
+                                    % (where, m.group(1), m.group(2).strip(), ", ".join(sorted(raw)), lab))
+    return problems
+
+
+def crd_has(schema, path):
+    """Whether the dotted path (spec.a.b, status.nodes[].c) is a field of the CRD schema."""
+    node = schema
+    for part in path.split("."):
+        if node.get("type") == "array":  # status.nodes.name as status.nodes[].name
+            node = node.get("items", {})
+        node = (node.get("properties") or {}).get(part[:-2] if part.endswith("[]") else part)
+        if node is None:
+            return False
+        if part.endswith("[]"):
+            node = node.get("items", {})
+    return True
+
+
+def field_problems(root):
+    crd = yaml.safe_load((root / "crds" / "rebalance.psi.dev_psirebalances.yaml").read_text())
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    problems, n = [], 0
+    for p in [root / "README.md", *sorted((root / "docs" / "runbooks").glob("*.md"))]:
+        for code in re.findall(r"`([^`\n]+)`", p.read_text()):
+            for path in re.findall(r"(?<![\w/.$-])((?:spec|status)(?:\.[A-Za-z]+(?:\[\])?)+)", code):
+                n += 1
+                if not crd_has(schema, path):
+                    problems.append("%s names %s, which is no field of the CRD" % (p.relative_to(root), path))
+    print("docs-vs-code: %d field paths of README.md and the runbooks checked against the CRD" % n)
+    return problems
+
+
+def namespace_problems(root):
+    csv = yaml.safe_load((root / "config" / "manifests" / "bases" / "psi-rebalancer.clusterserviceversion.yaml").read_text())
+    suggested = csv["metadata"]["annotations"]["operatorframework.io/suggested-namespace"]
+    problems = []
+    for p in sorted((root / "docs" / "runbooks").glob("*.md")):
+        for ns in re.findall(r"^NS=(\S+)", p.read_text(), flags=re.M):
+            if ns != suggested:
+                problems.append("%s starts from NS=%s, not the namespace the CSV suggests (%s)"
+                                % (p.relative_to(root), ns, suggested))
+    return problems
+
+
 def metric_known(name, code_metrics):
     base = re.sub(r"_(bucket|sum|count)$", "", name)
     return name in code_metrics or base in code_metrics
@@ -190,6 +295,12 @@ def main():
     for name, where in sorted(mentioned):
         if not metric_known(name, c_metrics):
             problems.append("metric %s (in %s) is exported by no code" % (name, where))
+    labels = metric_labels(root)
+    for m in sorted(c_metrics - set(labels)):
+        problems.append("metric %s: its registration (psi_metrics_*) was not found to read its labels" % m)
+    problems += rule_label_problems(root, labels)
+    problems += field_problems(root)
+    problems += namespace_problems(root)
     for p in problems:
         print("docs-vs-code: " + p)
     print("docs-vs-code: %d condition reasons, %d Event reasons, %d metrics checked; %d problems"
