@@ -45,7 +45,8 @@ cJSON *servicemonitor_patch(const cJSON *sm, const char *ns, int *changed)
     int i = 0;
     const cJSON *ep;
     cJSON_ArrayForEach (ep, eps) {
-        const cJSON *sn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ep, "tlsConfig"), "serverName");
+        const cJSON *sn =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ep, "tlsConfig"), "serverName");
         char path[96], name[512];
         snprintf(path, sizeof(path), "/spec/endpoints/%d/tlsConfig/serverName", i++);
         if (!patch || !cJSON_IsString(sn) || renamed(sn->valuestring, ns, name, sizeof(name)) < 0)
@@ -75,7 +76,10 @@ int servicemonitor_follow(struct kube_client *c, const char *ns, const char *nam
     if (!sm) {
         free(path);
         if (err->status == 404 || err->status == 403) {
-            log_info("servicemonitor not followed", "namespace", ns, "name", name, "why", err->msg);
+            log_info("servicemonitor not followed", "namespace", ns, "name", name, "why",
+                     err->status == 404
+                         ? "no such ServiceMonitor here (or no monitoring.coreos.com API)"
+                         : "no right to read it (config/prometheus's Role psi-rebalancer-servicemonitor)");
             return 0;
         }
         return -1;

@@ -24,10 +24,14 @@ cleanup() {
   kubectl delete -n "$suggested" role,rolebinding psi-rebalancer-servicemonitor --ignore-not-found >/dev/null 2>&1
   kubectl delete clusterrolebinding "psi-sm-scraper-$$" --ignore-not-found >/dev/null 2>&1
   kubectl delete serviceaccount -n psi-rebalancer "sm-scraper-$$" --ignore-not-found >/dev/null 2>&1
+  # The bed as found: the other tests' operators have no ServiceMonitor API to look at.
+  [ -n "$crd_before" ] || kubectl delete crd servicemonitors.monitoring.coreos.com --ignore-not-found >/dev/null 2>&1
   operator_cleanup
 }
+crd_before=x # set below, once known; until then cleanup leaves the CRD alone
 trap cleanup EXIT
 
+crd_before=$(kubectl get crd servicemonitors.monitoring.coreos.com -o name 2>/dev/null || true)
 crds=$("$src/hack/tools/monitoring-crds.sh")
 kubectl apply --server-side -f "$crds/monitoring.coreos.com_servicemonitors.yaml" >/dev/null
 kubectl wait --for=condition=Established --timeout=60s crd/servicemonitors.monitoring.coreos.com >/dev/null

@@ -43,7 +43,8 @@ static void test_generated(void **state)
     (void)state;
     static const char *const services[] = {"psi-rebalancer-metrics", "m", "a-b-c"};
     static const char *const namespaces[] = {"psi-rebalancer", "openshift-psi-rebalancer", "x"};
-    static const char *const tails[] = {".svc", ".svc.cluster.local", ".svc.example.org", ".svcx", ".local", "", ".svc."};
+    static const char *const tails[] = {".svc", ".svc.cluster.local", ".svc.example.org", ".svcx", ".local", "",
+                                        ".svc."};
     static const char *const odd[] = {"127.0.0.1", "psi-rebalancer-metrics", ".ns.svc", "a..svc", "svc"};
     size_t changed_total = 0, kept_total = 0;
     for (size_t own = 0; own < 3; own++) {
