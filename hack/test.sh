@@ -4,10 +4,10 @@
 #    session (valgrind cannot run a sanitized binary);
 #  - the sanitizer build (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer): the
 #    unit tests again and every end-to-end test against test beds of real upstream
-#    components, so each e2e test runs once, and under the sanitizers. There are two test
+#    components, so each e2e test runs once, and under the sanitizers. There are three test
 #    beds (CMake's PSI_E2E_LANES), handed out by ctest's resource allocation (the build's
 #    testbeds.json): each e2e test takes a free bed, the longest first, and PSI_TEST_JOBS
-#    (default 2: ctest -j) tests run at once;
+#    (default 3: ctest -j) tests run at once;
 #  - the fuzz build (build-fuzz/, clang, libFuzzer): each target of tests/fuzz for 12 s
 #    (hack/fuzz.sh; a longer run of one target: hack/fuzz.sh TARGET SECONDS).
 #
@@ -36,7 +36,7 @@ run() {
   done
   local spec=(--resource-spec-file "$PWD/$dir/testbeds.json")
   [ "${one_bed:-0}" = 1 ] && spec=()
-  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-2}" "${spec[@]+"${spec[@]}"}" "$@"
+  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-3}" "${spec[@]+"${spec[@]}"}" "$@"
 }
 
 if (($#)); then
