@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
@@ -151,6 +152,25 @@ void cycle_overlay_requests(const struct history_virtual *v, size_t nv, struct r
             }
 }
 
+/* Coolest first: lower pressure, then more free CPU (capacity less demand), then index. */
+struct listing_key {
+    double pressure, free;
+    size_t i;
+};
+
+static int listing_cmp(const void *a, const void *b)
+{
+    const struct listing_key *x = a, *y = b;
+    bool xn = isnan(x->pressure), yn = isnan(y->pressure);
+    if (xn != yn)
+        return xn ? 1 : -1;
+    if (!xn && x->pressure != y->pressure)
+        return x->pressure < y->pressure ? -1 : 1;
+    if (x->free != y->free)
+        return x->free > y->free ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
 size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t n,
                      const struct rebalance_candidate *cands, size_t nc, size_t *order)
 {
@@ -159,16 +179,25 @@ size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_no
         movable += !cands[j].blocked && !isnan(cands[j].demand) && cands[j].demand > 0;
     if (!movable)
         return 0;
-    for (int round = 0; round < 2; round++)
-        for (size_t i = 0; i < n; i++) {
-            struct rebalance_node probe = nodes[i];
-            probe.req_cpu = 0; /* requests unknown yet: judge the rest */
-            char why[256];
-            if (rebalance_is_source(p, &nodes[i]) || rebalance_destination_check(p, &probe, why, sizeof(why)))
-                continue;
-            if ((round == 0) == (nodes[i].pressure < p->untaint_below / 2))
-                order[k++] = i;
-        }
+    for (size_t i = 0; i < n; i++) {
+        struct rebalance_node probe = nodes[i];
+        probe.req_cpu = 0; /* requests unknown yet: judge the rest */
+        char why[256];
+        if (!rebalance_is_source(p, &nodes[i]) && !rebalance_destination_check(p, &probe, why, sizeof(why)))
+            order[k++] = i;
+    }
+    struct listing_key *keys = calloc(k ? k : 1, sizeof(*keys));
+    if (!keys)
+        return k; /* out of memory: every eligible node, unsorted */
+    for (size_t j = 0; j < k; j++) {
+        const struct rebalance_node *t = &nodes[order[j]];
+        double free = t->cpus > 0 && !isnan(t->demand) ? t->cpus - t->demand : 0;
+        keys[j] = (struct listing_key){t->pressure, free, order[j]};
+    }
+    qsort(keys, k, sizeof(*keys), listing_cmp);
+    for (size_t j = 0; j < k; j++)
+        order[j] = keys[j].i;
+    free(keys);
     return k;
 }
 

@@ -78,8 +78,8 @@ void cycle_overlay_load(const struct history_virtual *v, size_t nv, struct rebal
 void cycle_overlay_requests(const struct history_virtual *v, size_t nv, struct rebalance_node *nodes, size_t n);
 
 /* The nodes whose pods are worth listing for their requests, in order (nodes that may be
- * destinations, the ones below half untaintBelowPercent first), into order (n entries at
- * most). Returns how many; 0 when no candidate may move at all (nothing to list for). */
+ * destinations, coolest first: lowest pressure, then most free CPU, never name order), into
+ * order (n entries at most). Returns how many; 0 when no candidate may move at all (nothing to list for). */
 size_t cycle_listing(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t n,
                      const struct rebalance_candidate *cands, size_t nc, size_t *order);
 
