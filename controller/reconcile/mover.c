@@ -84,21 +84,6 @@ const struct mover_stats *mover_stats(const struct mover *mv)
 
 /* ---- the decision ---- */
 
-/* The pressure a node is judged on: the highest of the resources balanced on (eviction.resources
- * given), else spec.pressure.resource's; NAN when none is known. */
-static double judged_pressure(const struct api_spec *spec, unsigned resources, const double *pressure)
-{
-    if (!spec->eviction.nresources)
-        return pressure[spec->pressure.resource];
-    double v = NAN;
-    if ((resources & REBALANCE_RES_CPU) && !isnan(pressure[API_RESOURCE_CPU]))
-        v = pressure[API_RESOURCE_CPU];
-    if ((resources & REBALANCE_RES_MEMORY) && !isnan(pressure[API_RESOURCE_MEMORY]) &&
-        (isnan(v) || pressure[API_RESOURCE_MEMORY] > v))
-        v = pressure[API_RESOURCE_MEMORY];
-    return v;
-}
-
 /* Node i as the plan sees it, before settling and sustain (hn: its history, may be NULL). */
 static void see_node(struct decision *dc, size_t i, const struct history_node *hn)
 {
@@ -108,7 +93,7 @@ static void see_node(struct decision *dc, size_t i, const struct history_node *h
     n->name = in->name;
     n->selected = true;
     n->tainted = in->tainted;
-    n->pressure = judged_pressure(&dc->in->pr->spec, dc->resources, in->pressure);
+    n->pressure = cycle_judged_pressure(&dc->in->pr->spec, dc->resources, in->pressure);
     n->cpu_pressure = in->pressure[API_RESOURCE_CPU];
     n->mem_pressure = in->pressure[API_RESOURCE_MEMORY];
     n->relieving = hn && hn->relieving;
@@ -587,9 +572,9 @@ static void check_predictions(struct mover *mv, const struct mover_input *in)
         double s = NAN, t = NAN;
         for (size_t i = 0; i < in->nnodes; i++) {
             if (m->source_node && strcmp(in->nodes[i].name, m->source_node) == 0)
-                s = judged_pressure(&in->pr->spec, res, in->nodes[i].pressure);
+                s = cycle_judged_pressure(&in->pr->spec, res, in->nodes[i].pressure);
             if (dst && strcmp(in->nodes[i].name, dst) == 0)
-                t = judged_pressure(&in->pr->spec, res, in->nodes[i].pressure);
+                t = cycle_judged_pressure(&in->pr->spec, res, in->nodes[i].pressure);
         }
         if (!cycle_observe(m, in->now_ms, settle, s, t))
             continue;

@@ -12,6 +12,7 @@
 #include "base/logging.h"
 #include "reconcile/status/nodestatus.h"
 #include "reconcile/notify.h"
+#include "reconcile/move/cycle.h"
 #include "reconcile/taint/taintevents.h"
 #include "reconcile/taint/taintfsm.h"
 
@@ -174,11 +175,12 @@ static int step_inputs(const struct tainter_cycle *c, struct step *s)
             .since_ms = rec ? rec->since_ms : c->now_ms,
             .tainted = behind ? rec->tainted : taintpatch_has(taints, c->t),
             .tainted_since_ms = rec ? rec->tainted_since_ms : stored_tainted_since(c->stored, v->name),
-            .pressure = sampling_reading(ns, c->spec->pressure.resource),
             .utilization = sampling_utilization(ns),
         };
         for (int res = 0; res < API_RESOURCES; res++)
             s->readings[s->n].pressure[res] = sampling_reading(ns, (enum api_resource)res);
+        /* judged as the planner judges it: a node hot on any balanced resource is tainted */
+        s->in[s->n].pressure = cycle_judged_pressure(c->spec, cycle_resources(c->spec), s->readings[s->n].pressure);
         s->readings[s->n].utilization = s->in[s->n].utilization;
         s->node[s->n++] = v->node;
     }

@@ -56,6 +56,19 @@ unsigned cycle_resources(const struct api_spec *spec)
     return spec->pressure.resource == API_RESOURCE_MEMORY ? REBALANCE_RES_MEMORY : 0;
 }
 
+double cycle_judged_pressure(const struct api_spec *spec, unsigned resources, const double *pressure)
+{
+    if (!spec->eviction.nresources)
+        return pressure[spec->pressure.resource];
+    double v = NAN;
+    if ((resources & REBALANCE_RES_CPU) && !isnan(pressure[API_RESOURCE_CPU]))
+        v = pressure[API_RESOURCE_CPU];
+    if ((resources & REBALANCE_RES_MEMORY) && !isnan(pressure[API_RESOURCE_MEMORY]) &&
+        (isnan(v) || pressure[API_RESOURCE_MEMORY] > v))
+        v = pressure[API_RESOURCE_MEMORY];
+    return v;
+}
+
 int64_t cycle_settle_ms(const struct api_spec *spec)
 {
     return spec->metrics.window_ms + 2 * spec->metrics.interval_ms;

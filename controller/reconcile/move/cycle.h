@@ -99,6 +99,11 @@ bool cycle_observe(struct api_move *m, int64_t now_ms, int64_t settle_ms, double
  * (cpu or memory); 0 with io alone (no per-workload io demand). */
 unsigned cycle_resources(const struct api_spec *spec);
 
+/* The pressure a node is judged on, by the planner and the tainter alike: the highest of the
+ * resources balanced on (resources: cycle_resources, when eviction.resources is given), else
+ * spec.pressure.resource's; NAN when none is known. pressure: API_RESOURCES readings. */
+double cycle_judged_pressure(const struct api_spec *spec, unsigned resources, const double *pressure);
+
 /* The verdict after the rounds: done moves made (made describes them), else the plan's
  * reason, else the evictions were refused. */
 void cycle_outcome(struct cycle_verdict *v, bool dry, size_t done, const char *made, const struct rebalance_plan *plan);

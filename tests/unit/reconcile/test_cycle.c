@@ -221,6 +221,34 @@ static uint64_t lcg(uint64_t *s)
     return *s >> 33;
 }
 
+/* Issue #31, class 10: the pressure a node is judged on (by the planner and the tainter) is
+ * the highest known of the balanced resources. Random readings, some unknown, against the
+ * reference: the maximum over the balanced ones, or pressure.resource's when none is given. */
+static void test_judged_pressure(void **state)
+{
+    (void)state;
+    char *both[2] = {"cpu", "memory"}, *mem[1] = {"memory"};
+    struct api_spec spec = {0};
+    uint64_t seed = 10;
+    for (int k = 0; k < 300; k++) {
+        double pr[API_RESOURCES];
+        for (int r = 0; r < API_RESOURCES; r++)
+            pr[r] = lcg(&seed) % 5 == 0 ? NAN : (double)(lcg(&seed) % 1000) / 10.0;
+        spec.pressure.resource = API_RESOURCE_CPU;
+        spec.eviction.resources = NULL, spec.eviction.nresources = 0;
+        double v = cycle_judged_pressure(&spec, cycle_resources(&spec), pr);
+        assert_true(isnan(pr[API_RESOURCE_CPU]) ? isnan(v) : v == pr[API_RESOURCE_CPU]);
+        spec.eviction.resources = both, spec.eviction.nresources = 2;
+        v = cycle_judged_pressure(&spec, cycle_resources(&spec), pr);
+        double c = pr[API_RESOURCE_CPU], m = pr[API_RESOURCE_MEMORY];
+        double want = isnan(c) ? m : isnan(m) ? c : fmax(c, m);
+        assert_true(isnan(want) ? isnan(v) : v == want);
+        spec.eviction.resources = mem, spec.eviction.nresources = 1;
+        v = cycle_judged_pressure(&spec, cycle_resources(&spec), pr);
+        assert_true(isnan(m) ? isnan(v) : v == m);
+    }
+}
+
 /* Issue #31, class 1: on clusters of 50 and 200 nodes (4-96 CPUs, random load, some tainted,
  * cordoned or hot), the listing holds every eligible destination once, coolest first, so the
  * MOVER_MAX_LISTED listed are the coolest ones whatever the name order. Reference: each
@@ -357,9 +385,16 @@ static void test_reasons(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_params),          cmocka_unit_test(test_gate),    cmocka_unit_test(test_sustain),
-        cmocka_unit_test(test_settling),        cmocka_unit_test(test_overlay), cmocka_unit_test(test_listing),
-        cmocka_unit_test(test_listing_coolest), cmocka_unit_test(test_made),    cmocka_unit_test(test_observe),
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_gate),
+        cmocka_unit_test(test_sustain),
+        cmocka_unit_test(test_settling),
+        cmocka_unit_test(test_overlay),
+        cmocka_unit_test(test_listing),
+        cmocka_unit_test(test_listing_coolest),
+        cmocka_unit_test(test_judged_pressure),
+        cmocka_unit_test(test_made),
+        cmocka_unit_test(test_observe),
         cmocka_unit_test(test_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
