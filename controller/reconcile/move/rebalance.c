@@ -1129,6 +1129,8 @@ int rebalance_plan(const struct rebalance_params *p, const struct rebalance_node
     order_sources(&w, sources, &nsrc, waiting, &nwait);
     rc = 0;
     for (size_t k = 0; k < nsrc && rc == 0; k++) {
+        if (out->nmoves && w.total >= p->max_total)
+            break; /* the cycle's move limit is used: no later source can move */
         if (isnan(w.cur.dem[REBALANCE_CPU][sources[k]]) && watched(&w, REBALANCE_CPU)) {
             w.usage_unknown = true;
             continue;
