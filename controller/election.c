@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -55,12 +56,32 @@ static bool wait_or_stop(struct election *e, int64_t delay_ms)
     return stop;
 }
 
+/* The loop is stuck while we lead: release the Lease rather than renew it, and stop. */
+static void give_up(struct election *e, uint64_t stalled_ms)
+{
+    char secs[32];
+    snprintf(secs, sizeof(secs), "%llu", (unsigned long long)(stalled_ms / 1000));
+    log_error("event loop stuck: giving up the lease so that another replica works", "lease", e->name,
+              "stalled_seconds", secs);
+    struct kube_err err;
+    if (kube_lease_release(e->lease, &err) < 0)
+        log_warn("lease not released", "lease", e->name, "error", err.msg);
+    atomic_store(&e->leading, false);
+    atomic_store(&e->lost, true);
+    kube_loop_stop(e->loop);
+}
+
 static void *run(void *arg)
 {
     struct election *e = arg;
     for (;;) {
         struct kube_err err = {0};
         int64_t now = (int64_t)kube_loop_now_ms(), next = now;
+        uint64_t beat = kube_loop_last_beat_ms(e->loop);
+        if (atomic_load(&e->leading) && kube_loop_stalled((uint64_t)now, beat, ELECTION_LOOP_STALL_MS)) {
+            give_up(e, (uint64_t)now - beat);
+            return NULL;
+        }
         enum kube_lease_state st = kube_lease_tick(e->lease, now, &next, &err);
         if (err.msg[0])
             log_warn("leader election", "lease", e->name, "error", err.msg);

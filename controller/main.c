@@ -38,6 +38,11 @@ struct flags {
     enum logging_format format;
 };
 
+struct request_observer {
+    struct psi_metric *requests;
+    struct kube_loop *loop;
+};
+
 struct operator
 {
     struct flags flags;
@@ -51,6 +56,7 @@ struct operator
     struct psi_tls *tls;
     struct psi_authz *authz;
     struct manager *manager;
+    struct request_observer observer;
     int leading; /* the manager runs */
     int ready;   /* published to /readyz under the health server's lock */
     int exit_code;
@@ -250,10 +256,19 @@ static int parse_flags(int argc, char **argv, struct flags *f)
 
 /* ---- HTTP endpoints ---- */
 
+/* /healthz: ok while the event loop makes progress (its heartbeat is recent). */
 static void healthz(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
 {
-    (void)req, (void)ud;
-    psi_serve_reply_text(reply, 200, "text/plain", "ok\n");
+    (void)req;
+    const struct operator* op = ud;
+    uint64_t now = kube_loop_now_ms(), beat = kube_loop_last_beat_ms(op->loop);
+    if (!kube_loop_stalled(now, beat, ELECTION_LOOP_STALL_MS)) {
+        psi_serve_reply_text(reply, 200, "text/plain", "ok\n");
+        return;
+    }
+    char why[96];
+    snprintf(why, sizeof(why), "event loop stuck for %llu s\n", (unsigned long long)((now - beat) / 1000));
+    psi_serve_reply_text(reply, 503, "text/plain", why);
 }
 
 static void readyz(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
@@ -290,12 +305,16 @@ static void metrics(const struct psi_serve_request *req, struct psi_serve_reply 
     reply->len = len;
 }
 
+/* A REST call of the operator's client ended (on the loop's thread): counted, and a sign of
+ * progress for the heartbeat however long the iteration that makes it. */
 static void count_request(const char *method, long status, void *ud)
 {
+    struct request_observer *o = ud;
     char code[16];
     snprintf(code, sizeof(code), "%ld", status);
     const char *values[] = {method, code};
-    psi_metric_inc(ud, values, 1);
+    psi_metric_inc(o->requests, values, 1);
+    kube_loop_beat(o->loop);
 }
 
 /* psi_rebalancer_api_requests_total{method, code}: every REST call of the operator's client
@@ -308,7 +327,8 @@ static int count_api_requests(struct operator* op)
                             "Requests to the API server by method and HTTP status (0: no reply).", labels);
     if (!f)
         return -1;
-    kube_client_set_observer(op->client, count_request, f);
+    op->observer = (struct request_observer){.requests = f, .loop = op->loop};
+    kube_client_set_observer(op->client, count_request, &op->observer);
     return 0;
 }
 

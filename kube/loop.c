@@ -31,6 +31,7 @@ struct loop_timer {
 };
 
 _Static_assert(ATOMIC_BOOL_LOCK_FREE == 2, "kube_loop_stop needs a lock-free atomic_bool");
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "the heartbeat needs a lock-free 64-bit atomic");
 
 struct kube_loop {
     CURLM *multi;
@@ -38,6 +39,8 @@ struct kube_loop {
     /* Set by kube_loop_stop from another thread (the election's) or a signal handler: a
      * C11 atomic, lock-free (checked below), so both are defined behaviour. */
     atomic_bool stop;
+    /* Monotonic ms of the last sign of progress (kube_loop_beat), read by other threads. */
+    _Atomic uint64_t beat_ms;
     bool running;
     struct loop_xfer *xfers;
     int nxfers;
@@ -51,6 +54,21 @@ uint64_t kube_loop_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void kube_loop_beat(struct kube_loop *loop)
+{
+    atomic_store(&loop->beat_ms, kube_loop_now_ms());
+}
+
+uint64_t kube_loop_last_beat_ms(const struct kube_loop *loop)
+{
+    return atomic_load(&loop->beat_ms);
+}
+
+bool kube_loop_stalled(uint64_t now_ms, uint64_t beat_ms, uint64_t bound_ms)
+{
+    return now_ms > beat_ms && now_ms - beat_ms > bound_ms;
 }
 
 struct kube_loop *kube_loop_new(struct kube_err *err)
@@ -76,6 +94,7 @@ struct kube_loop *kube_loop_new(struct kube_err *err)
     /* HTTP/2 multiplexing: many watches share one connection when the server allows it. */
     curl_multi_setopt(loop->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     loop->next_timer_id = 1;
+    kube_loop_beat(loop);
     return loop;
 }
 
@@ -265,6 +284,7 @@ int kube_loop_run(struct kube_loop *loop, struct kube_err *err)
     loop->running = true;
     int rc = 0;
     while (!atomic_load(&loop->stop)) {
+        kube_loop_beat(loop);
         loop_run_timers(loop);
         if (atomic_load(&loop->stop))
             break;

@@ -12,6 +12,7 @@
 #ifndef PSI_KUBE_LOOP_H
 #define PSI_KUBE_LOOP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <curl/curl.h>
@@ -61,6 +62,17 @@ int kube_loop_run(struct kube_loop *loop, struct kube_err *err);
 
 /* Ask kube_loop_run to return (async-signal-safe: sets a flag and writes the eventfd). */
 void kube_loop_stop(struct kube_loop *loop);
+
+/* Stamp the heartbeat with the monotonic clock: the loop does it at every iteration; code
+ * that runs long inside one iteration (a blocking REST call's completion) may too. */
+void kube_loop_beat(struct kube_loop *loop);
+
+/* The last heartbeat (monotonic ms). Safe from any thread. */
+uint64_t kube_loop_last_beat_ms(const struct kube_loop *loop);
+
+/* The staleness rule: true when more than bound_ms passed from beat_ms to now_ms (a beat
+ * stamped after now_ms, read by another thread, is never stale). Pure. */
+bool kube_loop_stalled(uint64_t now_ms, uint64_t beat_ms, uint64_t bound_ms);
 
 /* The monotonic clock in milliseconds (the timers' clock). */
 uint64_t kube_loop_now_ms(void);

@@ -275,13 +275,72 @@ static void test_transfers(void **state)
     unlink(path);
 }
 
+__extension__ typedef __int128 i128;
+
+/* The staleness rule over generated times, against a reference in signed 128-bit
+ * arithmetic: stale exactly when now - beat > bound, never for a beat after now. */
+static void test_stalled_rule(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    const uint64_t edges[] = {0, 1, 499, 500, 501, 60000, UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX};
+    size_t ne = sizeof(edges) / sizeof(edges[0]);
+    int stale = 0, fresh = 0;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t beat = i % 4 == 0 ? edges[x % ne] : x >> (x & 31);
+        uint64_t bound = i % 3 == 0 ? edges[(x >> 8) % ne] : (x >> 20) % 120000;
+        int64_t delta = (int64_t)((x >> 3) % 240001) - 120000;
+        uint64_t now = i % 5 == 0 ? edges[(x >> 16) % ne] : beat + (uint64_t)delta;
+        bool want = (i128)now - (i128)beat > (i128)bound;
+        bool got = kube_loop_stalled(now, beat, bound);
+        assert_int_equal(got, want);
+        got ? stale++ : fresh++;
+    }
+    assert_true(stale > 1000 && fresh > 1000); /* both outcomes were exercised */
+}
+
+static uint64_t beat_seen;
+static void tick_stuck(struct kube_loop *l, void *ud)
+{
+    (void)ud;
+    beat_seen = kube_loop_last_beat_ms(l);
+    usleep(300 * 1000); /* a callback that blocks */
+    *(bool *)ud = kube_loop_stalled(kube_loop_now_ms(), kube_loop_last_beat_ms(l), 200);
+    kube_loop_stop(l);
+}
+
+/* The loop stamps the heartbeat before it runs callbacks; a callback that blocks leaves it
+ * stale; an explicit beat makes it fresh again. */
+static void test_heartbeat_stuck_loop(void **state)
+{
+    (void)state;
+    struct kube_loop *l = new_loop();
+    bool stuck = false;
+    uint64_t before = kube_loop_now_ms();
+    kube_loop_timer(l, 50, 0, tick_stuck, &stuck);
+    struct kube_err err;
+    assert_int_equal(kube_loop_run(l, &err), 0);
+    assert_true(beat_seen >= before);
+    assert_true(stuck);
+    assert_true(kube_loop_stalled(kube_loop_now_ms(), kube_loop_last_beat_ms(l), 200));
+    kube_loop_beat(l);
+    assert_false(kube_loop_stalled(kube_loop_now_ms(), kube_loop_last_beat_ms(l), 200));
+    kube_loop_free(l);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_timers_order_and_period), cmocka_unit_test(test_timers_from_callbacks),
-        cmocka_unit_test(test_stop_before_run),         cmocka_unit_test(test_stop_from_signal),
-        cmocka_unit_test(test_run_is_not_reentrant),    cmocka_unit_test(test_transfers),
+        cmocka_unit_test(test_timers_order_and_period),
+        cmocka_unit_test(test_timers_from_callbacks),
+        cmocka_unit_test(test_stop_before_run),
+        cmocka_unit_test(test_stop_from_signal),
+        cmocka_unit_test(test_run_is_not_reentrant),
+        cmocka_unit_test(test_transfers),
+        cmocka_unit_test(test_stalled_rule),
+        cmocka_unit_test(test_heartbeat_stuck_loop),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
