@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
 
+#include "base/logging.h"
 #include "base/util.h"
 #include "kube/config.h"
 #include "kube/ratelimit.h"
@@ -174,6 +175,12 @@ static int answer(struct psi_authz *a, int status, char *why, size_t whylen)
         snprintf(why, whylen, "Forbidden: the token's user may not get this path\n");
     else if (status == 429)
         snprintf(why, whylen, "too many token reviews at once; try again\n");
+    else {
+        /* The review's error names the API server and what it said: the operator's log
+         * gets it, the caller (not authenticated) a fixed text. */
+        log_warn("metrics authorization failed", "error", why);
+        snprintf(why, whylen, "metrics authorization unavailable; see the operator's log\n");
+    }
     return status;
 }
 

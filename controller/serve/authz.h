@@ -10,8 +10,8 @@
  * repeated costs one review per period. Reviews not answered from the cache are rate
  * limited (5 a second, bursts of 10): beyond that the answer is 429 and nothing is asked,
  * so a crowd of made-up tokens cannot turn into a flood of API calls. A review that fails
- * (API server unreachable, the operator not allowed to create reviews) gives 500 and is not
- * cached.
+ * (API server unreachable, the operator not allowed to create reviews) gives 500, with a
+ * fixed text (the detail is logged), and is not cached.
  *
  * The reviews go through a client of its own (its own kubeconfig load: kube clients and
  * configs are not thread-safe), blocking, in the thread that calls psi_authz_check: the
@@ -41,7 +41,8 @@ struct psi_authz *psi_authz_new(const char *kubeconfig, const char *context, str
                                 size_t errlen);
 
 /* May the bearer token (may be "" or NULL) do verb ("get") on path ("/metrics")? Returns
- * 200, 401, 403, 429 or 500, with a short reason for the client in why. */
+ * 200, 401, 403, 429 or 500, with a short reason for the client in why: a fixed text for
+ * each status (a 500's detail, which names the API server, goes to the log only). */
 int psi_authz_check(struct psi_authz *a, const char *token, const char *verb, const char *path, char *why,
                     size_t whylen);
 
