@@ -475,14 +475,11 @@ cJSON *kube_rest_delete(struct kube_client *c, const char *path, const cJSON *de
     return write_verb(c, &v, path, delete_options, opts, err);
 }
 
-int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int dry_run, const char *requested_by,
-                    struct kube_err *err)
+cJSON *kube_eviction_body(const char *ns, const char *pod, int dry_run, const char *requested_by)
 {
-    kube_err_clear(err);
-    char *path = kube_path("v1", ns, "pods", pod, "eviction");
     cJSON *ev = cJSON_CreateObject();
     cJSON *md = cJSON_AddObjectToObject(ev, "metadata");
-    bool ok = path && md && cJSON_AddStringToObject(ev, "apiVersion", "policy/v1") &&
+    bool ok = md && cJSON_AddStringToObject(ev, "apiVersion", "policy/v1") &&
               cJSON_AddStringToObject(ev, "kind", "Eviction") && cJSON_AddStringToObject(md, "name", pod) &&
               cJSON_AddStringToObject(md, "namespace", ns);
     if (ok && requested_by)
@@ -490,9 +487,22 @@ int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int 
     if (ok && dry_run)
         ok = cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(ev, "deleteOptions"), "dryRun"),
                                   cJSON_CreateString("All"));
+    if (!ok) {
+        cJSON_Delete(ev);
+        return NULL;
+    }
+    return ev;
+}
+
+int kube_rest_evict(struct kube_client *c, const char *ns, const char *pod, int dry_run, const char *requested_by,
+                    struct kube_err *err)
+{
+    kube_err_clear(err);
+    char *path = kube_path("v1", ns, "pods", pod, "eviction");
+    cJSON *ev = kube_eviction_body(ns, pod, dry_run, requested_by);
     cJSON *res = NULL;
     struct kube_write_opts o = {.dry_run = dry_run};
-    if (!ok)
+    if (!path || !ev)
         kube_err_set(err, 0, "Encode", "evicting pod %s/%s: out of memory", ns, pod);
     else
         res = kube_rest_create(c, path, ev, &o, err);

@@ -128,6 +128,11 @@ cJSON *kube_rest_patch(struct kube_client *c, const char *path, enum kube_patch_
 cJSON *kube_rest_delete(struct kube_client *c, const char *path, const cJSON *delete_options,
                         const struct kube_write_opts *opts, struct kube_err *err);
 
+/* The policy/v1 Eviction of pod ns/pod that kube_rest_evict sends (caller frees; NULL on no
+ * memory): requested_by, may be NULL, is its metadata.annotations["requested-by"]; dry_run
+ * adds deleteOptions.dryRun [All]. */
+cJSON *kube_eviction_body(const char *ns, const char *pod, int dry_run, const char *requested_by);
+
 /* Evict pod ns/pod through policy/v1 Eviction (dry_run: dryRun=All, in the request and in its
  * deleteOptions; requested_by, may be NULL: the Eviction's "requested-by" annotation, who asks,
  * as the descheduler says it). Returns 0 when the API accepted it; -1 with err otherwise: a

@@ -59,8 +59,14 @@
 /* Most destination nodes whose pods are listed in one cycle (the coolest ones). */
 #define MOVER_MAX_LISTED 16
 
-/* The requested-by annotation of the Evictions it asks for. */
-#define MOVER_REQUESTED_BY "rebalance.psi.dev/psi-rebalancer"
+/* The requested-by annotation of the Evictions it asks for: the descheduler's value, the one
+ * KubeVirt (>= 1.7) reads from the Eviction's own metadata.annotations (isDeschedulerEviction
+ * in pkg/virt-api/webhooks/validating-webhook/admitters/pod-eviction-admitter.go). With it the
+ * admitter annotates the VMI kubevirt.io/eviction-source: descheduler and the evacuation
+ * controller (GenerateNewMigration, pkg/virt-controller/watch/drain/evacuation/evacuation.go)
+ * queues its migration at system-maintenance (20, pkg/util/migrations) instead of
+ * system-critical (100, as a node drain's): a rebalancing eviction never outranks maintenance. */
+#define MOVER_REQUESTED_BY "sigs.k8s.io/descheduler"
 
 /* The API group of KubeVirt. */
 #define MOVER_KUBEVIRT_GV "kubevirt.io/v1"

@@ -167,6 +167,11 @@ int admission_parse_request(const cJSON *review, struct admission_request *req, 
     return 0;
 }
 
+bool admission_descheduler_eviction(const struct admission_request *req)
+{
+    return req->requested_by && strcmp(req->requested_by, "sigs.k8s.io/descheduler") == 0;
+}
+
 char *admission_response(const char *uid, bool allowed, int code, const char *message)
 {
     cJSON *root = cJSON_CreateObject();

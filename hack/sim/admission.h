@@ -75,6 +75,12 @@ struct admission_request {
     const char *requested_by; /* the Eviction's annotation requested-by, or NULL */
 };
 
+/* Whether req is an eviction the descheduler asks for: the Eviction's annotation requested-by
+ * is "sigs.k8s.io/descheduler" (isDeschedulerEviction, KubeVirt >= 1.7,
+ * pkg/virt-api/webhooks/validating-webhook/admitters/pod-eviction-admitter.go). Such an
+ * eviction's migration is queued at system-maintenance priority, not system-critical. */
+bool admission_descheduler_eviction(const struct admission_request *req);
+
 /* A verdict on the creation of a migration. */
 struct admission_migration_decision {
     bool allowed;

@@ -42,7 +42,7 @@ static char *base64(const char *text)
 static int mark(struct webhook *w, const char *ns, const struct admission_request *req,
                 const struct admission_decision *d, char *why, size_t whylen)
 {
-    const char *vmi = d->vmi, *node = d->node, *requested_by = req->requested_by;
+    const char *vmi = d->vmi, *node = d->node;
     bool dry_run = req->dry_run;
     char *base = kube_path("kubevirt.io/v1", ns, "virtualmachineinstances", vmi, "status");
     const char *q[] = {"dryRun", dry_run ? "All" : NULL, NULL};
@@ -66,7 +66,7 @@ static int mark(struct webhook *w, const char *ns, const struct admission_reques
         return -1;
     }
     cJSON_Delete(res);
-    if (!dry_run && requested_by && strcmp(requested_by, "sigs.k8s.io/descheduler") == 0) {
+    if (!dry_run && admission_descheduler_eviction(req)) {
         cJSON *patch = cJSON_CreateObject();
         cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"),
                                 "kubevirt.io/eviction-source", "descheduler");

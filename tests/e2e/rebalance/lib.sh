@@ -7,7 +7,8 @@
 sim_bin=${PSI_BINARY_DIR:?}/hack/sim/psi-sim
 scenarios=${PSI_SOURCE_DIR:?}/hack/sim/scenarios
 record=$work/record.jsonl
-requested_by=rebalance.psi.dev/psi-rebalancer
+# the requested-by annotation of the operator's Evictions (MOVER_REQUESTED_BY, controller/reconcile/mover.h)
+requested_by=sigs.k8s.io/descheduler
 sim_ns=
 
 # start_sim SCENARIO_FILE [ARGS...]: the simulator in the background; returns once every VM
