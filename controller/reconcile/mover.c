@@ -174,6 +174,18 @@ out:
     return rc;
 }
 
+/* kube_informer_foreach: count a pod under an eviction in progress whose migration is not
+ * listed yet as one more in flight (ud: struct decision *). */
+static int count_unlisted_evacuation(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    struct decision *dc = ud;
+    if (evictor_evacuation_unlisted(obj, dc->migs->v, dc->migs->n))
+        dc->p.in_flight++;
+    return 0;
+}
+
 /* The candidates: the pods of the podSelector on the sources. Returns 0, or -1 with the
  * verdict set. */
 static int find_candidates(struct decision *dc)
@@ -196,6 +208,8 @@ static int find_candidates(struct decision *dc)
         cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory collecting pods");
         return -1;
     }
+    /* evacuations KubeVirt has started that have no migration yet are in flight too */
+    kube_informer_foreach(pods, count_unlisted_evacuation, dc);
     return 0;
 }
 

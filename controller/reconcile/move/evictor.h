@@ -6,7 +6,7 @@
  *   1. eligibility and protections of the pod itself (evictor_pod_check): running, not a
  *      mirror, static or DaemonSet pod, has a controller, not system-critical, not in an
  *      excluded namespace, selected by spec.eviction.podSelector, not annotated
- *      prefer-no-eviction or eviction-in-progress;
+ *      prefer-no-eviction or eviction-in-progress (evictor_eviction_in_progress);
  *   2. what this operator and KubeVirt are doing with its workload (evictor_check): the pod
  *      a live migration's target the VMI does not run on yet (evictor_migration_target), its
  *      VMI being evacuated or migrated, a move of ours under way, its cooldown, a refused
@@ -46,6 +46,21 @@ const char *evictor_pod_check(const cJSON *pod, const struct evictor_filter *f);
  * migration); another pod is its controller (kind and name). *kind and *name point into pod;
  * both NULL when the pod has no controller. */
 void evictor_pod_workload(const cJSON *pod, const char **kind, const char **name);
+
+/* Whether pod is under an eviction another component runs: it carries
+ * descheduler.alpha.kubernetes.io/eviction-in-progress, whatever its value (the descheduler
+ * checks only its presence; virt-controller sets it to "true" while the pod's VMI is marked
+ * for evacuation and removes it after, pkg/virt-controller/watch/vmi/lifecycle.go and
+ * watch/descheduler/descheduler.go). */
+bool evictor_eviction_in_progress(const cJSON *pod);
+
+/* Whether pod (as for evictor_pod_check, with status.phase) counts as one migration in flight
+ * that migs (nmigs, every migration seen) do not show yet: it is under an eviction in progress,
+ * not Succeeded or Failed (the descheduler's background-eviction cache skips those), and no
+ * unfinished migration of migs is of its VMI in its namespace (virt-controller sets the
+ * annotation before the evacuation controller creates the migration, which may wait on
+ * KubeVirt's parallel limits). */
+bool evictor_evacuation_unlisted(const cJSON *pod, const struct moves_migration *migs, size_t nmigs);
 
 /* Whether VMI ns/name is being evacuated (vmi, its informer projection or NULL, carries
  * status.evacuationNodeName) or migrated (an unfinished migration of migs names it), by
