@@ -186,7 +186,7 @@ static int vmi_cb(const char *key, const char *rv, const void *obj, void *ud)
     int *made = created_on(p, node);
     if (!made || *made >= miglimits_room(&p->sc->lim, node))
         return 0; /* no free slot now: a later pass creates it */
-    cJSON *mig = objects_evacuation(s->sc->namespace, name, node);
+    cJSON *mig = objects_evacuation(s->sc->namespace, name, node, jx_annotation(vmi, SIM_EVICTION_SOURCE));
     char *path = sim_path(s, SIM_KUBEVIRT_GV, "virtualmachineinstancemigrations", NULL, 0);
     cJSON *created = NULL;
     if (sim_create(s, path, mig, &created, name) == 0) {
@@ -195,7 +195,7 @@ static int vmi_cb(const char *key, const char *rv, const void *obj, void *ud)
         log_info("evacuation migration created", "vmi", name, "node", node, "migration",
                  jx_str0(created, "metadata.name"));
         record_add(s->rec, "evacuation", "vmi", name, "node", node, "migration", jx_str0(created, "metadata.name"),
-                   NULL);
+                   "priority", jx_str0(created, "spec.priority"), NULL);
     }
     cJSON_Delete(created);
     free(path);

@@ -2,7 +2,9 @@
  * status.evacuationNodeName is the node it runs on: the eviction webhook marked it) whose
  * strategy wants a live migration (LiveMigrate, or LiveMigrateIfPossible and migratable)
  * gets a VirtualMachineInstanceMigration named kubevirt-evacuation-<suffix>, annotated
- * kubevirt.io/evacuationMigration: <node>, unless it already has an unfinished migration
+ * kubevirt.io/evacuationMigration: <node>, with spec.priority system-critical, or
+ * system-maintenance when the webhook annotated the VMI kubevirt.io/eviction-source:
+ * descheduler (objects_evacuation), unless it already has an unfinished migration
  * or a second launcher pod. As KubeVirt does, it creates only as many as there are free
  * slots (parallelMigrationsPerCluster, parallelOutboundMigrationsPerNode, counting running
  * migrations), and tries again later for the rest. A failed evacuation is retried the same

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/jx.h"
 
 static int setting(const cJSON *migrations, const char *key, int fallback)
 {
@@ -27,6 +28,30 @@ void miglimits_from_kubevirt(const cJSON *kubevirt, int *per_cluster, int *per_n
 bool miglimits_phase_final(const char *phase)
 {
     return phase && (strcmp(phase, MIGLIMITS_SUCCEEDED) == 0 || strcmp(phase, MIGLIMITS_FAILED) == 0);
+}
+
+int miglimits_queue_priority(const char *priority)
+{
+    if (!priority)
+        return 0;
+    if (strcmp(priority, MIGLIMITS_SYSTEM_CRITICAL) == 0)
+        return 100;
+    if (strcmp(priority, MIGLIMITS_USER_TRIGGERED) == 0)
+        return 50;
+    if (strcmp(priority, MIGLIMITS_SYSTEM_MAINTENANCE) == 0)
+        return 20;
+    return 0;
+}
+
+int miglimits_queue_order(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    int px = miglimits_queue_priority(jx_str(x, "spec.priority")),
+        py = miglimits_queue_priority(jx_str(y, "spec.priority"));
+    if (px != py)
+        return px > py ? -1 : 1;
+    int cmp = strcmp(jx_str0(x, "metadata.creationTimestamp"), jx_str0(y, "metadata.creationTimestamp"));
+    return cmp ? cmp : strcmp(jx_str0(x, "metadata.name"), jx_str0(y, "metadata.name"));
 }
 
 bool miglimits_phase_running(const char *phase)

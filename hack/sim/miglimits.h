@@ -35,6 +35,24 @@ bool miglimits_phase_running(const char *phase);
 /* Whether phase is final (Succeeded or Failed). */
 bool miglimits_phase_final(const char *phase);
 
+/* Migration priorities (spec.priority), as KubeVirt spells them
+ * (staging/src/kubevirt.io/api/core/v1/types.go, MigrationPriority). */
+#define MIGLIMITS_SYSTEM_CRITICAL "system-critical"
+#define MIGLIMITS_USER_TRIGGERED "user-triggered"
+#define MIGLIMITS_SYSTEM_MAINTENANCE "system-maintenance"
+
+/* The queue priority of a migration whose spec.priority is priority (NULL: unset), as
+ * PriorityFromMigration gives it (pkg/util/migrations/migrations.go): system-critical 100,
+ * user-triggered 50, system-maintenance 20, anything else or unset 0 (a migration a user
+ * creates: the migration admitter refuses one that sets spec.priority). */
+int miglimits_queue_priority(const char *priority);
+
+/* qsort order of migrations (const cJSON **) as virt-controller's migration queue takes the
+ * waiting ones: higher miglimits_queue_priority first (reEnqueueHighestPriorityPendingMigrations
+ * in pkg/virt-controller/watch/migration/migration.go, a controller-runtime priority queue),
+ * first come first within a priority (metadata.creationTimestamp, then the name). */
+int miglimits_queue_order(const void *a, const void *b);
+
 struct miglimits_node {
     char *node;
     int running;

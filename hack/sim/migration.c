@@ -613,7 +613,7 @@ static void step(struct migration *m, const cJSON *mig, struct miglimits *lim)
         step_progress(&st);
 }
 
-/* Migrations sorted oldest first, so that waiting ones start in the order they came. */
+/* The migrations, sorted as KubeVirt's queue takes the waiting ones (miglimits_queue_order). */
 struct collect {
     const cJSON **items;
     size_t n, cap;
@@ -636,20 +636,13 @@ static int collect_cb(const char *key, const char *rv, const void *obj, void *ud
     return 0;
 }
 
-static int by_creation(const void *a, const void *b)
-{
-    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-    int cmp = strcmp(jx_str0(x, "metadata.creationTimestamp"), jx_str0(y, "metadata.creationTimestamp"));
-    return cmp ? cmp : strcmp(jx_str0(x, "metadata.name"), jx_str0(y, "metadata.name"));
-}
-
 void migration_sync(struct migration *m)
 {
     struct sim *s = m->s;
     struct collect c = {0};
     kube_informer_foreach(s->vmims, collect_cb, &c);
     if (c.n)
-        qsort(c.items, c.n, sizeof(*c.items), by_creation);
+        qsort(c.items, c.n, sizeof(*c.items), miglimits_queue_order);
     for (size_t i = 0; i < m->n_runs; i++)
         m->runs[i].seen = false;
     /* what we know of every unfinished migration: the cache's phase on first sight, ours after */

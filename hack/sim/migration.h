@@ -6,9 +6,11 @@
  *   Pending       an evacuation migration marks the source pod
  *                 descheduler.alpha.kubernetes.io/eviction-in-progress; after a failed
  *                 evacuation of the same VMI it waits a backoff (20 s by default, doubling);
- *                 then, when the limits allow (see miglimits.h), it creates the target launcher
- *                 pod (required anti-affinity to the VMI's pods by hostname, the migration's
- *                 addedNodeSelector) for the real scheduler to place -> Scheduling
+ *                 then, when the limits allow (see miglimits.h; the waiting ones in
+ *                 KubeVirt's queue order, miglimits_queue_order: priority, then first
+ *                 come), it creates the target launcher pod (required anti-affinity to
+ *                 the VMI's pods by hostname, the migration's addedNodeSelector) for the
+ *                 real scheduler to place -> Scheduling
  *   Scheduling    the target pod runs -> Scheduled, the VMI's status.migrationState is
  *                 handed off (source and target node and pod, the migration's UID); a target
  *                 pod unschedulable longer than the scenario's timeout is deleted -> Failed

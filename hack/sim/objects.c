@@ -2,7 +2,9 @@
 #include "hack/sim/objects.h"
 
 #include <stdio.h>
+#include <string.h>
 
+#include "hack/sim/miglimits.h"
 #include "hack/sim/quantity_format.h"
 #include "hack/sim/sim.h"
 
@@ -189,7 +191,7 @@ cJSON *objects_launcher_pod(const char *ns, const char *scenario, const struct s
     return o;
 }
 
-cJSON *objects_evacuation(const char *ns, const char *vmi_name, const char *source_node)
+cJSON *objects_evacuation(const char *ns, const char *vmi_name, const char *source_node, const char *eviction_source)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "apiVersion", SIM_KUBEVIRT_GV);
@@ -197,6 +199,9 @@ cJSON *objects_evacuation(const char *ns, const char *vmi_name, const char *sour
     cJSON *md = metadata(o, NULL, ns);
     cJSON_AddStringToObject(md, "generateName", "kubevirt-evacuation-");
     cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "annotations"), SIM_EVACUATION_ANNOTATION, source_node);
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "spec"), "vmiName", vmi_name);
+    cJSON *spec = cJSON_AddObjectToObject(o, "spec");
+    cJSON_AddStringToObject(spec, "vmiName", vmi_name);
+    bool descheduler = eviction_source && strcmp(eviction_source, "descheduler") == 0;
+    cJSON_AddStringToObject(spec, "priority", descheduler ? MIGLIMITS_SYSTEM_MAINTENANCE : MIGLIMITS_SYSTEM_CRITICAL);
     return o;
 }

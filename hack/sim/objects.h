@@ -52,7 +52,10 @@ struct objects_target {
 cJSON *objects_launcher_pod(const char *ns, const char *scenario, const struct scenario_vm *vm, const char *vmi_name,
                             const char *vmi_uid, const char *pod_name, const struct objects_target *target);
 
-/* An evacuation migration of vmi_name from source_node. */
-cJSON *objects_evacuation(const char *ns, const char *vmi_name, const char *source_node);
+/* An evacuation migration of vmi_name from source_node, as GenerateNewMigration makes it
+ * (pkg/virt-controller/watch/drain/evacuation/evacuation.go): spec.priority system-critical,
+ * or system-maintenance when the VMI's kubevirt.io/eviction-source annotation
+ * (eviction_source, NULL: none) is "descheduler". */
+cJSON *objects_evacuation(const char *ns, const char *vmi_name, const char *source_node, const char *eviction_source);
 
 #endif

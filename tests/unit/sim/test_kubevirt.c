@@ -333,11 +333,79 @@ static void test_objects(void **state)
     cJSON_Delete(o);
     cJSON_Delete(added);
 
-    o = objects_evacuation("ns", "web-1", "worker-0");
+    o = objects_evacuation("ns", "web-1", "worker-0", NULL);
     assert_string_equal(jx_str(o, "metadata.generateName"), "kubevirt-evacuation-");
     assert_string_equal(jx_annotation(o, "kubevirt.io/evacuationMigration"), "worker-0");
     assert_string_equal(jx_str(o, "spec.vmiName"), "web-1");
+    assert_string_equal(jx_str(o, "spec.priority"), "system-critical"); /* a drain, a plain eviction */
     cJSON_Delete(o);
+    o = objects_evacuation("ns", "web-1", "worker-0", "descheduler");
+    assert_string_equal(jx_str(o, "spec.priority"), "system-maintenance");
+    cJSON_Delete(o);
+    o = objects_evacuation("ns", "web-1", "worker-0", "someone-else");
+    assert_string_equal(jx_str(o, "spec.priority"), "system-critical");
+    cJSON_Delete(o);
+}
+
+/* The migration queue's order, generated: random priorities (the three, unset, unknown) and
+ * creation times, sorted by miglimits_queue_order, checked against a reference ranking
+ * (system-critical 100 > user-triggered 50 > system-maintenance 20 > unset or other 0, then
+ * first come first) pair by pair, and as a permutation of the input. */
+static int reference_rank(const char *p)
+{
+    if (!p)
+        return 0;
+    return !strcmp(p, "system-critical")      ? 100
+           : !strcmp(p, "user-triggered")     ? 50
+           : !strcmp(p, "system-maintenance") ? 20
+                                              : 0;
+}
+
+static void test_queue_order_generated(void **state)
+{
+    (void)state;
+    static const char *const prios[] = {NULL, "system-critical", "user-triggered", "system-maintenance", "urgent"};
+    srand(20);
+    for (int round = 0; round < 300; round++) {
+        size_t n = 1 + (size_t)(rand() % 12);
+        cJSON *migs[12];
+        const cJSON *order[12];
+        for (size_t i = 0; i < n; i++) {
+            char name[32], ts[32];
+            snprintf(name, sizeof(name), "m-%02zu", i);
+            snprintf(ts, sizeof(ts), "2026-12-03T08:%02d:%02dZ", rand() % 3, rand() % 60);
+            migs[i] = cJSON_CreateObject();
+            cJSON *md = cJSON_AddObjectToObject(migs[i], "metadata");
+            cJSON_AddStringToObject(md, "name", name);
+            cJSON_AddStringToObject(md, "creationTimestamp", ts);
+            cJSON *spec = cJSON_AddObjectToObject(migs[i], "spec");
+            const char *p = prios[rand() % 5];
+            if (p)
+                cJSON_AddStringToObject(spec, "priority", p);
+            order[i] = migs[i];
+        }
+        qsort(order, n, sizeof(*order), miglimits_queue_order);
+        for (size_t i = 0; i < n; i++) {
+            size_t seen = 0;
+            for (size_t k = 0; k < n; k++)
+                seen += order[k] == migs[i];
+            assert_int_equal(seen, 1);
+        }
+        for (size_t i = 0; i + 1 < n; i++) {
+            int a = reference_rank(jx_str(order[i], "spec.priority"));
+            int b = reference_rank(jx_str(order[i + 1], "spec.priority"));
+            assert_true(a >= b);
+            assert_int_equal(miglimits_queue_priority(jx_str(order[i], "spec.priority")), a);
+            if (a == b) {
+                int t = strcmp(jx_str(order[i], "metadata.creationTimestamp"),
+                               jx_str(order[i + 1], "metadata.creationTimestamp"));
+                assert_true(t < 0 || (t == 0 && strcmp(jx_str(order[i], "metadata.name"),
+                                                       jx_str(order[i + 1], "metadata.name")) < 0));
+            }
+        }
+        for (size_t i = 0; i < n; i++)
+            cJSON_Delete(migs[i]);
+    }
 }
 
 int main(void)
@@ -350,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_migration_admission),
         cmocka_unit_test(test_limits_from_kubevirt),
         cmocka_unit_test(test_review_round_trip),
+        cmocka_unit_test(test_queue_order_generated),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_objects),
     };
