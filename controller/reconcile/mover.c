@@ -281,6 +281,11 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
                                                           : NULL;
         if (restarts && !spec->eviction.allow_vm_restart)
             b = restarts;
+        /* moved by a targeted migration, a VM whose owner chose None goes only if the spec allows it */
+        const char *overrides =
+            !b && vmi && mv->targeted ? evictor_vm_migration_overrides(evictor_vm_strategy(vmi, dc->kubevirt)) : NULL;
+        if (overrides && !spec->eviction.allow_vm_restart)
+            b = overrides;
         dc->cands.w[j].restarts = b ? NULL : restarts;
         /* a VM that cannot live-migrate is never picked (KubeVirt would refuse it), unless its
          * restart is allowed */

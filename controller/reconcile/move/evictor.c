@@ -152,6 +152,11 @@ const char *evictor_vm_restarts(const char *strategy, bool migratable)
     return NULL;
 }
 
+const char *evictor_vm_migration_overrides(const char *strategy)
+{
+    return base_same(strategy, "None") ? "eviction strategy None (not migrated without allowVMRestart)" : NULL;
+}
+
 bool evictor_vmi_migratable(const cJSON *vmi)
 {
     const cJSON *c;

@@ -12,7 +12,9 @@
  *      VMI being evacuated or migrated, a move of ours under way, its cooldown, a refused
  *      eviction recently;
  *      and for a VM moved by eviction, whether KubeVirt would restart it instead of migrating
- *      it (evictor_vm_restarts; the caller skips it unless spec.eviction.allowVMRestart);
+ *      it (evictor_vm_restarts), and for one moved by a targeted migration, whether its
+ *      owner chose None (evictor_vm_migration_overrides); the caller skips either unless
+ *      spec.eviction.allowVMRestart;
  *   3. room under the limits for one more move (evictor_room): maxTotal, maxPerNode and
  *      maxPerNamespace per cycle, and for a VM maxInFlightMigrations and KubeVirt's parallel
  *      limits (the planner, rebalance.c, asks it before each move it plans).
@@ -78,6 +80,14 @@ const char *evictor_vm_strategy(const cJSON *vmi, const cJSON *kubevirt);
  * LiveMigrateIfPossible when the VMI is not migratable, i.e. its LiveMigratable condition is
  * not True): a short static reason naming why, or NULL when it does not. */
 const char *evictor_vm_restarts(const char *strategy, bool migratable);
+
+/* Whether a targeted live migration of a VM with effective eviction strategy strategy would
+ * override its owner: None says "stop, do not migrate, on eviction", and KubeVirt's migration
+ * admitter does not look at the strategy (migration-create-admitter.go), so a targeted
+ * migration would move it where an eviction would not. A short static reason, or NULL; the
+ * caller skips such a VM unless spec.eviction.allowVMRestart, the same opt-in as for the
+ * eviction that would restart it. */
+const char *evictor_vm_migration_overrides(const char *strategy);
 
 /* Whether a VMI (or its projection) is migratable as KubeVirt judges it: its LiveMigratable
  * condition is True. */

@@ -4,7 +4,8 @@
 # its migration with a 400 and its eviction), "lmip" (LiveMigrateIfPossible) and "bare" (None),
 # which an eviction would restart.
 # 1. eviction.method Migrate: the two that can migrate are moved; the three others are never
-#    asked for, no cycle fails, and the Rebalancing message says why they stay;
+#    asked for, no cycle fails, and the Rebalancing message says why they stay (bare: its
+#    strategy None, which a targeted migration would override);
 # 2. method Evict, allowVMRestart false (the default): lmip and bare are skipped, the message
 #    saying each would restart and why; nothing is evicted;
 # 3. allowVMRestart true: lmip (the move that relieves worker-0) is evicted and restarts on
@@ -31,8 +32,9 @@ start_operator
 apply_psir "$name" Automatic "    method: Migrate"
 eventually 240 "both migratable busy VMs moved off worker-0" bash -c "$(declare -f vmis); sim_ns=$sim_ns
   [ \"\$(vmis | awk '\$1 ~ /^hot-/ && \$2 != \"worker-0\"' | wc -l)\" -eq 2 ]"
-eventually 90 "Rebalancing: worker-0 still pressured, the three others not live-migratable" bash -c \
-  "$(declare -f psir_field message); [[ \$(message $name) == *'3 not live-migratable'* ]]"
+eventually 90 "Rebalancing: worker-0 still pressured, stuck and lmip not live-migratable, bare's owner chose None" bash -c \
+  "$(declare -f psir_field message); m=\$(message $name)
+   [[ \$m == *'2 not live-migratable'* && \$m == *'1 eviction strategy None (not migrated without allowVMRestart)'* ]]"
 before=$(vmis)
 check "stuck, lmip and bare are still on worker-0" test \
   "$(echo "$before" | awk '$1 ~ /^(stuck|lmip|bare)$/ && $2 == "worker-0"' | wc -l)" -eq 3

@@ -309,6 +309,41 @@ static void test_vm_restarts(void **state)
     cJSON_Delete(yes), cJSON_Delete(no), cJSON_Delete(unsaid);
 }
 
+/* The owner's None against a targeted migration, generated over the VMI's and the KubeVirt
+ * CR's strategies (set, empty, missing) against a reference: the effective strategy is the
+ * VMI's, else the CR's, else None, and only None is overridden by a migration. */
+static void test_migration_overrides_generated(void **state)
+{
+    (void)state;
+    static const char *const strategies[] = {NULL, "", "None", "LiveMigrate", "LiveMigrateIfPossible", "External"};
+    for (size_t i = 0; i < 6; i++)
+        for (size_t k = 0; k < 7; k++) {
+            char vtext[128], ktext[160];
+            snprintf(vtext, sizeof(vtext), strategies[i] ? "{\"spec\":{\"evictionStrategy\":\"%s\"}}" : "{\"spec\":{}}",
+                     strategies[i] ? strategies[i] : "");
+            cJSON *vmi = parse(vtext), *kv = NULL;
+            if (k < 6) {
+                snprintf(ktext, sizeof(ktext),
+                         strategies[k] ? "{\"spec\":{\"configuration\":{\"evictionStrategy\":\"%s\"}}}"
+                                       : "{\"spec\":{\"configuration\":{}}}",
+                         strategies[k] ? strategies[k] : "");
+                kv = parse(ktext);
+            }
+            const char *want = strategies[i] && strategies[i][0]            ? strategies[i]
+                               : k < 6 && strategies[k] && strategies[k][0] ? strategies[k]
+                                                                            : "None";
+            const char *got = evictor_vm_strategy(vmi, kv);
+            assert_string_equal(got, want);
+            const char *why = evictor_vm_migration_overrides(got);
+            if (strcmp(want, "None") == 0)
+                assert_non_null(why);
+            else
+                assert_null(why);
+            cJSON_Delete(vmi);
+            cJSON_Delete(kv);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_room),
         cmocka_unit_test(test_vm_restarts),
         cmocka_unit_test(test_eviction_in_progress_generated),
+        cmocka_unit_test(test_migration_overrides_generated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
