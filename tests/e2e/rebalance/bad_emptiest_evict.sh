@@ -29,6 +29,11 @@ echo "# evictions: $(our_evictions | wc -l) (Migrate: 1)"
 # after the eviction that asked for it
 eventually 60 "every eviction became an evacuation migration, no targeted one (record)" bash -c \
   "$(declare -f our_migrations evacuations); record=$record; [ -z \"\$(our_migrations)\" ] && [ \"\$(evacuations | wc -l)\" -ge 2 ]"
+# the Evictions carry requested-by: sigs.k8s.io/descheduler, so KubeVirt's evacuation
+# controller queues their migrations at system-maintenance, below a drain's system-critical
+check "every evacuation migration of the operator's evictions has priority system-maintenance (API)" bash -c \
+  "kubectl get vmim -n $sim_ns -o json | jq -e '[.items[] | select(.metadata.annotations[\"kubevirt.io/evacuationMigration\"])
+     | .spec.priority] | length >= 2 and all(. == \"system-maintenance\")' >/dev/null"
 check "no permission was denied to the operator" bash -c "! grep -E 'Forbidden|forbidden' $work/operator.log"
 
 finish
