@@ -275,6 +275,8 @@ bool rebalance_is_source(const struct rebalance_params *p, const struct rebalanc
         return false;
     if (n->sustained && n->pressure > p->evict_above)
         return true;
+    if (n->tainted && n->pressure > p->taint_above) /* the band: tainted, not yet above evict */
+        return true;
     return n->relieving && n->pressure >= rebalance_target(p);
 }
 

@@ -31,7 +31,9 @@
  *
  * Sources and the target. A node is a source when it is selected and its pressure (`pressure`:
  * the highest of the resources balanced on) stayed above evictAbovePercent for the sustain
- * window, or when it was a source before (`relieving`) and is not yet below the target
+ * window, or when it carries our taint and is still above taintAbovePercent (the band between
+ * the two levels: a tainted node is relieved where a placement exists, not left tainted for
+ * good), or when it was a source before (`relieving`) and is not yet below the target
  * (params.target, by default untaintBelowPercent, so that a relieved node loses its taint).
  * For each source, hottest first, the planner plans the set of moves that gets it predicted
  * below the target: on the resource it is hottest on, the smallest workload that alone reaches
@@ -290,7 +292,7 @@ bool rebalance_affinity_matches(const cJSON *affinity, const struct nodelabels *
 double rebalance_target(const struct rebalance_params *p);
 
 /* Whether node n is a source now: selected, known pressure, and either above evict_above and
- * sustained, or relieving and not below the target. The edge keeps `relieving` for the next
+ * sustained, or tainted and above taint_above, or relieving and not below the target. The edge keeps `relieving` for the next
  * cycle with this very answer. */
 bool rebalance_is_source(const struct rebalance_params *p, const struct rebalance_node *n);
 

@@ -48,7 +48,7 @@ struct pvm {
 struct pnode {
     char name[16];
     double cpus, memory, skew, k;
-    bool relieving;
+    bool relieving, tainted; /* tainted: as the tainter keeps it, from the readings */
 };
 
 struct pcluster {
@@ -250,12 +250,14 @@ static void observe(struct pcluster *cl, const struct rebalance_params *p, struc
         double usage = cl->cpu[i] * served;
         n->k = rebalance_calibrate(n->k, usage / n->cpus, pc);
         double hot = (p->resources & REBALANCE_RES_MEMORY) ? fmax(pc, pm) : pc;
+        n->tainted = hot > p->taint_above || (n->tainted && hot >= p->untaint_below);
         nodes[i] = (struct rebalance_node){
             .name = n->name,
             .selected = true,
             .pressure = hot,
             .sustained = hot > p->evict_above,
             .relieving = n->relieving,
+            .tainted = n->tainted,
             .cpus = n->cpus,
             .demand = rebalance_node_demand_scaled(usage, n->cpus, pc, n->k),
             .alloc_cpu = n->cpus,

@@ -601,6 +601,11 @@ static void test_relieving(void **state)
     struct rebalance_node n = node("n", 4, 5, 30);
     n.sustained = false;
     assert_false(rebalance_is_source(&p, &n)); /* below evictAbove 40 */
+    n.tainted = true;
+    assert_true(rebalance_is_source(&p, &n)); /* tainted, above taintAbove 25: the band is relieved */
+    n.pressure = 25;
+    assert_false(rebalance_is_source(&p, &n)); /* not above taintAbove */
+    n.tainted = false, n.pressure = 30;
     n.relieving = true;
     assert_true(rebalance_is_source(&p, &n)); /* a source before, not yet below 15 */
     n.pressure = 14.9;
