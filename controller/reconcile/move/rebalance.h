@@ -292,8 +292,8 @@ bool rebalance_affinity_matches(const cJSON *affinity, const struct nodelabels *
 double rebalance_target(const struct rebalance_params *p);
 
 /* Whether node n is a source now: selected, known pressure, and either above evict_above and
- * sustained, or tainted and above taint_above, or relieving and not below the target. The edge keeps `relieving` for the next
- * cycle with this very answer. */
+ * sustained, or tainted and above taint_above, or relieving and not below the target. The edge keeps `relieving` for
+ * the next cycle with this very answer. */
 bool rebalance_is_source(const struct rebalance_params *p, const struct rebalance_node *n);
 
 /* Why node n may not be a destination before any workload is looked at (written to why and
