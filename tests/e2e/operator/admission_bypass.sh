@@ -8,9 +8,12 @@
 #   survive), finalizers, spec.providerID, spec.podCIDR; nodes/status; deleting a node;
 # - MachineConfigs: another kernel argument, Ignition content, another name, osImageURL,
 #   baseOSExtensionsContainerImage, a role label that does not match the name, a foreign
-#   label, an ownerReference; deleting one that is not ours.
+#   label, an ownerReference; deleting one that is not ours;
+# - moves: an eviction in kube-system and in openshift-*; a VirtualMachineInstanceMigration
+#   without the operator's mark (created, or deleted when someone else made it).
 # Its own writes pass: a taint under rebalance.psi.dev/, and the running operator's
-# MachineConfig (psi=1, schedstats=enable) and pressure taint. The admin is not restricted.
+# MachineConfig (psi=1, schedstats=enable) and pressure taint, an eviction elsewhere (dry
+# run), and a migration with its mark (created, deleted). The admin is not restricted.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/mco.sh"
 source "$(dirname "$0")/../lib/operator.sh"
@@ -25,6 +28,11 @@ restore() {
   kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1 || true
   kubectl taint node worker-1 other-team/keep- >/dev/null 2>&1 || true
   kubectl taint node worker-1 rebalance.psi.dev/test- >/dev/null 2>&1 || true
+  kubectl delete pod -n kube-system vap-evict --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete pod -n openshift-vap vap-evict --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete pod -n default vap-evict --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete namespace openshift-vap --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  kubectl delete virtualmachineinstancemigration -n default vap-foreign psi-rebalancer-vap-own --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete -k "$PSI_SOURCE_DIR/config/admission" --ignore-not-found >/dev/null 2>&1 || true
   rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
   operator_cleanup
@@ -36,9 +44,9 @@ install_operator_rbac
 operator_kubeconfig "$work/sa.kubeconfig"
 sa() { kubectl --kubeconfig "$work/sa.kubeconfig" "$@"; }
 # refused WHAT MESSAGE CMD...: CMD fails and its error names the policy and its message
-# (the node policy for a node write, the MachineConfig policy otherwise)
+# (the node policy for a node write, $POLICY if set, the MachineConfig policy otherwise)
 refused() {
-  local what=$1 msg=$2 out policy=psi-rebalancer-machineconfigs; shift 2
+  local what=$1 msg=$2 out policy=${POLICY:-psi-rebalancer-machineconfigs}; shift 2
   [[ $* == *node* ]] && policy=psi-rebalancer-node-taints
   if out=$("$@" 2>&1); then fail "$what (it was allowed)"; return; fi
   if [[ $out == *"ValidatingAdmissionPolicy '$policy'"*"$msg"* ]]; then pass "$what"; else fail "$what (got: $out)"; fi
@@ -136,6 +144,47 @@ refused "changing it to add a kernel argument is refused" "no kernel argument bu
   sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, schedstats=enable, mitigations=off]' ', config: {ignition: {version: 3.2.0}}')
 check "deleting its own passes" sa delete machineconfig 99-infra-psi-rebalancer
 
+# --- moves: evictions and live migrations ---
+kubectl create namespace openshift-vap --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+for ns in kube-system openshift-vap default; do
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: vap-evict, namespace: $ns}
+spec: {automountServiceAccountToken: false, containers: [{name: c, image: registry.invalid/pause:1}]}
+YAML
+done
+evict() { # evict NAMESPACE: the operator's account evicts pod vap-evict there (a dry run)
+  printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"vap-evict","namespace":"%s"},"deleteOptions":{"dryRun":["All"]}}' "$1" |
+    sa create --raw "/api/v1/namespaces/$1/pods/vap-evict/eviction" -f -
+}
+eventually 30 "the moves policy is enforced too (an eviction in kube-system, dry run)" bash -c \
+  "$(declare -f sa evict); work=$work; ! evict kube-system >/dev/null 2>&1"
+POLICY=psi-rebalancer-moves refused "an eviction in kube-system is refused" "may not evict pods in namespace kube-system" \
+  evict kube-system
+POLICY=psi-rebalancer-moves refused "an eviction in an openshift-* namespace is refused" "may not evict pods in namespace openshift-vap" \
+  evict openshift-vap
+check "an eviction in another namespace passes (dry run)" evict default
+check "the pod in kube-system is still there" kubectl get pod -n kube-system vap-evict
+vmim() { # vmim NAME [LABELS]: a VirtualMachineInstanceMigration in default
+  printf 'apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstanceMigration\nmetadata: {name: %s, namespace: default, labels: {%s}}\nspec: {vmiName: vm-1}\n' "$1" "${2:-}"
+}
+mark="app.kubernetes.io/managed-by: psi-rebalancer, rebalance.psi.dev/psirebalance: $name"
+own="psi-rebalancer-move"
+POLICY=psi-rebalancer-moves refused "a migration without the operator's labels is refused" "only its own VirtualMachineInstanceMigrations" \
+  sa create --dry-run=server -f <(vmim psi-rebalancer-vap-x)
+POLICY=psi-rebalancer-moves refused "a migration with its labels under another name is refused" "only its own VirtualMachineInstanceMigrations" \
+  sa create --dry-run=server -f <(vmim vap-x "$mark")
+POLICY=psi-rebalancer-moves refused "a migration labelled managed-by someone else is refused" "only its own VirtualMachineInstanceMigrations" \
+  sa create --dry-run=server -f <(vmim psi-rebalancer-vap-x "app.kubernetes.io/managed-by: other, rebalance.psi.dev/psirebalance: $name")
+check "a migration with its mark passes (generateName, as the operator writes it)" bash -c \
+  "$(declare -f sa vmim); work=$work; vmim x '$mark' | sed 's|{name: x,|{generateName: $own-,|' | sa create --dry-run=server -f - >/dev/null"
+kubectl apply -f <(vmim vap-foreign) -f <(vmim psi-rebalancer-vap-own "$mark") >/dev/null
+POLICY=psi-rebalancer-moves refused "deleting a migration someone else made is refused" "only its own VirtualMachineInstanceMigrations" \
+  sa delete virtualmachineinstancemigration -n default vap-foreign
+check "it is still there" kubectl get virtualmachineinstancemigration -n default vap-foreign
+check "deleting its own passes" sa delete virtualmachineinstancemigration -n default psi-rebalancer-vap-own
+
 # --- who may write a PsiRebalance ---
 # OLM's aggregated -edit role grants create/update/patch/delete on psirebalances; a user who
 # has just that (here through a ClusterRole of the same verbs) is refused by
@@ -190,5 +239,5 @@ eventually 60 "the operator creates its MachineConfig under the policies" bash -
   "kubectl get machineconfig $mc -o json | jq -e '.spec.kernelArguments == [\"psi=1\",\"schedstats=enable\"]' >/dev/null"
 set_pressure worker-0 cpu 60
 eventually 90 "the operator taints a pressured node under the policies" node_tainted worker-0 "$name"
-check "its log has no admission refusal" bash -c "! grep -q 'ValidatingAdmissionPolicy' $work/operator.log"
+check "its log has no refusal by the project's policies" bash -c "! grep -q \"ValidatingAdmissionPolicy 'psi-rebalancer-\" $work/operator.log"
 finish

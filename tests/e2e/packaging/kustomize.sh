@@ -85,7 +85,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 check "config/openshift's NetworkPolicy admits openshift-monitoring and user-workload monitoring" bash -c \
   "$(declare -f np_sources); work=$work; [ \"\$(np_sources)\" = 'openshift-monitoring openshift-user-workload-monitoring' ]"
 check "config/default carries the admission policies that confine the operator" bash -c \
-  "[ \$(grep -c '^kind: ValidatingAdmissionPolicy\$' '$work/default.yaml') = 3 ] && [ \$(grep -c '^kind: ValidatingAdmissionPolicyBinding\$' '$work/default.yaml') = 3 ]"
+  "[ \$(grep -c '^kind: ValidatingAdmissionPolicy\$' '$work/default.yaml') = 4 ] && [ \$(grep -c '^kind: ValidatingAdmissionPolicyBinding\$' '$work/default.yaml') = 4 ]"
 jqe() { jq -e "$@" >/dev/null; }
 check "the ServiceMonitor selects the metrics Service and scrapes its metrics port on /metrics" \
   jqe --slurpfile svc "$work/svc.json" '
