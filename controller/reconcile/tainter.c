@@ -66,7 +66,8 @@ int tainter_write(const struct tainter *tw, const struct nodeproj *cached, const
             rc = 1;
             break;
         }
-        if (err->status != 422 && err->status != 409)
+        /* the last attempt's refusal is the answer: a read after it would clear err */
+        if ((err->status != 422 && err->status != 409) || attempt == 1)
             break;
         cJSON_Delete(fresh);
         fresh = kube_rest_get(tw->client, path, err);

@@ -33,6 +33,7 @@ restore() {
   kubectl delete pod -n default vap-evict --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete namespace openshift-vap --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete virtualmachineinstancemigration -n default vap-foreign psi-rebalancer-vap-own --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete validatingadmissionpolicybinding,validatingadmissionpolicy vap-refuse-taints --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete -k "$PSI_SOURCE_DIR/config/admission" --ignore-not-found >/dev/null 2>&1 || true
   rm -f "$PSI_PROMETHEUS_TARGETS"/exporter-$$.json
   operator_cleanup
@@ -237,7 +238,32 @@ spec:
 YAML
 eventually 60 "the operator creates its MachineConfig under the policies" bash -c \
   "kubectl get machineconfig $mc -o json | jq -e '.spec.kernelArguments == [\"psi=1\",\"schedstats=enable\"]' >/dev/null"
+# A refusal of its taint patch reaches its log with the API server's message: a policy made
+# for the test refuses it as Invalid (HTTP 422, which the operator retries from a fresh read
+# before it gives up), then goes.
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: vap-refuse-taints}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["*"], operations: [UPDATE], resources: [nodes]}]
+  matchConditions:
+  - {name: operator, expression: "request.userInfo.username.endsWith(':psi-rebalancer')"}
+  validations: [{expression: "false", message: "the test refuses every node write", reason: Invalid}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: vap-refuse-taints}
+spec: {policyName: vap-refuse-taints, validationActions: [Deny]}
+YAML
+eventually 30 "the test's refusing policy is enforced" bash -c \
+  "$(declare -f sa); work=$work; ! sa taint node worker-2 rebalance.psi.dev/probe=x:PreferNoSchedule --dry-run=server >/dev/null 2>&1"
 set_pressure worker-0 cpu 60
+eventually 60 "the refused taint is logged with the API server's message" bash -c \
+  "grep 'taint not added' $work/operator.log | grep -q 'the test refuses every node write'"
+kubectl delete validatingadmissionpolicybinding,validatingadmissionpolicy vap-refuse-taints >/dev/null
 eventually 90 "the operator taints a pressured node under the policies" node_tainted worker-0 "$name"
 check "its log has no refusal by the project's policies" bash -c "! grep -q \"ValidatingAdmissionPolicy 'psi-rebalancer-\" $work/operator.log"
 finish
