@@ -2,7 +2,7 @@
 """Docs and code kept together, mechanically.
 
 The code side: the condition reasons, Event reasons and metric names the operator can emit,
-found in controller/ and api/reasons.h (a reason #define, a string literal or a reason
+found in controller/, kube/ and api/reasons.h (a reason #define, a string literal or a reason
 constant passed as the reason of conditions_set, notify_event, act_event, the MachineConfig
 event, cycle_verdict_set or a failed cycle; a "psi_rebalancer_..." string literal for a
 metric; the condition reasons of api/reasons.h count whole, its Event reasons where they are
@@ -37,7 +37,7 @@ CAMEL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
 def c_files(root):
-    files = sorted(p for p in (root / "controller").rglob("*") if p.suffix in (".c", ".h"))
+    files = sorted(p for d in ("controller", "kube") for p in (root / d).rglob("*") if p.suffix in (".c", ".h"))
     return files + [root / "api" / "reasons.h"]  # the list of reasons the code names by constant
 
 
@@ -285,7 +285,7 @@ def main():
     for m in sorted(c_metrics - d_metrics):
         problems.append("metric %s is exported by the code but not in docs/status.md" % m)
     for r in sorted((d_cond | d_events | named) - literals):
-        problems.append("reason %s is documented but appears nowhere in controller/" % r)
+        problems.append("reason %s is documented but appears nowhere in controller/ or kube/" % r)
     for r in sorted(d_cond - c_cond):
         problems.append("condition reason %s is in docs/status.md but the code never sets it" % r)
     for r in sorted(d_events - c_events):

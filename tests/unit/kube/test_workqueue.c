@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/workqueue: coalescing, one at a time per key, delays. */
+/* Unit tests of kube/workqueue: coalescing, one at a time per key, delays. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
