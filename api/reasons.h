@@ -1,6 +1,6 @@
 /* reasons: every reason this operator writes, in one list: the reasons of the PsiRebalance's
  * conditions (CamelCase, as the CRD requires) and of the Events it records. The modules that
- * decide a reason name it from here (conditions.h, machineconfig.h, rebalance.h, cycle.h,
+ * decide a reason name it from here (conditions.h, machineconfig.h, move/plan.h, cycle.h,
  * psi/source.h keep their own names as aliases of these). docs/architecture.md says which
  * module decides which. */
 #ifndef PSI_API_REASONS_H
@@ -52,7 +52,7 @@
 /* ---- NodeConflict ---- */
 #define API_REASON_NODE_CONFLICT "NodeConflict" /* also Degraded True */
 
-/* ---- Rebalancing (cycle.h decides; the plan's own from rebalance.h) ---- */
+/* ---- Rebalancing (cycle.h decides; the plan's own from plan.h) ---- */
 #define API_REASON_DISABLED "Disabled"                           /* eviction.mode Disabled */
 #define API_REASON_RESOURCE_NOT_SUPPORTED "ResourceNotSupported" /* io pressure, no eviction.resources */
 #define API_REASON_METRICS_UNAVAILABLE "MetricsUnavailable"      /* also Degraded True and an Event */

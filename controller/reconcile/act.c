@@ -162,8 +162,8 @@ void act_cleanup(const struct act *a, const struct gather_migrations *migs)
 
 /* Create a targeted live migration for r (dry_run: dryRun=All, nothing is created). *name gets
  * the created migration's name (caller frees; NULL in a dry run or on failure). */
-static enum rebalance_evict_outcome create_migration(const struct mover_deps *d, const struct migrate_request *r,
-                                                     bool dry_run, char **name, struct kube_err *err)
+static enum evictor_outcome create_migration(const struct mover_deps *d, const struct migrate_request *r, bool dry_run,
+                                             char **name, struct kube_err *err)
 {
     kube_err_clear(err);
     *name = NULL;
@@ -176,17 +176,17 @@ static enum rebalance_evict_outcome create_migration(const struct mover_deps *d,
     cJSON_Delete(o);
     free(path);
     if (!res)
-        return err->status ? migrate_create_outcome(err->status) : REBALANCE_ERROR;
+        return err->status ? migrate_create_outcome(err->status) : EVICTOR_ERROR;
     const char *n = jx_nonempty(res, "metadata.name");
     if (!dry_run && n && !(*name = strdup(n)))
         log_warn("migration name not kept: out of memory", "migration", n);
     cJSON_Delete(res);
-    return REBALANCE_MIGRATING;
+    return EVICTOR_MIGRATING;
 }
 
 /* Ask for move k of the round: a targeted live migration, or an eviction. */
-static enum rebalance_evict_outcome ask(const struct act *a, const struct act_round *r, size_t k, bool targeted,
-                                        char **mig_name, struct kube_err *err)
+static enum evictor_outcome ask(const struct act *a, const struct act_round *r, size_t k, bool targeted,
+                                char **mig_name, struct kube_err *err)
 {
     const struct rebalance_move *mv = &r->plan->moves[k];
     const struct rebalance_candidate *c = &r->cands->c[mv->candidate];
@@ -207,14 +207,14 @@ static enum rebalance_evict_outcome ask(const struct act *a, const struct act_ro
         return create_migration(a->d, &req, r->dry, mig_name, err);
     }
     if (kube_rest_evict(a->d->client, c->ns, c->name, r->dry, MOVER_REQUESTED_BY, err) == 0)
-        return REBALANCE_EVICTED;
+        return EVICTOR_EVICTED;
     if (err->status == 0)
-        return REBALANCE_ERROR; /* no answer: transport */
-    return rebalance_evict_outcome(err->status, err->msg);
+        return EVICTOR_ERROR; /* no answer: transport */
+    return evictor_outcome(err->status, err->msg);
 }
 
 /* Remember move k made (DryRun: decided) with outcome out; returns its record or NULL. */
-static struct api_move *remember(const struct act *a, struct act_round *r, size_t k, enum rebalance_evict_outcome out,
+static struct api_move *remember(const struct act *a, struct act_round *r, size_t k, enum evictor_outcome out,
                                  char *mig_name)
 {
     const struct rebalance_move *mv = &r->plan->moves[k];
@@ -222,7 +222,7 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
     const struct gather_workload *w = &r->cands->w[mv->candidate];
     const char *src = r->nodes[mv->source].name, *dst = r->nodes[mv->destination].name;
     enum api_move_phase ph =
-        r->dry ? API_MOVE_WOULD_MOVE : (out == REBALANCE_EVICTED ? API_MOVE_EVICTED : API_MOVE_REQUESTED);
+        r->dry ? API_MOVE_WOULD_MOVE : (out == EVICTOR_EVICTED ? API_MOVE_EVICTED : API_MOVE_REQUESTED);
     struct history_entry e = {w->key, w->kind, c->ns, w->name, c->name, src, dst, ph};
     struct api_move *rec = history_record(a->h, &e, a->in->now_ms);
     if (rec && !r->dry) { /* checked against what the nodes show once it settled (cycle_observe) */
@@ -240,14 +240,14 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
         mig_name = NULL;
     }
     free(mig_name);
-    if (r->dry || out == REBALANCE_EVICTED) /* the move is over as far as we know: settle from now */
+    if (r->dry || out == EVICTOR_EVICTED) /* the move is over as far as we know: settle from now */
         history_settle(a->h, src, dst, a->in->now_ms + r->settle_ms);
     if (r->dry) {
         a->stats->dry_run_moves++;
         const double req[2] = {c->req_cpu, c->req_memory};
         if (history_add_virtual(a->h, w->key, src, dst, mv->demand, req) < 0)
             log_warn("dry-run move not kept: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);
-    } else if (out == REBALANCE_EVICTED) {
+    } else if (out == EVICTOR_EVICTED) {
         a->stats->evictions++;
     } else {
         a->stats->migrations_requested++;
@@ -256,7 +256,7 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
 }
 
 /* Tell of move k made: log, Event, and the round's summary. */
-static void tell(const struct act *a, struct act_round *r, size_t k, enum rebalance_evict_outcome out,
+static void tell(const struct act *a, struct act_round *r, size_t k, enum evictor_outcome out,
                  const struct api_move *rec)
 {
     const struct rebalance_move *mv = &r->plan->moves[k];
@@ -265,10 +265,10 @@ static void tell(const struct act *a, struct act_round *r, size_t k, enum rebala
     const char *src = r->nodes[mv->source].name, *dst = r->nodes[mv->destination].name;
     bool dry = r->dry, targeted = r->targeted && c->vm && w->vmi;
     const char *kind = w->kind ? w->kind : "Pod";
-    const char *what = dry                        ? (targeted ? "would migrate" : "would move")
-                       : out == REBALANCE_EVICTED ? "evicted"
-                       : targeted                 ? "live migration created for"
-                                                  : "live migration asked for";
+    const char *what = dry                      ? (targeted ? "would migrate" : "would move")
+                       : out == EVICTOR_EVICTED ? "evicted"
+                       : targeted               ? "live migration created for"
+                                                : "live migration asked for";
     /* source -> destination; with Evict the destination is what the plan predicts (the
      * scheduler places the pod), with Migrate where it is sent */
     char note[1024];
@@ -281,12 +281,11 @@ static void tell(const struct act *a, struct act_round *r, size_t k, enum rebala
              w->restarts ? w->restarts : "", dry ? "; DryRun: nothing was done" : "");
     log_info(
         dry ? "dry run: would move"
-            : (out == REBALANCE_EVICTED ? "evicted" : (targeted ? "live migration created" : "live migration asked")),
+            : (out == EVICTOR_EVICTED ? "evicted" : (targeted ? "live migration created" : "live migration asked")),
         "psirebalance", a->in->pr->name, "workload", w->key, "pod", c->name, "source", src, "destination", dst,
         "method", targeted ? "Migrate" : "Evict");
     act_event(a, "Normal",
-              dry ? API_EVENT_WOULD_MOVE
-                  : (out == REBALANCE_EVICTED ? API_EVENT_EVICTED : API_EVENT_MIGRATION_REQUESTED),
+              dry ? API_EVENT_WOULD_MOVE : (out == EVICTOR_EVICTED ? API_EVENT_EVICTED : API_EVENT_MIGRATION_REQUESTED),
               dry ? "DryRun" : (targeted ? "Migrate" : "Evict"), note);
     size_t used = strlen(r->made);
     if (used + 1 < r->made_len)
@@ -338,23 +337,23 @@ size_t act_moves(const struct act *a, struct act_round *r)
         bool targeted = r->targeted && c->vm && r->cands->w[ci].vmi;
         struct kube_err err;
         char *mig_name;
-        enum rebalance_evict_outcome out = ask(a, r, k, targeted, &mig_name, &err);
-        if (r->dry && out != REBALANCE_EVICTED && out != REBALANCE_MIGRATING && err.status == 400 &&
+        enum evictor_outcome out = ask(a, r, k, targeted, &mig_name, &err);
+        if (r->dry && out != EVICTOR_EVICTED && out != EVICTOR_MIGRATING && err.status == 400 &&
             strstr(err.msg, "dry run")) {
             /* a webhook that cannot do dry runs: the move is still what would be done */
             log_warn("dry-run eviction not supported by the cluster: move reported unchecked", "pod", c->name,
                      "namespace", c->ns, "error", err.msg);
-            out = c->vm ? REBALANCE_MIGRATING : REBALANCE_EVICTED;
+            out = c->vm ? EVICTOR_MIGRATING : EVICTOR_EVICTED;
         }
-        if (out == REBALANCE_EVICTED || out == REBALANCE_MIGRATING) {
+        if (out == EVICTOR_EVICTED || out == EVICTOR_MIGRATING) {
             tell(a, r, k, out, remember(a, r, k, out, mig_name));
             done++;
             continue;
         }
         free(mig_name);
-        if (out == REBALANCE_REFUSED)
+        if (out == EVICTOR_REFUSED)
             refused(a, r, k, targeted, &err);
-        else if (out == REBALANCE_GONE)
+        else if (out == EVICTOR_GONE)
             c->blocked = "gone";
         else
             failed(a, r, k, targeted, &err);

@@ -1,7 +1,7 @@
 /* act: the writes of rebalancing, and the Events and counters that go with them. Evictions
  * (kube_rest_evict) and targeted live migrations (migrate.h) as the plan says, following our
  * moves through the migrations (moves.h) and deleting our targeted migrations that failed or
- * got stuck. What each answer means is decided by rebalance_evict_outcome and
+ * got stuck. What each answer means is decided by evictor_outcome and
  * migrate_create_outcome; what is remembered goes to the history (history.h).
  * Not thread-safe: run it from the event loop's thread. */
 #ifndef PSI_RECONCILE_ACT_H
@@ -14,7 +14,7 @@
 #include "reconcile/gather.h"
 #include "reconcile/move/history.h"
 #include "reconcile/mover.h"
-#include "reconcile/move/rebalance.h"
+#include "reconcile/move/plan.h"
 
 /* What acting works with for one reconcile; all borrowed. */
 struct act {

@@ -14,7 +14,7 @@
 #include "reconcile/move/migrate.h"
 #include "reconcile/mover.h"
 #include "reconcile/move/moves.h"
-#include "reconcile/move/rebalance.h"
+#include "reconcile/move/plan.h"
 
 /* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL; nodes:
  * nodeproj.h) ---- */

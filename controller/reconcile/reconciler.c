@@ -18,7 +18,6 @@
 #include "reconcile/status/ownership.h"
 #include "reconcile/sampling.h"
 #include "reconcile/tainter.h"
-#include "reconcile/taint/taintkeys.h"
 #include "reconcile/taint/taintfsm.h"
 #include "reconcile/taint/taintstate.h"
 
@@ -30,7 +29,7 @@ struct cr_state {
     int64_t next_sample_ms;
     int64_t last_success_s;
     int64_t warned_generation; /* the generation whose spec warnings were logged; 0: none */
-    char *key_stored;          /* the taint key whose record this process stored last (taintkeys.h) */
+    char *key_stored;          /* the taint key whose record this process stored last (taintstate.h) */
     struct mover *mover;       /* moves, cooldowns, DryRun's picture */
     struct cr_state *next;
 };
@@ -328,7 +327,7 @@ static void retire_taint_keys(struct visit *v)
         }
         int failures = tainter_remove_all(&tw, v->r->deps.nodes, &old,
                                           "taint key changed: the taint under the old key removed", v->now_ms);
-        if (taintkeys_forget(old.key, v->t.key, failures)) {
+        if (taintstate_key_forget(old.key, v->t.key, failures)) {
             api_status_remove_taint_key(&v->next, old.key);
         } else {
             fail(v, API_REASON_TAINT_WRITE_FAILED, "taints under the old key %s could not all be removed", old.key);
@@ -338,11 +337,11 @@ static void retire_taint_keys(struct visit *v)
 }
 
 /* The tainter's before_adds: the status as stored gets spec.taint.key before the first taint
- * under it is added (taintkeys.h), so that a crash between the two cannot lose the record. */
+ * under it is added (taintstate.h), so that a crash between the two cannot lose the record. */
 static int record_taint_key(size_t adds, void *ud)
 {
     struct visit *v = ud;
-    if (!taintkeys_record_first(&v->pr.status, v->cs->key_stored, v->t.key, adds))
+    if (!taintstate_key_record_first(&v->pr.status, v->cs->key_stored, v->t.key, adds))
         return 0;
     struct api_status rec;
     struct kube_err err;

@@ -3,7 +3,7 @@
  * its writes (JSON patches from taintpatch.h that test the taints they were built from), all
  * at once (kube_multirequest: TAINTER_IN_FLIGHT in flight, at the write budget's pace; a
  * patch that meets a conflict is then rebuilt from a fresh read of the node and sent once
- * more), adds a taint only once the caller stored the key's record (before_adds, taintkeys.h),
+ * more), adds a taint only once the caller stored the key's record (before_adds, taintstate.h),
  * records the Events of the taint changes after all writes (one per node, or one summary past
  * a count: taintevents.h), keeps the result (taintstate.h) and fills the status's per-node
  * entries (nodestatus.h). Deletion takes our taint off every node. Not thread-safe. */
@@ -39,7 +39,7 @@ struct tainter_cycle {
     struct taintstate *state;           /* updated */
     int64_t now_ms;
     /* Called once before the cycle's adds (adds of them; NULL: not called): stores the record
-     * of t's key when it must be stored first (taintkeys.h). Returns 0 when the adds may go,
+     * of t's key when it must be stored first (taintstate.h). Returns 0 when the adds may go,
      * -1 when they wait for a later cycle (each counted as a failed write). */
     int (*before_adds)(size_t adds, void *ud);
     void *before_adds_ud;

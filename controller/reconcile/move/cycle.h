@@ -1,4 +1,4 @@
-/* cycle: the decisions of one rebalancing cycle that surround the plan (rebalance.h). Pure:
+/* cycle: the decisions of one rebalancing cycle that surround the plan (plan.h). Pure:
  * plain structs in, decisions out; the edge (mover) gathers and acts.
  *
  *   - the gate: an eviction mode, resource or metrics state under which nothing is decided;
@@ -24,7 +24,7 @@
 #include "api/psirebalance.h"
 #include "reconcile/move/history.h"
 #include "reconcile/move/moves.h"
-#include "reconcile/move/rebalance.h"
+#include "reconcile/move/plan.h"
 
 /* The Rebalancing condition a cycle decides. */
 struct cycle_verdict {

@@ -219,3 +219,19 @@ const char *evictor_room(const struct evictor_limits *l, const struct evictor_ta
     }
     return NULL;
 }
+
+/* ---- the Eviction API's answer ---- */
+
+enum evictor_outcome evictor_outcome(long http_status, const char *message)
+{
+    if (http_status == 0 || http_status == 200 || http_status == 201)
+        return EVICTOR_EVICTED;
+    if (http_status == 404)
+        return EVICTOR_GONE;
+    if (http_status == 429) {
+        if (message && (strstr(message, "Eviction triggered evacuation") || strstr(message, "Evacuation in progress")))
+            return EVICTOR_MIGRATING;
+        return EVICTOR_REFUSED;
+    }
+    return EVICTOR_ERROR;
+}

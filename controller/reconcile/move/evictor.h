@@ -1,5 +1,5 @@
 /* evictor: may this pod go? The one place that answers it, apart from the planner that picks
- * (rebalance.h), as the descheduler keeps its evictor apart from its strategies. Pure: the
+ * (plan.h), as the descheduler keeps its evictor apart from its strategies. Pure: the
  * pod's JSON and plain facts in, a reason out.
  *
  * Three questions, asked in this order:
@@ -17,9 +17,10 @@
  *      spec.eviction.allowVMRestart;
  *   3. room under the limits for one more move (evictor_room): maxTotal, maxPerNode and
  *      maxPerNamespace per cycle, and for a VM maxInFlightMigrations and KubeVirt's parallel
- *      limits (the planner, rebalance.c, asks it before each move it plans).
+ *      limits (the planner, plan.c, asks it before each move it plans).
  * Every answer is NULL (it may go) or a short static reason the Rebalancing condition counts
- * ("cooling down", "DaemonSet pod", ...). See docs/architecture.md for where the other rules
+ * ("cooling down", "DaemonSet pod", ...). And once asked, what the Eviction API's answer
+ * means (evictor_outcome). See docs/architecture.md for where the other rules
  * live. */
 #ifndef PSI_RECONCILE_EVICTOR_H
 #define PSI_RECONCILE_EVICTOR_H
@@ -139,5 +140,19 @@ struct evictor_tally {
 /* Why one more move (vm: a live migration) does not fit under l given t, written to why and
  * returned, or NULL when it fits. */
 const char *evictor_room(const struct evictor_limits *l, const struct evictor_tally *t, bool vm, char *why, size_t len);
+
+/* ---- the Eviction API's answer ---- */
+
+enum evictor_outcome {
+    EVICTOR_EVICTED,   /* 200/201: the pod goes (it restarts elsewhere) */
+    EVICTOR_MIGRATING, /* 429 "Eviction triggered evacuation" / "Evacuation in progress":
+                        * KubeVirt accepted it as a live migration */
+    EVICTOR_REFUSED,   /* another 429 (a PodDisruptionBudget, a VM that cannot migrate): skip */
+    EVICTOR_GONE,      /* 404: the pod is gone already */
+    EVICTOR_ERROR,     /* anything else: a failure */
+};
+
+/* Classify an eviction's answer: http status (0 for success) and the server's message. */
+enum evictor_outcome evictor_outcome(long http_status, const char *message);
 
 #endif

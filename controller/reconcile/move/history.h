@@ -23,7 +23,7 @@
 
 #include "api/status.h"
 #include "reconcile/move/cooldown.h"
-#include "reconcile/move/rebalance.h"
+#include "reconcile/move/plan.h"
 
 /* A move asked and not answered with a migration within this long stops counting as in
  * flight (KubeVirt may have dropped the evacuation). */

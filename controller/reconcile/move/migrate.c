@@ -116,15 +116,15 @@ bool migrate_move_lost(const struct api_move *m, const struct moves_migration *m
     return now_s - m->time > MIGRATE_LOST_S;
 }
 
-enum rebalance_evict_outcome migrate_create_outcome(long http_status)
+enum evictor_outcome migrate_create_outcome(long http_status)
 {
     if (http_status == 0 || http_status == 200 || http_status == 201)
-        return REBALANCE_MIGRATING;
+        return EVICTOR_MIGRATING;
     if (http_status == 404)
-        return REBALANCE_GONE;
+        return EVICTOR_GONE;
     /* 400: KubeVirt's migration admitter refuses ("Cannot migrate VMI", a migration in flight,
      * a VMI in a final state): a skip with a cooldown, not a failed cycle */
     if (http_status == 400 || http_status == 409 || http_status == 422 || http_status == 429)
-        return REBALANCE_REFUSED;
-    return REBALANCE_ERROR;
+        return EVICTOR_REFUSED;
+    return EVICTOR_ERROR;
 }

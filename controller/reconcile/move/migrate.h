@@ -29,7 +29,8 @@
 
 #include "api/status.h"
 #include "reconcile/move/moves.h"
-#include "reconcile/move/rebalance.h"
+#include "reconcile/move/evictor.h"
+#include "reconcile/status/nodelabels.h"
 
 #define MIGRATE_NAME_PREFIX MOVES_TARGETED_PREFIX
 #define MIGRATE_MANAGED_BY_LABEL MOVES_MANAGED_BY_LABEL
@@ -101,6 +102,6 @@ bool migrate_move_lost(const struct api_move *m, const struct moves_migration *m
  * KubeVirt's migration admitter (the VMI cannot migrate, a migration of it is in flight, or it
  * is in a final state), a conflict (409), 422 and 429 are refusals (a skip with a cooldown);
  * 404 (the VMI is gone) is GONE; anything else an error. */
-enum rebalance_evict_outcome migrate_create_outcome(long http_status);
+enum evictor_outcome migrate_create_outcome(long http_status);
 
 #endif

@@ -1,4 +1,5 @@
-/* taintstate: the taint state kept between cycles (see taintstate.h). */
+/* taintstate: the taint state kept between cycles, and status.taintKeys kept crash-safe (see
+ * taintstate.h). */
 #include "reconcile/taint/taintstate.h"
 
 #include <stdlib.h>
@@ -63,4 +64,25 @@ int taintstate_update(struct taintstate *ts, const struct taintfsm_result *res, 
     if (n)
         qsort(ts->v, ts->n, sizeof(*ts->v), record_cmp);
     return 0;
+}
+
+static bool same(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+bool taintstate_key_record_first(const struct api_status *stored, const char *stored_by_us, const char *key,
+                                 size_t adds)
+{
+    if (adds == 0 || same(stored_by_us, key))
+        return false;
+    for (size_t i = 0; stored && i < stored->ntaint_keys; i++)
+        if (same(stored->taint_keys[i], key))
+            return false;
+    return true;
+}
+
+bool taintstate_key_forget(const char *key, const char *current, int failures)
+{
+    return !same(key, current) && failures == 0;
 }

@@ -125,7 +125,7 @@ def code_side(root):
         for name, value in re.findall(r'#define\s+(\w+)\s+"([A-Za-z0-9]+)"', text):
             if reasons_header and name.startswith("API_EVENT_"):
                 continue  # Event reasons count where they are recorded
-            if reasons_header or "REASON" in name or (path.name == "rebalance.h" and name.startswith("REBALANCE_")):
+            if reasons_header or "REASON" in name or (path.name == "plan.h" and name.startswith("REBALANCE_")):
                 conditions.add(value)
         for m in call.finditer(text):
             if re.search(r"\b(void|int|static)\s+$", text[max(0, m.start() - 20):m.start()]):

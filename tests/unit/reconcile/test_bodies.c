@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/bodies: the finalizer patch and the status body. */
+/* Unit tests of controller/reconcile/status/bodies: the finalizer patch and the status body. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

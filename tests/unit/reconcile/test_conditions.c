@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/conditions: metav1.Condition semantics and Ready/Degraded. */
+/* Unit tests of controller/reconcile/status/conditions: metav1.Condition semantics and Ready/Degraded. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

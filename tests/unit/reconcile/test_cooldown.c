@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/cooldown: the hold after a move, doubling on repeats
+/* Unit tests of controller/reconcile/move/cooldown: the hold after a move, doubling on repeats
  * inside the history window, capped; restore and prune; all on an injected clock. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/coverage: which nodes a sample that did not fail measured,
+/* Unit tests of controller/reconcile/status/coverage: which nodes a sample that did not fail measured,
  * the reason that follows, and the list of the others with why, cut to fit. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/cycle: the decisions around the plan: the planner's
+/* Unit tests of controller/reconcile/move/cycle: the decisions around the plan: the planner's
  * parameters from the spec, the gate, the sustain tracker, the settling rules, DryRun's overlay, which destinations are
  * listed, what a round of moves changes, and which condition reason wins. */
 #include <math.h>

@@ -20,7 +20,7 @@
 
 #include "hack/sim/model.h"
 #include "reconcile/move/demand.h"
-#include "reconcile/move/rebalance.h"
+#include "reconcile/move/plan.h"
 
 #define MAX_VMS 512
 #define CASES 2000

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/evictor: may this pod go? Eligibility and protections
+/* Unit tests of controller/reconcile/move/evictor: may this pod go? Eligibility and protections
  * of the pod, the workload it belongs to, what is being done with its workload (busy VMI,
  * move under way, cooldown, refusal), whether an eviction restarts a VM, and room under the
  * limits. */
@@ -344,6 +344,28 @@ static void test_migration_overrides_generated(void **state)
         }
 }
 
+/* What the Eviction API's answer means: gone, migrating (KubeVirt's interceptor), refused or failed. */
+static void test_evict_outcome(void **state)
+{
+    (void)state;
+    assert_int_equal(evictor_outcome(0, NULL), EVICTOR_EVICTED);
+    assert_int_equal(evictor_outcome(201, ""), EVICTOR_EVICTED);
+    assert_int_equal(evictor_outcome(429, "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" "
+                                          "denied the request: Eviction triggered evacuation of VMI \"ns/vm\""),
+                     EVICTOR_MIGRATING);
+    assert_int_equal(evictor_outcome(429, "admission webhook \"x\" denied the request: Evacuation in progress: "
+                                          "Eviction triggered evacuation of VMI \"ns/vm\""),
+                     EVICTOR_MIGRATING);
+    assert_int_equal(evictor_outcome(429, "Cannot evict pod as it would violate the pod's disruption budget."),
+                     EVICTOR_REFUSED);
+    assert_int_equal(evictor_outcome(429, "VMI ns/vm is configured with an eviction strategy but is not "
+                                          "live-migratable"),
+                     EVICTOR_REFUSED);
+    assert_int_equal(evictor_outcome(404, "not found"), EVICTOR_GONE);
+    assert_int_equal(evictor_outcome(500, "boom"), EVICTOR_ERROR);
+    assert_int_equal(evictor_outcome(403, "forbidden"), EVICTOR_ERROR);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_vm_restarts),
         cmocka_unit_test(test_eviction_in_progress_generated),
         cmocka_unit_test(test_migration_overrides_generated),
+        cmocka_unit_test(test_evict_outcome),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

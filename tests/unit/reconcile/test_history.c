@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/history: moves recorded with their cooldowns and
+/* Unit tests of controller/reconcile/move/history: moves recorded with their cooldowns and
  * counters, read back from a status once, migrations' outcomes, moves under way, DryRun's
  * virtual moves, and the status filled from it all. */
 #include <setjmp.h>

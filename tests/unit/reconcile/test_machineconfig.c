@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/machineconfig: the object, its diff, and PSIEnabled
+/* Unit tests of controller/reconcile/mc/machineconfig: the object, its diff, and PSIEnabled
  * from MachineConfigPool fixtures in tests/testdata/reconcile. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/mcplan: a node's MachineConfigPool as the MachineConfig
+/* Unit tests of controller/reconcile/mc/mcplan: a node's MachineConfigPool as the MachineConfig
  * operator decides it, and the MachineConfigs that cover the selected nodes' pools, over the
  * pools in tests/testdata/reconcile/mcp-cluster.json (master, worker, two custom pools that
  * inherit the worker MachineConfigs, one that only inherits them, one with an empty node

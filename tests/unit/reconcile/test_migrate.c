@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/migrate (targeted live migration): the object created,
+/* Unit tests of controller/reconcile/move/migrate (targeted live migration): the object created,
  * the hostname it targets, the CRD check (fixtures of KubeVirt's CRD with and without
  * addedNodeSelector), the cleanup and lost-move decisions, the answers to a create, and how
  * moves follow a targeted migration (by name, not as an evacuation). */
@@ -212,15 +212,15 @@ static void test_lost(void **state)
 static void test_create_outcome(void **state)
 {
     (void)state;
-    assert_int_equal(migrate_create_outcome(0), REBALANCE_MIGRATING);
-    assert_int_equal(migrate_create_outcome(201), REBALANCE_MIGRATING);
-    assert_int_equal(migrate_create_outcome(400), REBALANCE_REFUSED); /* "Cannot migrate VMI ..." */
-    assert_int_equal(migrate_create_outcome(409), REBALANCE_REFUSED);
-    assert_int_equal(migrate_create_outcome(422), REBALANCE_REFUSED);
-    assert_int_equal(migrate_create_outcome(429), REBALANCE_REFUSED);
-    assert_int_equal(migrate_create_outcome(404), REBALANCE_GONE);
-    assert_int_equal(migrate_create_outcome(403), REBALANCE_ERROR);
-    assert_int_equal(migrate_create_outcome(500), REBALANCE_ERROR);
+    assert_int_equal(migrate_create_outcome(0), EVICTOR_MIGRATING);
+    assert_int_equal(migrate_create_outcome(201), EVICTOR_MIGRATING);
+    assert_int_equal(migrate_create_outcome(400), EVICTOR_REFUSED); /* "Cannot migrate VMI ..." */
+    assert_int_equal(migrate_create_outcome(409), EVICTOR_REFUSED);
+    assert_int_equal(migrate_create_outcome(422), EVICTOR_REFUSED);
+    assert_int_equal(migrate_create_outcome(429), EVICTOR_REFUSED);
+    assert_int_equal(migrate_create_outcome(404), EVICTOR_GONE);
+    assert_int_equal(migrate_create_outcome(403), EVICTOR_ERROR);
+    assert_int_equal(migrate_create_outcome(500), EVICTOR_ERROR);
 }
 
 /* A targeted move follows its own migration by name; an evacuation of the same VMI does not

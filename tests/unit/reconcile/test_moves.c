@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/moves: reading migrations, counting them for the limits,
+/* Unit tests of controller/reconcile/move/moves: reading migrations, counting them for the limits,
  * following moves to their end, pruning, and status.moves through the api codec. */
 #include <math.h>
 #include <setjmp.h>

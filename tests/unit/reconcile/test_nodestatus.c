@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/nodestatus: summary, per-node entries, which nodes are
+/* Unit tests of controller/reconcile/status/nodestatus: summary, per-node entries, which nodes are
  * listed, and the bound on entries and bytes at any cluster size. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/ownership: which nodes a PsiRebalance owns when several
+/* Unit tests of controller/reconcile/status/ownership: which nodes a PsiRebalance owns when several
  * select them (the oldest wins), and the age order. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* The planner (reconcile/move/rebalance) against a reference, over random clusters of the
+/* The planner (reconcile/move/plan) against a reference, over random clusters of the
  * classes issue 31 names: 2-8 nodes (reference: the exact fewest moves, by search) and 50 and
  * 200 nodes (reference: greedy, the largest VM from the hottest node to the coolest node that
  * takes it below the taint level, then a local search that retries a node's other VMs);
@@ -32,7 +32,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/move/rebalance.h"
+#include "reconcile/move/plan.h"
 #include "testutil.h"
 
 #define PN 200

@@ -1,5 +1,5 @@
-/* Unit tests of controller/reconcile/rebalance: fit, prediction, the
- * convergence rule, ranking, limits, the plan's reasons, the Eviction API's answers, and the
+/* Unit tests of controller/reconcile/move (predict, fit, plan): fit, prediction, the
+ * convergence rule, ranking, limits, the plan's reasons, and the
  * convergence property over random static loads. */
 #include <math.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/move/rebalance.h"
+#include "reconcile/move/plan.h"
 #include "testutil.h"
 
 /* ---- fit ---- */
@@ -808,28 +808,6 @@ static void test_vmi_check(void **state)
     cJSON_Delete(none);
 }
 
-static void test_evict_outcome(void **state)
-{
-    (void)state;
-    assert_int_equal(rebalance_evict_outcome(0, NULL), REBALANCE_EVICTED);
-    assert_int_equal(rebalance_evict_outcome(201, ""), REBALANCE_EVICTED);
-    assert_int_equal(rebalance_evict_outcome(429,
-                                             "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" "
-                                             "denied the request: Eviction triggered evacuation of VMI \"ns/vm\""),
-                     REBALANCE_MIGRATING);
-    assert_int_equal(rebalance_evict_outcome(429, "admission webhook \"x\" denied the request: Evacuation in progress: "
-                                                  "Eviction triggered evacuation of VMI \"ns/vm\""),
-                     REBALANCE_MIGRATING);
-    assert_int_equal(rebalance_evict_outcome(429, "Cannot evict pod as it would violate the pod's disruption budget."),
-                     REBALANCE_REFUSED);
-    assert_int_equal(rebalance_evict_outcome(429, "VMI ns/vm is configured with an eviction strategy but is not "
-                                                  "live-migratable"),
-                     REBALANCE_REFUSED);
-    assert_int_equal(rebalance_evict_outcome(404, "not found"), REBALANCE_GONE);
-    assert_int_equal(rebalance_evict_outcome(500, "boom"), REBALANCE_ERROR);
-    assert_int_equal(rebalance_evict_outcome(403, "forbidden"), REBALANCE_ERROR);
-}
-
 /* ---- convergence over random static loads ---- */
 
 static uint64_t rng = 88172645463325252ULL;
@@ -987,7 +965,6 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_vmi_check),
-        cmocka_unit_test(test_evict_outcome),
         cmocka_unit_test(test_convergence_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* Cluster tests of controller/reconcile/rebalance: the planner driven cycle after cycle against
+/* Cluster tests of controller/reconcile/move/plan: the planner driven cycle after cycle against
  * a model cluster, as the edge drives it (readings from the model, demand from usage and the
  * calibrated scale, `relieving` kept, history kept, plans again after refusals with the moves
  * made counted). The model's pressure is the unserved share of demand (the simulator's curve)
@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "reconcile/move/rebalance.h"
+#include "reconcile/move/plan.h"
 #include "testutil.h"
 
 #define CN 64

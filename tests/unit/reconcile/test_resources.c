@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/resources: resource amounts and a pod's effective requests. */
+/* Unit tests of controller/reconcile/move/resources: resource amounts and a pod's effective requests. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

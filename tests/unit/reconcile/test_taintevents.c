@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/taintevents: per-node Events below the count, one
+/* Unit tests of controller/reconcile/taint/taintevents: per-node Events below the count, one
  * summary past it, and the summary's note within an Event's limit. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/taintfsm: hysteresis, sustain, Unknown, the cap, and
+/* Unit tests of controller/reconcile/taint/taintfsm: hysteresis, sustain, Unknown, the cap, and
  * when a held taint was put on (tainted_since_ms, what NodeTaintedLong ages). */
 #include <math.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/taintpatch: race-free JSON Patches for our Node taint. */
+/* Unit tests of controller/reconcile/taint/taintpatch: race-free JSON Patches for our Node taint. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/taintstate: the state machine's result kept per node,
+/* Unit tests of controller/reconcile/taint/taintstate: the state machine's result kept per node,
  * our last write remembered, and a cache that lags behind our own write. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -59,10 +59,48 @@ static void test_update_and_cache(void **state)
     taintstate_free(&ts);
 }
 
+/* A new key with a taint to add: its record goes first; removals alone need none. */
+static void test_record_first_new_key(void **state)
+{
+    (void)state;
+    struct api_status st = {0};
+    assert_true(taintstate_key_record_first(&st, NULL, "example.com/hot", 1));
+    assert_true(taintstate_key_record_first(NULL, NULL, "example.com/hot", 3));
+    assert_false(taintstate_key_record_first(&st, NULL, "example.com/hot", 0));
+}
+
+/* A key the stored status names, or whose record this process stored while the cache had not
+ * caught up yet, needs no new record. */
+static void test_record_first_known_key(void **state)
+{
+    (void)state;
+    struct api_status st = {0};
+    assert_int_equal(api_status_add_taint_key(&st, "example.com/old"), 1);
+    assert_int_equal(api_status_add_taint_key(&st, "example.com/hot"), 1);
+    assert_false(taintstate_key_record_first(&st, NULL, "example.com/hot", 5));
+    assert_true(taintstate_key_record_first(&st, NULL, "example.com/new", 5));
+    assert_false(taintstate_key_record_first(&st, "example.com/new", "example.com/new", 5));
+    assert_true(taintstate_key_record_first(&st, "example.com/other", "example.com/new", 5));
+    api_status_free(&st);
+}
+
+/* Cleanup: an old key goes once nothing is left under it (a key recorded but never written has
+ * nothing); the current key, or one whose taints could not all be taken off, stays. */
+static void test_forget(void **state)
+{
+    (void)state;
+    assert_true(taintstate_key_forget("example.com/old", "example.com/hot", 0));
+    assert_false(taintstate_key_forget("example.com/old", "example.com/hot", 2));
+    assert_false(taintstate_key_forget("example.com/hot", "example.com/hot", 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_update_and_cache),
+        cmocka_unit_test(test_record_first_new_key),
+        cmocka_unit_test(test_record_first_known_key),
+        cmocka_unit_test(test_forget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* Unit tests of controller/reconcile/usage: the usage query and reading its answers and the
+/* Unit tests of controller/reconcile/move/usage: the usage query and reading its answers and the
  * kubelet Summary's. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,5 +1,5 @@
-/* rebalance: candidates, fit, prediction, the convergence rule and limits (see rebalance.h). */
-#include "reconcile/move/rebalance.h"
+/* plan: sources, candidates, destinations, the convergence rule and limits (see plan.h). */
+#include "reconcile/move/plan.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -10,252 +10,6 @@
 #include "base/grow.h"
 #include "base/jx.h"
 #include "reconcile/move/evictor.h"
-
-/* ---- prediction ---- */
-
-#define SQRT_2PI 2.5066282746310002
-
-double rebalance_demand_scaled(double usage, double pressure, double scale)
-{
-    if (isnan(scale) || scale <= 0)
-        scale = 1;
-    double stall = isnan(pressure) || pressure < 0 ? 0 : pressure / (100.0 * scale);
-    if (stall > REBALANCE_MAX_STALL)
-        stall = REBALANCE_MAX_STALL;
-    return usage / (1.0 - stall);
-}
-
-double rebalance_demand(double usage, double cpu_pressure)
-{
-    return rebalance_demand_scaled(usage, cpu_pressure, 1);
-}
-
-double rebalance_node_demand_scaled(double usage, double cpus, double cpu_pressure, double scale)
-{
-    if (isnan(usage) || isnan(cpus) || cpus <= 0)
-        return NAN;
-    if (usage >= REBALANCE_SATURATED * cpus && usage < cpus)
-        usage = cpus;
-    return rebalance_demand_scaled(usage, cpu_pressure, scale);
-}
-
-double rebalance_node_demand(double usage, double cpus, double cpu_pressure)
-{
-    return rebalance_node_demand_scaled(usage, cpus, cpu_pressure, 1);
-}
-
-double rebalance_node_memory_demand(double used, double memory, double mem_pressure)
-{
-    if (isnan(used) || isnan(memory) || memory <= 0)
-        return NAN;
-    if (used > memory || used < REBALANCE_SATURATED * memory)
-        return used;
-    double stall = isnan(mem_pressure) || mem_pressure < 0 ? 0 : mem_pressure / 100;
-    return memory / (1 - (stall > REBALANCE_MAX_MEMORY_STALL ? REBALANCE_MAX_MEMORY_STALL : stall));
-}
-
-double rebalance_curve(double load)
-{
-    if (isnan(load) || load <= 0)
-        return 0;
-    const double b = REBALANCE_BURSTINESS;
-    double deficit = 1.0 - 1.0 / load, z = deficit / b;
-    double Phi = 0.5 * erfc(-z / sqrt(2.0)), phi = exp(-0.5 * z * z) / SQRT_2PI;
-    double f = deficit * Phi + b * phi;
-    return f < 0 ? 0 : f > 1 ? 1 : f;
-}
-
-double rebalance_predict(double load, double scale)
-{
-    double v = scale * rebalance_curve(load);
-    return 100.0 * (v > 1 ? 1 : v);
-}
-
-double rebalance_predicted_pressure(double load)
-{
-    return rebalance_predict(load, 1);
-}
-
-double rebalance_load_from_served(double served)
-{
-    if (isnan(served) || served < 0 || served >= 0.97)
-        return NAN;
-    /* L * (1 - f(L)) grows with L: bisect (it reaches 0.97 by L = 2) */
-    double lo = 0, hi = 4;
-    for (int i = 0; i < 60; i++) {
-        double mid = (lo + hi) / 2;
-        if (mid * (1 - rebalance_curve(mid)) < served)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (lo + hi) / 2;
-}
-
-static double clamp_scale(double k)
-{
-    return k < REBALANCE_SCALE_MIN ? REBALANCE_SCALE_MIN : k > REBALANCE_SCALE_MAX ? REBALANCE_SCALE_MAX : k;
-}
-
-double rebalance_calibrate(double prev, double served, double pressure)
-{
-    double f = rebalance_curve(rebalance_load_from_served(served));
-    if (isnan(pressure) || pressure < 0 || f < REBALANCE_INFORMATIVE)
-        return prev;
-    double k = clamp_scale(pressure / (100.0 * f));
-    if (isnan(prev) || prev <= 0)
-        return k;
-    return (1 - REBALANCE_CALIBRATION_WEIGHT) * prev + REBALANCE_CALIBRATION_WEIGHT * k;
-}
-
-/* ---- fit ---- */
-
-bool rebalance_tolerates(const cJSON *tolerations, const cJSON *taint)
-{
-    const char *key = jx_at_str(taint, "key"), *value = jx_at_str(taint, "value"), *effect = jx_at_str(taint, "effect");
-    const cJSON *t;
-    cJSON_ArrayForEach (t, tolerations) {
-        const char *tk = jx_at_str(t, "key"), *tv = jx_at_str(t, "value"), *te = jx_at_str(t, "effect"),
-                   *op = jx_at_str(t, "operator");
-        if (te && *te && !jx_eq(te, effect))
-            continue;
-        bool exists = jx_eq(op, "Exists");
-        if (!tk || !*tk) {
-            if (exists)
-                return true; /* empty key with Exists tolerates everything */
-            continue;
-        }
-        if (!jx_eq(tk, key))
-            continue;
-        if (exists || strcmp(tv ? tv : "", value ? value : "") == 0)
-            return true;
-    }
-    return false;
-}
-
-static bool parse_long(const char *s, long long *out)
-{
-    if (!s || !*s)
-        return false;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (*end)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* One node selector requirement against a value (NULL: the label/field is absent). */
-static bool requirement_matches(const cJSON *req, const char *value)
-{
-    const char *op = jx_at_str(req, "operator");
-    const cJSON *values = jx_at(req, "values"), *v;
-    if (jx_eq(op, "Exists"))
-        return value != NULL;
-    if (jx_eq(op, "DoesNotExist"))
-        return value == NULL;
-    if (jx_eq(op, "In") || jx_eq(op, "NotIn")) {
-        bool in = false;
-        cJSON_ArrayForEach (v, values)
-            if (value && cJSON_IsString(v) && strcmp(v->valuestring, value) == 0)
-                in = true;
-        return jx_eq(op, "In") ? in : !in;
-    }
-    if (jx_eq(op, "Gt") || jx_eq(op, "Lt")) {
-        long long have, want;
-        const cJSON *first = cJSON_GetArrayItem(values, 0);
-        if (!parse_long(value, &have) || !cJSON_IsString(first) || !parse_long(first->valuestring, &want))
-            return false;
-        return jx_eq(op, "Gt") ? have > want : have < want;
-    }
-    return false;
-}
-
-static bool term_matches(const cJSON *term, const struct nodelabels *labels, const char *node_name)
-{
-    const cJSON *exprs = jx_at(term, "matchExpressions"), *fields = jx_at(term, "matchFields"), *r;
-    if (cJSON_GetArraySize(exprs) == 0 && cJSON_GetArraySize(fields) == 0)
-        return false; /* an empty term matches no node */
-    cJSON_ArrayForEach (r, exprs)
-        if (!requirement_matches(r, nodelabels_get(labels, jx_at_str(r, "key") ? jx_at_str(r, "key") : "")))
-            return false;
-    cJSON_ArrayForEach (r, fields) {
-        const char *key = jx_at_str(r, "key");
-        if (!requirement_matches(r, jx_eq(key, "metadata.name") ? node_name : NULL))
-            return false;
-    }
-    return true;
-}
-
-bool rebalance_affinity_matches(const cJSON *affinity, const struct nodelabels *labels, const char *node_name)
-{
-    const cJSON *req = jx_at(jx_at(affinity, "nodeAffinity"), "requiredDuringSchedulingIgnoredDuringExecution");
-    if (!req || cJSON_IsNull(req))
-        return true;
-    const cJSON *term;
-    cJSON_ArrayForEach (term, jx_at(req, "nodeSelectorTerms"))
-        if (term_matches(term, labels, node_name))
-            return true;
-    return false;
-}
-
-const char *rebalance_fit(const struct rebalance_candidate *c, const struct rebalance_node *n, char *why, size_t len)
-{
-    if (n->unschedulable) {
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "key", "node.kubernetes.io/unschedulable");
-        cJSON_AddStringToObject(t, "effect", "NoSchedule");
-        bool ok = t && rebalance_tolerates(c->tolerations, t);
-        cJSON_Delete(t);
-        if (!ok) {
-            snprintf(why, len, "cordoned");
-            return why;
-        }
-    }
-    if (!isnan(n->alloc_cpu) && !isnan(n->req_cpu) && n->req_cpu + c->req_cpu > n->alloc_cpu + 1e-9) {
-        snprintf(why, len, "insufficient cpu (%.2f of %.2f cores requested, the pod wants %.2f)", n->req_cpu,
-                 n->alloc_cpu, c->req_cpu);
-        return why;
-    }
-    if (!isnan(n->alloc_memory) && !isnan(n->req_memory) && n->req_memory + c->req_memory > n->alloc_memory + 0.5) {
-        snprintf(why, len, "insufficient memory (%.0f Mi of %.0f Mi requested, the pod wants %.0f Mi)",
-                 n->req_memory / 1048576.0, n->alloc_memory / 1048576.0, c->req_memory / 1048576.0);
-        return why;
-    }
-    double mem = isnan(c->mem_used) ? c->req_memory : c->mem_used;
-    if (!isnan(n->alloc_memory) && !isnan(n->mem_used) && !isnan(mem) && n->mem_used + mem > n->alloc_memory) {
-        snprintf(why, len, "insufficient memory in use (%.0f Mi of %.0f Mi used, the pod uses %.0f Mi)",
-                 n->mem_used / 1048576.0, n->alloc_memory / 1048576.0, mem / 1048576.0);
-        return why;
-    }
-    if (!isnan(n->alloc_pods) && !isnan(n->req_pods) && n->req_pods + 1 > n->alloc_pods + 1e-9) {
-        snprintf(why, len, "too many pods");
-        return why;
-    }
-    const cJSON *sel;
-    cJSON_ArrayForEach (sel, c->node_selector) {
-        const char *have = nodelabels_get(n->labels, sel->string);
-        if (!cJSON_IsString(sel) || !have || strcmp(have, sel->valuestring) != 0) {
-            snprintf(why, len, "node selector %s does not match", sel->string);
-            return why;
-        }
-    }
-    if (!rebalance_affinity_matches(c->affinity, n->labels, n->name)) {
-        snprintf(why, len, "required node affinity does not match");
-        return why;
-    }
-    const cJSON *t;
-    cJSON_ArrayForEach (t, n->taints) {
-        const char *effect = jx_at_str(t, "effect");
-        if (!jx_eq(effect, "NoSchedule") && !jx_eq(effect, "NoExecute"))
-            continue;
-        if (!rebalance_tolerates(c->tolerations, t)) {
-            snprintf(why, len, "untolerated taint %s:%s", jx_at_str(t, "key") ? jx_at_str(t, "key") : "", effect);
-            return why;
-        }
-    }
-    return NULL;
-}
 
 /* ---- nodes ---- */
 
@@ -321,33 +75,6 @@ const char *rebalance_destination_check(const struct rebalance_params *p, const 
         snprintf(why, len, "requests not read");
         return why;
     }
-    return NULL;
-}
-
-double rebalance_vmi_vcpus(const cJSON *vmi)
-{
-    const cJSON *cpu = jx_at(jx_at(jx_at(vmi, "spec"), "domain"), "cpu");
-    if (!cJSON_IsObject(cpu))
-        return NAN;
-    double v = 1;
-    static const char *const keys[] = {"cores", "sockets", "threads"};
-    for (int i = 0; i < 3; i++) {
-        const cJSON *k = jx_at(cpu, keys[i]);
-        if (!k)
-            continue;
-        if (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > 1024)
-            return NAN;
-        v *= k->valuedouble;
-    }
-    return v;
-}
-
-const char *rebalance_vmi_check(const cJSON *vmi)
-{
-    const cJSON *c;
-    cJSON_ArrayForEach (c, jx_at(jx_at(vmi, "status"), "conditions"))
-        if (jx_eq(jx_at_str(c, "type"), "LiveMigratable") && jx_eq(jx_at_str(c, "status"), "False"))
-            return "not live-migratable";
     return NULL;
 }
 
@@ -483,7 +210,7 @@ static double reading(const struct work *w, const struct rebalance_node *n, int 
     return w->p->resources ? n->cpu_pressure : n->pressure;
 }
 
-/* Scales and readings, per node and resource (see rebalance.h: Prediction). */
+/* Scales and readings, per node and resource (docs/architecture.md, "Rebalancing: the model": Prediction). */
 static void calibrate_nodes(struct work *w)
 {
     for (size_t i = 0; i < w->nn; i++)
@@ -493,11 +220,11 @@ static void calibrate_nodes(struct work *w)
             bool informative = !isnan(P) && !isnan(L) && f >= REBALANCE_INFORMATIVE;
             double cal = known(n->scale[r]) ? n->scale[r] : 0, k;
             if (w->source[i]) {
-                k = informative ? clamp_scale(P / (100.0 * f)) : cal > 0 ? cal : 1;
+                k = informative ? rebalance_clamp_scale(P / (100.0 * f)) : cal > 0 ? cal : 1;
             } else {
                 k = cal > 0 ? cal : REBALANCE_SAFETY;
-                if (informative && clamp_scale(P / (100.0 * f)) > k)
-                    k = clamp_scale(P / (100.0 * f));
+                if (informative && rebalance_clamp_scale(P / (100.0 * f)) > k)
+                    k = rebalance_clamp_scale(P / (100.0 * f));
             }
             w->k[r][i] = k;
             w->l0[r][i] = L;
@@ -536,7 +263,7 @@ static void apply(const struct work *w, struct state *st, size_t ci, size_t s, s
     st->cand_used[ci] = true;
 }
 
-/* Whether history holds moving candidate c from s to t (rebalance.h: Convergence and oscillation). */
+/* Whether history holds moving candidate c from s to t (docs/architecture.md: Convergence and oscillation). */
 static const char *oscillation(const struct work *w, const struct rebalance_candidate *c, size_t s, size_t t)
 {
     const char *sn = w->nodes[s].name, *tn = w->nodes[t].name;
@@ -567,7 +294,7 @@ static void note_held(struct work *w, size_t ci, size_t s, size_t t, const char 
     w->held++;
 }
 
-/* The move rules on every resource balanced on (rebalance.h: Convergence, Destinations); r
+/* The move rules on every resource balanced on (docs/architecture.md: Convergence, Destinations); r
  * drives the move. The destination's figures go to *e. */
 static bool pair_ok(const struct work *w, const struct state *st, size_t ci, size_t s, size_t t, int r, struct eval *e)
 {
@@ -1165,20 +892,4 @@ void rebalance_plan_free(struct rebalance_plan *plan)
     plan->moves = NULL;
     plan->nmoves = 0;
     plan->moves_cap = 0;
-}
-
-/* ---- the Eviction API's answer ---- */
-
-enum rebalance_evict_outcome rebalance_evict_outcome(long http_status, const char *message)
-{
-    if (http_status == 0 || http_status == 200 || http_status == 201)
-        return REBALANCE_EVICTED;
-    if (http_status == 404)
-        return REBALANCE_GONE;
-    if (http_status == 429) {
-        if (message && (strstr(message, "Eviction triggered evacuation") || strstr(message, "Evacuation in progress")))
-            return REBALANCE_MIGRATING;
-        return REBALANCE_REFUSED;
-    }
-    return REBALANCE_ERROR;
 }

@@ -1,0 +1,99 @@
+/* predict: demand from usage and pressure, and pressure from load (see predict.h). */
+#include "reconcile/move/predict.h"
+
+#include <math.h>
+
+#define SQRT_2PI 2.5066282746310002
+
+double rebalance_demand_scaled(double usage, double pressure, double scale)
+{
+    if (isnan(scale) || scale <= 0)
+        scale = 1;
+    double stall = isnan(pressure) || pressure < 0 ? 0 : pressure / (100.0 * scale);
+    if (stall > REBALANCE_MAX_STALL)
+        stall = REBALANCE_MAX_STALL;
+    return usage / (1.0 - stall);
+}
+
+double rebalance_demand(double usage, double cpu_pressure)
+{
+    return rebalance_demand_scaled(usage, cpu_pressure, 1);
+}
+
+double rebalance_node_demand_scaled(double usage, double cpus, double cpu_pressure, double scale)
+{
+    if (isnan(usage) || isnan(cpus) || cpus <= 0)
+        return NAN;
+    if (usage >= REBALANCE_SATURATED * cpus && usage < cpus)
+        usage = cpus;
+    return rebalance_demand_scaled(usage, cpu_pressure, scale);
+}
+
+double rebalance_node_demand(double usage, double cpus, double cpu_pressure)
+{
+    return rebalance_node_demand_scaled(usage, cpus, cpu_pressure, 1);
+}
+
+double rebalance_node_memory_demand(double used, double memory, double mem_pressure)
+{
+    if (isnan(used) || isnan(memory) || memory <= 0)
+        return NAN;
+    if (used > memory || used < REBALANCE_SATURATED * memory)
+        return used;
+    double stall = isnan(mem_pressure) || mem_pressure < 0 ? 0 : mem_pressure / 100;
+    return memory / (1 - (stall > REBALANCE_MAX_MEMORY_STALL ? REBALANCE_MAX_MEMORY_STALL : stall));
+}
+
+double rebalance_curve(double load)
+{
+    if (isnan(load) || load <= 0)
+        return 0;
+    const double b = REBALANCE_BURSTINESS;
+    double deficit = 1.0 - 1.0 / load, z = deficit / b;
+    double Phi = 0.5 * erfc(-z / sqrt(2.0)), phi = exp(-0.5 * z * z) / SQRT_2PI;
+    double f = deficit * Phi + b * phi;
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+double rebalance_predict(double load, double scale)
+{
+    double v = scale * rebalance_curve(load);
+    return 100.0 * (v > 1 ? 1 : v);
+}
+
+double rebalance_predicted_pressure(double load)
+{
+    return rebalance_predict(load, 1);
+}
+
+double rebalance_load_from_served(double served)
+{
+    if (isnan(served) || served < 0 || served >= 0.97)
+        return NAN;
+    /* L * (1 - f(L)) grows with L: bisect (it reaches 0.97 by L = 2) */
+    double lo = 0, hi = 4;
+    for (int i = 0; i < 60; i++) {
+        double mid = (lo + hi) / 2;
+        if (mid * (1 - rebalance_curve(mid)) < served)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+double rebalance_clamp_scale(double k)
+{
+    return k < REBALANCE_SCALE_MIN ? REBALANCE_SCALE_MIN : k > REBALANCE_SCALE_MAX ? REBALANCE_SCALE_MAX : k;
+}
+
+double rebalance_calibrate(double prev, double served, double pressure)
+{
+    double f = rebalance_curve(rebalance_load_from_served(served));
+    if (isnan(pressure) || pressure < 0 || f < REBALANCE_INFORMATIVE)
+        return prev;
+    double k = rebalance_clamp_scale(pressure / (100.0 * f));
+    if (isnan(prev) || prev <= 0)
+        return k;
+    return (1 - REBALANCE_CALIBRATION_WEIGHT) * prev + REBALANCE_CALIBRATION_WEIGHT * k;
+}
