@@ -9,6 +9,7 @@
 #include "base/jx.h"
 #include "base/util.h"
 #include "base/logging.h"
+#include "psi/kubelet.h"
 #include "reconcile/move/evictor.h"
 #include "reconcile/move/history.h"
 #include "reconcile/move/resources.h"
@@ -372,6 +373,67 @@ static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_
         log_warn("memory in use not read", "error", kube_err_failed(&st) ? st.msg : "out of memory");
     free(mq);
     psi_prom_vector_free(&m);
+    return 0;
+}
+
+/* What usage_from_kubelet reads and fills: node_usage[i] for nodes[i], ref_usage[j] for
+ * refs[j] (cores; NAN where there is no reading). */
+struct usage_kubelet {
+    const struct psi_node_desc *nodes;
+    size_t nnodes;
+    double *node_usage;
+    const struct usage_ref *refs;
+    size_t nrefs;
+    double *ref_usage;
+    double *node_mem, *ref_mem; /* non-NULL: memory in use too (bytes; NAN without a reading) */
+};
+
+/* usage_from_kubelet's state across the replies. */
+struct kubelet_read {
+    const struct usage_kubelet *q;
+    size_t read;
+    char last[512];
+};
+
+static void on_summary(size_t i, const cJSON *summary, const struct kube_err *err, void *ud)
+{
+    struct kubelet_read *k = ud;
+    if (i >= k->q->nnodes)
+        return;
+    if (!summary) {
+        snprintf(k->last, sizeof(k->last), "%s: %s", k->q->nodes[i].name, err->msg);
+        return;
+    }
+    usage_from_summary(summary, &k->q->node_usage[i], k->q->refs, k->q->nrefs, k->q->ref_usage);
+    if (k->q->node_mem)
+        usage_memory_from_summary(summary, &k->q->node_mem[i], k->q->refs, k->q->nrefs, k->q->ref_mem);
+    k->read++;
+}
+
+/* Read every node's summary through client (all at once) into q with usage_from_summary.
+ * Returns 0 when at least one summary was read (or there is no node), -1 with why naming
+ * the last failure otherwise. */
+static int usage_from_kubelet(struct kube_client *client, const struct usage_kubelet *q, char *why, size_t len)
+{
+    struct kubelet_read k = {q, 0, ""};
+    const char **names = calloc(q->nnodes ? q->nnodes : 1, sizeof(*names));
+    struct kube_err err;
+    if (!names) {
+        snprintf(why, len, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < q->nnodes; i++)
+        names[i] = q->nodes[i].name;
+    int rc = psi_kubelet_fetch(client, names, q->nnodes, on_summary, &k, &err);
+    free(names);
+    if (rc < 0) {
+        snprintf(why, len, "no kubelet summary could be read: %s", err.msg);
+        return -1;
+    }
+    if (q->nnodes > 0 && k.read == 0) {
+        snprintf(why, len, "no kubelet summary could be read (%s)", k.last);
+        return -1;
+    }
     return 0;
 }
 

@@ -9,7 +9,6 @@
 
 #include "base/strbuf.h"
 #include "base/util.h"
-#include "psi/kubelet.h"
 
 /* A name as an exact regex alternative inside a PromQL string: regex metacharacters are
  * escaped with a backslash, which the PromQL string needs doubled. */
@@ -208,50 +207,4 @@ void usage_memory_from_summary(const cJSON *summary, double *node_used, const st
                                double *ref_used)
 {
     from_summary(summary, working_set, node_used, refs, nrefs, ref_used);
-}
-
-/* usage_from_kubelet's state across the replies. */
-struct kubelet_read {
-    const struct usage_kubelet *q;
-    size_t read;
-    char last[512];
-};
-
-static void on_summary(size_t i, const cJSON *summary, const struct kube_err *err, void *ud)
-{
-    struct kubelet_read *k = ud;
-    if (i >= k->q->nnodes)
-        return;
-    if (!summary) {
-        snprintf(k->last, sizeof(k->last), "%s: %s", k->q->nodes[i].name, err->msg);
-        return;
-    }
-    usage_from_summary(summary, &k->q->node_usage[i], k->q->refs, k->q->nrefs, k->q->ref_usage);
-    if (k->q->node_mem)
-        usage_memory_from_summary(summary, &k->q->node_mem[i], k->q->refs, k->q->nrefs, k->q->ref_mem);
-    k->read++;
-}
-
-int usage_from_kubelet(struct kube_client *client, const struct usage_kubelet *q, char *why, size_t len)
-{
-    struct kubelet_read k = {q, 0, ""};
-    const char **names = calloc(q->nnodes ? q->nnodes : 1, sizeof(*names));
-    struct kube_err err;
-    if (!names) {
-        snprintf(why, len, "out of memory");
-        return -1;
-    }
-    for (size_t i = 0; i < q->nnodes; i++)
-        names[i] = q->nodes[i].name;
-    int rc = psi_kubelet_fetch(client, names, q->nnodes, on_summary, &k, &err);
-    free(names);
-    if (rc < 0) {
-        snprintf(why, len, "no kubelet summary could be read: %s", err.msg);
-        return -1;
-    }
-    if (q->nnodes > 0 && k.read == 0) {
-        snprintf(why, len, "no kubelet summary could be read (%s)", k.last);
-        return -1;
-    }
-    return 0;
 }

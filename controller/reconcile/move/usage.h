@@ -1,6 +1,6 @@
 /* usage: CPU usage (cores) and memory in use (bytes) of nodes and of the workloads that might
- * move, which the predictions of rebalance need. Pure (builds the queries and reads the
- * answers), apart from usage_from_kubelet, which fetches the summaries.
+ * move, which the predictions of rebalance need. Pure: builds the queries and reads the
+ * answers (gather.c fetches them).
  *
  * Prometheus: one instant query, run only on cycles where some node is a source (so the
  * steady state keeps to the one pressure query per cycle). Its parts are tagged with a label
@@ -43,8 +43,6 @@
 
 #include "psi/prom.h"
 
-struct kube_client;
-
 /* Most workloads named in the query's filters. */
 #define USAGE_MAX_FILTERED 200
 
@@ -79,22 +77,5 @@ void usage_from_summary(const cJSON *summary, double *node_usage, const struct u
 /* The same for memory in use (bytes, the working sets). */
 void usage_memory_from_summary(const cJSON *summary, double *node_used, const struct usage_ref *refs, size_t nrefs,
                                double *ref_used);
-
-/* What usage_from_kubelet reads and fills: node_usage[i] for nodes[i], ref_usage[j] for
- * refs[j] (cores; NAN where there is no reading). */
-struct usage_kubelet {
-    const struct psi_node_desc *nodes;
-    size_t nnodes;
-    double *node_usage;
-    const struct usage_ref *refs;
-    size_t nrefs;
-    double *ref_usage;
-    double *node_mem, *ref_mem; /* non-NULL: memory in use too (bytes; NAN without a reading) */
-};
-
-/* Read every node's summary through client (all at once) into q with usage_from_summary.
- * Returns 0 when at least one summary was read (or there is no node), -1 with why naming
- * the last failure otherwise. */
-int usage_from_kubelet(struct kube_client *client, const struct usage_kubelet *q, char *why, size_t len);
 
 #endif
