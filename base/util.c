@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 char *base_strdup_or_null(const char *s)
 {
@@ -23,11 +22,4 @@ const char *base_nonempty(const char *s)
 const char *base_or_empty(const char *s)
 {
     return s ? s : "";
-}
-
-int64_t base_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -1,4 +1,5 @@
-/* util: the small helpers every module wanted a copy of. Pure except base_mono_ms (a clock). */
+/* util: the small helpers every module wanted a copy of. Pure except base_mono_ms (a clock,
+ * defined in clock.c). */
 #ifndef PSI_BASE_UTIL_H
 #define PSI_BASE_UTIL_H
 
