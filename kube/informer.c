@@ -455,12 +455,6 @@ int kube_informer_start(struct kube_informer *inf, struct kube_loop *loop, struc
     return kube_watch_start(inf->watch, err);
 }
 
-void kube_informer_stop(struct kube_informer *inf)
-{
-    if (inf->watch)
-        kube_watch_stop(inf->watch);
-}
-
 bool kube_informer_synced(const struct kube_informer *inf)
 {
     return inf->synced;

@@ -19,7 +19,7 @@
  * "Synced" becomes true when the first list is complete, and stays true.
  * The cache logic (the kube_informer_list_* and kube_informer_event entry points) is pure
  * and can be driven without a server. Not thread-safe: use it from the loop's thread.
- * Handlers must not call kube_informer_stop/free; lookups are fine. */
+ * Handlers must not call kube_informer_free; lookups are fine. */
 #ifndef PSI_KUBE_INFORMER_H
 #define PSI_KUBE_INFORMER_H
 
@@ -87,9 +87,6 @@ void kube_informer_free(struct kube_informer *inf);
  * Returns 0 or -1 with err. */
 int kube_informer_start(struct kube_informer *inf, struct kube_loop *loop, struct kube_client *client,
                         struct kube_err *err);
-
-/* Stop watching; the cache is kept (a later start relists and diffs). */
-void kube_informer_stop(struct kube_informer *inf);
 
 /* Whether the first list has completed. */
 bool kube_informer_synced(const struct kube_informer *inf);

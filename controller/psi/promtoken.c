@@ -55,11 +55,6 @@ void psi_promtoken_free(struct psi_promtoken *t)
     free(t);
 }
 
-const char *psi_promtoken_identity(const struct psi_promtoken *t)
-{
-    return t->identity;
-}
-
 int64_t psi_promtoken_renew_at(int64_t issued_ms, int64_t expires_ms)
 {
     if (expires_ms <= issued_ms)

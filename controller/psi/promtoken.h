@@ -35,9 +35,6 @@ struct psi_promtoken *psi_promtoken_new(struct kube_client *client, const char *
 /* Free it, wiping the token (NULL is fine). */
 void psi_promtoken_free(struct psi_promtoken *t);
 
-/* "ServiceAccount <ns>/<name>", for messages; owned by t. */
-const char *psi_promtoken_identity(const struct psi_promtoken *t);
-
 /* The token to send at now_ms (wall clock), requesting one when none is held or the one held
  * is due for renewal. Returns it (owned by t, valid until the next call), or NULL with st
  * failed (reason PSI_REASON_CREDENTIAL, a message naming the ServiceAccount, the HTTP status

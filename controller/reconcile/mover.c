@@ -205,7 +205,7 @@ static int find_candidates(struct decision *dc)
         return -1;
     }
     if (gather_candidates(pods, dc->in->nodes, dc->nn, dc->is_source, &dc->cands) < 0) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory collecting pods");
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory collecting pods");
         return -1;
     }
     /* evacuations KubeVirt has started that have no migration yet are in flight too */
@@ -417,7 +417,7 @@ static int plan_and_move(struct mover *mv, struct decision *dc, char *fail_msg, 
     /* what earlier rounds made counts against every limit of the next (rebalance_params.made) */
     struct rebalance_move *made_moves = calloc(dc->cands.n ? dc->cands.n : 1, sizeof(*made_moves));
     if (!made_moves) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while planning");
         return 0;
     }
     for (int round = 0; round < MOVER_MAX_ROUNDS; round++) {
@@ -425,7 +425,7 @@ static int plan_and_move(struct mover *mv, struct decision *dc, char *fail_msg, 
         dc->p.made = made_moves, dc->p.nmade = nmade;
         if (rebalance_plan(&dc->p, dc->nodes, dc->nn, dc->cands.c, dc->cands.n, &dc->plan) < 0) {
             free(made_moves);
-            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
+            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while planning");
             return 0;
         }
         if (!dc->plan.nmoves)
@@ -496,7 +496,7 @@ static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t 
                   ? look_at_nodes(mv, dc)
                   : -1;
     if (any < 0) {
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while deciding");
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while deciding");
         return 0;
     }
     if (dc->dry) /* DryRun: the moves it would have made change the picture once demands are known */
@@ -504,7 +504,7 @@ static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t 
     if (!any) { /* nothing to do, or only settling sources: the plan says which, without reading more */
         warm_pods(dc);
         if (rebalance_plan(&dc->p, dc->nodes, dc->nn, NULL, 0, &dc->plan) < 0)
-            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "OutOfMemory", "out of memory while planning");
+            cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while planning");
         else
             cycle_verdict_set(&dc->v, API_CONDITION_FALSE, dc->plan.reason, "%s", dc->plan.message);
         return 0;
