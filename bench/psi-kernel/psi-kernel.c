@@ -193,6 +193,21 @@ static void *burst_loop(void *arg)
     return NULL;
 }
 
+/* In a forked child: die with the parent, and move into the unified group and the v1 group
+ * (through its v1file, e.g. "tasks" or "cgroup.procs"); exit 3 where either write fails. */
+static void join_groups(const char *ugroup, const char *v1group, const char *v1file)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    char p[512], me[32];
+    snprintf(me, sizeof me, "%d", getpid());
+    snprintf(p, sizeof p, "%s/cgroup.procs", ugroup);
+    if (write_file(p, me) < 0)
+        _exit(3);
+    snprintf(p, sizeof p, "%s/%s", v1group, v1file);
+    if (write_file(p, me) < 0)
+        _exit(3);
+}
+
 /* Fork a task of nthreads burst threads into the given unified and v1 groups. */
 static void spawn(const char *ugroup, const char *v1group, const char *v1ctl, struct shape s, int nthreads)
 {
@@ -202,15 +217,7 @@ static void spawn(const char *ugroup, const char *v1group, const char *v1ctl, st
     if (pid < 0)
         die("fork: %s", strerror(errno));
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        char p[512], me[32];
-        snprintf(me, sizeof me, "%d", getpid());
-        snprintf(p, sizeof p, "%s/cgroup.procs", ugroup);
-        if (write_file(p, me) < 0)
-            _exit(3);
-        snprintf(p, sizeof p, "%s/%s", v1group, v1ctl);
-        if (write_file(p, me) < 0)
-            _exit(3);
+        join_groups(ugroup, v1group, v1ctl);
         for (int i = 1; i < nthreads; i++) {
             pthread_t t;
             pthread_create(&t, NULL, burst_loop, &s);
@@ -389,15 +396,7 @@ static void mem_reader(const char *ugroup, const char *v1group, const char *path
     if (pid < 0)
         die("fork: %s", strerror(errno));
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        char p[512], me[32];
-        snprintf(me, sizeof me, "%d", getpid());
-        snprintf(p, sizeof p, "%s/cgroup.procs", ugroup);
-        if (write_file(p, me) < 0)
-            _exit(3);
-        snprintf(p, sizeof p, "%s/cgroup.procs", v1group);
-        if (write_file(p, me) < 0)
-            _exit(3);
+        join_groups(ugroup, v1group, "cgroup.procs");
         int fd = open(path, O_RDONLY);
         if (fd < 0)
             _exit(4);
