@@ -6,6 +6,7 @@
  * runs where and what happens over time (hack/sim/scenarios/).
  *
  *   psi-sim --check FILE...              (parse scenario files and say what they hold)
+ *   psi-sim --expect FILE [CPUS]         (each pinned node's model pressures, expect.h)
  *   psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]
  *           [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]
  *           [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR] [--kubelet-socket PATH]
@@ -44,6 +45,7 @@
 #include "base/jx.h"
 #include "hack/sim/deployment.h"
 #include "hack/sim/evacuation.h"
+#include "hack/sim/expect.h"
 #include "hack/sim/kubeletd.h"
 #include "hack/sim/mco.h"
 #include "hack/sim/migration.h"
@@ -109,6 +111,7 @@ static bool parse_port(const char *s, int *port)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: psi-sim --check FILE...\n"
+               "       psi-sim --expect FILE [CPUS]\n"
                "       psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]\n"
                "               [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]\n"
                "               [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR] [--kubelet-socket PATH]\n"
@@ -134,6 +137,26 @@ static int check_files(int argc, char **argv, int first)
         scenario_free(sc);
     }
     return rc;
+}
+
+/* --expect: the model's pressures for a scenario's placement. */
+static int expect_file(const char *path, const char *cpus_arg)
+{
+    char *end = NULL;
+    double cpus = cpus_arg ? strtod(cpus_arg, &end) : 0;
+    if (cpus_arg && (end == cpus_arg || *end || !(cpus > 0))) {
+        fprintf(stderr, "psi-sim: --expect: CPUS \"%s\" is not a positive number\n", cpus_arg);
+        return 2;
+    }
+    char err[1024];
+    struct scenario *sc = scenario_load(path, err, sizeof(err));
+    if (!sc) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    expect_print(stdout, sc, cpus);
+    scenario_free(sc);
+    return 0;
 }
 
 static void inf_log(enum kube_watch_level level, const char *msg, void *ud)
@@ -631,6 +654,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "--check") == 0)
         return check_files(argc, argv, 2);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "--expect") == 0)
+        return expect_file(argv[2], argc == 4 ? argv[3] : NULL);
     struct flags f;
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0)

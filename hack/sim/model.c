@@ -2,11 +2,13 @@
 #include "hack/sim/model.h"
 
 #include <math.h>
+#include <string.h>
 
 void model_params_default(struct model_params *p)
 {
-    struct model_curve c = {MODEL_DEFAULT_BURSTINESS, MODEL_DEFAULT_FULL_RATIO};
+    struct model_curve c = {MODEL_SHAPE_QUEUEING, MODEL_DEFAULT_BURSTINESS, MODEL_DEFAULT_FULL_RATIO};
     p->cpu = c;
+    p->cpu.shape = MODEL_SHAPE_KERNEL;
     p->memory = c;
     p->io = c;
 }
@@ -44,12 +46,33 @@ double model_kernel_cpu_some(double demand, double capacity)
     return clamp01(1.0 - exp(-pow(demand / capacity / MODEL_KERNEL_CPU_SCALE, MODEL_KERNEL_CPU_SHAPE)));
 }
 
+int model_shape_parse(const char *s, enum model_shape *out)
+{
+    if (strcmp(s, "kernel") == 0)
+        *out = MODEL_SHAPE_KERNEL;
+    else if (strcmp(s, "queueing") == 0)
+        *out = MODEL_SHAPE_QUEUEING;
+    else
+        return -1;
+    return 0;
+}
+
+static double curve_some(const struct model_curve *c, double demand, double capacity)
+{
+    if (c->shape == MODEL_SHAPE_KERNEL)
+        return model_kernel_cpu_some(demand, capacity);
+    return model_pressure(demand, capacity, c->burstiness);
+}
+
 void model_node(const struct model_params *p, const struct model_node_in *in, struct model_node_out *out)
 {
-    out->cpu_some = model_pressure(in->cpu_demand, in->cpus, p->cpu.burstiness);
-    out->memory_some = model_pressure(in->memory_demand, in->memory, p->memory.burstiness);
+    out->cpu_some = curve_some(&p->cpu, in->cpu_demand, in->cpus);
+    out->memory_some = curve_some(&p->memory, in->memory_demand, in->memory);
     out->memory_full = out->memory_some * clamp01(p->memory.full_ratio);
-    out->io_some = model_pressure(in->io_demand, in->io, p->io.burstiness);
+    out->io_some = curve_some(&p->io, in->io_demand, in->io);
     out->io_full = out->io_some * clamp01(p->io.full_ratio);
-    out->cpu_served = 1.0 - out->cpu_some;
+    if (p->cpu.shape == MODEL_SHAPE_KERNEL)
+        out->cpu_served = in->cpu_demand > in->cpus && in->cpu_demand > 0 ? clamp01(in->cpus / in->cpu_demand) : 1.0;
+    else
+        out->cpu_served = 1.0 - out->cpu_some;
 }

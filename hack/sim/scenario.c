@@ -236,9 +236,18 @@ static int parse_curve(struct ctx *c, const cJSON *model, const char *key, struc
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(model, key);
     char path[32];
     snprintf(path, sizeof(path), "model.%s", key);
-    static const char *const keys[] = {"burstiness", "fullRatio", NULL};
+    static const char *const keys[] = {"curve", "burstiness", "fullRatio", NULL};
     if (want_object(c, v, path) < 0 || check_keys(c, v, path, keys) < 0)
         return -1;
+    char *shape = NULL;
+    if (get_string(c, v, "curve", path, &shape) < 0)
+        return -1;
+    if (shape && model_shape_parse(shape, &curve->shape) < 0) {
+        fail(c, "%s.curve: \"%s\" is not one of kernel, queueing", path, shape);
+        free(shape);
+        return -1;
+    }
+    free(shape);
     double b = curve->burstiness;
     if (get_quantity(c, v, "burstiness", path, &b, NULL) < 0 ||
         get_fraction(c, v, "fullRatio", path, &curve->full_ratio) < 0)

@@ -29,8 +29,9 @@
  *                                     # node_cpu_seconds_total{mode="user"} (exporter.h), which a
  *                                     # Prometheus source then reads as the node's usage instead
  *                                     # of the sum of its VMs' (needed for Deployments' pods)
- *   model:                            # see model.h
- *     cpu:    {burstiness: 0.25}
+ *   model:                            # see model.h; curve: kernel | queueing (burstiness
+ *                                     # and fullRatio apply to queueing; default kernel for cpu)
+ *     cpu:    {curve: kernel}
  *     memory: {burstiness: 0.25, fullRatio: 0.5}
  *     io:     {burstiness: 0.25, fullRatio: 0.5}
  *   kubevirt:

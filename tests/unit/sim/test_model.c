@@ -95,6 +95,7 @@ static void test_node(void **state)
     (void)state;
     struct model_params p;
     model_params_default(&p);
+    p.cpu.shape = MODEL_SHAPE_QUEUEING;
     struct model_node_in in = {
         .cpus = 4,
         .cpu_demand = 6,
@@ -141,6 +142,43 @@ static void test_kernel_curve(void **state)
     assert_near(model_kernel_cpu_some(1, 0), 1, 0);
 }
 
+/* The default cpu curve is the kernel's; each VM then gets min(D, C) / D of its demand, for
+ * every demand and capacity (not 1 - some, which the kernel's some does not measure). */
+static void test_node_kernel_default(void **state)
+{
+    (void)state;
+    struct model_params p;
+    model_params_default(&p);
+    assert_int_equal(p.cpu.shape, MODEL_SHAPE_KERNEL);
+    assert_int_equal(p.memory.shape, MODEL_SHAPE_QUEUEING);
+    assert_int_equal(p.io.shape, MODEL_SHAPE_QUEUEING);
+    for (double cpus = 1; cpus <= 64; cpus *= 2)
+        for (double d = 0; d <= 3 * cpus; d += cpus / 16) {
+            struct model_node_in in = {.cpus = cpus, .cpu_demand = d, .memory = 1, .memory_demand = 0.5};
+            struct model_node_out out;
+            model_node(&p, &in, &out);
+            assert_near(out.cpu_some, model_kernel_cpu_some(d, cpus), 0);
+            double served = d > cpus ? cpus / d : 1;
+            assert_near(out.cpu_served, served, 1e-12);
+            assert_true(d * out.cpu_served <= cpus + 1e-9);
+            assert_near(out.memory_some, model_pressure(0.5, 1, MODEL_DEFAULT_BURSTINESS), 0);
+        }
+}
+
+/* The curve names a scenario may give. */
+static void test_shape_parse(void **state)
+{
+    (void)state;
+    enum model_shape s = MODEL_SHAPE_QUEUEING;
+    assert_int_equal(model_shape_parse("kernel", &s), 0);
+    assert_int_equal(s, MODEL_SHAPE_KERNEL);
+    assert_int_equal(model_shape_parse("queueing", &s), 0);
+    assert_int_equal(s, MODEL_SHAPE_QUEUEING);
+    assert_int_equal(model_shape_parse("Kernel", &s), -1);
+    assert_int_equal(model_shape_parse("", &s), -1);
+    assert_int_equal(s, MODEL_SHAPE_QUEUEING);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +190,8 @@ int main(void)
         cmocka_unit_test(test_edge_inputs),
         cmocka_unit_test(test_node),
         cmocka_unit_test(test_kernel_curve),
+        cmocka_unit_test(test_node_kernel_default),
+        cmocka_unit_test(test_shape_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,6 +64,9 @@ static void test_minimal_defaults(void **state)
     assert_int_equal(s->parallel_outbound_per_node, 2);
     assert_near(s->cpu_allocation_ratio, 10, 0);
     assert_near(s->model.cpu.burstiness, MODEL_DEFAULT_BURSTINESS, 0);
+    assert_int_equal(s->model.cpu.shape, MODEL_SHAPE_KERNEL); /* the fitted curve by default */
+    assert_int_equal(s->model.memory.shape, MODEL_SHAPE_QUEUEING);
+    assert_int_equal(s->model.io.shape, MODEL_SHAPE_QUEUEING);
     assert_int_equal(s->n_vms, 1);
     const struct scenario_vm *vm = &s->vms[0];
     assert_string_equal(vm->name, "vm");
@@ -102,6 +105,7 @@ static void test_full_file(void **state)
     assert_near(s->node_io, 200, 0);
     assert_near(s->node_base_cpu, 0.5, 0);
     assert_false(s->psi_without_pool); /* explicit, and mco is on */
+    assert_int_equal(s->model.cpu.shape, MODEL_SHAPE_QUEUEING);
     assert_near(s->model.cpu.burstiness, 0.1, 1e-12);
     assert_near(s->model.memory.full_ratio, 0.3, 1e-12);
     assert_near(s->model.io.full_ratio, 1, 0);
@@ -300,6 +304,9 @@ static void test_errors(void **state)
          "kubevirt.migration.failureRate: must be a number between 0 and 1"},
         {"name: x\nvms: [{name: a}]\nkubevirt: {migration: {failVMs: [b]}}\n", "failVMs[0]: no VM named \"b\""},
         {"name: x\nvms: [{name: a}]\nmodel: {cpu: {burstiness: 20}}\n", "model.cpu.burstiness: must be at most 10"},
+        {"name: x\nvms: [{name: a}]\nmodel: {cpu: {curve: weibull}}\n",
+         "model.cpu.curve: \"weibull\" is not one of kernel, queueing"},
+        {"name: x\nvms: [{name: a}]\nmodel: {memory: {curve: 3}}\n", "model.memory.curve: must be a string"},
         {"name: x\nvms: [{name: a}]\nevents: [{demand: {vm: a, cpu: 1}}]\n", "events[0].at: required"},
         {"name: x\nvms: [{name: a}]\nevents: [{at: 1s}]\n", "events[0]: needs exactly one of"},
         {"name: x\nvms: [{name: a}]\nevents: [{at: 1s, demand: {vm: b, cpu: 1}}]\n",
