@@ -8,6 +8,8 @@
 #    beds (CMake's PSI_E2E_LANES), handed out by ctest's resource allocation (the build's
 #    testbeds.json): each e2e test takes a free bed, the longest first, and PSI_TEST_JOBS
 #    (default 3: ctest -j) tests run at once;
+#  - the thread sanitizer build (build-tsan/, ThreadSanitizer): the unit tests and the
+#    leader-election and monitoring e2e tests, against one test bed;
 #  - the fuzz build (build-fuzz/, clang, libFuzzer): each target of tests/fuzz for 12 s
 #    (hack/fuzz.sh; a longer run of one target: hack/fuzz.sh TARGET SECONDS).
 #
@@ -47,4 +49,9 @@ fi
 run build -- -L unit
 one_bed=1 run build -- -R '^kube_informer_valgrind$'
 run build-asan -DPSI_SANITIZE=ON --
+# Under ThreadSanitizer: the C unit tests (the server tests drive the serving threads), then
+# the e2e tests of the threads that share state with the event loop (leader election, the
+# metrics and health endpoints) on one bed.
+run build-tsan -DPSI_TSAN=ON -- -L unit -E '^(lint|docs_vs_code|prometheus_rules|pure_symbols.*)$'
+one_bed=1 run build-tsan -DPSI_TSAN=ON -- -R '^(kube_leader_election|operator_monitoring)$'
 hack/fuzz.sh all 12

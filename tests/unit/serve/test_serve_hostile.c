@@ -43,6 +43,14 @@
  * the rest is allocator slack. The old server grew by over 200 MB under this attack. */
 #define RSS_GROWTH_BOUND_KB (40 * 1024)
 
+/* ThreadSanitizer's shadow memory multiplies the resident size, so under it the memory bounds
+ * are not checked (the plain and AddressSanitizer builds check them); every answer still is. */
+#ifdef __SANITIZE_THREAD__
+#define RSS_CHECKED 0
+#else
+#define RSS_CHECKED 1
+#endif
+
 static void on_ok(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
 {
     (void)req, (void)ud;
@@ -334,7 +342,7 @@ static void test_hostile_clients(void **state)
     assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
     assert_int_equal(answered, probes);
     assert_int_equal(success, 0);
-    assert_true(peak - before < RSS_GROWTH_BOUND_KB);
+    assert_true(!RSS_CHECKED || peak - before < RSS_GROWTH_BOUND_KB);
     /* every huge URI got a 414 status line, every POST to the GET-only /healthz a 405 */
     assert_int_equal(uri_414, crowd[HUGE_URI]);
     assert_int_equal(body_405, crowd[BIG_BODY_NO_ROUTE]);
@@ -520,7 +528,7 @@ static void pipelining_attack(int tls)
     assert_int_equal(waitpid(child, &ws, 0), child);
     assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
     assert_true(answered * 100 >= probes * 95);
-    if (!tls)
+    if (!tls && RSS_CHECKED)
         assert_true(peak - before < PIPELINE_RSS_BOUND_KB);
 }
 
