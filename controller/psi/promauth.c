@@ -311,6 +311,9 @@ void psi_promauth_apply(struct psi_promauth *a, CURL *easy)
     if (!a->trust_loaded)
         return;
     curl_easy_setopt(easy, CURLOPT_CAINFO, a->memfd_path);
+    /* the bundle is all the trust: libcurl's build-time CA directory (/etc/ssl/certs on
+     * Debian), which curl_easy_reset puts back, would add the whole system store to a caFile */
+    curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
 #if LIBCURL_VERSION_NUM >= 0x075700
     curl_easy_setopt(easy, CURLOPT_CA_CACHE_TIMEOUT, 0L); /* the bundle's path stays, its contents change */
 #endif

@@ -5,7 +5,9 @@
  *   - otherwise the service CA beside the ServiceAccount token (service-ca.crt, which
  *     OpenShift mounts into every pod) when the file exists, plus the system trust store
  *     (libcurl's default CA bundle).
- *   The files are read into one PEM bundle handed to libcurl, and read again when one of them
+ *   The files are read into one PEM bundle handed to libcurl, which is all it trusts: its
+ *   build-time CA directory (CURLOPT_CAPATH, /etc/ssl/certs on Debian) is cleared, or a caFile
+ *   would come with the whole system store. The files are read again when one of them
  *   changes (device, inode, size or mtime: the kubelet replaces them); the first request
  *   after a change opens a new connection, so the new trust is what verifies it.
  *   The spec's files (caFile, bearerTokenFile) are read only by the rule of psi/specfile.h:
