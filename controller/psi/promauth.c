@@ -236,8 +236,7 @@ static int append_pem(struct psi_promauth *a, const char *path, const char *what
 static int refuse_file(const struct psi_promauth *a, const char *field, size_t max, struct kube_err *st)
 {
     char why[512];
-    return psi_fail(st, PSI_REASON_CONFIG, "%s",
-                    psi_specfile_refusal(field, a->file_roots, max, why, sizeof(why)));
+    return psi_fail(st, PSI_REASON_CONFIG, "%s", psi_specfile_refusal(field, a->file_roots, max, why, sizeof(why)));
 }
 
 /* Rebuild the bundle from the files (ca_fd: caFile, opened by psi_specfile_open, or -1). */

@@ -14,7 +14,7 @@ const char *const psi_specfile_roots[] = {"/var/run/secrets/", "/run/secrets/", 
 /* True when no component of the absolute path p is empty, "." or "..". */
 static bool components_plain(const char *p)
 {
-    for (const char *c = p + 1;; ) {
+    for (const char *c = p + 1;;) {
         const char *end = strchr(c, '/');
         size_t n = end ? (size_t)(end - c) : strlen(c);
         if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))

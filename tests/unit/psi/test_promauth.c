@@ -233,9 +233,9 @@ static void assert_refused(const char *field, const char *path, const char *cons
     assert_null(tok);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
     char want[512];
-    assert_string_equal(st.msg,
-                        psi_specfile_refusal(field, r, strcmp(field, "caFile") == 0 ? 4 * 1024 * 1024 : 64 * 1024,
-                                             want, sizeof(want)));
+    assert_string_equal(
+        st.msg,
+        psi_specfile_refusal(field, r, strcmp(field, "caFile") == 0 ? 4 * 1024 * 1024 : 64 * 1024, want, sizeof(want)));
     psi_promauth_free(a);
 }
 
@@ -254,7 +254,7 @@ static void test_hostile_files_refused(void **state)
     assert_int_equal(symlink(self_fd, path_of("to-pipe")), 0);
     char out[160];
     snprintf(out, sizeof(out), "%s/../../etc/hostname", dir);
-    const char *hostile[] = {self_fd, path_of("fifo"), path_of("to-pipe"), "/proc/self/environ", "/dev/zero",
+    const char *hostile[] = {self_fd, path_of("fifo"),   path_of("to-pipe"), "/proc/self/environ", "/dev/zero",
                              out,     path_of("missing")};
     const char *fields[] = {"bearerTokenFile", "caFile"};
     for (size_t f = 0; f < 2; f++) {
