@@ -26,11 +26,15 @@ kind: PsiRebalance
 metadata: {name: $1}
 spec:
   metrics: {source: Prometheus, prometheus: $2, interval: 5s, window: 15s}
-  pressure: {resource: cpu, taintAbovePercent: 95, untaintBelowPercent: 90}
+  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15}
+  eviction: {mode: Disabled}
 YAML
 }
 metrics_message() { psir_field "$1" '.status.conditions[]? | select(.type == "MetricsAvailable") | "\(.status) \(.reason) \(.message)"'; }
 
+# Every worker at 0 % pressure, so that the good PsiRebalance reads a value and taints nothing.
+mapfile -t workers < <(kubectl get nodes -l node-role.kubernetes.io/worker -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')
+start_exporter "${workers[@]}"
 start_operator
 eventually 30 "the operator serves /healthz and /metrics" bash -c \
   "grep -q 'serving paths=/healthz,/readyz port=' '$work/operator.log' && grep -q 'serving paths=/metrics port=' '$work/operator.log'"
@@ -53,14 +57,16 @@ eventually 60 "a PsiRebalance on the bed's Prometheus reads it (MetricsAvailable
 psir "$name-token" "{url: \"$PSI_PROMETHEUS_URL\", bearerTokenFile: \"${pipes[0]}\", sendTokenOverPlainHTTP: true}"
 psir "$name-ca" "{url: \"https://127.0.0.1:1\", bearerTokenFile: \"\", caFile: \"${pipes[-1]}\"}"
 psir "$name-out" "{url: \"$PSI_PROMETHEUS_URL\", bearerTokenFile: \"/etc/hostname\", sendTokenOverPlainHTTP: true}"
-want_token="False SourceConfigError bearerTokenFile must be a regular file of at most 64 KiB under $roots"
-want_ca="False SourceConfigError caFile must be a regular file of at most 4 MiB under $roots"
-eventually 60 "bearerTokenFile ${pipes[0]}: the fixed refusal in MetricsAvailable" bash -c \
-  "$(declare -f psir_field metrics_message); [ \"\$(metrics_message $name-token)\" = '$want_token' ]"
-eventually 60 "caFile ${pipes[-1]}: the fixed refusal in MetricsAvailable" bash -c \
-  "$(declare -f psir_field metrics_message); [ \"\$(metrics_message $name-ca)\" = '$want_ca' ]"
+want_token="bearerTokenFile must be a regular file of at most 64 KiB under $roots"
+want_ca="caFile must be a regular file of at most 4 MiB under $roots"
+# refused NAME SENTENCE: MetricsAvailable is False, SourceConfigError, with SENTENCE.
+refused() { local m; m=$(metrics_message "$1"); [[ $m == "False SourceConfigError "*"$2"* ]]; }
+defs="$(declare -f psir_field metrics_message refused)"
+eventually 60 "bearerTokenFile ${pipes[0]}: the fixed refusal in MetricsAvailable" bash -c "$defs; refused $name-token '$want_token'"
+eventually 60 "caFile ${pipes[-1]}: the fixed refusal in MetricsAvailable" bash -c "$defs; refused $name-ca '$want_ca'"
 eventually 60 "bearerTokenFile /etc/hostname (a regular file outside the roots): the same refusal" bash -c \
-  "$(declare -f psir_field metrics_message); [ \"\$(metrics_message $name-out)\" = '$want_token' ]"
+  "$defs; refused $name-out '$want_token'"
+for n in token ca out; do echo "$name-$n: MetricsAvailable $(metrics_message "$name-$n")"; done
 
 # The loop goes on: reconciles keep counting and /healthz stays ok beyond the stall limit.
 first=$(reconciles)
