@@ -4,7 +4,8 @@
  *
  * bearerTokenFile unset: the token of the pressure-reading ServiceAccount
  * (PSI_PRESSURE_READER_SA in the operator's namespace, from the TokenRequest API, promtoken.h);
- * "": no token; a path: that file, unless it holds the operator's own API token.
+ * "": no token; a path: that file, unless it holds the operator's own API token. A path
+ * (bearerTokenFile or caFile) is read only under the allowed roots of psi/specfile.h.
  * caFile unset: the service CA in the ServiceAccount directory (service-ca.crt) when present,
  * plus the system trust store. One promcred per operator, shared by every PsiRebalance;
  * not thread-safe. */

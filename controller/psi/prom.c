@@ -198,8 +198,16 @@ struct psi_prom *psi_prom_new(const struct psi_prom_config *cfg, struct kube_err
     p->endpoint = str_printf("%s/api/v1/query", p->base);
     if (!p->endpoint)
         goto oom;
-    struct psi_promauth_config ac = {cfg->token_fn, cfg->token_file,      cfg->own_token_file,  cfg->own_token,
-                                     cfg->ca_file,  cfg->service_ca_file, cfg->plain_http_token};
+    struct psi_promauth_config ac = {
+        .token_fn = cfg->token_fn,
+        .token_file = cfg->token_file,
+        .own_token_file = cfg->own_token_file,
+        .own_token = cfg->own_token,
+        .ca_file = cfg->ca_file,
+        .service_ca_file = cfg->service_ca_file,
+        .plain_http_token = cfg->plain_http_token,
+        .file_roots = cfg->file_roots,
+    };
     p->auth = psi_promauth_new(&ac, st);
     if (!p->auth) {
         psi_prom_free(p);

@@ -57,6 +57,8 @@ struct psi_prom_config {
     const struct psi_prom_token_fn *token_fn; /* the token to send, or NULL */
     const char *own_token_file, *own_token;   /* the operator's own API token: never sent */
     int plain_http_token;                     /* a token may go over http:// */
+    const char *const *file_roots;            /* where token_file and ca_file may be, or NULL: the
+                                                 allowed roots of psi/specfile.h (borrowed) */
 };
 
 /* One label of a series. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "psi/specfile.h"
 
 #define MAX_TOKEN (64 * 1024)
 #define MAX_CA (4L * 1024 * 1024)
@@ -39,6 +40,7 @@ struct psi_promauth {
     int has_token_fn;
     char *token_file, *own_token_file, *own_token;
     char *ca_file, *service_ca_file, *system_ca_file;
+    const char *const *file_roots; /* where token_file and ca_file may be */
     int plain_http_token;
     /* trust: the PEM bundle libcurl reads, through a memory file */
     struct filestamp ca_stamp, sca_stamp, sys_stamp;
@@ -151,6 +153,7 @@ struct psi_promauth *psi_promauth_new(const struct psi_promauth_config *cfg, str
     a->service_ca_file = base_strdup_or_null(cfg->ca_file ? NULL : cfg->service_ca_file);
     a->system_ca_file = base_strdup_or_null(cfg->ca_file ? NULL : find_system_bundle());
     a->plain_http_token = cfg->plain_http_token;
+    a->file_roots = cfg->file_roots ? cfg->file_roots : psi_specfile_roots;
     if ((!cfg->token_fn && cfg->token_file && !a->token_file) || (cfg->own_token_file && !a->own_token_file) ||
         (cfg->own_token && !a->own_token) || (cfg->ca_file && !a->ca_file) ||
         (!cfg->ca_file && cfg->service_ca_file && !a->service_ca_file)) {
@@ -205,14 +208,11 @@ static void describe_trust(struct psi_promauth *a)
         snprintf(a->trust_desc, sizeof(a->trust_desc), "the system trust store %s", sys);
 }
 
-/* Append the PEM of path (which must hold a certificate) to the memory file. */
-static int append_pem(struct psi_promauth *a, const char *path, const char *what, struct kube_err *st)
+/* Append pem (len bytes, which must hold a certificate; freed here) read from path to the
+ * memory file. */
+static int append_pem_text(struct psi_promauth *a, char *pem, size_t len, const char *path, const char *what,
+                           struct kube_err *st)
 {
-    size_t len = 0;
-    char *pem = slurp(path, MAX_CA, &len);
-    if (!pem)
-        return psi_fail(st, PSI_REASON_CONFIG, "%s %s cannot be read: %s", what, path,
-                        errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
     int rc = 0;
     if (!strstr(pem, PEM_CERT))
         rc = psi_fail(st, PSI_REASON_TLS, "%s %s holds no PEM certificate (\"" PEM_CERT "\")", what, path);
@@ -222,8 +222,25 @@ static int append_pem(struct psi_promauth *a, const char *path, const char *what
     return rc;
 }
 
-/* Rebuild the bundle from the files. */
-static int load_trust(struct psi_promauth *a, struct kube_err *st)
+/* Append the PEM of path, a file the operator chose (the service CA, the system store). */
+static int append_pem(struct psi_promauth *a, const char *path, const char *what, struct kube_err *st)
+{
+    size_t len = 0;
+    char *pem = slurp(path, MAX_CA, &len);
+    if (!pem)
+        return psi_fail(st, PSI_REASON_CONFIG, "%s %s cannot be read: %s", what, path,
+                        errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
+    return append_pem_text(a, pem, len, path, what, st);
+}
+
+static int refuse_file(const struct psi_promauth *a, const char *field, size_t max, struct kube_err *st)
+{
+    char why[512];
+    return psi_fail(st, PSI_REASON_CONFIG, "%s", psi_specfile_refusal(field, a->file_roots, max, why, sizeof(why)));
+}
+
+/* Rebuild the bundle from the files (ca_fd: caFile, opened by psi_specfile_open, or -1). */
+static int load_trust(struct psi_promauth *a, int ca_fd, struct kube_err *st)
 {
     if (a->memfd < 0) {
         a->memfd = memfd_create("psi-prometheus-ca", MFD_CLOEXEC);
@@ -233,8 +250,13 @@ static int load_trust(struct psi_promauth *a, struct kube_err *st)
     }
     if (ftruncate(a->memfd, 0) < 0 || lseek(a->memfd, 0, SEEK_SET) < 0)
         return psi_fail(st, PSI_REASON_CONFIG, "resetting the CA bundle in memory failed: %s", strerror(errno));
-    if (a->ca_file)
-        return append_pem(a, a->ca_file, "caFile", st);
+    if (a->ca_file) {
+        size_t len = 0;
+        char *pem = psi_specfile_read(ca_fd, MAX_CA, &len);
+        if (!pem)
+            return refuse_file(a, "caFile", MAX_CA, st);
+        return append_pem_text(a, pem, len, a->ca_file, "caFile", st);
+    }
     if (a->sca_stamp.present && append_pem(a, a->service_ca_file, "service CA", st) < 0)
         return -1;
     if (a->system_ca_file && append_pem(a, a->system_ca_file, "system trust store", st) < 0)
@@ -247,24 +269,34 @@ static int refresh_trust(struct psi_promauth *a, struct kube_err *st)
 {
     struct filestamp ca = {0}, sca = {0}, sys = {0};
     const char *bad = NULL;
-    if (a->ca_file && stamp_now(a->ca_file, &ca) < 0)
-        bad = a->ca_file;
     if (a->service_ca_file && stamp_now(a->service_ca_file, &sca) < 0)
         bad = a->service_ca_file;
     if (a->system_ca_file && stamp_now(a->system_ca_file, &sys) < 0)
         bad = a->system_ca_file;
     if (bad)
         return psi_fail(st, PSI_REASON_CONFIG, "CA file %s: %s", bad, strerror(errno));
-    if (a->ca_file && !ca.present)
-        return psi_fail(st, PSI_REASON_CONFIG, "caFile %s does not exist", a->ca_file);
+    int ca_fd = -1;
+    if (a->ca_file) {
+        struct stat sb;
+        ca_fd = psi_specfile_open(a->ca_file, a->file_roots, MAX_CA, &sb);
+        if (ca_fd < 0)
+            return refuse_file(a, "caFile", MAX_CA, st);
+        stamp_of(&sb, &ca);
+    }
     if (a->trust_loaded && stamp_same(&ca, &a->ca_stamp) && stamp_same(&sca, &a->sca_stamp) &&
-        stamp_same(&sys, &a->sys_stamp))
+        stamp_same(&sys, &a->sys_stamp)) {
+        if (ca_fd >= 0)
+            close(ca_fd);
         return 0;
+    }
     a->ca_stamp = ca;
     a->sca_stamp = sca;
     a->sys_stamp = sys;
     describe_trust(a);
-    if (load_trust(a, st) < 0) {
+    int rc = load_trust(a, ca_fd, st);
+    if (ca_fd >= 0)
+        close(ca_fd);
+    if (rc < 0) {
         a->trust_loaded = 0; /* read it all again next time */
         return -1;
     }
@@ -278,6 +310,9 @@ void psi_promauth_apply(struct psi_promauth *a, CURL *easy)
     if (!a->trust_loaded)
         return;
     curl_easy_setopt(easy, CURLOPT_CAINFO, a->memfd_path);
+    /* the bundle is all the trust: libcurl's build-time CA directory (/etc/ssl/certs on
+     * Debian), which curl_easy_reset puts back, would add the whole system store to a caFile */
+    curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
 #if LIBCURL_VERSION_NUM >= 0x075700
     curl_easy_setopt(easy, CURLOPT_CA_CACHE_TIMEOUT, 0L); /* the bundle's path stays, its contents change */
 #endif
@@ -289,14 +324,10 @@ void psi_promauth_apply(struct psi_promauth *a, CURL *easy)
 
 /* ---- token ---- */
 
-/* The token in path, surrounding whitespace removed, into *out (caller frees). */
-static int read_token(const char *path, const char *what, char **out, struct kube_err *st)
+/* Trim the token in buf (n bytes, freed here on failure) into *out: surrounding whitespace
+ * removed, none inside, not empty. */
+static int trim_token(char *buf, size_t n, const char *what, const char *path, char **out, struct kube_err *st)
 {
-    size_t n = 0;
-    char *buf = slurp(path, MAX_TOKEN, &n);
-    if (!buf)
-        return psi_fail(st, PSI_REASON_CONFIG, "%s %s: %s", what, path,
-                        errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
     size_t s = 0;
     while (s < n && isspace((unsigned char)buf[s]))
         s++;
@@ -318,6 +349,17 @@ static int read_token(const char *path, const char *what, char **out, struct kub
     return 0;
 }
 
+/* The token in path, a file the operator chose, into *out (caller frees). */
+static int read_token(const char *path, const char *what, char **out, struct kube_err *st)
+{
+    size_t n = 0;
+    char *buf = slurp(path, MAX_TOKEN, &n);
+    if (!buf)
+        return psi_fail(st, PSI_REASON_CONFIG, "%s %s: %s", what, path,
+                        errno == EFBIG ? "larger than 64 KiB" : strerror(errno));
+    return trim_token(buf, n, what, path, out, st);
+}
+
 /* True when tok is the operator's own API token. */
 static int is_own_token(const struct psi_promauth *a, const char *tok)
 {
@@ -335,14 +377,22 @@ static int is_own_token(const struct psi_promauth *a, const char *tok)
 static int refresh_token_file(struct psi_promauth *a, struct kube_err *st)
 {
     struct filestamp now;
-    if (stamp_now(a->token_file, &now) < 0)
-        return psi_fail(st, PSI_REASON_CONFIG, "bearerTokenFile %s: %s", a->token_file, strerror(errno));
-    if (!now.present)
-        return psi_fail(st, PSI_REASON_CONFIG, "bearerTokenFile %s: %s", a->token_file, strerror(ENOENT));
-    if (a->token && stamp_same(&now, &a->tok_stamp))
+    struct stat sb;
+    int fd = psi_specfile_open(a->token_file, a->file_roots, MAX_TOKEN, &sb);
+    if (fd < 0)
+        return refuse_file(a, "bearerTokenFile", MAX_TOKEN, st);
+    stamp_of(&sb, &now);
+    if (a->token && stamp_same(&now, &a->tok_stamp)) {
+        close(fd);
         return 0;
+    }
+    size_t n = 0;
+    char *buf = psi_specfile_read(fd, MAX_TOKEN, &n);
+    close(fd);
+    if (!buf)
+        return refuse_file(a, "bearerTokenFile", MAX_TOKEN, st);
     char *tok = NULL;
-    if (read_token(a->token_file, "bearerTokenFile", &tok, st) < 0)
+    if (trim_token(buf, n, "bearerTokenFile", a->token_file, &tok, st) < 0)
         return -1;
     if (is_own_token(a, tok)) {
         wipe_free(tok);

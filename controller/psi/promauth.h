@@ -5,9 +5,14 @@
  *   - otherwise the service CA beside the ServiceAccount token (service-ca.crt, which
  *     OpenShift mounts into every pod) when the file exists, plus the system trust store
  *     (libcurl's default CA bundle).
- *   The files are read into one PEM bundle handed to libcurl, and read again when one of them
+ *   The files are read into one PEM bundle handed to libcurl, which is all it trusts: its
+ *   build-time CA directory (CURLOPT_CAPATH, /etc/ssl/certs on Debian) is cleared, or a caFile
+ *   would come with the whole system store. The files are read again when one of them
  *   changes (device, inode, size or mtime: the kubelet replaces them); the first request
  *   after a change opens a new connection, so the new trust is what verifies it.
+ *   The spec's files (caFile, bearerTokenFile) are read only by the rule of psi/specfile.h:
+ *   a regular file under the allowed roots, never a pipe, device or /proc path; any refusal
+ *   is the one message that rule gives (SourceConfigError).
  * Credential, one of:
  *   - a token function (the pressure-reading ServiceAccount's TokenRequest, promtoken.h);
  *   - a token file the spec names (bearerTokenFile), read again when it changes; a file
@@ -40,6 +45,8 @@ struct psi_promauth_config {
     const char *ca_file;                      /* CA bundle trusted alone, or NULL */
     const char *service_ca_file;              /* with ca_file NULL: trusted when present, with the system store */
     int plain_http_token;                     /* a token may go over http:// (the spec asks for it by name) */
+    const char *const *file_roots;            /* where token_file and ca_file may be (psi/specfile.h; borrowed,
+                                                 must outlive the state), or NULL: psi_specfile_roots */
 };
 
 struct psi_promauth;

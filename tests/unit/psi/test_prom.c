@@ -710,8 +710,9 @@ static void test_client_config_errors(void **state)
     psi_prom_free(p);
 }
 
-/* The token is read before any request: a missing or empty file fails the query with
- * SourceConfigError naming the file, and a token that appears later is picked up. */
+/* The token is read before any request: an empty file fails the query with
+ * SourceConfigError naming the file, a token that appears later is picked up, and a file
+ * that goes gets the one refusal of psi/specfile.h. */
 static void test_token_file(void **state)
 {
     (void)state;
@@ -719,11 +720,13 @@ static void test_token_file(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
+    const char *roots[] = {"/tmp/", NULL};
     struct psi_prom_config cfg = {.url = "http://127.0.0.1:1",
                                   .token_file = path,
                                   .connect_timeout_ms = 500,
                                   .timeout_ms = 1000,
-                                  .plain_http_token = 1};
+                                  .plain_http_token = 1,
+                                  .file_roots = roots};
     struct kube_err st;
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);
@@ -751,7 +754,7 @@ static void test_token_file(void **state)
     unlink(path);
     assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
-    assert_non_null(strstr(st.msg, "No such file"));
+    assert_non_null(strstr(st.msg, "bearerTokenFile must be a regular file"));
     psi_prom_free(p);
 }
 

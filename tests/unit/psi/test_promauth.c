@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -15,10 +16,12 @@
 #include "psi/prom.h"
 #include "psi/promauth.h"
 #include "psi/promtoken.h"
+#include "psi/specfile.h"
 
 #define PEM "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
-static char dir[64];
+static char dir[64], root[80];
+static const char *roots[] = {root, NULL}; /* the files of a test are allowed under dir */
 
 static const char *path_of(const char *name)
 {
@@ -45,13 +48,16 @@ static int setup(void **state)
 {
     (void)state;
     snprintf(dir, sizeof(dir), "/tmp/psi-promauth-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(root, sizeof(root), "%s/", dir);
+    return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    const char *names[] = {"service-ca.crt", "ca.pem", "token", "own", "notpem"};
+    const char *names[] = {"service-ca.crt", "ca.pem", "token", "own", "notpem", "fifo", "to-pipe"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         unlink(path_of(names[i]));
     return rmdir(dir);
@@ -92,17 +98,20 @@ static void test_service_ca_default(void **state)
     psi_promauth_free(a);
 }
 
-/* caFile set: it alone is trusted, and it must exist and hold a certificate. */
+/* caFile set: it alone is trusted, and it must exist (the one refusal of psi/specfile.h,
+ * naming no file) and hold a certificate. */
 static void test_ca_file(void **state)
 {
     (void)state;
-    struct psi_promauth_config cfg = {.ca_file = path_of("ca.pem"), .service_ca_file = path_of("service-ca.crt")};
+    struct psi_promauth_config cfg = {
+        .ca_file = path_of("ca.pem"), .service_ca_file = path_of("service-ca.crt"), .file_roots = roots};
     struct kube_err st;
     struct psi_promauth *a = psi_promauth_new(&cfg, &st);
     const char *tok;
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
-    assert_non_null(strstr(st.msg, path_of("ca.pem")));
+    assert_non_null(strstr(st.msg, "caFile must be a regular file of at most 4 MiB under "));
+    assert_null(strstr(st.msg, "ca.pem"));
     put("ca.pem", PEM);
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), 0);
     assert_int_equal(strncmp(psi_promauth_trust(a), "CA file ", 8), 0);
@@ -172,8 +181,10 @@ static void test_token_file_and_own_token(void **state)
     (void)state;
     put("own", "operator-token\n");
     put("token", "reader-1\n");
-    struct psi_promauth_config cfg = {
-        .token_file = path_of("token"), .own_token_file = path_of("own"), .own_token = "static-operator-token"};
+    struct psi_promauth_config cfg = {.token_file = path_of("token"),
+                                      .own_token_file = path_of("own"),
+                                      .own_token = "static-operator-token",
+                                      .file_roots = roots};
     struct kube_err st;
     struct psi_promauth *a = psi_promauth_new(&cfg, &st);
     const char *tok = NULL;
@@ -201,8 +212,59 @@ static void test_token_file_and_own_token(void **state)
     assert_non_null(strstr(st.msg, "empty"));
     unlink(path_of("token"));
     assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), -1);
-    assert_non_null(strstr(st.msg, "No such file"));
+    assert_non_null(strstr(st.msg, "bearerTokenFile must be a regular file of at most 64 KiB under "));
     psi_promauth_free(a);
+}
+
+/* Prepare with field's file at path under roots r: -1 at once with the one refusal, the same
+ * message whatever the reason. */
+static void assert_refused(const char *field, const char *path, const char *const *r)
+{
+    struct psi_promauth_config cfg = {.file_roots = r};
+    if (strcmp(field, "caFile") == 0)
+        cfg.ca_file = path;
+    else
+        cfg.token_file = path;
+    struct kube_err st;
+    struct psi_promauth *a = psi_promauth_new(&cfg, &st);
+    assert_non_null(a);
+    const char *tok = "x";
+    assert_int_equal(psi_promauth_prepare(a, 1, &tok, &st), -1);
+    assert_null(tok);
+    assert_string_equal(st.reason, PSI_REASON_CONFIG);
+    char want[512];
+    assert_string_equal(
+        st.msg,
+        psi_specfile_refusal(field, r, strcmp(field, "caFile") == 0 ? 4 * 1024 * 1024 : 64 * 1024, want, sizeof(want)));
+    psi_promauth_free(a);
+}
+
+/* A hostile bearerTokenFile or caFile never blocks and never says what the path is: the
+ * operator's own pipe as /proc/self/fd/N (a read of it would wait forever), a FIFO under the
+ * allowed roots and a link to that pipe there, /proc and /dev paths, a path out through
+ * "..", and a file that does not exist all get the same refusal. */
+static void test_hostile_files_refused(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    char self_fd[64];
+    snprintf(self_fd, sizeof(self_fd), "/proc/self/fd/%d", p[0]);
+    assert_int_equal(mkfifo(path_of("fifo"), 0600), 0);
+    assert_int_equal(symlink(self_fd, path_of("to-pipe")), 0);
+    char out[160];
+    snprintf(out, sizeof(out), "%s/../../etc/hostname", dir);
+    const char *hostile[] = {self_fd, path_of("fifo"),   path_of("to-pipe"), "/proc/self/environ", "/dev/zero",
+                             out,     path_of("missing")};
+    const char *fields[] = {"bearerTokenFile", "caFile"};
+    for (size_t f = 0; f < 2; f++) {
+        for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+            assert_refused(fields[f], hostile[i], roots);
+            assert_refused(fields[f], hostile[i], NULL);
+        }
+    }
+    close(p[0]);
+    close(p[1]);
 }
 
 /* What a server answers reaches status through psi_fail: printable ASCII only. */
@@ -278,6 +340,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ca_file, setup, teardown),
         cmocka_unit_test(test_token_fn_and_plain_http),
         cmocka_unit_test_setup_teardown(test_token_file_and_own_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_files_refused, setup, teardown),
         cmocka_unit_test(test_status_message_sanitised),
         cmocka_unit_test(test_query_error_is_short),
         cmocka_unit_test(test_promtoken_renew_at),
