@@ -48,6 +48,9 @@
 #define API_REASON_NO_SELECTED_NODES "NoSelectedNodes"
 #define API_REASON_MACHINE_CONFIG_NOT_OWNED "MachineConfigNotOwned" /* our name, someone else's object */
 #define API_REASON_PRESSURE_REPORTED "PressureReported"             /* machineConfig off, and every node reports PSI */
+/* (policyguard.h) MachineConfig mode refused: an admission policy of config/admission */
+#define API_REASON_ADMISSION_POLICY_MISSING "AdmissionPolicyMissing"       /* is absent or not in force */
+#define API_REASON_ADMISSION_POLICY_UNVERIFIED "AdmissionPolicyUnverified" /* could not be read */
 
 /* ---- NodeConflict ---- */
 #define API_REASON_NODE_CONFLICT "NodeConflict" /* also Degraded True */

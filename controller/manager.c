@@ -11,6 +11,7 @@
 #include "base/logging.h"
 #include "reconcile/gather.h"
 #include "reconcile/mc/machineconfig.h"
+#include "reconcile/policyprobe.h"
 #include "reconcile/status/nodeproj.h"
 #include "reconcile/reconciler.h"
 #include "kube/workqueue.h"
@@ -604,6 +605,24 @@ static int api_has_resource(struct kube_client *c, const char *gv, const char *r
     return 0;
 }
 
+/* Log whether the admission policies of config/admission are in force: without
+ * psi-rebalancer-machineconfigs MachineConfig mode is refused (mcsync.h); taints and moves run
+ * without the others, confined by RBAC alone. */
+static void log_admission_policies(struct manager *m)
+{
+    char msg[1024];
+    struct policyguard_result verdict = {.msg = msg, .msglen = sizeof(msg)};
+    policyprobe_check(m->client, policyprobe_all, policyprobe_all_n, "admission policies not in force", &verdict);
+    if (verdict.verdict == POLICYGUARD_ENFORCED)
+        log_info("admission policies in force", "policies",
+                 POLICYGUARD_MACHINECONFIGS ", " POLICYGUARD_NODE_TAINTS ", " POLICYGUARD_MOVES
+                                            ", " POLICYGUARD_WRITERS);
+    else
+        log_warn("admission policies not in force: machineConfig mode needs " POLICYGUARD_MACHINECONFIGS
+                 ", taints and moves without the others are confined by RBAC alone",
+                 "reason", verdict.reason, "detail", msg);
+}
+
 int manager_start(struct manager *m, struct kube_err *err)
 {
     bool mc_api = false, kv_api = false;
@@ -612,6 +631,7 @@ int manager_start(struct manager *m, struct kube_err *err)
         return -1;
     log_info("api discovery", "machineconfigs", mc_api ? "available" : "absent (not OpenShift)", "kubevirt",
              kv_api ? "available" : "absent (no live migrations to follow)");
+    log_admission_policies(m);
     m->psirebalances = informer(m, "/apis/" API_API_VERSION "/" API_PLURAL, NULL, true, err);
     m->nodes = m->psirebalances ? node_informer(m, err) : NULL;
     if (mc_api && m->nodes) {

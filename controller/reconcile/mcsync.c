@@ -15,6 +15,7 @@
 #include "reconcile/mc/machineconfig.h"
 #include "reconcile/mc/mcplan.h"
 #include "reconcile/notify.h"
+#include "reconcile/policyprobe.h"
 
 #define MC_GV MACHINECONFIG_API_VERSION
 
@@ -199,9 +200,27 @@ static int eval_pool(const struct mcplan *plan, const struct mcplan_pool *p, con
     return rc;
 }
 
+/* Whether the admission policy confining MachineConfig writes is in force; when it is not,
+ * next's PSIEnabled says so (False, its reason and message) and false is returned. */
+static bool policies_in_force(const struct mcsync *m, const struct mcsync_in *in, struct api_status *next)
+{
+    char msg[1024];
+    struct policyguard_result verdict = {.msg = msg, .msglen = sizeof(msg)};
+    policyprobe_check(m->client, policyprobe_machineconfig_mode, policyprobe_machineconfig_mode_n,
+                      "MachineConfig mode refused, no MachineConfig written", &verdict);
+    if (verdict.verdict == POLICYGUARD_ENFORCED)
+        return true;
+    log_debug("machineconfig mode refused", "psirebalance", jx_str(in->obj, "metadata.name"), "reason", verdict.reason);
+    conditions_set(next, API_CONDITION_PSI_ENABLED, API_CONDITION_FALSE, verdict.reason, msg, in->generation,
+                   in->now_ms / 1000);
+    return false;
+}
+
 int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api_status *next)
 {
     bool api = m->machineconfigs != NULL, enabled = in->spec->machine_config.enabled;
+    if (api && enabled && !policies_in_force(m, in, next))
+        return 0;
     struct objs pools = {0};
     struct mcplan plan = {0};
     if (api && enabled && plan_owned(m, in, &pools, &plan) < 0) {

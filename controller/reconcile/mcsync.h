@@ -5,7 +5,13 @@
  * status.machineConfigs (at most 16 pools listed there). With deletionPolicy Delete the
  * MachineConfigs in no living PsiRebalance's plan (each over the nodes its nodeSelector
  * matches) are deleted, with preconditions on their uid and resourceVersion; nothing is while
- * no pool is listed. Events for every write. Not thread-safe. */
+ * no pool is listed. Events for every write. Not thread-safe.
+ * MachineConfig mode is refused (nothing planned or written; PSIEnabled False, reason
+ * AdmissionPolicyMissing or AdmissionPolicyUnverified, the message naming what is missing and
+ * the command that applies it) unless the admission policy psi-rebalancer-machineconfigs and its
+ * binding are in force (policyguard.h): without them the operator's token could write any
+ * MachineConfig, root on every machine of a pool. Asked of the API each cycle. Retiring is
+ * not refused: it deletes only this operator's MachineConfigs, as deletionPolicy asks. */
 #ifndef PSI_RECONCILE_MCSYNC_H
 #define PSI_RECONCILE_MCSYNC_H
 

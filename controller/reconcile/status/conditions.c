@@ -103,8 +103,10 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
     bool failed = cycle && !cycle->ok;
     bool metrics_false = metrics && metrics->status == API_CONDITION_FALSE;
     bool partial = metrics_false && metrics->reason && strcmp(metrics->reason, COVERAGE_REASON_PARTIAL) == 0;
-    bool pool_degraded = psi && psi->status == API_CONDITION_FALSE && psi->reason &&
-                         strcmp(psi->reason, CONDITIONS_REASON_POOL_DEGRADED) == 0;
+    bool psi_false = psi && psi->status == API_CONDITION_FALSE && psi->reason;
+    bool pool_degraded = psi_false && strcmp(psi->reason, CONDITIONS_REASON_POOL_DEGRADED) == 0;
+    bool mc_refused = psi_false && (strcmp(psi->reason, API_REASON_ADMISSION_POLICY_MISSING) == 0 ||
+                                    strcmp(psi->reason, API_REASON_ADMISSION_POLICY_UNVERIFIED) == 0);
     bool conflicting = conflict && conflict->status == API_CONDITION_TRUE;
 
     /* Everything needed from the conditions is copied before setting any: setting one may
@@ -124,6 +126,10 @@ int conditions_derive(struct api_status *st, const struct conditions_cycle *cycl
     if (pool_degraded) {
         first = first ? first : CONDITIONS_REASON_POOL_DEGRADED;
         msg_add(&m, "a MachineConfigPool is degraded", psi->message);
+    }
+    if (mc_refused) {
+        first = first ? first : psi->reason;
+        msg_add(&m, psi->message ? psi->message : "MachineConfig mode refused", NULL); /* names it already */
     }
     if (conflicting) {
         first = first ? first : reason_of(conflict, API_REASON_NODE_CONFLICT);

@@ -8,7 +8,9 @@
  *     1. the last cycle failed (cycle->ok false): its reason and message;
  *     2. MetricsAvailable is False (pressure unreadable, or some nodes not measured: reason
  *        PartiallyMeasured or NoNodeMeasured, coverage.h; the unmeasured nodes' taints held);
- *     3. PSIEnabled is False with reason PoolDegraded (a MachineConfigPool degraded);
+ *     3. PSIEnabled is False with reason PoolDegraded (a MachineConfigPool degraded), or
+ *        AdmissionPolicyMissing or AdmissionPolicyUnverified (MachineConfig mode refused,
+ *        policyguard.h);
  *     4. NodeConflict is True (another PsiRebalance owns some of the selected nodes).
  *   PSIEnabled False while machines update (reason Progressing) is no problem: it is a rollout.
  *   PSIEnabled Unknown (no MachineConfig API, or machineConfig disabled) is no problem either.
@@ -23,8 +25,8 @@
  *              for any other reason (its reason: NoNodeMeasured when the source answered for
  *              no node). Unknown, reason Pending, while MetricsAvailable is not set yet or
  *              Unknown (before the first reading).
- *   So a degraded pool or a node conflict makes the object Degraded but still Ready: the
- *   operator does its work on the nodes it can.
+ *   So a degraded pool, a refused MachineConfig mode or a node conflict makes the object
+ *   Degraded but still Ready: the operator does its work on the nodes it can.
  *
  * Reasons must match the CRD's pattern (one CamelCase word, ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$)
  * and messages are at most 32768 bytes, or the API server refuses the whole status write;

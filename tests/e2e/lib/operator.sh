@@ -12,7 +12,9 @@ work=$(mktemp -d)
 bed_metrics="{source: Prometheus, prometheus: {url: \"$PSI_PROMETHEUS_URL\", bearerTokenFile: \"\"}, interval: 5s, window: 15s}"
 
 # install_operator_rbac: the CRD, the namespace, the ServiceAccount and its roles (with
-# operator_kubelet_rbac=1 also config/kubelet-source, what the Kubelet source needs).
+# operator_kubelet_rbac=1 also config/kubelet-source, what the Kubelet source needs), and the
+# admission policy without which the operator refuses machineConfig mode
+# (psi-rebalancer-machineconfigs of config/admission; the others are left to the tests of them).
 install_operator_rbac() {
   kubectl apply --server-side -f "$PSI_SOURCE_DIR/crds/" >/dev/null
   # a CRD just created has no status.conditions yet, which `kubectl wait` takes for an error
@@ -24,6 +26,7 @@ install_operator_rbac() {
   kubectl wait --for=condition=Established crd/psirebalances.rebalance.psi.dev --timeout=60s >/dev/null
   kubectl create namespace psi-rebalancer --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl apply -k "$PSI_SOURCE_DIR/config/rbac" >/dev/null
+  kubectl apply -f "$PSI_SOURCE_DIR/config/admission/machineconfigs.yaml" >/dev/null
   if [ "${operator_kubelet_rbac:-0}" = 1 ]; then
     kubectl apply -k "$PSI_SOURCE_DIR/config/kubelet-source" >/dev/null
   else

@@ -6,7 +6,10 @@
 # it would reboot the pool) unless deletionPolicy is Delete, and even then not while another
 # PsiRebalance needs it: a custom pool "infra" (inheriting the worker MachineConfigs) gets its
 # own MachineConfig while only its node is selected, shares the worker one once the workers
-# are selected too, and its own is deleted once no PsiRebalance needs it. Where the
+# are selected too, and its own is deleted once no PsiRebalance needs it. Without the admission
+# policy psi-rebalancer-machineconfigs in force (its binding deleted, or only auditing),
+# machineConfig mode is refused: PSIEnabled False AdmissionPolicyMissing, no MachineConfig
+# written, until config/admission is applied again. Where the
 # MachineConfig API does not exist, PSIEnabled is Unknown with MachineConfigAPIUnavailable and
 # all else works.
 source "$(dirname "$0")/../lib/testlib.sh"
@@ -73,6 +76,37 @@ eventually 30 "PSIEnabled=True once the pool is Updated with our MachineConfig" 
 pool_status "{\"degradedMachineCount\":1,\"conditions\":[$(cond Updated False),$(cond Updating False),$(cond Degraded True 'node worker-1 failed to drain')]}"
 eventually 30 "PSIEnabled=False PoolDegraded when the pool degrades" bash -c "$(declare -f psir_field reason); [ \"\$(reason $name PSIEnabled)\" = PoolDegraded ]"
 check "the PsiRebalance is Degraded" test "$(condition "$name" Degraded)" = True
+
+# Without the admission policy that confines MachineConfig writes in force, machineConfig mode
+# is refused: nothing written, PSIEnabled False saying what is missing and how to apply it.
+vap=psi-rebalancer-machineconfigs
+psi_is() { # REASON TEXT...: PSIEnabled False with REASON, its message containing each TEXT
+  local r=$1; shift
+  kubectl get psirebalance "$name" -o json | jq -e --arg r "$r" --args '.status.conditions[] | select(.type == "PSIEnabled")
+    | .status == "False" and .reason == $r and ([$ARGS.positional[] as $t | .message | contains($t)] | all)' "$@" >/dev/null
+}
+kubectl delete validatingadmissionpolicybinding "$vap" >/dev/null
+kubectl delete machineconfig "$mc" >/dev/null
+eventually 30 "binding deleted: PSIEnabled=False AdmissionPolicyMissing, naming it and the command that applies it" \
+  bash -c "$(declare -f psi_is); name=$name; psi_is AdmissionPolicyMissing 'ValidatingAdmissionPolicyBinding $vap is missing' 'kubectl apply -k config/admission'"
+degraded_by_refusal() { # Degraded True, the refusal among its problems (the first one names the reason)
+  psir_field "$name" '.status.conditions[] | select(.type == "Degraded")' |
+    jq -e '.status == "True" and (.message | contains("MachineConfig mode refused"))' >/dev/null
+}
+check "Degraded, the refusal among its problems" degraded_by_refusal
+sleep 12
+check "no MachineConfig written while refused (two cycles)" bash -c "! kubectl get machineconfig $mc >/dev/null 2>&1"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: $vap}
+spec: {policyName: $vap, validationActions: [Audit]}
+YAML
+eventually 30 "a binding that only audits is not in force: still refused" \
+  bash -c "$(declare -f psi_is); name=$name; psi_is AdmissionPolicyMissing 'ValidatingAdmissionPolicyBinding $vap does not deny'"
+kubectl apply -f "$PSI_SOURCE_DIR/config/admission/machineconfigs.yaml" >/dev/null
+eventually 30 "config/admission applied: the MachineConfig is written again" kubectl get machineconfig "$mc" -o name
+eventually 30 "PSIEnabled follows the pool again (PoolDegraded)" bash -c "$(declare -f psir_field reason); [ \"\$(reason $name PSIEnabled)\" = PoolDegraded ]"
 
 kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
 check "deleting the PsiRebalance keeps the MachineConfig" kubectl get machineconfig "$mc" -o name

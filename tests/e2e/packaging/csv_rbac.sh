@@ -13,9 +13,9 @@
 #   env as the kubelet does; only the two listen addresses are overridden (127.0.0.1:0) so
 #   that the test does not take fixed ports on a shared machine;
 # then: it takes the leader Lease in its namespace, puts its finalizer on a PsiRebalance,
-# creates the MachineConfig that enables PSI, reports Ready, taints a node whose pressure the
-# test raises, records Events, and on deletion removes its taint and finalizer; and its log
-# has no "forbidden" or 403 anywhere.
+# creates the MachineConfig that enables PSI (config/admission's policy for it applied),
+# reports Ready, taints a node whose pressure the test raises, records Events, and on deletion
+# removes its taint and finalizer; and its log has no "forbidden" or 403 anywhere.
 #
 #   csv_rbac.sh    (run by ctest)
 source "$(dirname "$0")/../lib/testlib.sh"
@@ -51,6 +51,7 @@ cleanup() {
   operator_cleanup
   kubectl delete machineconfig "$mc" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1 || true
+  [ -n "${mc_policy_before-x}" ] || kubectl delete -f "$src/config/admission/machineconfigs.yaml" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding "$role" "$role-scraper" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrole "$role" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding "$role-reader" --ignore-not-found >/dev/null 2>&1 || true
@@ -72,6 +73,10 @@ check "the CSV's CRD installs" apply_quiet --server-side --force-conflicts --fie
 eventually 60 "the CRD is Established" kubectl wait --for=condition=Established crd/psirebalances.rebalance.psi.dev --timeout=10s
 kubectl create namespace "$ns" >/dev/null
 kubectl create serviceaccount "$sa" -n "$ns" >/dev/null
+# The admission policy without which the operator refuses machineConfig mode, as README has
+# every install apply it (config/admission).
+mc_policy_before=$(kubectl get validatingadmissionpolicybinding psi-rebalancer-machineconfigs -o name 2>/dev/null || true)
+check "config/admission's MachineConfig policy applies" apply_quiet -f "$src/config/admission/machineconfigs.yaml"
 jq --arg n "$role" --arg ns "$ns" --arg sa "$sa" '
   [{apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: {name: $n},
     rules: [.spec.install.spec.clusterPermissions[] | select(.serviceAccountName == $sa) | .rules[]]},

@@ -16,6 +16,10 @@
 #   Ready on kwok nodes;
 # - the operator reconciles the first of alm-examples (its metrics pointed at the bed's
 #   Prometheus) to Ready, and its log has no "forbidden" or 403;
+# - OLM installs no admission policy (no bundle can carry one): a PsiRebalance with
+#   machineConfig enabled is refused (PSIEnabled False, AdmissionPolicyMissing, the message
+#   naming the policy and its binding and `kubectl apply -k config/admission`), nothing is
+#   written; once that command is run the operator writes the MachineConfig;
 # - a second version, built by hack/bundle.sh into a temporary directory and served as the
 #   next catalog, is offered on the channel: OLM upgrades to it by its skipRange;
 # - every ClusterRole and ClusterRoleBinding of ours the install added (named or labelled for
@@ -32,6 +36,7 @@
 #
 #   olm_install.sh    (run by ctest)
 source "$(dirname "$0")/../lib/testlib.sh"
+source "$(dirname "$0")/../lib/mco.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 
 src=${PSI_SOURCE_DIR:?}
@@ -68,6 +73,11 @@ rbac_before=$(our_cluster_rbac)
 
 cleanup() {
   kubectl delete psirebalance "$sample" --ignore-not-found --timeout=30s >/dev/null 2>&1 || true
+  if [ -n "${mc_name:-}" ]; then
+    kubectl delete psirebalance "$mc_name" --ignore-not-found --timeout=30s >/dev/null 2>&1 || true
+    mco_forget_pools worker 99-worker-psi-rebalancer
+  fi
+  [ -n "${admission_before-x}" ] || kubectl delete -k "$src/config/admission" --ignore-not-found >/dev/null 2>&1 || true
   [ -z "${unpack_pid:-}" ] || kill -- "-$unpack_pid" 2>/dev/null || true # its process group: the watch with it
   rm -f "$PSI_PROMETHEUS_TARGETS/exporter-$$.json"
   if ((failures)); then
@@ -201,6 +211,43 @@ ready() { [ "$(condition "$sample" Ready)" = True ]; }
 eventually 90 "the operator reconciles the alm-examples PsiRebalance $sample to Ready" ready
 kubectl delete psirebalance "$sample" --timeout=60s >/dev/null
 check "deleted, its finalizer removed by the operator" bash -c "! kubectl get psirebalance $sample 2>/dev/null"
+
+# --- machineConfig mode needs config/admission, which no bundle can carry -----------------------
+# Without the admission policy that confines its MachineConfig writes the operator refuses
+# machineConfig mode, saying what is missing and how to apply it; once README's
+# `kubectl apply -k config/admission` is done, it proceeds.
+admission_before=$(kubectl get validatingadmissionpolicybinding psi-rebalancer-machineconfigs -o name 2>/dev/null || true)
+kubectl delete -k "$src/config/admission" --ignore-not-found >/dev/null
+mco_worker_pool
+mc_name=mc-olm-$$
+python3 - "$work/sample.json" "$mc_name" > "$work/mc.json" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+o["metadata"] = {"name": sys.argv[2]}
+o["spec"]["nodeSelector"] = {"matchLabels": {"node-role.kubernetes.io/worker": ""}}
+o["spec"]["machineConfig"] = {"enabled": True}
+json.dump(o, sys.stdout)
+PY
+kubectl apply -f "$work/mc.json" >/dev/null
+psi_enabled() { kubectl get psirebalance "$mc_name" -o json | jq -c '.status.conditions[]? | select(.type == "PSIEnabled") | {status, reason, message}'; }
+refused() {
+  psi_enabled | jq -e '.status == "False" and .reason == "AdmissionPolicyMissing" and
+    (.message | contains("ValidatingAdmissionPolicy psi-rebalancer-machineconfigs is missing") and
+     contains("ValidatingAdmissionPolicyBinding psi-rebalancer-machineconfigs is missing") and
+     contains("kubectl apply -k config/admission"))' >/dev/null
+}
+eventually 60 "without config/admission: PSIEnabled=False AdmissionPolicyMissing, naming the policy, its binding and the command" refused
+psi_enabled
+sleep 12
+check "no MachineConfig written while refused (two cycles)" bash -c "! kubectl get machineconfig 99-worker-psi-rebalancer >/dev/null 2>&1"
+kubectl apply -k "$src/config/admission" >/dev/null
+eventually 60 "config/admission applied: the operator writes the worker MachineConfig" kubectl get machineconfig 99-worker-psi-rebalancer -o name
+proceeds() { psi_enabled | jq -e '.reason | startswith("AdmissionPolicy") | not' >/dev/null; }
+eventually 30 "and PSIEnabled is no longer refused" proceeds
+psi_enabled
+kubectl delete psirebalance "$mc_name" --timeout=60s >/dev/null
+mco_forget_pools worker 99-worker-psi-rebalancer
+[ -n "$admission_before" ] || kubectl delete -k "$src/config/admission" --ignore-not-found >/dev/null
 stop_operator
 if grep -Eiq 'forbidden|\b403\b' "$work/operator.log"; then
   fail "the operator's log reports a permission denied:"; grep -Ei 'forbidden|\b403\b' "$work/operator.log" | head -10

@@ -199,6 +199,33 @@ static void test_derive_several_problems(void **state)
     api_status_free(&st);
 }
 
+/* MachineConfig mode refused for want of the admission policies: Degraded with its reason and
+ * message, still Ready (taints go on); for either refusal reason. */
+static void test_derive_machineconfig_mode_refused(void **state)
+{
+    (void)state;
+    const char *reasons[] = {API_REASON_ADMISSION_POLICY_MISSING, API_REASON_ADMISSION_POLICY_UNVERIFIED};
+    for (size_t i = 0; i < 2; i++) {
+        struct api_status st = {0};
+        conditions_set(&st, API_CONDITION_METRICS_AVAILABLE, API_CONDITION_TRUE, "SampleSucceeded", "", 1, 10);
+        conditions_set(&st, API_CONDITION_PSI_ENABLED, API_CONDITION_FALSE, reasons[i],
+                       "MachineConfig mode refused, no MachineConfig written: ValidatingAdmissionPolicy x is missing",
+                       1, 10);
+        assert_int_equal(conditions_derive(&st, &ok, 1, 10), 1);
+        assert_int_equal(cond(&st, "Ready")->status, API_CONDITION_TRUE);
+        const struct api_condition *d = cond(&st, "Degraded");
+        assert_int_equal(d->status, API_CONDITION_TRUE);
+        assert_string_equal(d->reason, reasons[i]);
+        assert_non_null(strstr(d->message, "ValidatingAdmissionPolicy x is missing"));
+        /* applied: no problem left */
+        conditions_set(&st, API_CONDITION_PSI_ENABLED, API_CONDITION_FALSE, "Progressing", "pool worker updating", 1,
+                       20);
+        assert_int_equal(conditions_derive(&st, &ok, 1, 20), 1);
+        assert_int_equal(cond(&st, "Degraded")->status, API_CONDITION_FALSE);
+        api_status_free(&st);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_derive_metrics_lost),
         cmocka_unit_test(test_derive_partially_and_not_measured),
         cmocka_unit_test(test_derive_several_problems),
+        cmocka_unit_test(test_derive_machineconfig_mode_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
