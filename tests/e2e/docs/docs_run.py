@@ -264,8 +264,8 @@ def run_block(block, root, timeout, state, workdir):
             n = f.read().strip()
         if n.isdigit() and int(n) > PRELUDE_LINES:
             where = block.where(int(n) - PRELUDE_LINES - 1)
-    tail = "\n".join(output.rstrip("\n").split("\n")[-30:])
-    return "%s: %s\n  the block:\n%s\n  its output (last 30 lines):\n%s" % (
+    tail = "\n".join(l if len(l) <= 300 else l[:300] + " ..." for l in output.rstrip("\n").split("\n")[-30:])
+    return "%s: %s\n  the block:\n%s\n  its output (last 30 lines, each cut at 300 characters):\n%s" % (
         where, why, _indent(block.text), _indent(tail or "(none)"))
 
 

@@ -18,13 +18,16 @@
 # The bed, as the README's quick path makes it: the CRD, the namespace and config/rbac
 # (install_operator_rbac), the operator under its ServiceAccount in the background
 # (start_operator: the README runs it in the foreground, so that block is marked), the seed
-# sample, and config/default (the Deployment, Service and admission policies the runbooks look
+# sample (reading the bed's Prometheus and the pressure exporter: its Thanos querier does not
+# resolve here), and config/default (the Deployment, Service and admission policies the runbooks look
 # at: the bed runs no container, kwok plays the Deployment's pods). The bed plays OpenShift's
 # worker MachineConfigPool (mco.sh), which `oc get mcp` lists.
 #
 # `oc` is kubectl (a shim on the PATH, as is kubectl itself); both ask kubectl to fail on a
 # JSONPath key the object lacks (--allow-missing-template-keys=false), so that a runbook's
-# jsonpath naming a field that does not exist fails rather than printing nothing. Each block
+# jsonpath naming a field that does not exist fails rather than printing nothing (but for a
+# template with a filter, [?(...)]: kubectl's strict mode fails on a filter that matches no
+# item, an empty answer the runbooks expect). Each block
 # has a 60 s timeout. What the commands create (RBAC, the admission policies, config/default's
 # objects, the MachineConfigs the operator writes) is deleted afterwards; what existed stays.
 #
@@ -68,6 +71,10 @@ snapshot > "$work/before.txt"
 mco_worker_pool
 start_operator
 check "the quick path's sample applies" kubectl apply -f "$src/config/samples/rebalance_v1alpha1_psirebalance_seed.yaml"
+# Its Thanos querier does not resolve here: the bed's Prometheus stands in, fed by the pressure
+# exporter (every node at 0), so that the nodes have readings as on a working cluster.
+start_exporter worker-0 worker-1 worker-2
+check "the sample reads the bed's Prometheus" kubectl patch psirebalance "$sample" --type merge -p "spec: {metrics: $bed_metrics}"
 check "kubectl get psirebalance -o wide lists it" bash -c "kubectl get psirebalance -o wide | grep -q '^$sample '"
 check "kubectl explain psirebalance.spec describes the spec" bash -c "kubectl explain psirebalance.spec | grep -q nodeSelector"
 # In the cluster: config/default (README, Kubernetes (kustomize)); kwok plays its pods.
@@ -94,6 +101,7 @@ for shim in oc kubectl; do
 #!/usr/bin/env bash
 # $shim for the docs run: the test bed's kubectl, failing on a JSONPath key the object lacks.
 for a in "\$@"; do
+  case \$a in *'[?('*) break ;; esac
   case \$a in jsonpath=* | -ojsonpath=* | --output=jsonpath=* | -o=jsonpath=*)
     exec "$real_kubectl" "\$@" --allow-missing-template-keys=false ;;
   esac
