@@ -858,19 +858,19 @@ static void explain_blocked(struct rebalance_plan *out, const struct work *w)
         msg_add(out, "%s %zu without a CPU usage reading", nr ? "," : "", unknown);
 }
 
+/* The selected nodes that may not be destinations at all, and why (the first 8 said). */
 static void explain_destinations(struct rebalance_plan *out, const struct work *w)
 {
     size_t shown = 0;
     for (size_t t = 0; t < w->nn; t++) {
-        if (!w->nodes[t].selected || rebalance_is_source(w->p, &w->nodes[t]))
+        if (!w->nodes[t].selected || w->source[t] || w->may_take[t])
             continue;
-        char why[256];
-        struct rebalance_node dst = current(w, &w->cur, t);
-        const char *r = rebalance_destination_check(w->p, &dst, why, sizeof(why));
-        if (!r)
-            continue;
-        if (shown < 8)
-            msg_add(out, "%s %s: %s", shown ? ";" : "", dst.name, r);
+        if (shown < 8) {
+            char why[256];
+            struct rebalance_node dst = current(w, &w->cur, t);
+            msg_add(out, "%s %s: %s", shown ? ";" : "", dst.name,
+                    rebalance_destination_check(w->p, &dst, why, sizeof(why)));
+        }
         shown++;
     }
     if (shown > 8)
