@@ -218,8 +218,8 @@ static size_t observe(const struct bench_cluster *cl, const struct rebalance_par
 static struct kube_informer *pods_informer(const struct bench_cluster *cl)
 {
     struct kube_err err;
-    struct kube_informer_opts o = {.path = "/api/v1/pods", .project = gather_pod_projection,
-                                   .free_value = (void (*)(void *))cJSON_Delete};
+    struct kube_informer_opts o = {
+        .path = "/api/v1/pods", .project = gather_pod_projection, .free_value = (void (*)(void *))cJSON_Delete};
     struct kube_informer *inf = kube_informer_new(&o, &err);
     if (!inf) {
         fprintf(stderr, "psi-bench-planner: informer: %s\n", err.msg);
@@ -410,7 +410,9 @@ static void bench_size(size_t nn, int runs, uint64_t seed, double hot, const str
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: psi-bench-planner [--sizes 50,500,5000] [--runs 15] [--seed 1] [--hot 0.15] [--scenario room|full]\n");
+    fprintf(
+        stderr,
+        "usage: psi-bench-planner [--sizes 50,500,5000] [--runs 15] [--seed 1] [--hot 0.15] [--scenario room|full]\n");
     exit(2);
 }
 

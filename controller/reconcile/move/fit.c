@@ -150,8 +150,7 @@ static const char *fit_refusal(const struct rebalance_candidate *c, const struct
         if (!jx_eq(effect, "NoSchedule") && !jx_eq(effect, "NoExecute"))
             continue;
         if (!rebalance_tolerates(c->tolerations, t))
-            return refuse(why, len, "untolerated taint %s:%s", jx_at_str(t, "key") ? jx_at_str(t, "key") : "",
-                          effect);
+            return refuse(why, len, "untolerated taint %s:%s", jx_at_str(t, "key") ? jx_at_str(t, "key") : "", effect);
     }
     return NULL;
 }

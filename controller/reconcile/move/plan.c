@@ -46,8 +46,7 @@ static unsigned resources_of(const struct rebalance_params *p)
 
 /* Why n may not be a destination, as a fixed phrase, or NULL when it may be one or when only
  * its pressure against untaintBelowPercent stops it (*too_warm then says so). Formats nothing. */
-static const char *destination_refusal(const struct rebalance_params *p, const struct rebalance_node *n,
-                                       bool *too_warm)
+static const char *destination_refusal(const struct rebalance_params *p, const struct rebalance_node *n, bool *too_warm)
 {
     bool mem = resources_of(p) & REBALANCE_RES_MEMORY;
     *too_warm = false;

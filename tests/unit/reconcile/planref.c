@@ -49,7 +49,7 @@ static unsigned resources_of(const struct rebalance_params *p)
 }
 
 const char *ref_destination_check(const struct rebalance_params *p, const struct rebalance_node *n, char *why,
-                                        size_t len)
+                                  size_t len)
 {
     const char *w = NULL;
     bool mem = resources_of(p) & REBALANCE_RES_MEMORY;
@@ -846,7 +846,7 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
 }
 
 int ref_plan(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t nnodes,
-                   const struct rebalance_candidate *cands, size_t ncands, struct rebalance_plan *out)
+             const struct rebalance_candidate *cands, size_t ncands, struct rebalance_plan *out)
 {
     memset(out, 0, sizeof(*out));
     struct work w = {.p = p, .nodes = nodes, .nn = nnodes, .cands = cands, .nc = ncands, .out = out};

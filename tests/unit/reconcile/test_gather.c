@@ -137,8 +137,8 @@ static void test_candidates_matched_to_sources(void **state)
             is_source[i] = next(&rng) % 3 == 0;
         }
         struct kube_err err;
-        struct kube_informer_opts o = {.path = "/api/v1/pods", .project = gather_pod_projection,
-                                       .free_value = (void (*)(void *))cJSON_Delete};
+        struct kube_informer_opts o = {
+            .path = "/api/v1/pods", .project = gather_pod_projection, .free_value = (void (*)(void *))cJSON_Delete};
         struct kube_informer *inf = kube_informer_new(&o, &err);
         assert_non_null(inf);
         kube_informer_list_begin(inf);
@@ -146,7 +146,8 @@ static void test_candidates_matched_to_sources(void **state)
             char node[32] = "", text[512];
             if (next(&rng) % 10)
                 snprintf(node, sizeof(node), "\"nodeName\":\"w%zu\"", (size_t)(next(&rng) % (nn + 20)));
-            snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"p%zu\",\"namespace\":\"n\",\"resourceVersion\":\"1\"},"
+            snprintf(text, sizeof(text),
+                     "{\"metadata\":{\"name\":\"p%zu\",\"namespace\":\"n\",\"resourceVersion\":\"1\"},"
                      "\"spec\":{%s}}",
                      j, node);
             kube_informer_list_item(inf, parse(text));

@@ -111,9 +111,7 @@ static void gen_params(struct cluster *cl)
     }
     p->target = chance(cl, 0.3) ? p->untaint_below + rnd(cl) * 10 : 0;
     p->margin = chance(cl, 0.3) ? rnd(cl) * 0.05 : 0;
-    p->resources = chance(cl, 0.3)   ? REBALANCE_RES_CPU | REBALANCE_RES_MEMORY
-                   : chance(cl, 0.3) ? REBALANCE_RES_CPU
-                                     : 0;
+    p->resources = chance(cl, 0.3) ? REBALANCE_RES_CPU | REBALANCE_RES_MEMORY : chance(cl, 0.3) ? REBALANCE_RES_CPU : 0;
     p->max_per_node = 1 + (int)pick(cl, 3);
     p->max_per_namespace = 1 + (int)pick(cl, 4);
     p->max_total = 1 + (int)pick(cl, 10);
@@ -172,8 +170,7 @@ static void gen_candidate(struct cluster *cl, size_t j)
     struct rebalance_candidate *c = &cl->cands[j];
     size_t node = pick(cl, cl->nn);
     snprintf(cl->cand_names[j], sizeof(cl->cand_names[j]), "p%zu", chance(cl, 0.02) ? j / 2 : j);
-    snprintf(cl->workloads[j], sizeof(cl->workloads[j]), "VirtualMachineInstance %s/%s", ns[j % 4],
-             cl->cand_names[j]);
+    snprintf(cl->workloads[j], sizeof(cl->workloads[j]), "VirtualMachineInstance %s/%s", ns[j % 4], cl->cand_names[j]);
     double cpus = isnan(cl->nodes[node].cpus) ? 8 : cl->nodes[node].cpus;
     double demand = 0.1 + rnd(cl) * fmin(12, cpus * 0.6), vcpus = ceil(demand * (0.8 + rnd(cl)));
     *c = (struct rebalance_candidate){
@@ -183,7 +180,9 @@ static void gen_candidate(struct cluster *cl, size_t j)
         .node = node,
         .req_cpu = rnd(cl) * vcpus,
         .req_memory = rnd(cl) * 8 * GI,
-        .demand = chance(cl, 0.05) ? NAN : chance(cl, 0.02) ? 0 : demand,
+        .demand = chance(cl, 0.05)   ? NAN
+                  : chance(cl, 0.02) ? 0
+                                     : demand,
         .max_demand = chance(cl, 0.3) ? NAN : vcpus,
         .mem_used = chance(cl, 0.2) ? NAN : rnd(cl) * 8 * GI,
         .vm = chance(cl, 0.7),
@@ -200,8 +199,8 @@ static void gen_history(struct cluster *cl)
     cl->nmade = chance(cl, 0.2) && cl->nc ? pick(cl, 4) : 0;
     for (size_t k = 0; k < cl->nmade; k++) {
         size_t ci = pick(cl, cl->nc);
-        cl->made[k] = (struct rebalance_move){
-            .candidate = ci, .source = cl->cands[ci].node, .destination = pick(cl, cl->nn)};
+        cl->made[k] =
+            (struct rebalance_move){.candidate = ci, .source = cl->cands[ci].node, .destination = pick(cl, cl->nn)};
     }
     cl->nrecent = chance(cl, 0.3) && cl->nc ? pick(cl, 16) : 0;
     for (size_t k = 0; k < cl->nrecent; k++)
@@ -322,9 +321,9 @@ static void test_random_clusters(void **state)
         print_message("%-20s %d plans\n", t.reason[k], t.count[k]);
     print_message("%d moves planned, %d plans holding moves as oscillation\n", t.moves, t.held);
     /* every rule's outcome was compared */
-    static const char *const reasons[] = {REBALANCE_MOVING,         REBALANCE_NO_PRESSURE,   REBALANCE_SETTLING,
-                                          REBALANCE_NO_CANDIDATE,   REBALANCE_NO_DESTINATION, REBALANCE_NO_IMPROVEMENT,
-                                          REBALANCE_LIMITED,        REBALANCE_USAGE_UNKNOWN};
+    static const char *const reasons[] = {REBALANCE_MOVING,       REBALANCE_NO_PRESSURE,    REBALANCE_SETTLING,
+                                          REBALANCE_NO_CANDIDATE, REBALANCE_NO_DESTINATION, REBALANCE_NO_IMPROVEMENT,
+                                          REBALANCE_LIMITED,      REBALANCE_USAGE_UNKNOWN};
     for (size_t k = 0; k < sizeof(reasons) / sizeof(reasons[0]); k++)
         if (!seen(&t, reasons[k]))
             fail_msg("no random cluster gave %s: the comparison did not cover it", reasons[k]);
