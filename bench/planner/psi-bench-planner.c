@@ -102,7 +102,7 @@ static void generate(struct bench_cluster *cl, size_t nn, uint64_t seed, double 
         snprintf(cl->names[i], sizeof(cl->names[i]), "node-%05zu", i);
         cl->cpus[i] = sizes[(int)(rnd(cl) * 8)];
         double load = rnd(cl) < hot ? load_for(evict_above + 10 + rnd(cl) * 10) : low + rnd(cl) * (high - low);
-        size_t k = VMS_PER_NODE / 2 + (size_t)(rnd(cl) * VMS_PER_NODE);
+        size_t k = VMS_PER_NODE / 2 + (size_t)(rnd(cl) * (VMS_PER_NODE + 1)); /* 5 to 15 */
         double weights[2 * VMS_PER_NODE], sum = 0;
         for (size_t j = 0; j < k; j++)
             sum += weights[j] = 0.2 + rnd(cl);
