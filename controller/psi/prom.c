@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/nameindex.h"
 #include "base/util.h"
 #include "kube/proxy.h"
 #include "kube/rest.h"
@@ -506,107 +507,55 @@ static const char *instance_host(const char *inst, char *buf, size_t len)
     return buf;
 }
 
-/* A small open-addressing index: key (node name or IP) -> node index. */
-struct idx_entry {
-    const char *key;
-    size_t node;
-};
-
+/* The request's nodes by name and by InternalIP (the first node given wins a key). */
 struct node_index {
-    struct idx_entry *names, *ips;
-    size_t names_cap, ips_cap; /* powers of two, at least twice the keys */
+    struct base_nameindex names, ips;
 };
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static void idx_put(struct idx_entry *t, size_t cap, const char *key, size_t node)
-{
-    size_t i = (size_t)hash_str(key) & (cap - 1);
-    while (t[i].key) {
-        if (strcmp(t[i].key, key) == 0)
-            return; /* first node given wins */
-        i = (i + 1) & (cap - 1);
-    }
-    t[i].key = key;
-    t[i].node = node;
-}
-
-static long idx_get(const struct idx_entry *t, size_t cap, const char *key)
-{
-    if (!key || !*key)
-        return -1;
-    size_t i = (size_t)hash_str(key) & (cap - 1);
-    while (t[i].key) {
-        if (strcmp(t[i].key, key) == 0)
-            return (long)t[i].node;
-        i = (i + 1) & (cap - 1);
-    }
-    return -1;
-}
-
-static size_t table_cap(size_t keys)
-{
-    size_t cap = 16;
-    while (cap < keys * 2)
-        cap *= 2;
-    return cap;
-}
 
 static int index_build(struct node_index *ix, const struct psi_node_desc *nodes, size_t n)
 {
     size_t ips = 0;
     for (size_t i = 0; i < n; i++)
         ips += nodes[i].n_ips;
-    ix->names_cap = table_cap(n);
-    ix->ips_cap = table_cap(ips);
-    ix->names = calloc(ix->names_cap, sizeof(*ix->names));
-    ix->ips = calloc(ix->ips_cap, sizeof(*ix->ips));
-    if (!ix->names || !ix->ips) {
-        free(ix->names);
-        free(ix->ips);
+    if (base_nameindex_init(&ix->names, n) < 0)
+        return -1;
+    if (base_nameindex_init(&ix->ips, ips) < 0) {
+        base_nameindex_release(&ix->names);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         if (nodes[i].name && *nodes[i].name)
-            idx_put(ix->names, ix->names_cap, nodes[i].name, i);
+            base_nameindex_put(&ix->names, nodes[i].name, i);
         for (size_t j = 0; j < nodes[i].n_ips; j++)
             if (nodes[i].internal_ips[j] && *nodes[i].internal_ips[j])
-                idx_put(ix->ips, ix->ips_cap, nodes[i].internal_ips[j], i);
+                base_nameindex_put(&ix->ips, nodes[i].internal_ips[j], i);
     }
     return 0;
 }
 
 static void index_free(struct node_index *ix)
 {
-    free(ix->names);
-    free(ix->ips);
+    base_nameindex_release(&ix->names);
+    base_nameindex_release(&ix->ips);
 }
 
 static long index_match(const struct node_index *ix, const struct psi_prom_series *s)
 {
-    long i = idx_get(ix->names, ix->names_cap, psi_prom_label_get(s, "node"));
+    long i = base_nameindex_get(&ix->names, psi_prom_label_get(s, "node"));
     if (i >= 0)
         return i;
     const char *inst = psi_prom_label_get(s, "instance");
     if (!inst || !*inst)
         return -1;
-    i = idx_get(ix->names, ix->names_cap, inst);
+    i = base_nameindex_get(&ix->names, inst);
     if (i >= 0)
         return i;
     char host[256];
     instance_host(inst, host, sizeof(host));
-    i = idx_get(ix->names, ix->names_cap, host);
+    i = base_nameindex_get(&ix->names, host);
     if (i >= 0)
         return i;
-    return idx_get(ix->ips, ix->ips_cap, host);
+    return base_nameindex_get(&ix->ips, host);
 }
 
 long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_desc *nodes, size_t n)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/jx.h"
+#include "base/nameindex.h"
 #include "base/util.h"
 #include "base/logging.h"
 #include "psi/kubelet.h"
@@ -242,9 +243,7 @@ int gather_migrations(const struct kube_informer *vmims, const struct kube_infor
 /* ---- candidates ---- */
 
 struct pods_ctx {
-    const struct mover_node *nodes;
-    size_t nnodes;
-    const bool *is_source;
+    struct base_nameindex sources; /* source node name -> node index (the first of a name) */
     struct gather_candidates *out;
 };
 
@@ -274,10 +273,7 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
     const char *node = jx_nonempty(jx_at(pod, "spec"), "nodeName");
     if (!node)
         return 0;
-    long idx = -1;
-    for (size_t i = 0; i < c->nnodes && idx < 0; i++)
-        if (c->is_source[i] && strcmp(c->nodes[i].name, node) == 0)
-            idx = (long)i;
+    long idx = base_nameindex_get(&c->sources, node);
     if (idx < 0)
         return 0;
     struct gather_candidates *g = c->out;
@@ -315,8 +311,15 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
 int gather_candidates(struct kube_informer *pods, const struct mover_node *nodes, size_t n, const bool *is_source,
                       struct gather_candidates *out)
 {
-    struct pods_ctx c = {nodes, n, is_source, out};
-    return kube_informer_foreach(pods, collect_pod, &c) != 0 ? -1 : 0;
+    struct pods_ctx c = {.out = out};
+    if (base_nameindex_init(&c.sources, n) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (is_source[i] && nodes[i].name)
+            base_nameindex_put(&c.sources, nodes[i].name, i);
+    int rc = kube_informer_foreach(pods, collect_pod, &c) != 0 ? -1 : 0;
+    base_nameindex_release(&c.sources);
+    return rc;
 }
 
 void gather_candidates_free(struct gather_candidates *g)

@@ -2,6 +2,7 @@
 #include "reconcile/move/fit.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,7 +97,23 @@ bool rebalance_affinity_matches(const cJSON *affinity, const struct nodelabels *
     return false;
 }
 
-const char *rebalance_fit(const struct rebalance_candidate *c, const struct rebalance_node *n, char *why, size_t len)
+/* why (len bytes) formatted from fmt and returned; with why NULL, nothing is formatted and a
+ * static empty string stands for the refusal. */
+static const char *refuse(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static const char *refuse(char *why, size_t len, const char *fmt, ...)
+{
+    if (!why)
+        return "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return why;
+}
+
+/* rebalance_fit, formatting why only when why is not NULL. */
+static const char *fit_refusal(const struct rebalance_candidate *c, const struct rebalance_node *n, char *why,
+                               size_t len)
 {
     if (n->unschedulable) {
         cJSON *t = cJSON_CreateObject();
@@ -104,54 +121,48 @@ const char *rebalance_fit(const struct rebalance_candidate *c, const struct reba
         cJSON_AddStringToObject(t, "effect", "NoSchedule");
         bool ok = t && rebalance_tolerates(c->tolerations, t);
         cJSON_Delete(t);
-        if (!ok) {
-            snprintf(why, len, "cordoned");
-            return why;
-        }
+        if (!ok)
+            return refuse(why, len, "cordoned");
     }
-    if (!isnan(n->alloc_cpu) && !isnan(n->req_cpu) && n->req_cpu + c->req_cpu > n->alloc_cpu + 1e-9) {
-        snprintf(why, len, "insufficient cpu (%.2f of %.2f cores requested, the pod wants %.2f)", n->req_cpu,
-                 n->alloc_cpu, c->req_cpu);
-        return why;
-    }
-    if (!isnan(n->alloc_memory) && !isnan(n->req_memory) && n->req_memory + c->req_memory > n->alloc_memory + 0.5) {
-        snprintf(why, len, "insufficient memory (%.0f Mi of %.0f Mi requested, the pod wants %.0f Mi)",
-                 n->req_memory / 1048576.0, n->alloc_memory / 1048576.0, c->req_memory / 1048576.0);
-        return why;
-    }
+    if (!isnan(n->alloc_cpu) && !isnan(n->req_cpu) && n->req_cpu + c->req_cpu > n->alloc_cpu + 1e-9)
+        return refuse(why, len, "insufficient cpu (%.2f of %.2f cores requested, the pod wants %.2f)", n->req_cpu,
+                      n->alloc_cpu, c->req_cpu);
+    if (!isnan(n->alloc_memory) && !isnan(n->req_memory) && n->req_memory + c->req_memory > n->alloc_memory + 0.5)
+        return refuse(why, len, "insufficient memory (%.0f Mi of %.0f Mi requested, the pod wants %.0f Mi)",
+                      n->req_memory / 1048576.0, n->alloc_memory / 1048576.0, c->req_memory / 1048576.0);
     double mem = isnan(c->mem_used) ? c->req_memory : c->mem_used;
-    if (!isnan(n->alloc_memory) && !isnan(n->mem_used) && !isnan(mem) && n->mem_used + mem > n->alloc_memory) {
-        snprintf(why, len, "insufficient memory in use (%.0f Mi of %.0f Mi used, the pod uses %.0f Mi)",
-                 n->mem_used / 1048576.0, n->alloc_memory / 1048576.0, mem / 1048576.0);
-        return why;
-    }
-    if (!isnan(n->alloc_pods) && !isnan(n->req_pods) && n->req_pods + 1 > n->alloc_pods + 1e-9) {
-        snprintf(why, len, "too many pods");
-        return why;
-    }
+    if (!isnan(n->alloc_memory) && !isnan(n->mem_used) && !isnan(mem) && n->mem_used + mem > n->alloc_memory)
+        return refuse(why, len, "insufficient memory in use (%.0f Mi of %.0f Mi used, the pod uses %.0f Mi)",
+                      n->mem_used / 1048576.0, n->alloc_memory / 1048576.0, mem / 1048576.0);
+    if (!isnan(n->alloc_pods) && !isnan(n->req_pods) && n->req_pods + 1 > n->alloc_pods + 1e-9)
+        return refuse(why, len, "too many pods");
     const cJSON *sel;
     cJSON_ArrayForEach (sel, c->node_selector) {
         const char *have = nodelabels_get(n->labels, sel->string);
-        if (!cJSON_IsString(sel) || !have || strcmp(have, sel->valuestring) != 0) {
-            snprintf(why, len, "node selector %s does not match", sel->string);
-            return why;
-        }
+        if (!cJSON_IsString(sel) || !have || strcmp(have, sel->valuestring) != 0)
+            return refuse(why, len, "node selector %s does not match", sel->string);
     }
-    if (!rebalance_affinity_matches(c->affinity, n->labels, n->name)) {
-        snprintf(why, len, "required node affinity does not match");
-        return why;
-    }
+    if (!rebalance_affinity_matches(c->affinity, n->labels, n->name))
+        return refuse(why, len, "required node affinity does not match");
     const cJSON *t;
     cJSON_ArrayForEach (t, n->taints) {
         const char *effect = jx_at_str(t, "effect");
         if (!jx_eq(effect, "NoSchedule") && !jx_eq(effect, "NoExecute"))
             continue;
-        if (!rebalance_tolerates(c->tolerations, t)) {
-            snprintf(why, len, "untolerated taint %s:%s", jx_at_str(t, "key") ? jx_at_str(t, "key") : "", effect);
-            return why;
-        }
+        if (!rebalance_tolerates(c->tolerations, t))
+            return refuse(why, len, "untolerated taint %s:%s", jx_at_str(t, "key") ? jx_at_str(t, "key") : "", effect);
     }
     return NULL;
+}
+
+const char *rebalance_fit(const struct rebalance_candidate *c, const struct rebalance_node *n, char *why, size_t len)
+{
+    return fit_refusal(c, n, why, len);
+}
+
+bool rebalance_fits(const struct rebalance_candidate *c, const struct rebalance_node *n)
+{
+    return fit_refusal(c, n, NULL, 0) == NULL;
 }
 
 double rebalance_vmi_vcpus(const cJSON *vmi)

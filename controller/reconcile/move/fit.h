@@ -58,6 +58,10 @@ struct rebalance_candidate {
  * node affinity, NoSchedule/NoExecute taints it does not tolerate. */
 const char *rebalance_fit(const struct rebalance_candidate *c, const struct rebalance_node *n, char *why, size_t len);
 
+/* Whether c can run on node n: rebalance_fit(c, n, ...) == NULL, without formatting why not
+ * (the planner asks this of every destination it tries, and says why only of the last). */
+bool rebalance_fits(const struct rebalance_candidate *c, const struct rebalance_node *n);
+
 /* Whether tolerations (a JSON array, may be NULL) tolerate taint (a JSON object). */
 bool rebalance_tolerates(const cJSON *tolerations, const cJSON *taint);
 

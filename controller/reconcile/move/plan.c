@@ -44,38 +44,56 @@ static unsigned resources_of(const struct rebalance_params *p)
     return p->resources ? p->resources : REBALANCE_RES_CPU;
 }
 
+/* Why n may not be a destination, as a fixed phrase, or NULL when it may be one or when only
+ * its pressure against untaintBelowPercent stops it (*too_warm then says so). Formats nothing. */
+static const char *destination_refusal(const struct rebalance_params *p, const struct rebalance_node *n, bool *too_warm)
+{
+    bool mem = resources_of(p) & REBALANCE_RES_MEMORY;
+    *too_warm = false;
+    if (!n->selected)
+        return "not selected";
+    if (n->tainted)
+        return "tainted";
+    if (n->unschedulable)
+        return "cordoned";
+    if (isnan(n->pressure) || (mem && isnan(n->mem_pressure)))
+        return "pressure unknown";
+    if (n->settling)
+        return "settling after a move";
+    if (!known(n->cpus) || isnan(n->demand))
+        return "usage unknown";
+    if (mem && (!known(n->memory) || isnan(n->mem_used)))
+        return "memory in use unknown";
+    if (n->pressure >= p->untaint_below) {
+        *too_warm = true;
+        return NULL;
+    }
+    if (isnan(n->req_cpu))
+        return "requests not read";
+    return NULL;
+}
+
+/* Whether n may be a destination before any workload is looked at (rebalance_destination_check
+ * returns NULL), without formatting why not. */
+static bool destination_eligible(const struct rebalance_params *p, const struct rebalance_node *n)
+{
+    bool too_warm;
+    return !destination_refusal(p, n, &too_warm) && !too_warm;
+}
+
 const char *rebalance_destination_check(const struct rebalance_params *p, const struct rebalance_node *n, char *why,
                                         size_t len)
 {
-    const char *w = NULL;
-    bool mem = resources_of(p) & REBALANCE_RES_MEMORY;
-    if (!n->selected)
-        w = "not selected";
-    else if (n->tainted)
-        w = "tainted";
-    else if (n->unschedulable)
-        w = "cordoned";
-    else if (isnan(n->pressure) || (mem && isnan(n->mem_pressure)))
-        w = "pressure unknown";
-    else if (n->settling)
-        w = "settling after a move";
-    else if (!known(n->cpus) || isnan(n->demand))
-        w = "usage unknown";
-    else if (mem && (!known(n->memory) || isnan(n->mem_used)))
-        w = "memory in use unknown";
-    if (w) {
-        snprintf(why, len, "%s", w);
-        return why;
-    }
-    if (n->pressure >= p->untaint_below) {
+    bool too_warm;
+    const char *w = destination_refusal(p, n, &too_warm);
+    if (too_warm) {
         snprintf(why, len, "pressure not below untaintBelowPercent %.0f%%", p->untaint_below);
         return why;
     }
-    if (isnan(n->req_cpu)) {
-        snprintf(why, len, "requests not read");
-        return why;
-    }
-    return NULL;
+    if (!w)
+        return NULL;
+    snprintf(why, len, "%s", w);
+    return why;
 }
 
 /* ---- plan ---- */
@@ -111,7 +129,16 @@ struct work {
     double *l0[REBALANCE_NRES];   /* per node: the load it was read at */
     double *k[REBALANCE_NRES];    /* per node: the curve scale (a source's own, a destination's) */
     bool *source;
-    struct state cur, sim;      /* what is planned this cycle; a source's set being tried */
+    bool *may_take;   /* per node: not a source, and rebalance_destination_check passes (the check
+                       * reads nothing planned moves change: it holds for the whole plan) */
+    size_t *eligible; /* the nodes with may_take, in index order: the only ones a move is tried to */
+    size_t neligible;
+    size_t *cand_start, *cand_of; /* candidates by node: cand_of[cand_start[i] .. cand_start[i + 1]), in index order */
+    struct state cur, sim;        /* what is planned this cycle; a source's set being tried */
+    /* where sim may differ from cur (apply marks them): set back before the next source's set */
+    bool *node_dirty, *cand_dirty;
+    size_t *dirty_nodes, *dirty_cands;
+    size_t ndirty_nodes, ndirty_cands;
     struct rebalance_move *set; /* the set being tried (up to nc moves) */
     bool *dest_used;            /* took an eviction this cycle */
     int *moved_from, *outbound;
@@ -120,7 +147,14 @@ struct work {
     int total, vm_moves;
     /* what stood in the way, for the message */
     bool usage_unknown, any_candidate, any_destination, limited, any_fit;
-    char limit_why[256], fit_why[256], useless_why[256];
+    char limit_why[256];
+    /* the last refusal of a fit while none fit, formatted only for the message */
+    bool fit_refused;
+    size_t fit_cand;
+    struct rebalance_node fit_node;
+    /* the last set of moves that would not relieve its source, formatted only for the message */
+    size_t useless_moves, useless_source;
+    double useless_end;
     bool emitting; /* judging what is planned now, not the set */
     size_t held;
     struct {
@@ -244,10 +278,24 @@ static struct rebalance_node current(const struct work *w, const struct state *s
     return n;
 }
 
-/* Candidate ci moves from s to t in state st. */
-static void apply(const struct work *w, struct state *st, size_t ci, size_t s, size_t t)
+static void mark_node(struct work *w, size_t i)
+{
+    if (!w->node_dirty[i]) {
+        w->node_dirty[i] = true;
+        w->dirty_nodes[w->ndirty_nodes++] = i;
+    }
+}
+
+/* Candidate ci moves from s to t in state st (marked where sim may now differ from cur). */
+static void apply(struct work *w, struct state *st, size_t ci, size_t s, size_t t)
 {
     const struct rebalance_candidate *c = &w->cands[ci];
+    mark_node(w, s);
+    mark_node(w, t);
+    if (!w->cand_dirty[ci]) {
+        w->cand_dirty[ci] = true;
+        w->dirty_cands[w->ndirty_cands++] = ci;
+    }
     for (int r = 0; r < REBALANCE_NRES; r++) {
         double d = cand_demand(c, r);
         if (isnan(d))
@@ -337,17 +385,18 @@ static bool pair_ok(const struct work *w, const struct state *st, size_t ci, siz
 static bool dest_ok(struct work *w, const struct state *st, size_t ci, size_t s, size_t t, int r, struct eval *e)
 {
     const struct rebalance_candidate *c = &w->cands[ci];
-    if (t == s || w->source[t] || w->moved_from[t] > 0)
+    if (t == s || !w->may_take[t] || w->moved_from[t] > 0)
         return false;
     if (w->emitting && w->dest_used[t] && !(w->p->targeted && c->vm))
         return false; /* an eviction lands where the scheduler wants: one per destination and cycle */
-    char why[256];
     struct rebalance_node dst = current(w, st, t);
-    if (rebalance_destination_check(w->p, &dst, why, sizeof(why)))
-        return false;
     w->any_destination = true;
-    if (rebalance_fit(c, &dst, why, sizeof(why))) {
-        snprintf(w->fit_why, sizeof(w->fit_why), "%s on %s: %s", c->name, dst.name, why);
+    if (!rebalance_fits(c, &dst)) {
+        if (!w->any_fit) {
+            w->fit_refused = true;
+            w->fit_cand = ci;
+            w->fit_node = dst;
+        }
         return false;
     }
     w->any_fit = true;
@@ -366,7 +415,8 @@ static long best_destination(struct work *w, const struct state *st, size_t ci, 
 {
     long best = -1;
     struct eval be = {0};
-    for (size_t t = 0; t < w->nn; t++) {
+    for (size_t k = 0; k < w->neligible; k++) {
+        size_t t = w->eligible[k];
         struct eval e;
         if (!dest_ok(w, st, ci, s, t, r, &e))
             continue;
@@ -426,9 +476,10 @@ static size_t rank(struct work *w, const struct state *st, size_t s, int r, stru
 {
     double need = needed(w, st, s, r);
     size_t n = 0;
-    for (size_t i = 0; i < w->nc; i++) {
+    for (size_t at = w->cand_start[s]; at < w->cand_start[s + 1]; at++) {
+        size_t i = w->cand_of[at];
         const struct rebalance_candidate *c = &w->cands[i];
-        if (c->node != s || st->cand_used[i] || c->blocked)
+        if (st->cand_used[i] || c->blocked)
             continue;
         if (watched(w, REBALANCE_CPU) && isnan(c->demand)) {
             w->usage_unknown = true;
@@ -568,15 +619,30 @@ static bool contributes(const struct work *w, double hot_now, double hot_end)
     return false;
 }
 
+/* sim made equal to cur again where apply touched either since the last time. */
+static void sync_sim(struct work *w)
+{
+    for (size_t k = 0; k < w->ndirty_nodes; k++) {
+        size_t i = w->dirty_nodes[k];
+        for (int r = 0; r < REBALANCE_NRES; r++)
+            w->sim.dem[r][i] = w->cur.dem[r][i];
+        w->sim.req_cpu[i] = w->cur.req_cpu[i];
+        w->sim.req_mem[i] = w->cur.req_mem[i];
+        w->sim.req_pods[i] = w->cur.req_pods[i];
+        w->node_dirty[i] = false;
+    }
+    for (size_t k = 0; k < w->ndirty_cands; k++) {
+        size_t i = w->dirty_cands[k];
+        w->sim.cand_used[i] = w->cur.cand_used[i];
+        w->cand_dirty[i] = false;
+    }
+    w->ndirty_nodes = w->ndirty_cands = 0;
+}
+
 /* Plan the set of moves that relieves source s, and make of it what the limits allow now. */
 static int plan_source(struct work *w, size_t s, struct ranked *v)
 {
-    for (int r = 0; r < REBALANCE_NRES; r++)
-        memcpy(w->sim.dem[r], w->cur.dem[r], w->nn * sizeof(double));
-    memcpy(w->sim.req_cpu, w->cur.req_cpu, w->nn * sizeof(double));
-    memcpy(w->sim.req_mem, w->cur.req_mem, w->nn * sizeof(double));
-    memcpy(w->sim.req_pods, w->cur.req_pods, w->nn * sizeof(double));
-    memcpy(w->sim.cand_used, w->cur.cand_used, w->nc * sizeof(bool));
+    sync_sim(w);
     double hot_now = hot(w, &w->cur, s, NULL), hot_end = hot_now;
     size_t nset = 0;
     while (hot_end >= w->target && nset < w->nc && next_move(w, &w->sim, s, v, &w->set[nset])) {
@@ -587,9 +653,7 @@ static int plan_source(struct work *w, size_t s, struct ranked *v)
     if (!nset)
         return 0;
     if (!contributes(w, hot_now, hot_end)) {
-        snprintf(w->useless_why, sizeof(w->useless_why),
-                 "the %zu move%s that can go would leave %s predicted at %.0f%%, above every level it is above now",
-                 nset, nset == 1 ? "" : "s", w->nodes[s].name, hot_end);
+        w->useless_moves = nset, w->useless_source = s, w->useless_end = hot_end;
         return 0;
     }
     for (size_t k = 0; k < nset; k++)
@@ -621,6 +685,25 @@ static void state_free(struct state *st)
     free(st->cand_used);
 }
 
+/* The candidates by the node they run on (cand_start, cand_of), each node's in index order;
+ * those on no node of the plan are left out (no source is theirs). */
+static void index_candidates(struct work *w)
+{
+    for (size_t j = 0; j < w->nc; j++)
+        if (w->cands[j].node < w->nn)
+            w->cand_start[w->cands[j].node + 1]++;
+    for (size_t i = 0; i < w->nn; i++)
+        w->cand_start[i + 1] += w->cand_start[i];
+    for (size_t j = 0; j < w->nc; j++) {
+        size_t i = w->cands[j].node;
+        if (i < w->nn)
+            w->cand_of[w->cand_start[i]++] = j;
+    }
+    /* cand_start[i] now ends node i's run: shifted up by one node, it starts node i's again */
+    memmove(w->cand_start + 1, w->cand_start, w->nn * sizeof(size_t));
+    w->cand_start[0] = 0;
+}
+
 /* Allocate w's arrays and fill them from the nodes as measured. Returns 0 or -1. */
 static int work_init(struct work *w)
 {
@@ -631,9 +714,19 @@ static int work_init(struct work *w)
     w->moved_from = calloc(n1, sizeof(int));
     w->outbound = calloc(n1, sizeof(int));
     w->set = calloc(c1, sizeof(*w->set));
+    w->may_take = calloc(n1, sizeof(bool));
+    w->eligible = calloc(n1, sizeof(size_t));
+    w->cand_start = calloc(n1 + 1, sizeof(size_t));
+    w->cand_of = calloc(c1, sizeof(size_t));
+    w->node_dirty = calloc(n1, sizeof(bool));
+    w->dirty_nodes = calloc(n1, sizeof(size_t));
+    w->cand_dirty = calloc(c1, sizeof(bool));
+    w->dirty_cands = calloc(c1, sizeof(size_t));
     int rc = state_init(&w->cur, w->nn, w->nc) | state_init(&w->sim, w->nn, w->nc);
     w->base[0] = d;
-    if (!d || !w->source || !w->dest_used || !w->moved_from || !w->outbound || !w->set || rc)
+    if (!d || !w->source || !w->dest_used || !w->moved_from || !w->outbound || !w->set || !w->may_take ||
+        !w->eligible || !w->cand_start || !w->cand_of || !w->node_dirty || !w->dirty_nodes || !w->cand_dirty ||
+        !w->dirty_cands || rc)
         return -1;
     for (int r = 0; r < REBALANCE_NRES; r++) {
         w->base[r] = d + (size_t)(3 * r) * n1;
@@ -654,6 +747,13 @@ static int work_init(struct work *w)
         if (c->node < w->nn && !isnan(c->demand))
             w->cur.dem[REBALANCE_CPU][c->node] -= c->demand - cand_demand(c, REBALANCE_CPU);
     }
+    index_candidates(w);
+    for (size_t i = 0; i < w->nn; i++) {
+        struct rebalance_node n = current(w, &w->cur, i);
+        w->may_take[i] = !w->source[i] && destination_eligible(w->p, &n);
+        if (w->may_take[i])
+            w->eligible[w->neligible++] = i;
+    }
     calibrate_nodes(w);
     /* the moves of earlier rounds: applied, and counted against the limits */
     for (size_t k = 0; k < w->p->nmade; k++) {
@@ -662,6 +762,18 @@ static int work_init(struct work *w)
             commit(w, m->candidate, m->source, m->destination) < 0)
             return -1;
     }
+    /* the trial state starts as what is planned; from here on only what apply marks differs */
+    for (int r = 0; r < REBALANCE_NRES; r++)
+        memcpy(w->sim.dem[r], w->cur.dem[r], n1 * sizeof(double));
+    memcpy(w->sim.req_cpu, w->cur.req_cpu, n1 * sizeof(double));
+    memcpy(w->sim.req_mem, w->cur.req_mem, n1 * sizeof(double));
+    memcpy(w->sim.req_pods, w->cur.req_pods, n1 * sizeof(double));
+    memcpy(w->sim.cand_used, w->cur.cand_used, c1 * sizeof(bool));
+    for (size_t k = 0; k < w->ndirty_nodes; k++)
+        w->node_dirty[w->dirty_nodes[k]] = false;
+    for (size_t k = 0; k < w->ndirty_cands; k++)
+        w->cand_dirty[w->dirty_cands[k]] = false;
+    w->ndirty_nodes = w->ndirty_cands = 0;
     return 0;
 }
 
@@ -673,6 +785,14 @@ static void work_free(struct work *w)
     free(w->moved_from);
     free(w->outbound);
     free(w->set);
+    free(w->may_take);
+    free(w->eligible);
+    free(w->cand_start);
+    free(w->cand_of);
+    free(w->node_dirty);
+    free(w->dirty_nodes);
+    free(w->cand_dirty);
+    free(w->dirty_cands);
     free(w->ns);
     state_free(&w->cur);
     state_free(&w->sim);
@@ -700,18 +820,15 @@ static void list_nodes(struct rebalance_plan *out, const struct work *w, const s
         msg_add(out, " and %zu more", n - 8);
 }
 
-/* Why nothing may move off the sources: the reasons counted. */
-static void explain_blocked(struct rebalance_plan *out, const struct work *w, const size_t *src, size_t ns)
+/* Why nothing may move off the sources (order_sources': not settling): the reasons counted. */
+static void explain_blocked(struct rebalance_plan *out, const struct work *w)
 {
     const char *reasons[16];
     int counts[16];
     size_t nr = 0, total = 0, unknown = 0;
     for (size_t i = 0; i < w->nc; i++) {
         const struct rebalance_candidate *c = &w->cands[i];
-        bool on_source = false;
-        for (size_t k = 0; k < ns && !on_source; k++)
-            on_source = c->node == src[k];
-        if (!on_source)
+        if (c->node >= w->nn || !w->source[c->node] || w->nodes[c->node].settling)
             continue;
         total++;
         const char *why = c->blocked;
@@ -740,19 +857,19 @@ static void explain_blocked(struct rebalance_plan *out, const struct work *w, co
         msg_add(out, "%s %zu without a CPU usage reading", nr ? "," : "", unknown);
 }
 
+/* The selected nodes that may not be destinations at all, and why (the first 8 said). */
 static void explain_destinations(struct rebalance_plan *out, const struct work *w)
 {
     size_t shown = 0;
     for (size_t t = 0; t < w->nn; t++) {
-        if (!w->nodes[t].selected || rebalance_is_source(w->p, &w->nodes[t]))
+        if (!w->nodes[t].selected || w->source[t] || w->may_take[t])
             continue;
-        char why[256];
-        struct rebalance_node dst = current(w, &w->cur, t);
-        const char *r = rebalance_destination_check(w->p, &dst, why, sizeof(why));
-        if (!r)
-            continue;
-        if (shown < 8)
-            msg_add(out, "%s %s: %s", shown ? ";" : "", dst.name, r);
+        if (shown < 8) {
+            char why[256];
+            struct rebalance_node dst = current(w, &w->cur, t);
+            msg_add(out, "%s %s: %s", shown ? ";" : "", dst.name,
+                    rebalance_destination_check(w->p, &dst, why, sizeof(why)));
+        }
         shown++;
     }
     if (shown > 8)
@@ -761,27 +878,55 @@ static void explain_destinations(struct rebalance_plan *out, const struct work *
         msg_add(out, " every other selected node is a source too");
 }
 
-/* The sources, hottest first (by name on ties); the ones waiting to settle to waiting. */
-static void order_sources(const struct work *w, size_t *sources, size_t *nsrc, size_t *waiting, size_t *nwait)
+/* The last refusal of a fit, as it would have read when it was made. */
+static void explain_fit(struct rebalance_plan *out, const struct work *w)
+{
+    char why[256], said[256];
+    const struct rebalance_candidate *c = &w->cands[w->fit_cand];
+    rebalance_fit(c, &w->fit_node, why, sizeof(why));
+    snprintf(said, sizeof(said), "%s on %s: %s", c->name, w->fit_node.name, why);
+    msg_add(out, " (%s)", said);
+}
+
+struct source_key {
+    double pressure;
+    const char *name;
+    size_t i;
+};
+
+/* Hottest first, then by name, then by index. */
+static int source_cmp(const void *a, const void *b)
+{
+    const struct source_key *x = a, *y = b;
+    if (x->pressure != y->pressure)
+        return x->pressure > y->pressure ? -1 : 1;
+    int c = strcmp(x->name, y->name);
+    if (c)
+        return c;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The sources, hottest first (by name on ties); the ones waiting to settle to waiting.
+ * Returns 0, or -1 on no memory. */
+static int order_sources(const struct work *w, size_t *sources, size_t *nsrc, size_t *waiting, size_t *nwait)
 {
     *nsrc = *nwait = 0;
+    struct source_key *keys = calloc(w->nn ? w->nn : 1, sizeof(*keys));
+    if (!keys)
+        return -1;
     for (size_t i = 0; i < w->nn; i++) {
         if (!w->source[i])
             continue;
-        if (w->nodes[i].settling) {
+        if (w->nodes[i].settling)
             waiting[(*nwait)++] = i;
-            continue;
-        }
-        size_t j = (*nsrc)++;
-        const struct rebalance_node *n = &w->nodes[i];
-        while (j > 0 && (w->nodes[sources[j - 1]].pressure < n->pressure ||
-                         (w->nodes[sources[j - 1]].pressure == n->pressure &&
-                          strcmp(w->nodes[sources[j - 1]].name, n->name) > 0))) {
-            sources[j] = sources[j - 1];
-            j--;
-        }
-        sources[j] = i;
+        else
+            keys[(*nsrc)++] = (struct source_key){w->nodes[i].pressure, w->nodes[i].name, i};
     }
+    qsort(keys, *nsrc, sizeof(*keys), source_cmp);
+    for (size_t k = 0; k < *nsrc; k++)
+        sources[k] = keys[k].i;
+    free(keys);
+    return 0;
 }
 
 /* The plan's reason and message when no move is planned (sources: nsrc of them, waiting: nwait). */
@@ -811,7 +956,7 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
     } else if (!w->any_candidate) {
         out->reason = REBALANCE_NO_CANDIDATE;
         msg_add(out, " %s to be relieved but nothing there may move", is);
-        explain_blocked(out, w, sources, nsrc);
+        explain_blocked(out, w);
     } else if (w->limited && !w->any_destination) {
         out->reason = REBALANCE_LIMITED;
         msg_add(out, " %s to be relieved but no move may start now: %s", is, w->limit_why);
@@ -828,16 +973,20 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
     } else {
         out->reason = REBALANCE_NO_IMPROVEMENT;
         msg_add(out, " %s to be relieved below %.0f%% but ", is, w->target);
-        if (w->useless_why[0])
-            msg_add(out, "%s, so none is made", w->useless_why);
+        if (w->useless_moves)
+            msg_add(out,
+                    "the %zu move%s that can go would leave %s predicted at %.0f%%, above every level it is above "
+                    "now, so none is made",
+                    w->useless_moves, w->useless_moves == 1 ? "" : "s", w->nodes[w->useless_source].name,
+                    w->useless_end);
         else
             msg_add(out,
                     "no move to a node that can take it lowers the predicted maximum load by the margin "
                     "while keeping that node below taintAbovePercent %.0f%%",
                     p->taint_above);
-        if (!w->any_fit && w->fit_why[0])
-            msg_add(out, " (%s)", w->fit_why);
-        explain_blocked(out, w, sources, nsrc);
+        if (!w->any_fit && w->fit_refused)
+            explain_fit(out, w);
+        explain_blocked(out, w);
     }
 }
 
@@ -855,7 +1004,8 @@ int rebalance_plan(const struct rebalance_params *p, const struct rebalance_node
     if (!sources || !waiting || !v || work_init(&w) < 0)
         goto out;
     size_t nsrc, nwait;
-    order_sources(&w, sources, &nsrc, waiting, &nwait);
+    if (order_sources(&w, sources, &nsrc, waiting, &nwait) < 0)
+        goto out;
     rc = 0;
     for (size_t k = 0; k < nsrc && rc == 0; k++) {
         if (out->nmoves && w.total >= p->max_total)

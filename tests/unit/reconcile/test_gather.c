@@ -1,6 +1,7 @@
 /* Unit tests of controller/reconcile/gather's pure parts: the informer projections keep what
  * the decisions read and drop the rest (nodes: nodeproj, with shared label strings); the plan's
- * view of a node from its projection. */
+ * view of a node from its projection; the candidates: each pod of an informer matched to the
+ * source node it runs on. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "base/jx.h"
+#include "kube/informer.h"
 #include "reconcile/gather.h"
 #include "reconcile/status/nodeproj.h"
 #include "testutil.h"
@@ -110,11 +112,83 @@ static void test_pod_projection(void **state)
     cJSON_Delete(pod);
 }
 
+static uint64_t next(uint64_t *rng)
+{
+    *rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+    return *rng;
+}
+
+/* Over random clusters (node names repeated, pods on no node, on unknown nodes, on sources and
+ * not), gather_candidates collects exactly the pods on a source, each with the index of the
+ * first source of its node's name, as a scan of the nodes from the first finds it. */
+static void test_candidates_matched_to_sources(void **state)
+{
+    (void)state;
+    static char names[300][16];
+    static struct mover_node nodes[300];
+    static bool is_source[300];
+    uint64_t rng = 42;
+    size_t matched = 0;
+    for (int round = 0; round < 60; round++) {
+        size_t nn = 1 + next(&rng) % 300, npods = next(&rng) % 600, want = 0;
+        for (size_t i = 0; i < nn; i++) {
+            snprintf(names[i], sizeof(names[i]), "w%zu", next(&rng) % (nn + nn / 8 + 1));
+            nodes[i] = (struct mover_node){.name = names[i]};
+            is_source[i] = next(&rng) % 3 == 0;
+        }
+        struct kube_err err;
+        struct kube_informer_opts o = {
+            .path = "/api/v1/pods", .project = gather_pod_projection, .free_value = (void (*)(void *))cJSON_Delete};
+        struct kube_informer *inf = kube_informer_new(&o, &err);
+        assert_non_null(inf);
+        kube_informer_list_begin(inf);
+        for (size_t j = 0; j < npods; j++) {
+            char node[32] = "", text[512];
+            if (next(&rng) % 10)
+                snprintf(node, sizeof(node), "\"nodeName\":\"w%zu\"", (size_t)(next(&rng) % (nn + 20)));
+            snprintf(text, sizeof(text),
+                     "{\"metadata\":{\"name\":\"p%zu\",\"namespace\":\"n\",\"resourceVersion\":\"1\"},"
+                     "\"spec\":{%s}}",
+                     j, node);
+            kube_informer_list_item(inf, parse(text));
+        }
+        kube_informer_list_end(inf, "1");
+        assert_int_equal(kube_informer_len(inf), npods);
+        struct gather_candidates g = {0};
+        assert_int_equal(gather_candidates(inf, nodes, nn, is_source, &g), 0);
+        for (size_t j = 0; j < npods; j++) {
+            char key[32];
+            snprintf(key, sizeof(key), "n/p%zu", j);
+            const char *on = jx_str(kube_informer_get_key(inf, key), "spec.nodeName");
+            long first = -1;
+            for (size_t i = 0; on && i < nn && first < 0; i++)
+                if (is_source[i] && strcmp(names[i], on) == 0)
+                    first = (long)i;
+            want += first >= 0;
+            size_t k = 0;
+            while (k < g.n && strcmp(g.c[k].name, key + 2) != 0)
+                k++;
+            if (first < 0) {
+                assert_true(k == g.n); /* not collected */
+                continue;
+            }
+            assert_true(k < g.n);
+            assert_int_equal(g.c[k].node, (size_t)first);
+        }
+        assert_int_equal(g.n, want);
+        matched += want;
+        gather_candidates_free(&g);
+        kube_informer_free(inf);
+    }
+    assert_true(matched > 1000); /* the rule was exercised */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_projection),
         cmocka_unit_test(test_pod_projection),
+        cmocka_unit_test(test_candidates_matched_to_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
