@@ -577,7 +577,8 @@ int api_move_history_decode(const cJSON *json, const char *path, struct api_move
             break;
     }
     api_json_path(p, path, "sent");
-    cJSON_ArrayForEach (it, rc < 0 ? NULL : sent) {
+    const cJSON *pairs = rc < 0 ? NULL : sent;
+    cJSON_ArrayForEach (it, pairs) {
         rc = decode_pair(it, p, mh, errs);
         if (rc < 0)
             break;
