@@ -462,6 +462,8 @@ static int decode_time(const cJSON *v, const char *path, int64_t *out, struct ap
 /* A name: a non-empty string of at most max bytes. */
 static int check_name(const char *s, const char *path, size_t max, struct api_errors *errs)
 {
+    if (!s)
+        return api_errors_add(errs, path, "must be named");
     size_t n = strnlen(s, max + 1);
     if (n == 0)
         return api_errors_add(errs, path, "must not be empty");
@@ -509,7 +511,8 @@ static int decode_workload(const cJSON *j, const char *path, struct api_move_his
     api_json_path(p, path, "left");
     cJSON_ArrayForEach (it, left) {
         int64_t t;
-        if (check_name(it->string, api_json_path(ip, p, it->string), API_MOVE_HISTORY_MAX_NODE, errs) < 0 ||
+        if (check_name(it->string, api_json_path(ip, p, it->string ? it->string : ""), API_MOVE_HISTORY_MAX_NODE,
+                       errs) < 0 ||
             decode_time(it, ip, &t, errs) < 0)
             return -1;
         if (api_move_history_left_at(mh, key->valuestring, it->string))
@@ -526,8 +529,8 @@ static int decode_workload(const cJSON *j, const char *path, struct api_move_his
 static int decode_pair(const cJSON *it, const char *path, struct api_move_history *mh, struct api_errors *errs)
 {
     char p[API_JSON_PATH_MAX];
-    api_json_path(p, path, it->string);
-    const char *gt = strchr(it->string, '>');
+    api_json_path(p, path, it->string ? it->string : "");
+    const char *gt = it->string ? strchr(it->string, '>') : NULL;
     if (!gt || gt == it->string || !gt[1])
         return api_errors_add(errs, p, "must be a key of the form source>destination");
     size_t a = (size_t)(gt - it->string);
