@@ -16,7 +16,8 @@
  * entry and at most one pair: its size follows the workloads and node pairs that moved within
  * the window, not how often they moved. Times are Unix seconds.
  *
- * Bounds: api_move_history_prune forgets every fact older than the window. Past
+ * Bounds: api_move_history_prune forgets every fact older than what it is given (the operator
+ * gives the window, or the last hour when the window is shorter: the hour's budget). Past
  * API_MOVE_HISTORY_MAX_BYTES of JSON (api_move_history_bound), the oldest facts go first,
  * whatever they are: the oldest ones are the holds that would end soonest, so they are what the
  * hold needs least. The decoder refuses a status over its count and length bounds before it

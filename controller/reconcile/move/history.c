@@ -196,6 +196,13 @@ static void load(struct history *h, const struct api_status *st)
     }
 }
 
+/* What the memory keeps: the window, and the last hour at least (maxMovesPerHour counts it). */
+static int64_t memory_since(int64_t now_ms, int64_t history_ms)
+{
+    int64_t keep_ms = history_ms > BUDGET_HOUR_S * 1000 ? history_ms : BUDGET_HOUR_S * 1000;
+    return (now_ms - keep_ms) / 1000;
+}
+
 void history_begin(struct history *h, const struct cooldown_params *cp, int64_t now_ms, const struct api_status *st)
 {
     h->clock_ms = now_ms;
@@ -205,7 +212,7 @@ void history_begin(struct history *h, const struct cooldown_params *cp, int64_t 
     cooldown_set_params(h->refusals, cp);
     if (!h->loaded)
         load(h, st);
-    api_move_history_prune(&h->status.move_history, (now_ms - cp->history_ms) / 1000);
+    api_move_history_prune(&h->status.move_history, memory_since(now_ms, cp->history_ms));
     cooldown_prune(h->cool);
     cooldown_prune(h->dry_cool);
     cooldown_prune(h->refusals);
@@ -426,7 +433,7 @@ static void fill_memory(struct history *h, int64_t now_ms, int64_t history_ms, s
         if (m->target_node && m->source_node && m->phase != API_MOVE_FAILED && strcmp(m->source_node, m->target_node))
             api_move_history_sent(mh, m->source_node, m->target_node, m->time);
     }
-    api_move_history_prune(mh, (now_ms - history_ms) / 1000);
+    api_move_history_prune(mh, memory_since(now_ms, history_ms));
     api_move_history_bound(mh, API_MOVE_HISTORY_MAX_BYTES);
     api_move_history_release(&next->move_history);
     if (api_move_history_copy(&next->move_history, mh) < 0)

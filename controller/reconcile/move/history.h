@@ -7,7 +7,7 @@
  *   - the memory of every move within cooldown.history that the oscillation hold and the
  *     budgets read (status.moveHistory, api/movehistory.h), read back the same way: the
  *     hold (history_recent) and the budgets (budget.h) read it, never the 50 moves of
- *     status.moves;
+ *     status.moves; it keeps the window, and the last hour at least (the hour's budget);
  *   - per node: since when it is above evictAbovePercent (the sustain tracker), until when
  *     it settles after a move, whether it is being relieved (a source not yet below the
  *     relief target), its calibrated CPU curve scale (rebalance_calibrate), and its eviction
