@@ -309,9 +309,9 @@ static void test_random_sequences(void **state)
     static const int64_t windows[] = {600, 3600, 6 * 3600, 24 * 3600};
     static const int gaps[] = {2, 20, 120, 900, 3600};
     struct totals tot = {0};
-    for (int c = 0; c < 80; c++) {
+    for (int c = 0; c < 60; c++) {
         struct scenario sc = draw(3 + pick(6), 1 + pick(60), windows[pick(4)], 1 + pick(16), 1 + pick(1000));
-        run_case(&sc, 600 + pick(900), gaps[pick(5)], &tot);
+        run_case(&sc, 500 + pick(700), gaps[pick(5)], &tot);
     }
     /* the largest: many workloads at the highest budgets, fast, a day's window: thousands of
      * moves within it */
