@@ -102,6 +102,8 @@ int api_spec_defaults(struct api_spec *s)
     s->eviction.max_per_namespace = 1;
     s->eviction.max_total = 2;
     s->eviction.max_in_flight_migrations = 2;
+    s->eviction.max_moves_per_workload = 2;
+    s->eviction.max_moves_per_hour = 20;
     s->eviction.cooldown.initial_ms = 10 * MS_M;
     s->eviction.cooldown.max_ms = 2 * MS_H;
     s->eviction.cooldown.history_ms = 24 * MS_H;
@@ -263,6 +265,8 @@ static void decode_eviction(const cJSON *json, const char *sp, struct api_spec *
                                                  "maxPerNamespace",
                                                  "maxTotal",
                                                  "maxInFlightMigrations",
+                                                 "maxMovesPerWorkload",
+                                                 "maxMovesPerHour",
                                                  "allowVMRestart",
                                                  "cooldown",
                                                  NULL};
@@ -284,6 +288,8 @@ static void decode_eviction(const cJSON *json, const char *sp, struct api_spec *
         api_json_int(o, p, "maxPerNamespace", &s->eviction.max_per_namespace, errs);
         api_json_int(o, p, "maxTotal", &s->eviction.max_total, errs);
         api_json_int(o, p, "maxInFlightMigrations", &s->eviction.max_in_flight_migrations, errs);
+        api_json_int(o, p, "maxMovesPerWorkload", &s->eviction.max_moves_per_workload, errs);
+        api_json_int(o, p, "maxMovesPerHour", &s->eviction.max_moves_per_hour, errs);
         api_json_bool(o, p, "allowVMRestart", &s->eviction.allow_vm_restart, errs);
         const cJSON *cd = section(o, p, "cooldown", cooldown_known, pp, errs, warns);
         if (cd) {
@@ -554,6 +560,9 @@ static void validate_eviction(const struct api_spec *s, struct api_errors *errs)
     check_range("spec.eviction.maxPerNamespace", s->eviction.max_per_namespace, 1, 1000, errs);
     check_range("spec.eviction.maxTotal", s->eviction.max_total, 1, 1000, errs);
     check_range("spec.eviction.maxInFlightMigrations", s->eviction.max_in_flight_migrations, 1, 1000, errs);
+    check_range("spec.eviction.maxMovesPerWorkload", s->eviction.max_moves_per_workload, 1, API_MOVE_HISTORY_MAX_TIMES,
+                errs);
+    check_range("spec.eviction.maxMovesPerHour", s->eviction.max_moves_per_hour, 1, 1000, errs);
     if (fields_ok(errs, FIELDS("spec.eviction.maxPerNode", "spec.eviction.maxTotal")) &&
         s->eviction.max_per_node > s->eviction.max_total)
         api_errors_add(errs, "spec.eviction.maxPerNode", "must not exceed maxTotal (%lld)",
@@ -660,6 +669,8 @@ cJSON *api_spec_encode(const struct api_spec *s)
          add_int(e, "maxPerNamespace", s->eviction.max_per_namespace) &&
          add_int(e, "maxTotal", s->eviction.max_total) &&
          add_int(e, "maxInFlightMigrations", s->eviction.max_in_flight_migrations) &&
+         add_int(e, "maxMovesPerWorkload", s->eviction.max_moves_per_workload) &&
+         add_int(e, "maxMovesPerHour", s->eviction.max_moves_per_hour) &&
          cJSON_AddBoolToObject(e, "allowVMRestart", s->eviction.allow_vm_restart);
     cJSON *cd = ok ? cJSON_AddObjectToObject(e, "cooldown") : NULL;
     ok = cd && add_duration(cd, "initial", s->eviction.cooldown.initial_ms) &&
@@ -723,6 +734,8 @@ bool api_spec_equal(const struct api_spec *a, const struct api_spec *b)
            a->eviction.max_per_namespace == b->eviction.max_per_namespace &&
            a->eviction.max_total == b->eviction.max_total &&
            a->eviction.max_in_flight_migrations == b->eviction.max_in_flight_migrations &&
+           a->eviction.max_moves_per_workload == b->eviction.max_moves_per_workload &&
+           a->eviction.max_moves_per_hour == b->eviction.max_moves_per_hour &&
            a->eviction.allow_vm_restart == b->eviction.allow_vm_restart &&
            a->eviction.cooldown.initial_ms == b->eviction.cooldown.initial_ms &&
            a->eviction.cooldown.max_ms == b->eviction.cooldown.max_ms &&

@@ -78,7 +78,9 @@ struct api_spec {
         char **excluded_namespaces;
         size_t nexcluded_namespaces;
         int64_t max_per_node, max_per_namespace, max_total, max_in_flight_migrations;
-        bool allow_vm_restart; /* a VM KubeVirt would restart may be moved by eviction */
+        int64_t max_moves_per_workload; /* moves of one workload per cooldown.history */
+        int64_t max_moves_per_hour;     /* moves per hour, all workloads */
+        bool allow_vm_restart;          /* a VM KubeVirt would restart may be moved by eviction */
         struct {
             int64_t initial_ms, max_ms, history_ms;
         } cooldown;

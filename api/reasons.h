@@ -73,6 +73,10 @@
 #define API_REASON_NO_IMPROVING_MOVE "NoImprovingMove"
 #define API_REASON_LIMIT_REACHED "LimitReached"
 #define API_REASON_OSCILLATION_HELD "OscillationHeld" /* the only moves left would undo recent ones */
+/* maxMovesPerHour used, or the workloads that could go used maxMovesPerWorkload; also an Event */
+#define API_REASON_MOVE_BUDGET_REACHED "MoveBudgetReached"
+/* the workloads that could go moved without the relief predicted; also an Event */
+#define API_REASON_INEFFECTIVE_MOVE_HELD "IneffectiveMoveHeld"
 
 /* ---- Events ---- */
 #define API_EVENT_TAINTED "Tainted"     /* on the Node */

@@ -105,6 +105,7 @@ int api_status_copy(struct api_status *dst, const struct api_status *src)
     dst->moves = copy_array(src->moves, src->nmoves, sizeof(*src->moves));
     dst->taint_keys = NULL;
     dst->ntaint_keys = 0;
+    memset(&dst->move_history, 0, sizeof(dst->move_history));
     /* Until every string is its own, counts say how many elements own theirs. */
     size_t nc = src->nconditions, nm = src->nmachine_configs, nn = src->nnodes, nv = src->nmoves;
     dst->nconditions = dst->nmachine_configs = dst->nnodes = dst->nmoves = 0;
@@ -136,6 +137,8 @@ int api_status_copy(struct api_status *dst, const struct api_status *src)
     if (src->ntaint_keys && api_json_strv_dup(src->taint_keys, src->ntaint_keys, &dst->taint_keys) < 0)
         goto oom;
     dst->ntaint_keys = src->ntaint_keys;
+    if (api_move_history_copy(&dst->move_history, &src->move_history) < 0)
+        goto oom;
     return 0;
 oom:
     api_status_free(dst);
@@ -159,6 +162,7 @@ void api_status_free(struct api_status *st)
         api_move_free(&st->moves[i]);
     free(st->moves);
     api_json_strv_free(st->taint_keys, st->ntaint_keys);
+    api_move_history_release(&st->move_history);
     memset(st, 0, sizeof(*st));
 }
 
@@ -426,8 +430,8 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
     static const char *const known[] = {
         "kind",    "namespace", "name",      "pod",      "sourceNode", "destinationNode", "targetNode", "time",
         "endTime", "phase",     "migration", "failures", "vmRestart",  "cooldownUntil",   "prediction", NULL};
-    static const char *const prediction_known[] = {"source", "destination", "observedSource", "observedDestination",
-                                                   NULL};
+    static const char *const prediction_known[] = {"source",         "destination",         "sourceBefore",
+                                                   "observedSource", "observedDestination", NULL};
     if (!cJSON_IsObject(j))
         return api_errors_add(errs, path, "must be of type object");
     api_json_unknown(j, path, known, warns);
@@ -454,7 +458,9 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
         api_json_path(p, path, "prediction");
         api_json_unknown(pr, p, prediction_known, warns);
         m->predicted_source = m->predicted_destination = m->observed_source = m->observed_destination = NAN;
+        m->source_before = NAN;
         rc |= decode_reading(pr, p, "source", &m->predicted_source, errs);
+        rc |= decode_reading(pr, p, "sourceBefore", &m->source_before, errs);
         rc |= decode_reading(pr, p, "destination", &m->predicted_destination, errs);
         rc |= decode_reading(pr, p, "observedSource", &m->observed_source, errs);
         rc |= decode_reading(pr, p, "observedDestination", &m->observed_destination, errs);
@@ -541,9 +547,16 @@ static void drop_untyped_conditions(struct api_status *st)
 
 int api_status_decode(const cJSON *json, struct api_status *st, struct api_errors *errs, struct api_errors *warns)
 {
-    static const char *const known[] = {
-        "observedGeneration", "conditions", "lastSuccessfulCycleTime", "summary", "machineConfigs", "nodes", "moves",
-        "taintKeys",          NULL};
+    static const char *const known[] = {"observedGeneration",
+                                        "conditions",
+                                        "lastSuccessfulCycleTime",
+                                        "summary",
+                                        "machineConfigs",
+                                        "nodes",
+                                        "moves",
+                                        "taintKeys",
+                                        "moveHistory",
+                                        NULL};
     static const char *const summary_known[] = {"nodes",
                                                 "pressured",
                                                 "tainted",
@@ -588,6 +601,7 @@ int api_status_decode(const cJSON *json, struct api_status *st, struct api_error
     decode_list(json, path, &nodes_list, (void **)&st->nodes, &st->nnodes, errs, warns);
     decode_list(json, path, &moves_list, (void **)&st->moves, &st->nmoves, errs, warns);
     api_json_strv(json, path, "taintKeys", &st->taint_keys, &st->ntaint_keys, errs);
+    api_move_history_decode(api_json_get(json, "moveHistory"), "status.moveHistory", &st->move_history, errs, warns);
     return errs && errs->n > before ? -1 : 0;
 }
 
@@ -662,8 +676,9 @@ static bool encode_prediction(cJSON *o, const struct api_move *m)
         return true;
     cJSON *p = cJSON_AddObjectToObject(o, "prediction");
     return p &&
-           (!m->predicted || (add_reading(p, "source", m->predicted_source) &&
-                              add_reading(p, "destination", m->predicted_destination))) &&
+           (!m->predicted ||
+            (add_reading(p, "source", m->predicted_source) && add_reading(p, "destination", m->predicted_destination) &&
+             add_reading(p, "sourceBefore", m->source_before))) &&
            (!m->observed || (add_reading(p, "observedSource", m->observed_source) &&
                              add_reading(p, "observedDestination", m->observed_destination)));
 }
@@ -763,6 +778,12 @@ cJSON *api_status_encode(const struct api_status *st)
                 cJSON_Delete(k);
         }
     }
+    if (ok && !api_move_history_empty(&st->move_history)) {
+        cJSON *mh = api_move_history_encode(&st->move_history);
+        ok = mh && cJSON_AddItemToObject(o, "moveHistory", mh);
+        if (!ok)
+            cJSON_Delete(mh);
+    }
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -853,7 +874,8 @@ static bool move_equal(const struct api_move *a, const struct api_move *b)
            a->vm_restart == b->vm_restart && a->cooldown_until == b->cooldown_until && a->predicted == b->predicted &&
            a->observed == b->observed &&
            (!a->predicted || (reading_eq(a->predicted_source, b->predicted_source) &&
-                              reading_eq(a->predicted_destination, b->predicted_destination))) &&
+                              reading_eq(a->predicted_destination, b->predicted_destination) &&
+                              reading_eq(a->source_before, b->source_before))) &&
            (!a->observed || (reading_eq(a->observed_source, b->observed_source) &&
                              reading_eq(a->observed_destination, b->observed_destination)));
 }
@@ -897,5 +919,7 @@ bool api_status_changed(const struct api_status *cur, const struct api_status *n
     for (size_t i = 0; i < next->nmoves; i++) /* in order: the list is a history */
         if (!move_equal(&cur->moves[i], &next->moves[i]))
             return true;
+    if (!api_move_history_equal(&cur->move_history, &next->move_history))
+        return true;
     return !nodes_equal(cur, next, tol);
 }

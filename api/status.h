@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "api/errors.h"
+#include "api/movehistory.h"
 
 /* The pressures PSI reports; also the values of spec.pressure.resource. */
 enum api_resource { API_RESOURCE_CPU, API_RESOURCE_MEMORY, API_RESOURCE_IO };
@@ -94,6 +95,7 @@ struct api_move {
      * once it settled: how good the decision was. */
     bool predicted;
     double predicted_source, predicted_destination;
+    double source_before; /* the source's pressure when the move was decided; NAN: not known */
     bool observed;
     double observed_source, observed_destination;
 };
@@ -117,6 +119,7 @@ struct api_status {
     size_t nmoves;
     char **taint_keys; /* the taint keys written to nodes and maybe still there (taintKeys) */
     size_t ntaint_keys;
+    struct api_move_history move_history; /* what the hold and the budgets remember (moveHistory) */
 };
 
 /* How api_status_changed tells a real change from noise. */

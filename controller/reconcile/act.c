@@ -229,6 +229,7 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
         rec->predicted = true;
         rec->predicted_source = mv->src_pressure_after;
         rec->predicted_destination = mv->dst_pressure_after;
+        rec->source_before = r->nodes[mv->source].pressure;
     }
     if (rec)
         rec->vm_restart = w->restarts != NULL;

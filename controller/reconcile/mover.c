@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/json.h"
 #include "base/logging.h"
+#include "base/util.h"
 #include "reconcile/act.h"
 #include "reconcile/status/conditions.h"
+#include "reconcile/move/budget.h"
 #include "reconcile/move/cycle.h"
 #include "reconcile/move/demand.h"
 #include "reconcile/move/evictor.h"
@@ -52,6 +55,9 @@ struct decision {
     struct cycle_verdict v;
     bool keep; /* the last decision stands */
     bool dry;
+
+    struct budget_params budget; /* spec.eviction's move budgets */
+    int64_t hour_room;           /* moves left in the hour's budget */
 };
 
 /* ---- lifecycle ---- */
@@ -144,6 +150,12 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
     if (history_recent(mv->h, (in->now_ms - spec->eviction.cooldown.history_ms) / 1000, &dc->recent, &dc->nrecent) < 0)
         goto out;
     dc->p.recent = dc->recent, dc->p.nrecent = dc->nrecent;
+    /* the hour's move budget: a cycle makes no more than what is left of it */
+    dc->budget = (struct budget_params){spec->eviction.max_moves_per_workload, spec->eviction.max_moves_per_hour,
+                                        spec->eviction.cooldown.history_ms / 1000};
+    dc->hour_room = budget_hour_room(&mv->h->status.move_history, &dc->budget, in->now_ms / 1000);
+    if (dc->hour_room > 0 && dc->hour_room < dc->p.max_total)
+        dc->p.max_total = (int)dc->hour_room;
     /* KubeVirt's parallel limits as its CR sets them (the first one: a cluster has one) */
     const cJSON *kv = NULL;
     if (dc->d->kubevirts)
@@ -275,6 +287,9 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
             .refused = history_refused(mv->h, w->key),
         };
         const char *b = evictor_check(&x, &f);
+        /* the workload's move budget, and whether its last move helped (budget.h) */
+        if (!b)
+            b = budget_workload(&mv->h->status.move_history, w->key, &dc->budget, dc->in->now_ms / 1000);
         /* moved by eviction, a VM KubeVirt would restart goes only if the spec allows it */
         const char *restarts = !b && vmi && !mv->targeted ? evictor_vm_restarts(evictor_vm_strategy(vmi, dc->kubevirt),
                                                                                 evictor_vmi_migratable(vmi))
@@ -445,10 +460,41 @@ static int plan_and_move(struct mover *mv, struct decision *dc, char *fail_msg, 
     return r.failed ? -1 : 0;
 }
 
+/* Nothing could move off the sources: when the budgets held some of their workloads back, the
+ * reason says so (the message, the plan's, counts them). */
+static void budget_verdict(struct decision *dc)
+{
+    if (!base_same(dc->v.reason, REBALANCE_NO_CANDIDATE))
+        return;
+    bool used = false, unhelpful = false;
+    for (size_t j = 0; j < dc->cands.n; j++) {
+        const struct rebalance_candidate *c = &dc->cands.c[j];
+        if (!dc->is_source[c->node] || !c->blocked)
+            continue;
+        used = used || strcmp(c->blocked, BUDGET_WORKLOAD_USED) == 0;
+        unhelpful = unhelpful || strcmp(c->blocked, BUDGET_UNHELPFUL) == 0;
+    }
+    if (used)
+        dc->v.reason = API_REASON_MOVE_BUDGET_REACHED;
+    else if (unhelpful)
+        dc->v.reason = API_REASON_INEFFECTIVE_MOVE_HELD;
+}
+
 /* What a sampled cycle decides, past the sources (they exist). Returns -1 when an eviction
  * failed. */
 static int decide_moves(struct mover *mv, struct decision *dc, char *fail_msg, size_t fail_len)
 {
+    if (dc->hour_room <= 0) {
+        char at[32];
+        api_json_format_time(budget_hour_until(&mv->h->status.move_history, &dc->budget, dc->in->now_ms / 1000), at,
+                             sizeof(at));
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_MOVE_BUDGET_REACHED,
+                          "%lld moves in the last hour used spec.eviction.maxMovesPerHour (%lld): no move before %s",
+                          (long long)api_move_history_moves_since(&mv->h->status.move_history, NULL,
+                                                                  dc->in->now_ms / 1000 - BUDGET_HOUR_S),
+                          (long long)dc->budget.per_hour, at);
+        return 0;
+    }
     if (find_candidates(dc) < 0 || read_demand(mv, dc) < 0)
         return 0;
     check_candidates(mv, dc);
@@ -459,7 +505,9 @@ static int decide_moves(struct mover *mv, struct decision *dc, char *fail_msg, s
     list_requests(dc);
     if (dc->dry) /* the would-be arrivals count in the requests too */
         cycle_overlay_requests(mv->h->virt, mv->h->nvirt, dc->nodes, dc->nn);
-    return plan_and_move(mv, dc, fail_msg, fail_len);
+    int rc = plan_and_move(mv, dc, fail_msg, fail_len);
+    budget_verdict(dc);
+    return rc;
 }
 
 /* A node above evictAbove that has not stayed there for the sustain window yet will be a
@@ -573,6 +621,10 @@ static void conclude(struct mover *mv, const struct act *a, struct cycle_verdict
         act_event(a, "Warning", "RebalanceBlocked", "Decide", v->message);
     else if (strcmp(v->reason, REBALANCE_OSCILLATION) == 0)
         act_event(a, "Warning", "OscillationHeld", "Decide", v->message);
+    else if (strcmp(v->reason, API_REASON_MOVE_BUDGET_REACHED) == 0)
+        act_event(a, "Warning", API_REASON_MOVE_BUDGET_REACHED, "Decide", v->message);
+    else if (strcmp(v->reason, API_REASON_INEFFECTIVE_MOVE_HELD) == 0)
+        act_event(a, "Warning", API_REASON_INEFFECTIVE_MOVE_HELD, "Decide", v->message);
     log_info("rebalancing", "psirebalance", in->pr->name, "reason", v->reason, "message", v->message);
     snprintf(mv->last_reason, sizeof(mv->last_reason), "%s", v->reason);
 }
@@ -606,6 +658,10 @@ static void check_predictions(struct mover *mv, const struct mover_input *in)
                  m->observed_destination);
         log_info("move settled: prediction checked", "psirebalance", in->pr->name, "workload", m->name, "source",
                  m->source_node, "source_pressure", ps, "destination", dst, "destination_pressure", pd);
+        /* a move that did not relieve its source as predicted holds its workload (budget.h) */
+        if (history_judge(mv->h, m, in->now_ms))
+            log_info("move did not help: its workload is held for cooldown.history", "psirebalance", in->pr->name,
+                     "workload", m->name, "source", m->source_node);
     }
 }
 

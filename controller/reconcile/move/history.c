@@ -7,6 +7,7 @@
 
 #include "base/grow.h"
 #include "base/util.h"
+#include "reconcile/move/budget.h"
 #include "reconcile/move/moves.h"
 
 static int64_t clock_now(void *ud)
@@ -71,32 +72,62 @@ static char *move_key(const struct api_move *m)
     return history_key(m->kind, m->ns, m->name);
 }
 
+/* Append {workload, source, destination} (copied; destination may be NULL) to v. */
+static int add_recent(struct rebalance_recent *v, size_t *n, const char *workload, const char *source,
+                      const char *destination)
+{
+    char *w = strdup(workload), *s = strdup(source), *d = destination ? strdup(destination) : NULL;
+    if (!w || !s || (destination && !d)) {
+        free(w);
+        free(s);
+        free(d);
+        return -1;
+    }
+    v[(*n)++] = (struct rebalance_recent){w, s, d};
+    return 0;
+}
+
 int history_recent(const struct history *h, int64_t since_s, struct rebalance_recent **out, size_t *n)
 {
-    *out = calloc(h->status.nmoves ? h->status.nmoves : 1, sizeof(**out));
+    const struct api_move_history *mh = &h->status.move_history;
+    size_t cap = mh->npairs;
+    for (size_t i = 0; i < mh->nworkloads; i++)
+        cap += mh->workloads[i].nleft;
+    *out = calloc(cap ? cap : 1, sizeof(**out));
     *n = 0;
     if (!*out)
         return -1;
-    for (size_t i = 0; i < h->status.nmoves; i++) {
-        const struct api_move *m = &h->status.moves[i];
-        if (m->phase == API_MOVE_FAILED || m->time < since_s || !m->source_node)
-            continue;
-        char *key = move_key(m);
-        if (!key) {
-            history_recent_free(*out, *n);
-            *out = NULL, *n = 0;
-            return -1;
-        }
-        (*out)[(*n)++] =
-            (struct rebalance_recent){key, m->source_node, m->target_node ? m->target_node : m->destination_node};
+    int rc = 0;
+    /* a workload's nodes left: it does not go back (no destination: matches no pair) */
+    for (size_t i = 0; rc == 0 && i < mh->nworkloads; i++) {
+        const struct api_move_workload *w = &mh->workloads[i];
+        for (size_t k = 0; rc == 0 && k < w->nleft; k++)
+            if (w->left[k].at >= since_s)
+                rc = add_recent(*out, n, w->key, w->left[k].node, NULL);
     }
-    return 0;
+    /* load sent between nodes: none goes back (an empty workload matches no candidate) */
+    for (size_t i = 0; rc == 0 && i < mh->npairs; i++) {
+        const char *key = mh->pairs[i].key, *gt = strchr(key, '>');
+        if (!gt || mh->pairs[i].at < since_s)
+            continue;
+        char *src = strndup(key, (size_t)(gt - key));
+        rc = src ? add_recent(*out, n, "", src, gt + 1) : -1;
+        free(src);
+    }
+    if (rc < 0) {
+        history_recent_free(*out, *n);
+        *out = NULL, *n = 0;
+    }
+    return rc;
 }
 
 void history_recent_free(struct rebalance_recent *v, size_t n)
 {
-    for (size_t i = 0; v && i < n; i++)
+    for (size_t i = 0; v && i < n; i++) {
         free((char *)v[i].workload);
+        free((char *)v[i].source);
+        free((char *)v[i].destination);
+    }
     free(v);
 }
 
@@ -126,11 +157,16 @@ struct history_node *history_node(struct history *h, const char *name)
     return &v[lo];
 }
 
-/* Read back what the status holds: moves (and with them the cooldowns) and counters. */
+/* Read back what the status holds: moves (and with them the cooldowns), the hold's and the
+ * budgets' memory, and counters. A status written before moveHistory existed seeds the memory
+ * from its moves. */
 static void load(struct history *h, const struct api_status *st)
 {
     h->loaded = true;
     h->status.summary = st->summary;
+    if (api_move_history_copy(&h->status.move_history, &st->move_history) < 0)
+        memset(&h->status.move_history, 0, sizeof(h->status.move_history));
+    bool seed = api_move_history_empty(&st->move_history);
     for (size_t i = 0; i < st->nmoves; i++) {
         struct api_move *m = api_status_add_move(&h->status);
         if (!m || api_move_copy(m, &st->moves[i]) < 0) {
@@ -140,6 +176,9 @@ static void load(struct history *h, const struct api_status *st)
         }
         char *key = move_key(m);
         struct cooldown *c = m->phase == API_MOVE_WOULD_MOVE ? h->dry_cool : h->cool;
+        if (key && seed && m->phase != API_MOVE_FAILED && m->source_node)
+            api_move_history_record(&h->status.move_history, key, m->source_node,
+                                    m->target_node ? m->target_node : m->destination_node, m->time);
         if (key) {
             cooldown_record_at(c, key, m->time * 1000);
             for (int64_t f = 0; f < m->failures && f < COOLDOWN_MAX_HISTORY; f++)
@@ -157,6 +196,13 @@ static void load(struct history *h, const struct api_status *st)
     }
 }
 
+/* What the memory keeps: the window, and the last hour at least (maxMovesPerHour counts it). */
+static int64_t memory_since(int64_t now_ms, int64_t history_ms)
+{
+    int64_t keep_ms = history_ms > BUDGET_HOUR_S * 1000 ? history_ms : BUDGET_HOUR_S * 1000;
+    return (now_ms - keep_ms) / 1000;
+}
+
 void history_begin(struct history *h, const struct cooldown_params *cp, int64_t now_ms, const struct api_status *st)
 {
     h->clock_ms = now_ms;
@@ -166,6 +212,7 @@ void history_begin(struct history *h, const struct cooldown_params *cp, int64_t 
     cooldown_set_params(h->refusals, cp);
     if (!h->loaded)
         load(h, st);
+    api_move_history_prune(&h->status.move_history, memory_since(now_ms, cp->history_ms));
     cooldown_prune(h->cool);
     cooldown_prune(h->dry_cool);
     cooldown_prune(h->refusals);
@@ -257,6 +304,8 @@ struct api_move *history_record(struct history *h, const struct history_entry *e
     int64_t now_s = now_ms / 1000;
     struct cooldown *cool = e->phase == API_MOVE_WOULD_MOVE ? h->dry_cool : h->cool;
     cooldown_record(cool, e->key);
+    if (api_move_history_record(&h->status.move_history, e->key, e->source, e->destination, now_s) < 0)
+        return NULL;
     struct api_move *m = api_status_add_move(&h->status);
     if (!m)
         return NULL;
@@ -363,9 +412,38 @@ static void copy_moves(const struct history *h, struct api_status *next)
     }
 }
 
+bool history_judge(struct history *h, const struct api_move *m, int64_t now_ms)
+{
+    if (!budget_move_unhelpful(m->source_before, m->predicted_source, m->observed_source))
+        return false;
+    char *key = move_key(m);
+    if (key)
+        api_move_history_mark_unhelpful(&h->status.move_history, key, now_ms / 1000);
+    free(key);
+    return true;
+}
+
+/* The memory: where moves landed (a live migration's target, once known), pruned to the window
+ * and bounded, into next. */
+static void fill_memory(struct history *h, int64_t now_ms, int64_t history_ms, struct api_status *next)
+{
+    struct api_move_history *mh = &h->status.move_history;
+    for (size_t i = 0; i < h->status.nmoves; i++) {
+        const struct api_move *m = &h->status.moves[i];
+        if (m->target_node && m->source_node && m->phase != API_MOVE_FAILED && strcmp(m->source_node, m->target_node))
+            api_move_history_sent(mh, m->source_node, m->target_node, m->time);
+    }
+    api_move_history_prune(mh, memory_since(now_ms, history_ms));
+    api_move_history_bound(mh, API_MOVE_HISTORY_MAX_BYTES);
+    api_move_history_release(&next->move_history);
+    if (api_move_history_copy(&next->move_history, mh) < 0)
+        memset(&next->move_history, 0, sizeof(next->move_history));
+}
+
 void history_fill_status(struct history *h, int64_t now_ms, int64_t history_ms, struct api_status *next)
 {
     moves_prune(&h->status, now_ms / 1000, history_ms / 1000);
+    fill_memory(h, now_ms, history_ms, next);
     next->summary.evictions = h->status.summary.evictions;
     next->summary.migrations_succeeded = h->status.summary.migrations_succeeded;
     next->summary.migrations_failed = h->status.summary.migrations_failed;

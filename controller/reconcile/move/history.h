@@ -4,6 +4,10 @@
  * It holds
  *   - the moves (status.moves, oldest first) and the summary counters, read back once from
  *     the status after a restart (history_load) so that cooldowns and counts survive it;
+ *   - the memory of every move within cooldown.history that the oscillation hold and the
+ *     budgets read (status.moveHistory, api/movehistory.h), read back the same way: the
+ *     hold (history_recent) and the budgets (budget.h) read it, never the 50 moves of
+ *     status.moves; it keeps the window, and the last hour at least (the hour's budget);
  *   - per node: since when it is above evictAbovePercent (the sustain tracker), until when
  *     it settles after a move, whether it is being relieved (a source not yet below the
  *     relief target), its calibrated CPU curve scale (rebalance_calibrate), and its eviction
@@ -69,9 +73,10 @@ struct history_entry {
     enum api_move_phase phase; /* Evicted, MigrationRequested, or WouldMove (DryRun) */
 };
 
-/* The moves since since_s (Unix seconds) that moved something (not failed), as the planner's
- * history: *out gets n entries whose workload keys are allocated (history_recent_free).
- * Returns 0, or -1 on no memory (*out NULL, *n 0). */
+/* What the planner's oscillation hold needs of the moves since since_s (Unix seconds), from
+ * the memory: one entry {workload, node left, NULL} per node a workload left, and one entry
+ * {"", source, destination} per pair of nodes load went between. Every string of *out's n
+ * entries is allocated (history_recent_free). Returns 0, or -1 on no memory (*out NULL, *n 0). */
 int history_recent(const struct history *h, int64_t since_s, struct rebalance_recent **out, size_t *n);
 
 /* Release what history_recent returned. */
@@ -144,8 +149,13 @@ int history_add_virtual(struct history *h, const char *key, const char *source, 
 /* Drop the virtual moves whose DryRun cooldown ended. */
 void history_prune_virtual(struct history *h);
 
+/* Judge move m, observed once it settled, by budget_move_unhelpful: when it did not help, its
+ * workload is marked in the memory at now_ms (budget.h holds it). Returns whether it did not. */
+bool history_judge(struct history *h, const struct api_move *m, int64_t now_ms);
+
 /* Fill next (the status being built, its nodes already there) from the history: moves
- * (pruned to history_ms), summary counters and per-node counters. */
+ * (pruned to history_ms), the memory (pruned to history_ms, bounded at
+ * API_MOVE_HISTORY_MAX_BYTES), summary counters and per-node counters. */
 void history_fill_status(struct history *h, int64_t now_ms, int64_t history_ms, struct api_status *next);
 
 #endif

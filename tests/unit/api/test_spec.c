@@ -164,8 +164,8 @@ static void test_every_field_round_trips(void **state)
         "\"taint\":{\"key\":\"example.com/hot\",\"effect\":\"NoSchedule\"},"
         "\"eviction\":{\"mode\":\"Automatic\",\"method\":\"Migrate\",\"evictAbovePercent\":100,"
         "\"reliefTargetPercent\":5,\"resources\":[\"cpu\",\"memory\"],\"podSelector\":{},\"excludedNamespaces\":[],\"maxPerNode\":3,\"maxPerNamespace\":4,"
-        "\"maxTotal\":5,\"maxInFlightMigrations\":6,\"allowVMRestart\":true,"
-        "\"cooldown\":{\"initial\":\"1m\",\"max\":\"1m\",\"history\":\"1m\"}}}";
+        "\"maxTotal\":5,\"maxInFlightMigrations\":6,\"maxMovesPerWorkload\":7,\"maxMovesPerHour\":8,"
+        "\"allowVMRestart\":true,\"cooldown\":{\"initial\":\"1m\",\"max\":\"1m\",\"history\":\"1m\"}}}";
     struct api_spec s = {0}, defaults = {0};
     struct api_errors errs = {0}, warns = {0};
     if (check_spec(full, &s, &errs, &warns))
