@@ -7,7 +7,7 @@ double rebalance_curve(double load)
 {
     if (isnan(load) || load <= 0)
         return 0;
-    double f = 1.0 - exp(-pow(load / REBALANCE_CURVE_SCALE, REBALANCE_CURVE_SHAPE));
+    double f = -expm1(-pow(load / REBALANCE_CURVE_SCALE, REBALANCE_CURVE_SHAPE));
     return f < 0 ? 0 : f > 1 ? 1 : f;
 }
 

@@ -52,7 +52,7 @@ struct pnode {
     char name[16];
     double cpus, memory, skew, k;
     double fit_scale, fit_shape; /* its kernel curve */
-    bool relieving, tainted; /* tainted: as the tainter keeps it, from the readings */
+    bool relieving, tainted;     /* tainted: as the tainter keeps it, from the readings */
 };
 
 struct pcluster {
@@ -257,8 +257,14 @@ static double saturated_demand(const struct pcluster *cl, size_t i, double usage
     for (size_t j = 0; j < cl->nv; j++)
         if (cl->v[j].node == i)
             w[nw++] = (struct demand_workload){cl->v[j].cpu * served, cl->v[j].vcpus};
-    struct demand_cpu_in in = {.cpus = cl->n[i].cpus, .usage = usage, .pressure = pc, .from_pressure = inferred,
-                               .load1 = NAN, .waiting = NAN, .w = w, .nw = nw};
+    struct demand_cpu_in in = {.cpus = cl->n[i].cpus,
+                               .usage = usage,
+                               .pressure = pc,
+                               .from_pressure = inferred,
+                               .load1 = NAN,
+                               .waiting = NAN,
+                               .w = w,
+                               .nw = nw};
     struct demand_cpu_out out;
     demand_cpu(&in, &out);
     *ratio = out.saturated && usage > 0 ? fmax(1, out.demand / usage) : 0;
@@ -286,8 +292,8 @@ static void observe(struct pcluster *cl, const struct rebalance_params *p, struc
             .relieving = n->relieving,
             .tainted = n->tainted,
             .cpus = n->cpus,
-            .demand = saturated_demand(cl, i, usage, rebalance_node_demand_scaled(usage, n->cpus, pc, n->k), pc,
-                                       &ratio[i]),
+            .demand =
+                saturated_demand(cl, i, usage, rebalance_node_demand_scaled(usage, n->cpus, pc, n->k), pc, &ratio[i]),
             .alloc_cpu = n->cpus,
             .alloc_memory = n->memory,
             .alloc_pods = 250,

@@ -275,7 +275,7 @@ static void test_move_rules(void **state)
     struct rebalance_params q = p;
     q.evict_above = 15, q.taint_above = 90, q.target = 19;
     struct rebalance_node s4 = node("a", 3, 3.3, 20), t4 = node("b", 3, 1.5, 0);
-    t4.scale[REBALANCE_CPU] = REBALANCE_SCALE_MIN; /* read low: not the taint level, the rule stops it */
+    t4.scale[REBALANCE_CPU] = REBALANCE_SCALE_MIN;        /* read low: not the taint level, the rule stops it */
     assert_int_equal(plan_one(&q, s4, t4, 2.5, NULL), 0); /* 1.1 -> max(0.27, 1.33) */
     assert_int_equal(plan_one(&q, s4, node("big", 12, 1, 0), 2.5, NULL), 1);
     /* the safety margin against a calibration: 5 cores on 8 CPUs reads 29 % with the margin,
@@ -444,7 +444,7 @@ static void test_plan_limits(void **state)
 {
     (void)state;
     /* two hot nodes, four cool ones, plenty of candidates */
-    struct rebalance_node nodes[6] = {node("h0", 8, 11, 90), node("h1", 8, 10, 85),  node("c0", 8, 0.5, 0),
+    struct rebalance_node nodes[6] = {node("h0", 8, 11, 90), node("h1", 8, 10, 85), node("c0", 8, 0.5, 0),
                                       node("c1", 8, 0.5, 0), node("c2", 8, 0.5, 0), node("c3", 8, 0.5, 0)};
     struct rebalance_candidate c[8];
     char names[8][8];
