@@ -10,6 +10,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${PSI_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/psi-rebalancer}
+# One build at a time per cache: two runs (the test command and the demo, or two worktrees)
+# would otherwise compile the same modules side by side and remove each other's .partial.
+mkdir -p "$cache"
+exec 9>"$cache/.build.lock"
+flock 9
 
 pinned() { awk -v m="$2" '$1 == m || ($1 == "require" && $2 == m) { print ($1 == m) ? $2 : $3; exit }' "$here/$1/go.mod"; }
 kube_version=$(pinned kube k8s.io/kubernetes)

@@ -18,6 +18,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${PSI_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/psi-rebalancer}
+# One build at a time per cache: two runs (the test command and the demo, or two worktrees)
+# would otherwise compile the same modules side by side and remove each other's .partial.
+mkdir -p "$cache"
+exec 9>"$cache/.olm-build.lock"
+flock 9
 
 if [ "${1:-}" = operators ]; then
   monitoring=github.com/prometheus-operator/prometheus-operator@v0.85.0
