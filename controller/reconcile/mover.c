@@ -348,8 +348,13 @@ static void bound_demand(struct decision *dc)
                                    .nw = fill ? start[i + 1] - start[i] : 0};
         struct demand_cpu_out out;
         demand_cpu(&in, &out);
-        if (out.saturated)
+        if (out.saturated && !isnan(out.demand)) {
+            /* its workloads want what they use times what the node wants over what it serves */
+            for (size_t j = 0; dc->usage[i] > 0 && j < nc; j++)
+                if (dc->cands.c[j].node == i && !isnan(dc->cands.w[j].usage))
+                    dc->cands.c[j].demand = dc->cands.w[j].usage * fmax(1, out.demand / dc->usage[i]);
             n->demand = out.demand;
+        }
         /* what status.nodes says: the source of the demand the planner used */
         for (size_t k = 0; dc->next && k < dc->next->nnodes; k++) {
             struct api_node_status *ns = &dc->next->nodes[k];

@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "reconcile/move/predict.h"
+
 const char *demand_source_name(enum demand_source s)
 {
     switch (s) {
@@ -82,7 +84,10 @@ void demand_cpu(const struct demand_cpu_in *in, struct demand_cpu_out *out)
     take(in->load1, DEMAND_RUNQUEUE, &best, &src);
     if (!known(best) && have_cpus)
         take(DEMAND_MAX_LOAD * in->cpus, DEMAND_PRESSURE, &best, &src);
-    take(in->from_pressure, DEMAND_PRESSURE, &best, &src);
+    /* below the curve's flat part the inference is an estimate; on it, only a least load */
+    bool flat = have_cpus && in->from_pressure >= rebalance_load_from_some(REBALANCE_FLAT) * in->cpus * (1 - 1e-9);
+    if (!flat)
+        take(in->from_pressure, DEMAND_PRESSURE, &best, &src);
     if (have_usage && (!known(best) || best < in->usage)) {
         best = in->usage; /* what runs is wanted */
         if (src == DEMAND_UNKNOWN)

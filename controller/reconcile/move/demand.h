@@ -16,9 +16,11 @@
  *   - schedstat (node_exporter's rate(node_schedstat_waiting_seconds_total) summed over the
  *     CPUs: tasks waiting for a CPU, on average): usage + waiting;
  *   - the run-queue length (node_load1: runnable tasks, on average).
- * A waiting or runnable task wants one core at most. The demand is the least of the planner's
- * own inference from pressure and these, never below the usage, and at most
- * DEMAND_MAX_LOAD x the CPUs when none of them is known. Below saturation the demand is the
+ * A waiting or runnable task wants one core at most. The demand is the least of these and of
+ * the planner's own inference from pressure (rebalance_node_demand_scaled: the kernel curve
+ * inverted) where that is below the curve's flat part (there it is only the least load the
+ * reading says, and is left out), never below the usage, and at most DEMAND_MAX_LOAD x the
+ * CPUs when none of them is known. Below saturation the demand is the
  * usage when known (the kernel serves every demand there), else the planner's inference. */
 #ifndef PSI_RECONCILE_DEMAND_H
 #define PSI_RECONCILE_DEMAND_H

@@ -3,16 +3,54 @@
 
 #include <math.h>
 
+double rebalance_curve(double load)
+{
+    if (isnan(load) || load <= 0)
+        return 0;
+    double f = -expm1(-pow(load / REBALANCE_CURVE_SCALE, REBALANCE_CURVE_SHAPE));
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
 #define SQRT_2PI 2.5066282746310002
 
-double rebalance_demand_scaled(double usage, double pressure, double scale)
+double rebalance_memory_curve(double load)
+{
+    if (isnan(load) || load <= 0)
+        return 0;
+    const double b = REBALANCE_BURSTINESS;
+    double deficit = 1.0 - 1.0 / load, z = deficit / b;
+    double Phi = 0.5 * erfc(-z / sqrt(2.0)), phi = exp(-0.5 * z * z) / SQRT_2PI;
+    double f = deficit * Phi + b * phi;
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+double rebalance_resource_curve(int r, double load)
+{
+    return r == REBALANCE_MEMORY ? rebalance_memory_curve(load) : rebalance_curve(load);
+}
+
+double rebalance_load_from_some(double some)
+{
+    if (isnan(some))
+        return NAN;
+    if (some <= 0)
+        return 0;
+    if (some > REBALANCE_FLAT)
+        some = REBALANCE_FLAT;
+    return REBALANCE_CURVE_SCALE * pow(-log1p(-some), 1.0 / REBALANCE_CURVE_SHAPE);
+}
+
+double rebalance_load_from_pressure(double pressure, double scale)
 {
     if (isnan(scale) || scale <= 0)
         scale = 1;
-    double stall = isnan(pressure) || pressure < 0 ? 0 : pressure / (100.0 * scale);
-    if (stall > REBALANCE_MAX_STALL)
-        stall = REBALANCE_MAX_STALL;
-    return usage / (1.0 - stall);
+    return rebalance_load_from_some(isnan(pressure) || pressure < 0 ? 0 : pressure / (100.0 * scale));
+}
+
+double rebalance_demand_scaled(double usage, double pressure, double scale)
+{
+    double L = rebalance_load_from_pressure(pressure, scale);
+    return usage * (L > 1 ? L : 1);
 }
 
 double rebalance_demand(double usage, double cpu_pressure)
@@ -24,9 +62,8 @@ double rebalance_node_demand_scaled(double usage, double cpus, double cpu_pressu
 {
     if (isnan(usage) || isnan(cpus) || cpus <= 0)
         return NAN;
-    if (usage >= REBALANCE_SATURATED * cpus && usage < cpus)
-        usage = cpus;
-    return rebalance_demand_scaled(usage, cpu_pressure, scale);
+    double d = rebalance_load_from_pressure(cpu_pressure, scale) * cpus;
+    return d > usage ? d : usage;
 }
 
 double rebalance_node_demand(double usage, double cpus, double cpu_pressure)
@@ -44,17 +81,6 @@ double rebalance_node_memory_demand(double used, double memory, double mem_press
     return memory / (1 - (stall > REBALANCE_MAX_MEMORY_STALL ? REBALANCE_MAX_MEMORY_STALL : stall));
 }
 
-double rebalance_curve(double load)
-{
-    if (isnan(load) || load <= 0)
-        return 0;
-    const double b = REBALANCE_BURSTINESS;
-    double deficit = 1.0 - 1.0 / load, z = deficit / b;
-    double Phi = 0.5 * erfc(-z / sqrt(2.0)), phi = exp(-0.5 * z * z) / SQRT_2PI;
-    double f = deficit * Phi + b * phi;
-    return f < 0 ? 0 : f > 1 ? 1 : f;
-}
-
 double rebalance_predict(double load, double scale)
 {
     double v = scale * rebalance_curve(load);
@@ -68,18 +94,9 @@ double rebalance_predicted_pressure(double load)
 
 double rebalance_load_from_served(double served)
 {
-    if (isnan(served) || served < 0 || served >= 0.97)
+    if (isnan(served) || served < 0 || served >= REBALANCE_SERVED_FULL)
         return NAN;
-    /* L * (1 - f(L)) grows with L: bisect (it reaches 0.97 by L = 2) */
-    double lo = 0, hi = 4;
-    for (int i = 0; i < 60; i++) {
-        double mid = (lo + hi) / 2;
-        if (mid * (1 - rebalance_curve(mid)) < served)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (lo + hi) / 2;
+    return served;
 }
 
 double rebalance_clamp_scale(double k)

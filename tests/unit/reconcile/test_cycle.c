@@ -163,8 +163,8 @@ static void test_settling(void **state)
 static void test_overlay(void **state)
 {
     (void)state;
-    /* a 4-CPU source at demand 6 (load 1.5, pressure 33%), a cool destination */
-    struct rebalance_node nodes[3] = {node("hot", 4, 6, 40), node("cool", 4, 1, 5), node("other", 4, 2, 10)};
+    /* a 4-CPU source at demand 6 (load 1.5), a cool 8-CPU destination */
+    struct rebalance_node nodes[3] = {node("hot", 4, 6, 40), node("cool", 8, 1, 5), node("other", 4, 2, 10)};
     nodes[0].sustained = true;
     char key[] = "Pod ns/p", src[] = "hot", dst[] = "cool";
     struct history_virtual v = {key, src, dst, 2, 0.5, 1024};
@@ -174,9 +174,9 @@ static void test_overlay(void **state)
     assert_float_equal(nodes[1].demand, 3, 1e-9);
     assert_float_equal(nodes[2].demand, 2, 1e-9);
     /* each node's pressure moves by the change of its predicted pressure: the source's from
-     * load 1.5 to 1 (below evictAbovePercent now), the destination's from 0.25 to 0.75 */
+     * load 1.5 to 1 (below evictAbovePercent now), the destination's from 0.125 to 0.375 */
     double want_src = 40 + rebalance_predicted_pressure(1.0) - rebalance_predicted_pressure(1.5);
-    double want_dst = 5 + rebalance_predicted_pressure(0.75) - rebalance_predicted_pressure(0.25);
+    double want_dst = 5 + rebalance_predicted_pressure(0.375) - rebalance_predicted_pressure(0.125);
     assert_true(want_src < 30);
     assert_float_equal(nodes[0].pressure, want_src, 1e-6);
     assert_true(dropped[0]);

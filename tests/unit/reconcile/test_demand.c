@@ -7,7 +7,9 @@
  * times a skew, the runnable threads (throttled ones always runnable, the others their busy
  * share times 1 + some, as bench/psi-kernel's runnable counts show), and the waiting ones
  * (runnable less running). The estimate is checked against the true demand per class of
- * signals, before (the planner's usage / (1 - stall), rebalance_node_demand) and after. */
+ * signals, before (the planner's former inference on the queueing model, usage / (1 - stall),
+ * queueing_demand below) and after (demand_cpu over the planner's kernel-curve inference,
+ * rebalance_node_demand). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,6 +95,17 @@ static void make_case(struct node_case *c, double skew)
 enum signals { SIG_VCPUS, SIG_SCHEDSTAT, SIG_LOAD1, SIG_NONE, SIG_N };
 static const char *const signal_names[SIG_N] = {"vCPUs + usage", "schedstat", "node_load1", "usage + PSI only"};
 
+/* The planner's former inference, for the comparison: the queueing model's unserved share
+ * (some = 1 - served), a node using 90 % of its CPUs counted as using all of them, the unserved
+ * share capped at 98 %. */
+static double queueing_demand(double usage, double cpus, double pressure)
+{
+    if (usage >= 0.9 * cpus && usage < cpus)
+        usage = cpus;
+    double stall = isnan(pressure) || pressure < 0 ? 0 : fmin(pressure / 100, 0.98);
+    return usage / (1 - stall);
+}
+
 static double estimate(const struct node_case *c, enum signals sig, struct demand_cpu_out *out)
 {
     struct demand_cpu_in in = {
@@ -160,7 +173,7 @@ static void test_generated_classes(void **state)
                 make_case(&c, skews[k].lo + (skews[k].hi - skews[k].lo) * uniform());
                 struct demand_cpu_out out;
                 double est = estimate(&c, (enum signals)sig, &out);
-                double old = rebalance_node_demand(c.usage, c.cpus, c.pressure);
+                double old = queueing_demand(c.usage, c.cpus, c.pressure);
                 assert_true(est >= c.usage - 1e-9);
                 if (c.pressure >= 100) {
                     double bound = DEMAND_MAX_LOAD * c.cpus;

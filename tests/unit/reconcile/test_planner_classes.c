@@ -5,12 +5,14 @@
  * sizes 4 to 96 CPUs; VMs too big for any destination; CPU alone, or CPU and memory; readings
  * skewed x0.5 to x2.5.
  *
- * Pressure is shaped as the kernel's CPU "some": it rises well below full load and saturates a
- * little above it. Measured on a one-CPU cgroup: demand/capacity 0.7 reads 34-39 %, 0.9 reads
- * 66-70 %, 1.2 and more 100 %. The curve here, 100 * min(1, (L / 1.05)^2.52), passes through
- * 36 % at 0.7, 68 % at 0.9 and 100 % from 1.05. The edge's inputs are built as gather builds
- * them: usage is what is served (capacity at most), demand inferred by the planner's own
- * rebalance_node_demand_scaled / rebalance_demand_scaled with the node's calibration.
+ * Pressure is the kernel's CPU "some" as bench/psi-kernel measured it, in the family the
+ * planner predicts with (predict.h) but not its constants: each node follows one of the two
+ * per-size Weibull fits of bench/results/psi-kernel-2026-12-03-full.txt,
+ * 1 - exp(-(L / 0.909)^3.529) (1 CPU) or 1 - exp(-(L / 0.938)^4.571) (2 CPUs), drawn at
+ * random, times its skew. The edge's inputs are built as gather builds them: usage is what is
+ * served (capacity at most), demand inferred by the planner's own
+ * rebalance_node_demand_scaled / rebalance_demand_scaled with the node's calibration, and
+ * where demand_cpu finds a node saturated, bounded by its VMs' usage and vCPUs.
  *
  * The planner runs cycle after cycle with every field at its default, as the edge drives it,
  * until a cycle makes no move. Per class the test prints: the clusters where the reference
@@ -32,6 +34,7 @@
 
 #include <cmocka.h>
 
+#include "reconcile/move/demand.h"
 #include "reconcile/move/plan.h"
 #include "testutil.h"
 
@@ -48,7 +51,8 @@ struct pvm {
 struct pnode {
     char name[16];
     double cpus, memory, skew, k;
-    bool relieving, tainted; /* tainted: as the tainter keeps it, from the readings */
+    double fit_scale, fit_shape; /* its kernel curve */
+    bool relieving, tainted;     /* tainted: as the tainter keeps it, from the readings */
 };
 
 struct pcluster {
@@ -70,25 +74,25 @@ static double rnd(struct pcluster *cl)
     return (double)(cl->rng >> 11) / 9007199254740992.0;
 }
 
-/* The kernel-shaped share of time some task waits, at demand D on capacity C. */
-static double kernel_some(double D, double C)
+/* The kernel-shaped share of time some task waits on node n at demand D on capacity C. */
+static double kernel_some(const struct pnode *n, double D, double C)
 {
     if (D <= 0 || C <= 0)
         return 0;
-    return fmin(1, pow(D / C / 1.05, 2.52));
+    return 1 - exp(-pow(D / C / n->fit_scale, n->fit_shape));
 }
 
 static double true_hot(const struct pcluster *cl, size_t i)
 {
-    double pc = 100 * kernel_some(cl->cpu[i], cl->n[i].cpus);
-    double pm = 100 * kernel_some(cl->mem[i], cl->n[i].memory);
+    double pc = 100 * kernel_some(&cl->n[i], cl->cpu[i], cl->n[i].cpus);
+    double pm = 100 * kernel_some(&cl->n[i], cl->mem[i], cl->n[i].memory);
     return (cl->resources & REBALANCE_RES_MEMORY) ? fmax(pc, pm) : pc;
 }
 
 static void readings(const struct pcluster *cl, size_t i, double *pc, double *pm)
 {
-    *pc = fmin(100, cl->n[i].skew * 100 * kernel_some(cl->cpu[i], cl->n[i].cpus));
-    *pm = fmin(100, cl->n[i].skew * 100 * kernel_some(cl->mem[i], cl->n[i].memory));
+    *pc = fmin(100, cl->n[i].skew * 100 * kernel_some(&cl->n[i], cl->cpu[i], cl->n[i].cpus));
+    *pm = fmin(100, cl->n[i].skew * 100 * kernel_some(&cl->n[i], cl->mem[i], cl->n[i].memory));
 }
 
 static void place(struct pcluster *cl, size_t j, size_t to)
@@ -129,6 +133,8 @@ static void generate(struct pcluster *cl, size_t nn, uint64_t seed, double mem_s
     for (size_t i = 0; i < nn; i++) {
         add_node(cl, sizes[(int)(rnd(cl) * 8)], rnd(cl) * 0.3);
         cl->n[i].skew = 0.5 + rnd(cl) * 2.0;
+        bool one = rnd(cl) < 0.5;
+        cl->n[i].fit_scale = one ? 0.909 : 0.938, cl->n[i].fit_shape = one ? 3.529 : 4.571;
         total += cl->n[i].cpus;
     }
     static const char *ns[] = {"a", "b", "c", "d"};
@@ -239,9 +245,36 @@ static int greedy(const struct pcluster *cl, double level, bool *below)
 
 /* ---- the planner, cycle after cycle ---- */
 
+/* A node's CPU demand as the edge bounds it (mover.c, bound_demand): where demand_cpu finds
+ * it saturated, the bound from its VMs' usage and vCPUs, and *ratio its demand over its usage
+ * (its workloads' demand over their usage); elsewhere the inference, and *ratio 0. */
+static double saturated_demand(const struct pcluster *cl, size_t i, double usage, double inferred, double pc,
+                               double *ratio)
+{
+    static struct demand_workload w[PV];
+    size_t nw = 0;
+    double served = fmin(1, cl->n[i].cpus / fmax(cl->cpu[i], 1e-9));
+    for (size_t j = 0; j < cl->nv; j++)
+        if (cl->v[j].node == i)
+            w[nw++] = (struct demand_workload){cl->v[j].cpu * served, cl->v[j].vcpus};
+    struct demand_cpu_in in = {.cpus = cl->n[i].cpus,
+                               .usage = usage,
+                               .pressure = pc,
+                               .from_pressure = inferred,
+                               .load1 = NAN,
+                               .waiting = NAN,
+                               .w = w,
+                               .nw = nw};
+    struct demand_cpu_out out;
+    demand_cpu(&in, &out);
+    *ratio = out.saturated && usage > 0 ? fmax(1, out.demand / usage) : 0;
+    return out.saturated ? out.demand : inferred;
+}
+
 static void observe(struct pcluster *cl, const struct rebalance_params *p, struct rebalance_node *nodes,
                     struct rebalance_candidate *c)
 {
+    static double ratio[PN];
     for (size_t i = 0; i < cl->nn; i++) {
         struct pnode *n = &cl->n[i];
         double pc, pm;
@@ -259,7 +292,8 @@ static void observe(struct pcluster *cl, const struct rebalance_params *p, struc
             .relieving = n->relieving,
             .tainted = n->tainted,
             .cpus = n->cpus,
-            .demand = rebalance_node_demand_scaled(usage, n->cpus, pc, n->k),
+            .demand =
+                saturated_demand(cl, i, usage, rebalance_node_demand_scaled(usage, n->cpus, pc, n->k), pc, &ratio[i]),
             .alloc_cpu = n->cpus,
             .alloc_memory = n->memory,
             .alloc_pods = 250,
@@ -284,7 +318,8 @@ static void observe(struct pcluster *cl, const struct rebalance_params *p, struc
             .node = i,
             .req_cpu = 0,
             .req_memory = 0,
-            .demand = rebalance_demand_scaled(v->cpu * served, nodes[i].cpu_pressure, cl->n[i].k),
+            .demand = ratio[i] > 0 ? v->cpu * served * ratio[i]
+                                   : rebalance_demand_scaled(v->cpu * served, nodes[i].cpu_pressure, cl->n[i].k),
             .mem_used = v->mem,
             .max_demand = v->vcpus,
             .vm = true,

@@ -144,17 +144,26 @@ static void test_fit(void **state)
 static void test_prediction(void **state)
 {
     (void)state;
-    assert_true(fabs(rebalance_demand(0.94, 53) - 2.0) < 0.001);
+    /* below capacity the kernel serves every demand: a workload wants what it uses */
     assert_true(fabs(rebalance_demand(1.0, 0) - 1.0) < 1e-12);
     assert_true(fabs(rebalance_demand(1.0, NAN) - 1.0) < 1e-12);
-    assert_true(fabs(rebalance_demand(1.0, 99) - 50.0) < 1e-9); /* unserved share capped at 98 % */
-    /* read with a scale: 50 % pressure on a node that reads 2.5 times its unserved share */
-    assert_true(fabs(rebalance_demand_scaled(1.0, 50, 2.5) - 1.25) < 1e-12);
-    assert_true(fabs(rebalance_demand_scaled(1.0, 50, 0) - 2.0) < 1e-12);
-    /* a saturated node counts as using all its CPUs; one below 90 % as measured */
-    assert_true(fabs(rebalance_node_demand(2.87, 3, 53.3) - 3 / (1 - 0.533)) < 1e-9);
-    assert_true(fabs(rebalance_node_demand(3.2, 3, 50) - 6.4) < 1e-9); /* above its CPUs: as measured */
-    assert_true(fabs(rebalance_node_demand(1.5, 3, 10) - 1.5 / 0.9) < 1e-9);
+    assert_true(fabs(rebalance_demand(1.0, 50) - 1.0) < 1e-12);
+    /* 83 % is load 1.07: each workload is served 1 / 1.07 of what it wants */
+    assert_true(fabs(rebalance_demand(1.0, 83.31) - 1.07) < 0.001);
+    /* on the flat part, at most the flat point's load: never unbounded */
+    double flat = rebalance_load_from_some(REBALANCE_FLAT);
+    assert_true(fabs(flat - 1.141) < 0.001);
+    assert_true(fabs(rebalance_demand(1.0, 99) - flat) < 1e-9);
+    assert_true(fabs(rebalance_demand(1.0, 100) - flat) < 1e-9);
+    /* read with a scale: 50 % on a node that reads 2.5 times the curve is 20 %, load 0.63 */
+    assert_true(fabs(rebalance_demand_scaled(1.0, 50, 2.5) - 1.0) < 1e-12);
+    assert_true(fabs(rebalance_node_demand_scaled(0.5, 3, 50, 2.5) - 3 * rebalance_load_from_some(0.2)) < 1e-9);
+    assert_true(fabs(rebalance_demand_scaled(1.0, 83.31, 0) - 1.07) < 0.001); /* no scale: 1 */
+    /* a node: the load the reading says times its CPUs (29 %: 0.7), never below its usage */
+    assert_true(fabs(rebalance_node_demand(1.5, 3, 28.85) - 2.1) < 0.003);
+    assert_true(fabs(rebalance_node_demand(3.2, 3, 50) - 3.2) < 1e-9); /* above its CPUs: as measured */
+    assert_true(fabs(rebalance_node_demand(3.0, 3, 100) - 3 * flat) < 1e-9);
+    assert_true(fabs(rebalance_node_demand(1.5, 3, NAN) - 1.5) < 1e-12);
     assert_true(isnan(rebalance_node_demand(NAN, 3, 0)));
     assert_true(isnan(rebalance_node_demand(1, 0, 0)));
     /* memory: a node at its memory shows what waits only as pressure (114 GiB wanted of 64: ~44 %) */
@@ -167,35 +176,36 @@ static void test_prediction(void **state)
     assert_true(isnan(rebalance_node_memory_demand(NAN, 64 * gi, 0)));
     assert_true(isnan(rebalance_node_memory_demand(gi, NAN, 0)));
 
-    /* the curve: ~0 well below saturation, rising before it, the unserved share past it */
-    assert_true(rebalance_curve(0.6) < 0.001);
-    assert_true(fabs(rebalance_curve(0.8) - 0.0208) < 0.001);
-    assert_true(fabs(rebalance_curve(1.0) - 0.0997) < 0.001);
-    assert_true(fabs(rebalance_curve(2.0) - 0.5) < 0.02);
-    assert_true(fabs(rebalance_curve(10.0) - 0.9) < 0.001);
-    for (double L = 0.05; L < 5; L += 0.05)
+    /* the curve: the kernel's, rising well below capacity and flat a little above it */
+    assert_true(fabs(rebalance_curve(0.5) - 0.087) < 0.001);
+    assert_true(fabs(rebalance_curve(0.7) - 0.289) < 0.001);
+    assert_true(fabs(rebalance_curve(0.9) - 0.597) < 0.001);
+    assert_true(fabs(rebalance_curve(1.0) - 0.747) < 0.001);
+    assert_true(rebalance_curve(1.4) > 0.99 && rebalance_curve(3) <= 1);
+    for (double L = 0.05; L < 1.6; L += 0.05)
         assert_true(rebalance_curve(L + 0.05) > rebalance_curve(L));
     assert_true(rebalance_curve(NAN) == 0 && rebalance_curve(0) == 0 && rebalance_curve(-1) == 0);
-    assert_true(fabs(rebalance_predicted_pressure(1.0) - 9.97) < 0.1); /* not 0 at full load */
-    assert_true(fabs(rebalance_predict(1.0, 2.5) - 24.9) < 0.1);
-    assert_true(rebalance_predict(3, 5) == 100); /* capped */
+    assert_true(fabs(rebalance_predicted_pressure(1.0) - 74.7) < 0.1);
+    assert_true(fabs(rebalance_predict(0.7, 1.5) - 43.3) < 0.1);
+    assert_true(rebalance_predict(1.2, 5) == 100); /* capped */
     assert_true(rebalance_predicted_pressure(NAN) == 0);
+    /* the inverse */
+    assert_true(rebalance_load_from_some(0) == 0 && rebalance_load_from_some(-1) == 0);
+    assert_true(isnan(rebalance_load_from_some(NAN)));
+    assert_true(rebalance_load_from_some(1) == flat);
 }
 
 static void test_calibration(void **state)
 {
     (void)state;
-    /* the load from the share served, back and forth */
-    for (double L = 0.1; L < 1.6; L += 0.1) {
-        double served = L * (1 - rebalance_curve(L));
-        if (served < 0.97)
-            assert_true(fabs(rebalance_load_from_served(served) - L) < 1e-6);
-    }
+    /* the load from the share served: the kernel serves every demand below capacity */
+    for (double L = 0.1; L < 0.97; L += 0.1)
+        assert_true(fabs(rebalance_load_from_served(L) - L) < 1e-12);
     assert_true(isnan(rebalance_load_from_served(0.98))); /* saturated: the load cannot be told */
     assert_true(isnan(rebalance_load_from_served(NAN)));
     assert_true(isnan(rebalance_load_from_served(-0.1)));
     /* a node whose readings are twice the curve */
-    double L = 0.9, served = L * (1 - rebalance_curve(L)), P = 200 * rebalance_curve(L);
+    double L = 0.8, served = L, P = 200 * rebalance_curve(L);
     assert_true(fabs(rebalance_calibrate(0, served, P) - 2.0) < 1e-6);
     assert_true(fabs(rebalance_calibrate(1.0, served, P) - (0.7 + 0.3 * 2.0)) < 1e-6);
     /* converges on repeated readings */
@@ -204,10 +214,10 @@ static void test_calibration(void **state)
         k = rebalance_calibrate(k ? k : 1.0, served, P);
     assert_true(fabs(k - 2.0) < 0.01);
     /* uninformative readings (well below saturation, saturated, unknown) keep what was */
-    assert_true(rebalance_calibrate(1.7, 0.4, 30) == 1.7);
+    assert_true(rebalance_calibrate(1.7, 0.3, 30) == 1.7);
     assert_true(rebalance_calibrate(1.7, 0.99, 30) == 1.7);
     assert_true(rebalance_calibrate(1.7, served, NAN) == 1.7);
-    assert_true(rebalance_calibrate(0, 0.4, 30) == 0);
+    assert_true(rebalance_calibrate(0, 0.3, 30) == 0);
     /* clamped */
     assert_true(rebalance_calibrate(0, served, 100) <= REBALANCE_SCALE_MAX);
     assert_true(rebalance_calibrate(0, served, 0) >= REBALANCE_SCALE_MIN);
@@ -241,43 +251,44 @@ static void test_move_rules(void **state)
                                  .max_per_namespace = 5,
                                  .max_total = 5,
                                  .max_in_flight = 5};
-    struct rebalance_node s = node("worker-0", 3, 6.4, 53), t = node("worker-1", 3, 0.25, 0);
+    struct rebalance_node s = node("worker-0", 6, 6.4, 83), t = node("worker-1", 6, 0.25, 0);
     struct rebalance_move mv;
     /* a hot VM to an idle node: the source's relief is its reading moved along its curve */
     assert_int_equal(plan_one(&p, s, t, 2.0, &mv), 1);
-    assert_true(fabs(mv.src_load_after - 4.4 / 3) < 1e-9);
-    assert_true(fabs(mv.dst_load_after - 2.25 / 3) < 1e-9);
-    double k = 53 / (100 * rebalance_curve(6.4 / 3));
-    assert_true(fabs(mv.src_pressure_after - (53 + 100 * k * (rebalance_curve(4.4 / 3) - rebalance_curve(6.4 / 3)))) <
+    assert_true(fabs(mv.src_load_after - 4.4 / 6) < 1e-9);
+    assert_true(fabs(mv.dst_load_after - 2.25 / 6) < 1e-9);
+    double k = 83 / (100 * rebalance_curve(6.4 / 6));
+    assert_true(fabs(mv.src_pressure_after - (83 + 100 * k * (rebalance_curve(4.4 / 6) - rebalance_curve(6.4 / 6)))) <
                 1e-6);
     /* the destination, uncalibrated, is predicted with the safety margin */
     assert_true(fabs(mv.dst_pressure_after -
-                     REBALANCE_SAFETY * 100 * (rebalance_curve(2.25 / 3) - rebalance_curve(0.25 / 3))) < 1e-6);
+                     REBALANCE_SAFETY * 100 * (rebalance_curve(2.25 / 6) - rebalance_curve(0.25 / 6))) < 1e-6);
     /* an idle VM lowers the pair's maximum but cannot get the source below any level: not made */
     assert_int_equal(plan_one(&p, s, t, 0.05, NULL), 0);
     /* the second hot VM to the node that took the first: it would pass the taint level */
-    struct rebalance_node s2 = node("worker-0", 3, 4.4, 33), t2 = node("worker-1", 3, 2.25, 1.4);
+    struct rebalance_node s2 = node("worker-0", 6, 4.4, 33), t2 = node("worker-1", 6, 2.25, 2.9);
     p.target = 30;
     assert_int_equal(plan_one(&p, s2, t2, 2.0, NULL), 0);
-    assert_int_equal(plan_one(&p, s2, node("worker-2", 3, 0.25, 0), 2.0, NULL), 1);
+    assert_int_equal(plan_one(&p, s2, node("worker-2", 6, 0.25, 0), 2.0, NULL), 1);
     p.target = 35;
     /* a move that would make the destination the new, higher maximum: the convergence rule */
     struct rebalance_params q = p;
     q.evict_above = 15, q.taint_above = 90, q.target = 19;
     struct rebalance_node s4 = node("a", 3, 3.3, 20), t4 = node("b", 3, 1.5, 0);
+    t4.scale[REBALANCE_CPU] = REBALANCE_SCALE_MIN;        /* read low: not the taint level, the rule stops it */
     assert_int_equal(plan_one(&q, s4, t4, 2.5, NULL), 0); /* 1.1 -> max(0.27, 1.33) */
     assert_int_equal(plan_one(&q, s4, node("big", 12, 1, 0), 2.5, NULL), 1);
-    /* the safety margin against a calibration: 4.1 cores on 4 CPUs reads 28 % with the margin,
-     * 11 % on a node calibrated at 1 */
-    struct rebalance_node s5 = node("hot", 4, 8, 50), t5 = node("cool", 4, 0.5, 0);
+    /* the safety margin against a calibration: 5 cores on 8 CPUs reads 29 % with the margin,
+     * 19.5 % on a node calibrated at 1 */
+    struct rebalance_node s5 = node("hot", 8, 8, 75), t5 = node("cool", 8, 1.4, 0);
     assert_int_equal(plan_one(&p, s5, t5, 3.6, NULL), 0);
     t5.scale[REBALANCE_CPU] = 1;
     assert_int_equal(plan_one(&p, s5, t5, 3.6, &mv), 1);
-    assert_true(mv.dst_pressure_after > 10 && mv.dst_pressure_after < 12);
+    assert_true(mv.dst_pressure_after > 19 && mv.dst_pressure_after < 20);
     /* what a destination reads beyond its curve counts too */
-    t5.pressure = 5;
+    t5.pressure = 3;
     assert_int_equal(plan_one(&p, s5, t5, 3.6, &mv), 1);
-    assert_true(mv.dst_pressure_after > 15 && mv.dst_pressure_after < 17);
+    assert_true(mv.dst_pressure_after > 22 && mv.dst_pressure_after < 23);
     /* unknowns never pass */
     assert_int_equal(plan_one(&p, s, node("u", 3, NAN, 0), 1, NULL), 0);
     assert_int_equal(plan_one(&p, s, node("u", 0, 0, 0), 1, NULL), 0);
@@ -299,7 +310,7 @@ static struct rebalance_params seed_params(void)
     };
 }
 
-/* The seed: three hot (2 cores) and three idle VMs on worker-0 of three 3-CPU workers. */
+/* The seed: three hot (2 cores) and three idle VMs on worker-0 of three 6-CPU workers. */
 struct seed {
     struct rebalance_node nodes[3];
     struct rebalance_candidate c[6];
@@ -307,9 +318,9 @@ struct seed {
 
 static void seed(struct seed *s)
 {
-    s->nodes[0] = node("worker-0", 3, 6.4, 53);
-    s->nodes[1] = node("worker-1", 3, 0.25, 0);
-    s->nodes[2] = node("worker-2", 3, 0.25, 0);
+    s->nodes[0] = node("worker-0", 6, 6.4, 83);
+    s->nodes[1] = node("worker-1", 6, 0.25, 0);
+    s->nodes[2] = node("worker-2", 6, 0.25, 0);
     const char *names[] = {"virt-launcher-hot-0-a",  "virt-launcher-hot-1-b",  "virt-launcher-hot-2-c",
                            "virt-launcher-idle-0-d", "virt-launcher-idle-1-e", "virt-launcher-idle-2-f"};
     for (int i = 0; i < 6; i++)
@@ -330,12 +341,12 @@ static void test_plan_seed(void **state)
     assert_int_equal(plan.moves[0].source, 0);
     assert_int_equal(plan.moves[0].destination, 1);
     assert_true(fabs(plan.moves[0].demand - 2) < 1e-9);
-    assert_true(plan.moves[0].src_pressure_after > 30); /* 53 - (53.1 - 31.8) */
+    assert_true(plan.moves[0].src_pressure_after > 30); /* 83 - (82.9 - 33.5) */
     rebalance_plan_free(&plan);
 
-    /* after it: worker-0 at 4.4 cores (33 %), worker-1 holds hot-0 */
+    /* after it: worker-0 at 4.4 cores (33 %), worker-1 holds hot-0 (2.9 %) */
     s.nodes[0].demand = 4.4, s.nodes[0].pressure = 33;
-    s.nodes[1].demand = 2.25, s.nodes[1].pressure = 1.4, s.nodes[1].req_cpu = 0.2;
+    s.nodes[1].demand = 2.25, s.nodes[1].pressure = 2.9, s.nodes[1].req_cpu = 0.2;
     s.c[0].node = 1;
     assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
     assert_int_equal(plan.nmoves, 1);
@@ -343,9 +354,9 @@ static void test_plan_seed(void **state)
     assert_int_equal(plan.moves[0].destination, 2); /* worker-1 would reach the taint level */
     rebalance_plan_free(&plan);
 
-    /* after the second: worker-0 at 2.3 cores, 1.4 %: nothing to do */
-    s.nodes[0].demand = 2.3, s.nodes[0].pressure = 1.4;
-    s.nodes[2].demand = 2.25, s.nodes[2].pressure = 1.4;
+    /* after the second: worker-0 at 2.4 cores, 3.8 %: nothing to do */
+    s.nodes[0].demand = 2.4, s.nodes[0].pressure = 3.8;
+    s.nodes[2].demand = 2.25, s.nodes[2].pressure = 2.9;
     s.c[1].node = 2;
     assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
     assert_int_equal(plan.nmoves, 0);
@@ -359,7 +370,7 @@ static void test_plan_seed(void **state)
 static void test_plan_targeted(void **state)
 {
     (void)state;
-    struct rebalance_node nodes[3] = {node("w0", 4, 10, 60), node("w1", 8, 0, 0), node("w2", 4, 3.5, 20)};
+    struct rebalance_node nodes[3] = {node("w0", 8, 8, 60), node("w1", 8, 0, 0), node("w2", 4, 3.5, 20)};
     struct rebalance_candidate c[3] = {cand("a", "vm-a", 0, 1.5), cand("b", "vm-b", 0, 1.5), cand("c", "vm-c", 0, 1.5)};
     struct rebalance_params p = seed_params();
     p.max_per_node = 3, p.max_total = 3, p.max_in_flight = 5, p.max_per_namespace = 1, p.kubevirt_per_node = 5;
@@ -383,13 +394,13 @@ static void test_plan_targeted(void **state)
     }
     rebalance_plan_free(&plan);
 
-    /* the destination stays below the taint level: on 2 CPUs only one fits (1.5/2 -> P 2.6 %,
-     * 3/2 -> far above 25 %), and one VM alone leaves w0 above every level: nothing is made */
-    nodes[1].cpus = nodes[1].alloc_cpu = 2;
+    /* the destination stays below the taint level: on 4 CPUs only one fits (1.5/4 -> P 4.4 %,
+     * 3/4 -> 54 %), and one VM alone leaves w0 above every level (37 %): nothing is made */
+    nodes[1].cpus = nodes[1].alloc_cpu = 4;
     assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
     assert_int_equal(plan.nmoves, 0);
     assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
-    assert_non_null(strstr(plan.message, "the 1 move that can go would leave w0 predicted at 5"));
+    assert_non_null(strstr(plan.message, "the 1 move that can go would leave w0 predicted at 37%"));
     rebalance_plan_free(&plan);
     nodes[1].cpus = nodes[1].alloc_cpu = 8;
 
@@ -411,10 +422,10 @@ static void test_plan_targeted(void **state)
 static void test_plan_ranking_by_relief(void **state)
 {
     (void)state;
-    /* excess 1.0 core: the 1.1-core workload relieves as much as the 3-core one and is
-     * closer to the excess; a 0.5-core one relieves less */
-    struct rebalance_node nodes[2] = {node("hot", 4, 5, 20), node("cool", 8, 1, 0)};
-    struct rebalance_candidate c[3] = {cand("a", "big", 0, 3), cand("b", "fit", 0, 1.1), cand("c", "small", 0, 0.5)};
+    /* excess 2.1 cores (to below 10 %): the 2.2-core workload gets the node there as the 3-core
+     * one does and is closer to the excess; a 0.5-core one does not */
+    struct rebalance_node nodes[2] = {node("hot", 4, 4.2, 80), node("cool", 8, 1, 0)};
+    struct rebalance_candidate c[3] = {cand("a", "big", 0, 3), cand("b", "fit", 0, 2.2), cand("c", "small", 0, 0.5)};
     struct rebalance_params p = seed_params();
     p.evict_above = 15, p.taint_above = 15, p.untaint_below = 10;
     struct rebalance_plan plan;
@@ -433,8 +444,8 @@ static void test_plan_limits(void **state)
 {
     (void)state;
     /* two hot nodes, four cool ones, plenty of candidates */
-    struct rebalance_node nodes[6] = {node("h0", 4, 9, 55),  node("h1", 4, 8, 50),  node("c0", 4, 0.5, 0),
-                                      node("c1", 4, 0.5, 0), node("c2", 4, 0.5, 0), node("c3", 4, 0.5, 0)};
+    struct rebalance_node nodes[6] = {node("h0", 8, 11, 90), node("h1", 8, 10, 85), node("c0", 8, 0.5, 0),
+                                      node("c1", 8, 0.5, 0), node("c2", 8, 0.5, 0), node("c3", 8, 0.5, 0)};
     struct rebalance_candidate c[8];
     char names[8][8];
     for (int i = 0; i < 8; i++) {
@@ -579,7 +590,7 @@ static void test_plan_reasons(void **state)
 
     /* nothing fits (requests): no improving move, and the message names the misfit */
     seed(&s);
-    s.nodes[1].req_cpu = 3, s.nodes[2].req_cpu = 3;
+    s.nodes[1].req_cpu = 5.9, s.nodes[2].req_cpu = 5.9;
     assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
     assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
     assert_non_null(strstr(plan.message, "insufficient cpu"));
@@ -665,7 +676,7 @@ static void test_coolest(void **state)
     (void)state;
     struct rebalance_params p = default_params();
     p.max_per_node = 3, p.max_per_namespace = 3, p.max_total = 3, p.max_in_flight = 3, p.kubevirt_per_node = 3;
-    struct rebalance_node nodes[4] = {node("hot", 8, 16, 50), node("warm", 8, 4, 5), node("cool", 8, 0.5, 0),
+    struct rebalance_node nodes[4] = {node("hot", 16, 16, 75), node("warm", 16, 3, 5), node("cool", 8, 0.5, 0),
                                       node("cooler", 8, 0.2, 0)};
     struct rebalance_candidate c[3] = {cand("a", "a", 0, 3), cand("b", "b", 0, 3), cand("c", "c", 0, 3)};
     struct rebalance_plan plan;
@@ -689,7 +700,7 @@ static void test_limits_across_rounds(void **state)
     (void)state;
     struct rebalance_params p = default_params();
     p.max_per_node = 4, p.max_total = 4, p.max_in_flight = 4;
-    struct rebalance_node nodes[5] = {node("h", 4, 12, 66), node("c0", 8, 0.2, 0), node("c1", 8, 0.2, 0),
+    struct rebalance_node nodes[5] = {node("h", 8, 10, 85), node("c0", 8, 0.2, 0), node("c1", 8, 0.2, 0),
                                       node("c2", 8, 0.2, 0), node("c3", 8, 0.2, 0)};
     struct rebalance_candidate c[4] = {cand("a", "a1", 0, 2.5), cand("a", "a2", 0, 2.5), cand("b", "b1", 0, 2.5),
                                        cand("b", "b2", 0, 2.5)};
@@ -722,7 +733,7 @@ static void test_history(void **state)
 {
     (void)state;
     struct rebalance_params p = default_params();
-    struct rebalance_node nodes[3] = {node("w0", 4, 8, 50), node("w1", 8, 0.5, 0), node("w2", 8, 0.5, 0)};
+    struct rebalance_node nodes[3] = {node("w0", 8, 8, 75), node("w1", 16, 0.5, 0), node("w2", 16, 0.5, 0)};
     struct rebalance_candidate c[1] = {cand("a", "vm", 0, 5)};
     struct rebalance_recent recent[2] = {{"vm", "w1", "w0"}, {"other", "w2", "w0"}};
     p.recent = recent, p.nrecent = 1;
