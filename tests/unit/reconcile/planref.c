@@ -185,7 +185,7 @@ static double predict_at(const struct work *w, size_t i, int r, double L)
     double b = w->base[r][i];
     if (isnan(L) || isnan(w->l0[r][i]))
         return isnan(b) ? 0 : b;
-    double v = b + 100.0 * w->k[r][i] * (rebalance_curve(L) - rebalance_curve(w->l0[r][i]));
+    double v = b + 100.0 * w->k[r][i] * (rebalance_resource_curve(r, L) - rebalance_resource_curve(r, w->l0[r][i]));
     return v < 0 ? 0 : v > 100 ? 100 : v;
 }
 
@@ -220,13 +220,13 @@ static void calibrate_nodes(struct work *w)
     for (size_t i = 0; i < w->nn; i++)
         for (int r = 0; r < REBALANCE_NRES; r++) {
             const struct rebalance_node *n = &w->nodes[i];
-            double P = reading(w, n, r), L = load_of(w, &w->cur, i, r), f = rebalance_curve(L);
+            double P = reading(w, n, r), L = load_of(w, &w->cur, i, r), f = rebalance_resource_curve(r, L);
             bool informative = !isnan(P) && !isnan(L) && f >= REBALANCE_INFORMATIVE;
             double cal = known(n->scale[r]) ? n->scale[r] : 0, k;
             if (w->source[i]) {
                 k = informative ? rebalance_clamp_scale(P / (100.0 * f)) : cal > 0 ? cal : 1;
             } else {
-                k = cal > 0 ? cal : REBALANCE_SAFETY;
+                k = cal > 0 ? cal : r == REBALANCE_MEMORY ? REBALANCE_MEMORY_SAFETY : REBALANCE_SAFETY;
                 if (informative && rebalance_clamp_scale(P / (100.0 * f)) > k)
                     k = rebalance_clamp_scale(P / (100.0 * f));
             }
@@ -389,13 +389,13 @@ static long best_destination(struct work *w, const struct state *st, size_t ci, 
 static double needed(const struct work *w, const struct state *st, size_t s, int r)
 {
     double L = load_of(w, st, s, r),
-           goal = rebalance_curve(w->l0[r][s]) - (w->base[r][s] - w->target) / (100.0 * w->k[r][s]);
+           goal = rebalance_resource_curve(r, w->l0[r][s]) - (w->base[r][s] - w->target) / (100.0 * w->k[r][s]);
     if (isnan(L) || goal <= 0)
         return INFINITY;
     double lo = 0, hi = L;
     for (int i = 0; i < 50; i++) {
         double mid = (lo + hi) / 2;
-        if (rebalance_curve(mid) < goal)
+        if (rebalance_resource_curve(r, mid) < goal)
             lo = mid;
         else
             hi = mid;
