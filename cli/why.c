@@ -43,6 +43,8 @@ static const char *decision_code(const char *reason)
         {"Settling", "settling"},
         {"EvictionRefused", "protected"},
         {"OscillationHeld", "oscillation"},
+        {"MoveBudgetReached", "budget"},
+        {"IneffectiveMoveHeld", "ineffective"},
     };
     for (size_t i = 0; reason && i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(reason, map[i][0]) == 0)

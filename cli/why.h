@@ -28,9 +28,9 @@ enum cli_verdict {
 
 /* One reason: a stable code (for scripts and tests: "mode", "spec", "resource",
  * "metrics-unknown", "below-evict", "moving", "sustain", "settling", "no-destination",
- * "no-improvement", "limits", "protected", "usage-unknown", "oscillation", "dry-run",
- * "cooldown", and "decision": what the last decision said, when its reason is none of
- * these) and a sentence. */
+ * "no-improvement", "limits", "protected", "usage-unknown", "oscillation", "budget",
+ * "ineffective", "dry-run", "cooldown", and "decision": what the last decision said, when
+ * its reason is none of these) and a sentence. */
 struct cli_why_reason {
     const char *code;
     char text[1200];

@@ -391,6 +391,14 @@ static void test_why(void **state)
     decode(fx);
     cli_why(&fx->p, 1, "worker-5", T0, &w);
     assert_true(has(&w, "oscillation", NULL));
+    set_str(rb, "reason", "MoveBudgetReached");
+    decode(fx);
+    cli_why(&fx->p, 1, "worker-5", T0, &w);
+    assert_true(has(&w, "budget", "worker-5: a reason from a newer operator"));
+    set_str(rb, "reason", "IneffectiveMoveHeld");
+    decode(fx);
+    cli_why(&fx->p, 1, "worker-5", T0, &w);
+    assert_true(has(&w, "ineffective", NULL));
     /* metrics unknown; not listed */
     cli_why(&fx->p, 1, "worker-3", T0, &w);
     assert_true(has(&w, "metrics-unknown", "no reading for it"));
