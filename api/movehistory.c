@@ -503,14 +503,14 @@ static int decode_workload(const cJSON *j, const char *path, struct api_move_his
     int i = 0;
     api_json_path(p, path, "moved");
     cJSON_ArrayForEach (it, moved) {
-        int64_t t;
+        int64_t t = 0;
         if (decode_time(it, api_json_index(ip, p, i++), &t, errs) < 0)
             return -1;
         add_moved(w, t);
     }
     api_json_path(p, path, "left");
     cJSON_ArrayForEach (it, left) {
-        int64_t t;
+        int64_t t = 0;
         if (check_name(it->string, api_json_path(ip, p, it->string ? it->string : ""), API_MOVE_HISTORY_MAX_NODE,
                        errs) < 0 ||
             decode_time(it, ip, &t, errs) < 0)
@@ -536,7 +536,7 @@ static int decode_pair(const cJSON *it, const char *path, struct api_move_histor
     size_t a = (size_t)(gt - it->string);
     if (a > API_MOVE_HISTORY_MAX_NODE || strlen(gt + 1) > API_MOVE_HISTORY_MAX_NODE)
         return api_errors_add(errs, p, "node names must be at most %d bytes", API_MOVE_HISTORY_MAX_NODE);
-    int64_t t;
+    int64_t t = 0;
     if (decode_time(it, p, &t, errs) < 0)
         return -1;
     bool found;
