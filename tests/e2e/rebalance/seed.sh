@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The seed story with the simulator: six 2-vCPU VMs on worker-0 of three 3-CPU workers,
-# three of them busy (worker-0 at ~53 % CPU pressure). With eviction.mode Automatic the
+# The seed story with the simulator: six 2-vCPU VMs on worker-0 of three 6-CPU workers,
+# three of them busy (worker-0 at ~83 % CPU pressure). With eviction.mode Automatic the
 # operator converges to one busy VM per worker with the fewest migrations (2), moves no VM
 # twice, keeps every VMI (same UID: live migrations, not restarts), stays within its limits
 # and leaves no taint behind; status, Events and /metrics tell what happened.
