@@ -10,6 +10,8 @@
 #    (default 3: ctest -j) tests run at once;
 #  - the thread sanitizer build (build-tsan/, ThreadSanitizer): the unit tests and the
 #    leader-election and monitoring e2e tests, against one test bed;
+#  - the analyzer build (build-analyze/, GCC -fanalyzer over what ships): every finding
+#    triaged in hack/analyzer-triage.txt (hack/analyze.sh);
 #  - the fuzz build (build-fuzz/, clang, libFuzzer): each target of tests/fuzz for 12 s
 #    (hack/fuzz.sh; a longer run of one target: hack/fuzz.sh TARGET SECONDS).
 #
@@ -47,6 +49,7 @@ if (($#)); then
   exit
 fi
 run build -- -L unit
+hack/analyze.sh
 one_bed=1 run build -- -R '^kube_informer_valgrind$'
 run build-asan -DPSI_SANITIZE=ON --
 # Under ThreadSanitizer: the C unit tests (the server tests drive the serving threads), then
