@@ -6,21 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/strbuf.h"
 
 int api_errors_add(struct api_errors *e, const char *field, const char *fmt, ...)
 {
     if (!e)
         return -1;
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 8;
-        struct api_error *v = realloc(e->v, cap * sizeof(*v));
-        if (!v) {
-            e->oom = true;
-            return -1;
-        }
-        e->v = v;
-        e->cap = cap;
+    if (BASE_GROW(e->v, e->n + 1, e->cap) < 0) {
+        e->oom = true;
+        return -1;
     }
     char *msg = NULL;
     va_list ap;

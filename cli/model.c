@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/util.h"
 
 int cli_psir_decode(const cJSON *obj, struct cli_psir *out, char *err, size_t len)
@@ -107,14 +108,8 @@ void cli_move_counts(const struct cli_psir *p, const char *node, int64_t *in, in
 
 int cli_vms_add(struct cli_vms *v, const char *node)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? 2 * v->cap : 64;
-        struct cli_vm_count *grown = realloc(v->v, cap * sizeof(*grown));
-        if (!grown)
-            return -1;
-        v->v = grown;
-        v->cap = cap;
-    }
+    if (BASE_GROW(v->v, v->n + 1, v->cap) < 0)
+        return -1;
     char *copy = strdup(node);
     if (!copy)
         return -1;

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/grow.h"
+
 /* ---- pure aggregation ---- */
 
 struct kube_event_agg {
@@ -118,14 +120,8 @@ enum kube_event_action kube_event_agg_observe(struct kube_event_agg *a, const ch
         }
         remove_at(a, victim);
     }
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 16;
-        struct kube_event_series **nv = realloc(a->v, cap * sizeof(*nv));
-        if (!nv)
-            return KUBE_EVENT_CREATE;
-        a->v = nv;
-        a->cap = cap;
-    }
+    if (BASE_GROW(a->v, a->n + 1, a->cap) < 0)
+        return KUBE_EVENT_CREATE;
     struct kube_event_series *s = calloc(1, sizeof(*s));
     if (!s || !(s->key = strdup(key))) {
         free(s);

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
+
 /* Longest single wait; the loop wakes at least this often even when idle. */
 #define LOOP_MAX_WAIT_MS 60000
 
@@ -174,14 +176,8 @@ int kube_loop_transfers(const struct kube_loop *loop)
 
 uint64_t kube_loop_timer(struct kube_loop *loop, uint64_t delay_ms, uint64_t period_ms, kube_loop_timer_fn fn, void *ud)
 {
-    if (loop->ntimers == loop->cap_timers) {
-        size_t cap = loop->cap_timers ? loop->cap_timers * 2 : 16;
-        struct loop_timer *nt = realloc(loop->timers, cap * sizeof(*nt));
-        if (!nt)
-            return 0;
-        loop->timers = nt;
-        loop->cap_timers = cap;
-    }
+    if (BASE_GROW(loop->timers, loop->ntimers + 1, loop->cap_timers) < 0)
+        return 0;
     uint64_t id = loop->next_timer_id++;
     loop->timers[loop->ntimers++] = (struct loop_timer){
         .id = id,

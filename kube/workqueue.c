@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/grow.h"
+
 struct entry {
     char *key;
     bool pending;
@@ -73,14 +75,8 @@ int workqueue_add_after(struct workqueue *q, const char *key, int64_t delay_ms)
     int64_t due = q->clock(q->ud) + (delay_ms > 0 ? delay_ms : 0);
     struct entry *e = find(q, key);
     if (!e) {
-        if (q->n == q->cap) {
-            size_t cap = q->cap ? q->cap * 2 : 8;
-            struct entry *v = realloc(q->v, cap * sizeof(*v));
-            if (!v)
-                return -1;
-            q->v = v;
-            q->cap = cap;
-        }
+        if (BASE_GROW(q->v, q->n + 1, q->cap) < 0)
+            return -1;
         char *k = strdup(key);
         if (!k)
             return -1;

@@ -8,6 +8,8 @@
 
 #include <yaml.h>
 
+#include "base/grow.h"
+
 #define MAX_DEPTH 100
 
 static int all_digits(const char *s, const char *digits)
@@ -207,14 +209,8 @@ static int remember_anchor(struct builder *b, const yaml_char_t *name, cJSON *no
     *index = NO_ANCHOR;
     if (!name)
         return 0;
-    if (b->nanchors == b->anchors_cap) {
-        size_t cap = b->anchors_cap ? b->anchors_cap * 2 : 16;
-        struct anchor *na = realloc(b->anchors, sizeof(*na) * cap);
-        if (!na)
-            return -1;
-        b->anchors = na;
-        b->anchors_cap = cap;
-    }
+    if (BASE_GROW(b->anchors, b->nanchors + 1, b->anchors_cap) < 0)
+        return -1;
     struct anchor *a = &b->anchors[b->nanchors];
     *a = (struct anchor){strdup((const char *)name), node, open, 1, 1};
     if (!a->name)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+
 enum mtype { M_COUNTER, M_GAUGE, M_HISTOGRAM };
 
 /* A series and its label values are one allocation: the struct, n_labels pointers, the
@@ -304,15 +306,9 @@ static struct series *find(struct psi_metric *f, const char *const *values, int 
         series_free(s);
         return NULL;
     }
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 8;
-        struct series **a = realloc(f->series, cap * sizeof(*a));
-        if (!a) {
-            series_free(s);
-            return NULL;
-        }
-        f->series = a;
-        f->cap = cap;
+    if (BASE_GROW(f->series, f->n + 1, f->cap) < 0) {
+        series_free(s);
+        return NULL;
     }
     f->series[f->n++] = s;
     if ((f->n) * 2 > f->tcap) {
@@ -375,14 +371,8 @@ static struct psi_metric *add_family(struct psi_metrics *m, enum mtype type, con
     f->n_bounds = n_bounds;
     if (nl == 0 && !find(f, NULL, 1))
         goto fail;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 16;
-        struct psi_metric **a = realloc(m->fams, cap * sizeof(*a));
-        if (!a)
-            goto fail;
-        m->fams = a;
-        m->cap = cap;
-    }
+    if (BASE_GROW(m->fams, m->n + 1, m->cap) < 0)
+        goto fail;
     m->fams[m->n++] = f;
     goto out;
 fail:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/selector.h"
+#include "base/grow.h"
 #include "base/jx.h"
 #include "base/util.h"
 #include "reconcile/mc/machineconfig.h"
@@ -168,14 +169,8 @@ static int add_candidate(struct candidates *c, const char *role)
     for (size_t i = 0; i < c->n; i++)
         if (strcmp(c->v[i], role) == 0)
             return 0;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 16;
-        const char **grown = realloc(c->v, cap * sizeof(*grown));
-        if (!grown)
-            return -1;
-        c->v = grown;
-        c->cap = cap;
-    }
+    if (BASE_GROW(c->v, c->n + 1, c->cap) < 0)
+        return -1;
     c->v[c->n++] = role;
     return 0;
 }

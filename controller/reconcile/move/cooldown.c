@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+
 struct history {
     char *key;
     int64_t at[COOLDOWN_MAX_HISTORY]; /* ascending */
@@ -80,13 +82,8 @@ int cooldown_record_at(struct cooldown *c, const char *key, int64_t at_ms)
     int found;
     size_t i = find(c, key, &found);
     if (!found) {
-        if (c->n == c->cap) {
-            size_t cap = c->cap ? c->cap * 2 : 16;
-            struct history *v = realloc(c->v, cap * sizeof(*v));
-            if (!v)
-                return -1;
-            c->v = v, c->cap = cap;
-        }
+        if (BASE_GROW(c->v, c->n + 1, c->cap) < 0)
+            return -1;
         char *k = strdup(key);
         if (!k)
             return -1;
