@@ -159,12 +159,17 @@ static int hold_for_maintenance(const struct mover *mv, struct decision *dc)
         return -1;
     if (np)
         kube_informer_foreach(dc->d->pools, read_pool, dc);
-    struct rollout_facts f = {dc->pools,     dc->npools,          dc->migs->v, dc->migs->n, mv->targeted,
-                              dc->in->now_ms / 1000, cycle_settle_ms(&dc->in->pr->spec) / 1000};
+    struct rollout_facts f = {dc->pools,
+                              dc->npools,
+                              dc->migs->v,
+                              dc->migs->n,
+                              mv->targeted,
+                              dc->in->now_ms / 1000,
+                              cycle_settle_ms(&dc->in->pr->spec) / 1000};
     for (size_t i = 0; i < dc->nn; i++) {
         const struct nodeproj *np_i = dc->in->nodes[i].node;
-        struct rollout_node n = {dc->in->nodes[i].name, np_i ? np_i->mc_current : NULL,
-                                 np_i ? np_i->mc_desired : NULL, np_i ? np_i->mc_state : NULL};
+        struct rollout_node n = {dc->in->nodes[i].name, np_i ? np_i->mc_current : NULL, np_i ? np_i->mc_desired : NULL,
+                                 np_i ? np_i->mc_state : NULL};
         if (rollout_check(&f, &n, dc->held[i], MOVER_HELD_LEN) == ROLLOUT_FREE)
             continue;
         dc->nodes[i].held = dc->held[i];
@@ -195,8 +200,8 @@ static void maintenance_verdict(struct decision *dc)
             used += (size_t)snprintf(list + used, sizeof(list) - used, "; and %zu more", dc->nheld - shown);
             break;
         }
-        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s: %s", shown ? "; " : "",
-                                 dc->nodes[i].name, dc->nodes[i].held);
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s: %s", shown ? "; " : "", dc->nodes[i].name,
+                                 dc->nodes[i].held);
         shown++;
     }
     cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_MAINTENANCE_IN_PROGRESS,

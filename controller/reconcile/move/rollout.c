@@ -46,11 +46,11 @@ const struct rollout_pool *rollout_node_pool(const struct rollout_facts *f, cons
     return NULL;
 }
 
-/* "pool worker, 2 of 3 machines updated" into buf. */
+/* "pool worker (2 of 3 machines updated)" into buf. */
 static const char *pool_phrase(const struct rollout_pool *p, char *buf, size_t len)
 {
     if (p->machines >= 0 && p->updated >= 0)
-        snprintf(buf, len, "pool %s, %ld of %ld machines updated", p->name, p->updated, p->machines);
+        snprintf(buf, len, "pool %s (%ld of %ld machines updated)", p->name, p->updated, p->machines);
     else
         snprintf(buf, len, "pool %s", p->name);
     return buf;
@@ -91,16 +91,15 @@ static enum rollout_hold pool_rollout(const struct rollout_facts *f, const struc
         return ROLLOUT_BACK;
     }
     if (p->since && f->now >= p->since && f->now - p->since < f->settle_s) {
-        snprintf(why, len, "pool %s finished rolling out %llds ago: its pressure settles for %llds", p->name,
-                 (long long)(f->now - p->since), (long long)f->settle_s);
+        snprintf(why, len, "pool %s finished rolling out: its nodes' pressure settles for %llds after it", p->name,
+                 (long long)f->settle_s);
         return ROLLOUT_SETTLING;
     }
     return ROLLOUT_FREE;
 }
 
 /* Rule 4: a drain's migration waits on n. */
-static enum rollout_hold drain_waits(const struct rollout_facts *f, const struct rollout_node *n, char *why,
-                                     size_t len)
+static enum rollout_hold drain_waits(const struct rollout_facts *f, const struct rollout_node *n, char *why, size_t len)
 {
     if (!f->targeted)
         return ROLLOUT_FREE;

@@ -55,10 +55,10 @@
 /* One MachineConfigPool as read (strings borrowed from its JSON). */
 struct rollout_pool {
     const char *name;
-    const char *target;  /* spec.configuration.name: what its nodes roll out to; NULL unknown */
-    const char *current; /* status.configuration.name: what all its nodes had last; NULL unknown */
-    bool updating;       /* the Updating condition is True */
-    int64_t since;       /* the Updating condition's lastTransitionTime (Unix s); 0 unknown */
+    const char *target;     /* spec.configuration.name: what its nodes roll out to; NULL unknown */
+    const char *current;    /* status.configuration.name: what all its nodes had last; NULL unknown */
+    bool updating;          /* the Updating condition is True */
+    int64_t since;          /* the Updating condition's lastTransitionTime (Unix s); 0 unknown */
     long machines, updated; /* status.machineCount, status.updatedMachineCount; -1 unknown */
 };
 

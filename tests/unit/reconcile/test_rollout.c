@@ -169,9 +169,9 @@ static void generate(struct gen *g)
     }
     g->f.nmigs = pick(7);
     static const char *const prios[] = {NULL, "system-critical", "user-triggered", "system-maintenance", "urgent"};
-    static const char *const phases[] = {"",           "Pending", "Scheduling",      "Scheduled",        "PreparingTarget",
-                                         "TargetReady", "Running", "WaitingForSync", "Synchronizing",    "Succeeded",
-                                         "Failed"};
+    static const char *const phases[] = {
+        "",        "Pending",        "Scheduling",    "Scheduled", "PreparingTarget", "TargetReady",
+        "Running", "WaitingForSync", "Synchronizing", "Succeeded", "Failed"};
     for (size_t k = 0; k < g->f.nmigs; k++) {
         struct moves_migration *m = &g->migs[k];
         snprintf(g->mig_names[k], sizeof(g->mig_names[k]), "mig-%zu", k);
