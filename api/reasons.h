@@ -75,6 +75,8 @@
 #define API_REASON_OSCILLATION_HELD "OscillationHeld" /* the only moves left would undo recent ones */
 /* maxMovesPerHour used, or the workloads that could go used maxMovesPerWorkload; also an Event */
 #define API_REASON_MOVE_BUDGET_REACHED "MoveBudgetReached"
+/* a rollout, an update or a drain's waiting migration holds the nodes that would move (rollout.h) */
+#define API_REASON_MAINTENANCE_IN_PROGRESS "MaintenanceInProgress"
 /* the workloads that could go moved without the relief predicted; also an Event */
 #define API_REASON_INEFFECTIVE_MOVE_HELD "IneffectiveMoveHeld"
 

@@ -45,6 +45,7 @@ static const char *decision_code(const char *reason)
         {"OscillationHeld", "oscillation"},
         {"MoveBudgetReached", "budget"},
         {"IneffectiveMoveHeld", "ineffective"},
+        {"MaintenanceInProgress", "maintenance"},
     };
     for (size_t i = 0; reason && i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(reason, map[i][0]) == 0)
@@ -147,13 +148,45 @@ static void held_back(const struct cli_psir *p, const struct api_node_status *ns
             "metrics.interval) before the next move is planned",
             cli_fmt_duration(now - touched, held, sizeof(held)), cli_fmt_duration(settle, need, sizeof(need)));
     const struct api_condition *rb = cli_psir_condition(p, API_CONDITION_REBALANCING);
-    if (rb)
+    if (rb && !(base_same(rb->reason, "MaintenanceInProgress") && has(w, "maintenance")))
         add(w, decision_code(rb->reason), "the last decision (Rebalancing %s): %s", rb->reason ? rb->reason : "",
             rb->message ? rb->message : "");
     int64_t in_flight = p->pr.status.summary.migrations_in_flight;
     if (!has(w, "limits") && in_flight >= s->eviction.max_in_flight_migrations)
         add(w, "limits", "%lld live migrations are in flight, maxInFlightMigrations is %lld", (long long)in_flight,
             (long long)s->eviction.max_in_flight_migrations);
+}
+
+/* The clause of a MaintenanceInProgress message about node ("...: NODE: why; ..." or "... why.
+ * "), copied to buf; NULL when the message names no hold of node. */
+static const char *maintenance_clause(const char *msg, const char *node, char *buf, size_t len)
+{
+    size_t nl = strlen(node);
+    for (const char *at = msg ? strstr(msg, node) : NULL; at; at = strstr(at + 1, node)) {
+        bool starts = at - msg >= 2 && (at[-2] == ':' || at[-2] == ';') && at[-1] == ' ';
+        if (!starts || strncmp(at + nl, ": ", 2) != 0)
+            continue;
+        const char *why = at + nl + 2, *semi = strstr(why, "; "), *stop = strstr(why, ". ");
+        const char *end = semi && (!stop || semi < stop) ? semi : stop ? stop : why + strlen(why);
+        snprintf(buf, len, "%.*s", (int)(end - why), why);
+        return buf;
+    }
+    return NULL;
+}
+
+/* Maintenance holds node: neither a source nor a destination (the MaintenanceInProgress
+ * decision names it). */
+static void maintenance(const struct cli_psir *p, const char *node, struct cli_why *w)
+{
+    const struct api_condition *rb = cli_psir_condition(p, API_CONDITION_REBALANCING);
+    char clause[600];
+    if (!rb || !base_same(rb->reason, "MaintenanceInProgress") ||
+        !maintenance_clause(rb->message, node, clause, sizeof(clause)))
+        return;
+    add(w, "maintenance",
+        "maintenance holds it: %s; until that ends nothing is moved off it or onto it (Rebalancing "
+        "MaintenanceInProgress)",
+        clause);
 }
 
 void cli_why(const struct cli_psir *ps, size_t n, const char *node, int64_t now, struct cli_why *out)
@@ -176,6 +209,7 @@ void cli_why(const struct cli_psir *ps, size_t n, const char *node, int64_t now,
     }
     if (moving(p, node, now, out))
         out->verdict = CLI_VERDICT_RELIEVING;
+    maintenance(p, node, out);
     if (isnan(pct) || ns->state == API_NODE_UNKNOWN) {
         const struct api_condition *m = cli_psir_condition(p, API_CONDITION_METRICS_AVAILABLE);
         if (m && m->status == API_CONDITION_FALSE)

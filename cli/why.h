@@ -1,7 +1,7 @@
 /* cli_why: the `kubectl psi why NODE` view: whether a node is being relieved right now, and
  * why or why not. Pure: from the status and conditions of the PsiRebalance that lists the
  * node and its spec, it finds the reasons in the order the operator meets them (the spec and
- * mode, the readings, the level, moves under way, the sustain window, settling after a move,
+ * mode, moves under way, maintenance holding it, the readings, the level, the sustain window, settling after a move,
  * what the last decision said: no destination fits, limits, nothing may move (protected
  * workloads), no usage; then cooldowns of the workloads that left it), and prints them on
  * one screen, or as JSON. */
@@ -29,8 +29,8 @@ enum cli_verdict {
 /* One reason: a stable code (for scripts and tests: "mode", "spec", "resource",
  * "metrics-unknown", "below-evict", "moving", "sustain", "settling", "no-destination",
  * "no-improvement", "limits", "protected", "usage-unknown", "oscillation", "budget",
- * "ineffective", "dry-run", "cooldown", and "decision": what the last decision said, when
- * its reason is none of these) and a sentence. */
+ * "ineffective", "maintenance", "dry-run", "cooldown", and "decision": what the last
+ * decision said, when its reason is none of these) and a sentence. */
 struct cli_why_reason {
     const char *code;
     char text[1200];

@@ -155,7 +155,9 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
         copy_item(l, labels, MOVES_MANAGED_BY_LABEL);
         copy_item(l, labels, MOVES_OWNER_LABEL);
     }
-    copy_item(cJSON_AddObjectToObject(out, "spec"), jx_at(vmim, "spec"), "vmiName");
+    cJSON *spec = cJSON_AddObjectToObject(out, "spec");
+    copy_item(spec, jx_at(vmim, "spec"), "vmiName");
+    copy_item(spec, jx_at(vmim, "spec"), "priority");
     cJSON *s = cJSON_AddObjectToObject(out, "status");
     copy_item(s, status, "phase");
     const cJSON *ms = jx_at(status, "migrationState");

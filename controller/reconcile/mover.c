@@ -18,6 +18,7 @@
 #include "reconcile/gather.h"
 #include "reconcile/move/history.h"
 #include "reconcile/move/migrate.h"
+#include "reconcile/move/rollout.h"
 
 struct mover {
     struct history *h;
@@ -31,6 +32,9 @@ struct mover {
     bool targeted; /* this reconcile: VM moves are targeted live migrations */
     struct mover_stats stats;
 };
+
+/* Room for why maintenance holds a node. */
+#define MOVER_HELD_LEN 320
 
 /* One sampled cycle's decision: what it looks at and what it found. */
 struct decision {
@@ -58,6 +62,11 @@ struct decision {
 
     struct budget_params budget; /* spec.eviction's move budgets */
     int64_t hour_room;           /* moves left in the hour's budget */
+
+    struct rollout_pool *pools; /* the MachineConfigPools as read (rollout.h) */
+    size_t npools;
+    char (*held)[MOVER_HELD_LEN]; /* per node: why maintenance holds it ("" free) */
+    size_t nheld, held_sources;   /* nodes held; of them, the ones that would be sources */
 };
 
 /* ---- lifecycle ---- */
@@ -115,6 +124,91 @@ static int first_object(const char *key, const char *rv, const void *obj, void *
     return 1;
 }
 
+/* kube_informer_foreach: read a MachineConfigPool into the decision's pools (ud: struct
+ * decision *; room for every pool was made). */
+static int read_pool(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    struct decision *dc = ud;
+    if (rollout_pool_read(obj, &dc->pools[dc->npools]) == 0)
+        dc->npools++;
+    return 0;
+}
+
+/* kube_informer_foreach: count (ud: size_t *). */
+static int count_object(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    (void)obj;
+    (*(size_t *)ud)++;
+    return 0;
+}
+
+/* Which nodes maintenance holds this cycle (rollout.h) into dc->held and the nodes' held.
+ * Returns 0, or -1 on no memory. */
+static int hold_for_maintenance(const struct mover *mv, struct decision *dc)
+{
+    size_t np = 0;
+    if (dc->d->pools)
+        kube_informer_foreach(dc->d->pools, count_object, &np);
+    dc->pools = calloc(np ? np : 1, sizeof(*dc->pools));
+    dc->held = calloc(dc->nn ? dc->nn : 1, sizeof(*dc->held));
+    if (!dc->pools || !dc->held)
+        return -1;
+    if (np)
+        kube_informer_foreach(dc->d->pools, read_pool, dc);
+    struct rollout_facts f = {dc->pools,
+                              dc->npools,
+                              dc->migs->v,
+                              dc->migs->n,
+                              mv->targeted,
+                              dc->in->now_ms / 1000,
+                              cycle_settle_ms(&dc->in->pr->spec) / 1000};
+    for (size_t i = 0; i < dc->nn; i++) {
+        const struct nodeproj *np_i = dc->in->nodes[i].node;
+        struct rollout_node n = {dc->in->nodes[i].name, np_i ? np_i->mc_current : NULL, np_i ? np_i->mc_desired : NULL,
+                                 np_i ? np_i->mc_state : NULL};
+        if (rollout_check(&f, &n, dc->held[i], MOVER_HELD_LEN) == ROLLOUT_FREE)
+            continue;
+        dc->nodes[i].held = dc->held[i];
+        dc->nheld++;
+    }
+    return 0;
+}
+
+/* Nothing moved and maintenance held the nodes that would have moved: say so
+ * (MaintenanceInProgress), naming each held node and why, then what the plan said. */
+static void maintenance_verdict(struct decision *dc)
+{
+    if (!dc->nheld || dc->plan.nmoves || !dc->v.reason)
+        return;
+    bool no_source = base_same(dc->v.reason, REBALANCE_NO_PRESSURE) && dc->held_sources;
+    bool no_destination =
+        base_same(dc->v.reason, REBALANCE_NO_DESTINATION) || base_same(dc->v.reason, REBALANCE_NO_IMPROVEMENT);
+    if (!no_source && !no_destination)
+        return;
+    char was[sizeof(dc->v.message)];
+    snprintf(was, sizeof(was), "%s", dc->v.message);
+    char list[1400] = "";
+    size_t used = 0, shown = 0;
+    for (size_t i = 0; i < dc->nn && used < sizeof(list); i++) {
+        if (!dc->nodes[i].held)
+            continue;
+        if (shown == 4) {
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "; and %zu more", dc->nheld - shown);
+            break;
+        }
+        used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s: %s", shown ? "; " : "", dc->nodes[i].name,
+                                 dc->nodes[i].held);
+        shown++;
+    }
+    cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_MAINTENANCE_IN_PROGRESS,
+                      "maintenance holds %zu node%s (neither source nor destination): %s. %s", dc->nheld,
+                      dc->nheld == 1 ? "" : "s", list, was);
+}
+
 /* The nodes as the plan sees them, with settling and the sustain tracker; the params; which
  * nodes are sources. Returns whether any is, or -1 on no memory. */
 static int look_at_nodes(struct mover *mv, struct decision *dc)
@@ -162,16 +256,25 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
         kube_informer_foreach(dc->d->kubevirts, first_object, &kv);
     moves_kubevirt_limits(kv, &dc->p.kubevirt_per_cluster, &dc->p.kubevirt_per_node);
     dc->kubevirt = kv;
+    for (size_t i = 0; i < nn; i++)
+        see_node(dc, i, history_node(mv->h, in->nodes[i].name));
+    if (hold_for_maintenance(mv, dc) < 0)
+        goto out;
     rc = 0;
     for (size_t i = 0; i < nn; i++) {
         struct history_node *hn = history_node(mv->h, in->nodes[i].name);
-        see_node(dc, i, hn);
         dc->nodes[i].settling = settling[i];
         dc->nodes[i].outbound = outbound[i];
         if (hn)
             dc->nodes[i].sustained = cycle_sustain(&hn->above_since_ms, dc->nodes[i].pressure, dc->p.evict_above,
                                                    spec->pressure.sustain_ms, in->now_ms);
-        /* a source stays one until it is below the relief target, cycle after cycle */
+        /* a source stays one until it is below the relief target, cycle after cycle; a held
+         * node is none, and counts for the verdict when it would be one */
+        if (dc->nodes[i].held) {
+            struct rebalance_node free_n = dc->nodes[i];
+            free_n.held = NULL;
+            dc->held_sources += rebalance_is_source(&dc->p, &free_n);
+        }
         bool source = rebalance_is_source(&dc->p, &dc->nodes[i]);
         if (hn)
             hn->relieving = source;
@@ -556,17 +659,21 @@ static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t 
         history_prune_virtual(mv->h);
     if (!any) { /* nothing to do, or only settling sources: the plan says which, without reading more */
         warm_pods(dc);
-        if (rebalance_plan(&dc->p, dc->nodes, dc->nn, NULL, 0, &dc->plan) < 0)
+        if (rebalance_plan(&dc->p, dc->nodes, dc->nn, NULL, 0, &dc->plan) < 0) {
             cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory while planning");
-        else
+        } else {
             cycle_verdict_set(&dc->v, API_CONDITION_FALSE, dc->plan.reason, "%s", dc->plan.message);
+            maintenance_verdict(dc);
+        }
         return 0;
     }
     if (dc->in->now_ms < mv->quiet_until_ms && mv->quiet_generation == dc->in->pr->generation) {
         dc->keep = true; /* the last look found nothing to move: the decision stands until it settles */
         return 0;
     }
-    return decide_moves(mv, dc, fail_msg, fail_len);
+    int rc = decide_moves(mv, dc, fail_msg, fail_len);
+    maintenance_verdict(dc);
+    return rc;
 }
 
 static void decision_free(struct decision *dc)
@@ -579,6 +686,8 @@ static void decision_free(struct decision *dc)
     free(dc->load1);
     free(dc->waiting);
     free(dc->node_mem);
+    free(dc->pools);
+    free(dc->held);
     history_recent_free(dc->recent, dc->nrecent);
 }
 

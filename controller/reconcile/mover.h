@@ -16,9 +16,15 @@
  *      MigrateUnsupported Event say why;
  *   4. on cycles with a new pressure sample, unless the gate (cycle.h) says nothing is to be
  *      decided, the decision:
+ *      - maintenance (rollout.h): a node a MachineConfigPool's rollout or the MachineConfig
+ *        daemon updates, one back from its update while its pool still rolls out or settles,
+ *        and (targeted moves) one a drain's live migration waits on is held: neither a source
+ *        nor a destination; when that leaves nothing to move, MaintenanceInProgress says which
+ *        nodes and why;
  *      - sources: selected nodes above evictAbovePercent for the sustain window, or sources of
  *        an earlier cycle not yet below the relief target (history_node.relieving), not
- *        settling (cycle.h); the moves within cooldown.history go to the plan (history_recent);
+ *        settling (cycle.h) nor held; the moves within cooldown.history go to the plan
+ *        (history_recent);
  *      - only then the footprint grows for the cycle: the candidates come from a pod
  *        informer narrowed by podSelector (asked of the manager), the evictor (evictor.h)
  *        says which may go (and a VMI that is not LiveMigratable, or with Migrate a pod that
@@ -81,6 +87,7 @@ struct mover_deps {
     struct kube_informer *(*pods)(void *ud, const char *label_selector);
     void *pods_ud;
     struct kube_informer *kubevirts; /* KubeVirt CRs (their migration limits); NULL: none */
+    struct kube_informer *pools;     /* MachineConfigPools (rollouts, rollout.h); NULL: the API is absent */
 };
 
 /* A selected node this cycle. */

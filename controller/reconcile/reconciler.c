@@ -455,8 +455,8 @@ static void rebalance(struct visit *v)
     struct psi_prom *prom = spec->metrics.source == API_SOURCE_PROMETHEUS
                                 ? sampling_prom(&v->cs->sampling, prom_config(r, spec, &cfg), &st)
                                 : NULL;
-    struct mover_deps d = {r->deps.client, r->deps.events,  r->deps.vmis,     r->deps.vmims,
-                           r->deps.pods,   r->deps.pods_ud, r->deps.kubevirts};
+    struct mover_deps d = {r->deps.client, r->deps.events,  r->deps.vmis,      r->deps.vmims,
+                           r->deps.pods,   r->deps.pods_ud, r->deps.kubevirts, r->deps.pools};
     struct mover_input in = {
         v->obj,   &v->pr, mn, n, v->sampled, v->cs->sampling.metrics == 1, prom, kube_err_failed(&st) ? st.msg : NULL,
         v->now_ms};

@@ -387,6 +387,8 @@ static void sync_pool(struct mco *m, const cJSON *pool, const struct gather *poo
         busy += update_of(m, name) != NULL;
     }
     bool paused = jx_bool(pool, "spec.paused", false);
+    /* at most spec.maxUnavailable nodes updating at once, default 1 (getAllCandidateMachines in
+     * the machine-config-operator's pkg/controller/node/node_controller.go) */
     int max_unavailable = (int)jx_num(pool, "spec.maxUnavailable", 1);
     if (max_unavailable < 1)
         max_unavailable = 1;

@@ -60,7 +60,10 @@ struct mcopool_counts {
     char degraded_reason[256]; /* the first degraded node's reason */
 };
 
-/* Count the nodes (n of them, the pool's) against the target rendered config. */
+/* Count the nodes (n of them, the pool's) against the target rendered config: updated as the
+ * machine-config-operator's LayeredNodeState.IsDone has it (currentConfig == desiredConfig ==
+ * the pool's target, state Done; pkg/controller/common/layered_node_state.go), the counts as
+ * GetMachinesByState gives them (pkg/controller/common/helpers.go). */
 void mcopool_count(const cJSON *const *nodes, size_t n, const char *target, struct mcopool_counts *c);
 
 /* The pool status for target (with its source) and the counts; old is the pool's

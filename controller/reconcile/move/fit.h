@@ -24,6 +24,7 @@ struct rebalance_node {
     bool sustained;                  /* above evictAbovePercent for the whole sustain window */
     bool relieving;                  /* a source in an earlier cycle, not yet seen below the target */
     bool settling;                   /* a move touched it less than the settle time ago, or one runs */
+    const char *held;                /* maintenance holds it (rollout.h): why; neither source nor destination */
     double cpus;                     /* CPU capacity (cores) the load is relative to; <= 0 or NAN: unknown */
     double demand;                   /* cores wanted (rebalance_demand of its usage); NAN: unknown */
     double alloc_cpu, alloc_memory, alloc_pods; /* allocatable; NAN: not checked */

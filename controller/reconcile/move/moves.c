@@ -43,6 +43,7 @@ int moves_migration_read(const cJSON *vmim, struct moves_migration *m)
         m->owner = base_nonempty(jx_at_str(labels, MOVES_OWNER_LABEL));
     m->target = jx_nonempty(ms, "targetNode");
     m->reason = jx_nonempty(ms, "failureReason");
+    m->priority = jx_nonempty(vmim, "spec.priority");
     m->created = time_of(jx_nonempty(meta, "creationTimestamp"));
     m->end = time_of(jx_nonempty(ms, "endTimestamp"));
     if (!m->end && moves_phase_final(m->phase)) {

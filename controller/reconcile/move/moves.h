@@ -44,6 +44,8 @@ struct moves_migration {
     const char *source;   /* source node: the annotation, else status.migrationState; NULL: unknown */
     const char *target;   /* target node once known, else NULL */
     const char *reason;   /* status.migrationState.failureReason (why it failed), else NULL */
+    const char *priority; /* spec.priority (KubeVirt >= 1.7: system-critical, user-triggered,
+                           * system-maintenance), else NULL */
     bool evacuation;      /* annotated kubevirt.io/evacuationMigration */
     const char *owner;    /* a targeted migration of ours: the PsiRebalance named by its
                            * MOVES_OWNER_LABEL (with MOVES_MANAGED_BY_LABEL ours); else NULL */
@@ -59,7 +61,7 @@ bool moves_phase_running(const char *phase);
 
 /* Read a migration (the object or a projection keeping metadata.{namespace, name,
  * creationTimestamp, annotations, labels}, spec.vmiName, status.{phase, migrationState,
- * phaseTransitionTimestamps}) into *m. The end time is status.migrationState.endTimestamp,
+ * phaseTransitionTimestamps}, spec.priority) into *m. The end time is status.migrationState.endTimestamp,
  * else the final phase's transition time; the reason migrationState.failureReason. Returns
  * 0, or -1 when it names no VMI. */
 int moves_migration_read(const cJSON *vmim, struct moves_migration *m);

@@ -25,7 +25,7 @@ double rebalance_target(const struct rebalance_params *p)
 
 bool rebalance_is_source(const struct rebalance_params *p, const struct rebalance_node *n)
 {
-    if (!n->selected || isnan(n->pressure))
+    if (!n->selected || n->held || isnan(n->pressure))
         return false;
     if (n->sustained && n->pressure > p->evict_above)
         return true;
@@ -56,6 +56,8 @@ static const char *destination_refusal(const struct rebalance_params *p, const s
         return "tainted";
     if (n->unschedulable)
         return "cordoned";
+    if (n->held)
+        return n->held;
     if (isnan(n->pressure) || (mem && isnan(n->mem_pressure)))
         return "pressure unknown";
     if (n->settling)

@@ -96,7 +96,7 @@ struct rebalance_plan {
 /* The target of p: target, or untaint_below when it is unset. */
 double rebalance_target(const struct rebalance_params *p);
 
-/* Whether node n is a source now: selected, known pressure, and either above evict_above and
+/* Whether node n is a source now: selected, not held (rollout.h), known pressure, and either above evict_above and
  * sustained, or tainted and above taint_above, or relieving and not below the target. The edge
  * keeps `relieving` for the next cycle with this very answer. */
 bool rebalance_is_source(const struct rebalance_params *p, const struct rebalance_node *n);

@@ -18,6 +18,15 @@ static void copy_text(char *dst, size_t len, const char *src)
         snprintf(dst, len, "%s", src);
 }
 
+/* A copy of node's annotation key into *out (NULL when absent or empty). Returns 0, or -1 on
+ * no memory. */
+static int copy_annotation(const cJSON *node, const char *key, char **out)
+{
+    const char *v = base_nonempty(jx_annotation(node, key));
+    *out = v ? strdup(v) : NULL;
+    return v && !*out ? -1 : 0;
+}
+
 void *nodeproj_project(const cJSON *node, void *ud)
 {
     (void)ud;
@@ -47,6 +56,10 @@ void *nodeproj_project(const cJSON *node, void *ud)
     const cJSON *taints = jx_get(node, "spec.taints");
     if (cJSON_IsArray(taints) && taints->child && !(p->taints = cJSON_Duplicate(taints, 1)))
         oom = true;
+    if (copy_annotation(node, NODEPROJ_MC_CURRENT, &p->mc_current) < 0 ||
+        copy_annotation(node, NODEPROJ_MC_DESIRED, &p->mc_desired) < 0 ||
+        copy_annotation(node, NODEPROJ_MC_STATE, &p->mc_state) < 0)
+        oom = true;
     if (oom) {
         nodeproj_free(p);
         return NULL;
@@ -61,6 +74,9 @@ void nodeproj_free(void *v)
         return;
     nodelabels_free(p->labels);
     cJSON_Delete(p->taints);
+    free(p->mc_current);
+    free(p->mc_desired);
+    free(p->mc_state);
     free(p);
 }
 
@@ -68,6 +84,12 @@ void nodeproj_free(void *v)
 static bool same_number(double a, double b)
 {
     return (isnan(a) && isnan(b)) || a == b;
+}
+
+/* Equal strings, NULL equal to NULL. */
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
 /* Equal JSON, NULL equal to NULL. */
@@ -84,5 +106,7 @@ bool nodeproj_changed(const struct nodeproj *a, const struct nodeproj *b)
            a->unschedulable != b->unschedulable || !same_number(a->cpus, b->cpus) ||
            !same_number(a->memory, b->memory) || !same_number(a->alloc_cpu, b->alloc_cpu) ||
            !same_number(a->alloc_memory, b->alloc_memory) || !same_number(a->alloc_pods, b->alloc_pods) ||
-           !nodelabels_equal(a->labels, b->labels) || !same_json(a->taints, b->taints);
+           !nodelabels_equal(a->labels, b->labels) || !same_json(a->taints, b->taints) ||
+           !same_text(a->mc_current, b->mc_current) || !same_text(a->mc_desired, b->mc_desired) ||
+           !same_text(a->mc_state, b->mc_state);
 }

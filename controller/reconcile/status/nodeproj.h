@@ -1,8 +1,9 @@
 /* nodeproj: what the operator keeps of a Node, compact. The node informer stores one per node
  * (nodeproj_project, nodeproj_free) in place of a JSON tree: the name, resourceVersion and
  * creationTimestamp inline, the first InternalIP, the resources rebalancing reads as numbers,
- * metadata.labels as shared strings (nodelabels.h), and spec.taints as JSON (verbatim: a taint
- * patch tests against it; NULL when the node has none). Not thread-safe (nodelabels.h). */
+ * metadata.labels as shared strings (nodelabels.h), spec.taints as JSON (verbatim: a taint
+ * patch tests against it; NULL when the node has none), and the MachineConfig daemon's three
+ * annotations a rollout is followed by (rollout.h). Not thread-safe (nodelabels.h). */
 #ifndef PSI_RECONCILE_NODEPROJ_H
 #define PSI_RECONCILE_NODEPROJ_H
 
@@ -11,6 +12,13 @@
 #include <stddef.h>
 
 #include "reconcile/status/nodelabels.h"
+
+/* The MachineConfig operator's node annotations (CurrentMachineConfigAnnotationKey,
+ * DesiredMachineConfigAnnotationKey, MachineConfigDaemonStateAnnotationKey in the
+ * machine-config-operator's pkg/daemon/constants/constants.go). */
+#define NODEPROJ_MC_CURRENT "machineconfiguration.openshift.io/currentConfig"
+#define NODEPROJ_MC_DESIRED "machineconfiguration.openshift.io/desiredConfig"
+#define NODEPROJ_MC_STATE "machineconfiguration.openshift.io/state"
 
 /* A Node as kept. */
 struct nodeproj {
@@ -23,6 +31,7 @@ struct nodeproj {
     double alloc_cpu, alloc_memory, alloc_pods; /* status.allocatable; NAN absent */
     struct nodelabels *labels;                  /* metadata.labels (nodelabels.h); NULL none */
     cJSON *taints;                              /* spec.taints; NULL when none */
+    char *mc_current, *mc_desired, *mc_state;   /* NODEPROJ_MC_* annotations (owned); NULL absent */
     char name[];                                /* metadata.name */
 };
 

@@ -399,6 +399,26 @@ static void test_why(void **state)
     decode(fx);
     cli_why(&fx->p, 1, "worker-5", T0, &w);
     assert_true(has(&w, "ineffective", NULL));
+    /* maintenance names the node: its clause, and the decision is not repeated; a node whose
+     * name another's begins with is not taken for it */
+    set_str(rb, "reason", "MaintenanceInProgress");
+    set_str(rb, "message",
+            "maintenance holds 2 nodes (neither source nor destination): worker-50: being updated by the "
+            "MachineConfig operator (state Working); worker-5: still to be updated in the rollout of pool worker "
+            "(1 of 3 machines updated). worker-5 is to be relieved but ...");
+    decode(fx);
+    cli_why(&fx->p, 1, "worker-5", T0, &w);
+    assert_int_equal(w.verdict, CLI_VERDICT_BLOCKED);
+    assert_true(has(&w, "maintenance",
+                    "maintenance holds it: still to be updated in the rollout of pool worker (1 of 3 machines "
+                    "updated); until that ends"));
+    size_t held = 0;
+    for (size_t i = 0; i < w.n; i++)
+        held += strcmp(w.reasons[i].code, "maintenance") == 0;
+    assert_int_equal(held, 1);
+    /* below the evict level, a held node is still no destination: said so */
+    cli_why(&fx->p, 1, "worker-1", T0, &w);
+    assert_false(has(&w, "maintenance", NULL));
     /* metrics unknown; not listed */
     cli_why(&fx->p, 1, "worker-3", T0, &w);
     assert_true(has(&w, "metrics-unknown", "no reading for it"));
