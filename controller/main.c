@@ -287,7 +287,11 @@ static void metrics(const struct psi_serve_request *req, struct psi_serve_reply 
     struct operator* op = ud;
     if (op->authz) {
         char why[512];
-        int status = psi_authz_check(op->authz, req->bearer, "get", req->path, why, sizeof(why));
+        int status = psi_authz_check(op->authz, req->bearer, "get", req->path, req->ticket, why, sizeof(why));
+        if (status == PSI_AUTHZ_LATER) { /* its review is queued: the server runs this again */
+            reply->status = PSI_SERVE_LATER;
+            return;
+        }
         if (status != 200) {
             psi_serve_reply_text(reply, status, "text/plain", why);
             return;
@@ -330,6 +334,14 @@ static int count_api_requests(struct operator* op)
     op->observer = (struct request_observer){.requests = f, .loop = op->loop};
     kube_client_set_observer(op->client, count_request, &op->observer);
     return 0;
+}
+
+/* A scrape's token review is answered (in the reviewer thread): the server runs the
+ * /metrics handler again for it. */
+static void resume_scrape(void *server, unsigned long long ticket)
+{
+    if (psi_serve_resume(server, ticket) < 0)
+        log_warn("metrics request left to time out", "error", "out of memory");
 }
 
 static struct psi_serve *serve_on(const char *addr, const char *what)
@@ -427,7 +439,8 @@ static int secure_metrics(struct operator* op)
         return 0;
     }
     if (!(op->tls = psi_tls_new(&o, err, sizeof(err))) ||
-        !(op->authz = psi_authz_new(op->flags.kubeconfig, op->flags.context, op->metrics, err, sizeof(err))) ||
+        !(op->authz = psi_authz_new(op->flags.kubeconfig, op->flags.context, op->metrics, resume_scrape,
+                                    op->metrics_server, err, sizeof(err))) ||
         psi_serve_set_tls(op->metrics_server, op->tls) < 0) {
         log_error("metrics endpoint not secured", "error", err);
         return -1;
@@ -513,6 +526,7 @@ static void shutdown_operator(struct operator* op)
         op->exit_code = 1;
     election_stop(op->election);
     psi_serve_free(op->health);
+    psi_authz_stop(op->authz); /* its reviewer resumes requests of the metrics server */
     psi_serve_free(op->metrics_server);
     psi_authz_free(op->authz);
     psi_tls_free(op->tls);

@@ -52,16 +52,22 @@ void psi_authcache_put(struct psi_authcache *c, const unsigned char key[PSI_AUTH
         if (c->e[i].status && memcmp(c->e[i].key, key, PSI_AUTHCACHE_KEY) == 0)
             slot = i;
     if (slot == c->cap) {
-        /* a new key: a free or expired slot, or else the entry that expires first */
+        /* a new key: a free or expired slot, or else the entry that expires first among
+         * those it may displace (a refusal never displaces a live allowance) */
         int64_t soonest = INT64_MAX;
         for (size_t i = 0; i < c->cap; i++) {
             const struct entry *e = &c->e[i];
-            int64_t t = !e->status || e->expires_ms <= now_ms ? INT64_MIN : e->expires_ms;
+            int live = e->status && now_ms < e->expires_ms;
+            if (live && status != 200 && e->status == 200)
+                continue;
+            int64_t t = live ? e->expires_ms : INT64_MIN;
             if (slot == c->cap || t < soonest) {
                 soonest = t;
                 slot = i;
             }
         }
+        if (slot == c->cap)
+            return; /* every entry a live allowance: the refusal is not kept */
     }
     memcpy(c->e[slot].key, key, PSI_AUTHCACHE_KEY);
     c->e[slot].status = status;

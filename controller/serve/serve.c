@@ -43,7 +43,9 @@ struct route {
     void *ud;
 };
 
-enum state { ST_HANDSHAKE, ST_HEAD, ST_BODY, ST_WRITE, ST_LINGER };
+/* ST_PARKED: the handler answered PSI_SERVE_LATER; nothing is read or written until
+ * psi_serve_resume names the request's ticket. */
+enum state { ST_HANDSHAKE, ST_HEAD, ST_BODY, ST_PARKED, ST_WRITE, ST_LINGER };
 
 /* One client connection. */
 struct conn {
@@ -68,7 +70,8 @@ struct conn {
     size_t out_len;
     char *reply; /* the handler's body, or NULL */
     size_t reply_len, charged;
-    size_t sent; /* bytes of out, then of reply, written */
+    size_t sent;               /* bytes of out, then of reply, written */
+    unsigned long long ticket; /* the request's, once dispatched; 0 between requests */
 };
 
 struct psi_serve {
@@ -90,6 +93,10 @@ struct psi_serve {
     size_t n_conns;
     struct pollfd *pfds;
     size_t used;                 /* bytes of the budget held by bodies and replies */
+    unsigned long long tickets;  /* the last ticket given */
+    pthread_mutex_t resume_mu;   /* guards resumed (psi_serve_resume runs in any thread) */
+    unsigned long long *resumed; /* tickets to run again, taken by the server thread */
+    size_t n_resumed, resumed_cap;
     int64_t accept_paused_until; /* out of file descriptors: not accepting until then */
 };
 
@@ -178,8 +185,10 @@ struct psi_serve *psi_serve_new(const char *addr, char *err, size_t errlen)
                                        .body_timeout_ms = 30000,
                                        .write_timeout_ms = 30000,
                                        .idle_timeout_ms = 60000,
-                                       .max_pipelined = 16};
+                                       .max_pipelined = 16,
+                                       .later_timeout_ms = 10000};
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->resume_mu, NULL);
     return s;
 }
 
@@ -205,6 +214,8 @@ int psi_serve_set_limits(struct psi_serve *s, const struct psi_serve_limits *l)
         s->lim.idle_timeout_ms = l->idle_timeout_ms;
     if (l->max_pipelined)
         s->lim.max_pipelined = l->max_pipelined;
+    if (l->later_timeout_ms > 0)
+        s->lim.later_timeout_ms = l->later_timeout_ms;
     return 0;
 }
 
@@ -493,6 +504,8 @@ static void dispatch(struct psi_serve *s, struct conn *c)
         answer_small(s, c, 503, "server busy, try again\n", 1, "Retry-After: 1\r\n");
         return;
     }
+    if (!c->ticket)
+        c->ticket = ++s->tickets;
     struct psi_serve_request req = {
         .method = c->head.method,
         .path = c->head.path,
@@ -500,6 +513,7 @@ static void dispatch(struct psi_serve *s, struct conn *c)
         .body = c->body ? c->body : "",
         .body_len = c->body_len,
         .bearer = c->head.bearer,
+        .ticket = c->ticket,
     };
     struct psi_serve_reply rep;
     memset(&rep, 0, sizeof(rep));
@@ -507,6 +521,16 @@ static void dispatch(struct psi_serve *s, struct conn *c)
     pthread_mutex_lock(&s->mu);
     c->route->fn(&req, &rep, c->route->ud);
     pthread_mutex_unlock(&s->mu);
+    if (rep.status == PSI_SERVE_LATER) {
+        free(rep.body);
+        if (c->st != ST_PARKED) { /* parked the first time: the wait is bounded from now */
+            c->st = ST_PARKED;
+            c->want = 0;
+            c->deadline = now_ms() + s->lim.later_timeout_ms;
+        }
+        return;
+    }
+    c->ticket = 0;
     drop_body(s, c);
     if (rep.status < 200 || rep.status > 599)
         rep.status = 500;
@@ -537,6 +561,7 @@ static void on_head(struct psi_serve *s, struct conn *c, size_t end)
     }
     int declares_body = c->head.chunked || c->head.content_length > 0;
     int known;
+    c->ticket = 0;
     c->route = find_route(s, c->head.method, c->head.path, &known);
     if (!c->route) {
         answer_small(s, c, known ? 405 : 404, known ? "method not allowed\n" : "not found\n", !declares_body, NULL);
@@ -735,6 +760,7 @@ static void pump(struct psi_serve *s, size_t i)
         case ST_HANDSHAKE: r = step_handshake(s, c); break;
         case ST_HEAD: r = step_head(s, c); break;
         case ST_BODY: r = step_body(s, c); break;
+        case ST_PARKED: r = 0; break;
         case ST_WRITE: r = step_write(s, c); break;
         case ST_LINGER: r = step_linger(c); break;
         }
@@ -750,7 +776,12 @@ static void expire(struct psi_serve *s, int64_t now)
         struct conn *c = s->conns[i];
         if (!c || now < c->deadline)
             continue;
-        if ((c->st == ST_HEAD && c->in_len > 0) || c->st == ST_BODY) {
+        if (c->st == ST_PARKED) {
+            c->ticket = 0;
+            answer_small(s, c, 503, "no answer in time, try again\n", 0, "Retry-After: 1\r\n");
+            c->deadline = now + LAST_WORD_MS;
+            pump(s, i);
+        } else if ((c->st == ST_HEAD && c->in_len > 0) || c->st == ST_BODY) {
             answer_small(s, c, 408, "request timed out\n", 0, NULL);
             c->deadline = now + LAST_WORD_MS;
             pump(s, i);
@@ -840,6 +871,42 @@ static void compact(struct psi_serve *s)
     s->n_conns = j;
 }
 
+int psi_serve_resume(struct psi_serve *s, unsigned long long ticket)
+{
+    pthread_mutex_lock(&s->resume_mu);
+    int rc = BASE_GROW(s->resumed, s->n_resumed + 1, s->resumed_cap);
+    if (rc == 0)
+        s->resumed[s->n_resumed++] = ticket;
+    pthread_mutex_unlock(&s->resume_mu);
+    if (rc == 0 && s->wake[1] >= 0) {
+        ssize_t w = write(s->wake[1], "r", 1); /* a full pipe already wakes the thread */
+        (void)w;
+    }
+    return rc == 0 ? 0 : -1;
+}
+
+/* Run again the handlers of the parked requests psi_serve_resume named. */
+static void run_resumed(struct psi_serve *s)
+{
+    pthread_mutex_lock(&s->resume_mu);
+    unsigned long long *t = s->resumed;
+    size_t n = s->n_resumed;
+    s->resumed = NULL;
+    s->n_resumed = s->resumed_cap = 0;
+    pthread_mutex_unlock(&s->resume_mu);
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < s->n_conns; i++) {
+            struct conn *c = s->conns[i];
+            if (c && c->st == ST_PARKED && c->ticket == t[k]) {
+                dispatch(s, c);
+                pump(s, i);
+                break;
+            }
+        }
+    free(t);
+    compact(s);
+}
+
 /* One turn: wait for the sockets (or the nearest deadline), serve, accept, expire. */
 static void turn(struct psi_serve *s)
 {
@@ -860,10 +927,15 @@ static void turn(struct psi_serve *s)
         while (read(s->wake[0], b, sizeof(b)) > 0)
             ;
     }
-    for (size_t i = 0; i < n; i++)
-        if (s->conns[i] && s->pfds[i + 2].revents)
+    for (size_t i = 0; i < n; i++) {
+        struct conn *c = s->conns[i];
+        if (c && c->st == ST_PARKED && (s->pfds[i + 2].revents & (POLLERR | POLLHUP | POLLNVAL)))
+            conn_close(s, i); /* the client is gone: nobody waits for the answer */
+        else if (c && s->pfds[i + 2].revents)
             pump(s, i);
+    }
     compact(s);
+    run_resumed(s);
     if (s->pfds[1].revents)
         accept_new(s);
     expire(s, now_ms());
@@ -997,6 +1069,8 @@ void psi_serve_free(struct psi_serve *s)
     free(s->routes);
     free(s->conns);
     free(s->pfds);
+    free(s->resumed);
+    pthread_mutex_destroy(&s->resume_mu);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }

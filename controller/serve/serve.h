@@ -30,6 +30,14 @@
  * in a row that it had already received when the one before them was answered; the last
  * of them goes out with "Connection: close".
  *
+ * A handler that cannot answer at once (it waits for another thread, e.g. a token review)
+ * sets reply->status to PSI_SERVE_LATER: the request is parked (nothing more is read from
+ * its connection) until some thread calls psi_serve_resume with the request's ticket, and
+ * the server then runs the handler again for the same request (same ticket), in its own
+ * thread as before. A request still parked after later_timeout_ms gets 503 and the
+ * connection is closed; a parked connection counts as stalled since its last read, so
+ * it can be evicted like any other.
+ *
  * Probes cannot be starved (decided here: a reserved share rather than a listener of
  * their own): at most max_connections are open, and one more always gets a slot, by
  * closing the open connection, in any state (a reply being written included), that has
@@ -58,7 +66,13 @@ struct psi_serve_request {
     const char *bearer; /* the token of an "Authorization: Bearer" header; "" when none */
     const char *body;   /* NUL-terminated; "" when none */
     size_t body_len;
+    unsigned long long ticket; /* this request's number (never 0, unique in the server):
+                                * what psi_serve_resume takes; the same when the handler
+                                * runs again for the request */
 };
+
+/* A handler's status meaning "no answer yet; run me again after psi_serve_resume". */
+#define PSI_SERVE_LATER 1
 
 /* A handler's answer: status (default 200), content_type (default text/plain), and body:
  * a malloc'ed buffer of len bytes that the server frees (NULL for none). A 401 goes out
@@ -92,6 +106,7 @@ struct psi_serve_limits {
     int idle_timeout_ms;    /* 60000 */
     size_t max_pipelined;   /* requests in a row already received when the one before was
                              * answered: 16 */
+    int later_timeout_ms;   /* how long a request may stay parked (PSI_SERVE_LATER): 10000 */
 };
 
 /* A server for bind address addr, not yet listening. NULL with a message in err on a bad
@@ -120,6 +135,12 @@ int psi_serve_port(const struct psi_serve *s);
 /* Take / release the mutex handlers run under. */
 void psi_serve_lock(struct psi_serve *s);
 void psi_serve_unlock(struct psi_serve *s);
+
+/* Have the handler of the parked request with this ticket run again, soon, in the server
+ * thread. From any thread, without the server mutex held; a ticket no longer parked (its
+ * request answered, timed out or its connection closed) is ignored. Returns 0, or -1 when
+ * out of memory (the request then times out). */
+int psi_serve_resume(struct psi_serve *s, unsigned long long ticket);
 
 /* Stop the thread (in-flight replies are dropped), close every socket, free (NULL is fine). */
 void psi_serve_free(struct psi_serve *s);

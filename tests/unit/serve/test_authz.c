@@ -1,6 +1,8 @@
 /* Unit tests for psi_authz's answers to the caller: a review that fails (here: the API
  * server's loopback port refuses the connection) gives 500 with a text that names neither
- * the API server's address nor its port, for generated ports and tokens. */
+ * the API server's address nor its port, for generated ports and tokens. The review runs
+ * in the reviewer thread: the first check answers PSI_AUTHZ_LATER, the done callback
+ * names the ticket, and the check asked again with it gives the answer. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -30,6 +32,14 @@ static int closed_port(void)
     return ntohs(sa.sin_port);
 }
 
+/* The done callback: the ticket goes down a pipe. */
+static void on_done(void *ud, unsigned long long ticket)
+{
+    const int *fds = ud;
+    ssize_t w = write(fds[1], &ticket, sizeof(ticket));
+    (void)w;
+}
+
 static void test_500_hides_the_api_server(void **state)
 {
     (void)state;
@@ -47,19 +57,27 @@ static void test_500_hides_the_api_server(void **state)
                 port);
         fclose(f);
         char err[256];
-        struct psi_authz *a = psi_authz_new(kc, NULL, NULL, err, sizeof(err));
+        int done[2];
+        assert_int_equal(pipe(done), 0);
+        struct psi_authz *a = psi_authz_new(kc, NULL, NULL, on_done, done, err, sizeof(err));
         unlink(kc);
         assert_non_null(a);
         char token[32], why[512], portstr[16];
         snprintf(token, sizeof(token), "caller-token-%d", i);
         snprintf(portstr, sizeof(portstr), "%d", port);
-        assert_int_equal(psi_authz_check(a, token, "get", "/metrics", why, sizeof(why)), 500);
+        unsigned long long ticket = 100 + (unsigned long long)i, told = 0;
+        assert_int_equal(psi_authz_check(a, token, "get", "/metrics", ticket, why, sizeof(why)), PSI_AUTHZ_LATER);
+        assert_int_equal(read(done[0], &told, sizeof(told)), sizeof(told));
+        assert_true(told == ticket);
+        assert_int_equal(psi_authz_check(a, token, "get", "/metrics", ticket, why, sizeof(why)), 500);
         assert_null(strstr(why, "127.0.0.1"));
         assert_null(strstr(why, portstr));
         assert_null(strstr(why, "tokenreviews"));
         assert_string_equal(why, "metrics authorization unavailable; see the operator's log\n");
         assert_int_equal(psi_authz_stats(a).api_calls, 1); /* the review was really tried */
         psi_authz_free(a);
+        close(done[0]);
+        close(done[1]);
     }
 }
 
