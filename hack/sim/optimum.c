@@ -12,11 +12,13 @@ struct search {
     bool out_of_steps;
 };
 
-static void node_out(const struct optimum_problem *p, const size_t *at, size_t j, double drop_cpu,
-                     double drop_memory, struct model_node_out *out)
+static void node_out(const struct optimum_problem *p, const size_t *at, size_t j, double drop_cpu, double drop_memory,
+                     struct model_node_out *out)
 {
-    struct model_node_in in = {.cpus = p->nodes[j].cpus, .cpu_demand = p->nodes[j].base_cpu - drop_cpu,
-                               .memory = p->nodes[j].memory, .memory_demand = -drop_memory};
+    struct model_node_in in = {.cpus = p->nodes[j].cpus,
+                               .cpu_demand = p->nodes[j].base_cpu - drop_cpu,
+                               .memory = p->nodes[j].memory,
+                               .memory_demand = -drop_memory};
     for (size_t v = 0; v < p->n_vms; v++)
         if (at[v] == j) {
             in.cpu_demand += p->vms[v].cpu;
