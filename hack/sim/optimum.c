@@ -260,7 +260,7 @@ int optimum_print(FILE *f, const struct scenario *sc, double threshold, double c
     else if (r.status == OPTIMUM_NONE)
         fprintf(f, "  no set of at most %d migrations brings every node below the threshold\n", OPTIMUM_MAX_DEPTH);
     else {
-        fprintf(f, "  optimum: %d migrations (%ld search steps)\n", r.moves, r.steps);
+        fprintf(f, "  optimum: %d migration%s (%ld search steps)\n", r.moves, r.moves == 1 ? "" : "s", r.steps);
         for (int i = 0; i < r.moves; i++)
             fprintf(f, "  move %s: %s -> %s\n", sc->vms[vm_of[r.vm[i]]].name, names[vms[r.vm[i]].node], names[r.to[i]]);
     }
