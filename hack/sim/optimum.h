@@ -68,9 +68,9 @@ bool optimum_node_hot(const struct optimum_problem *p, const size_t *at, size_t 
 /* Search p; fills r. */
 void optimum_search(const struct optimum_problem *p, struct optimum_result *r);
 
-/* Build the problem of sc (its pinned VMs on their nodes, nodes worker-0..count-1 and any a VM
- * names; cpus for a node whose CPUs the scenario leaves open), search it with threshold and print
- * the optimum and one optimal set of moves to f. 0, or -1 with why printed to f. */
+/* Build the problem of sc (its pinned VMs on their nodes, nodes worker-0..count-1 as
+ * hack/cluster/up names the bed's nodes, and any a VM names; cpus for a node whose CPUs the scenario leaves open),
+ * search it with threshold and print the optimum and one optimal set of moves to f. 0, or -1 with why printed to f. */
 int optimum_print(FILE *f, const struct scenario *sc, double threshold, double cpus);
 
 #endif
