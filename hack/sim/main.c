@@ -7,6 +7,7 @@
  *
  *   psi-sim --check FILE...              (parse scenario files and say what they hold)
  *   psi-sim --expect FILE [CPUS]         (each pinned node's model pressures, expect.h)
+ *   psi-sim --optimum FILE [THRESHOLD [CPUS]]  (the fewest migrations below THRESHOLD %, optimum.h)
  *   psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]
  *           [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]
  *           [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR] [--kubelet-socket PATH]
@@ -46,6 +47,7 @@
 #include "hack/sim/deployment.h"
 #include "hack/sim/evacuation.h"
 #include "hack/sim/expect.h"
+#include "hack/sim/optimum.h"
 #include "hack/sim/kubeletd.h"
 #include "hack/sim/mco.h"
 #include "hack/sim/migration.h"
@@ -112,11 +114,39 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: psi-sim --check FILE...\n"
                "       psi-sim --expect FILE [CPUS]\n"
+               "       psi-sim --optimum FILE [THRESHOLD [CPUS]]\n"
                "       psi-sim --scenario FILE [--kubeconfig PATH] [--namespace NS]\n"
                "               [--metrics-bind-address ADDR] [--webhook-address IP] [--webhook-port N]\n"
                "               [--ca-cert FILE --ca-key FILE] [--prometheus-targets DIR] [--kubelet-socket PATH]\n"
                "               [--record FILE] [--ready-file FILE] [--exit-when-done] [--cleanup]\n"
                "               [--log-level debug|info|warn|error] [--log-format text|json]\n");
+}
+
+/* --optimum: the fewest migrations after which every pinned node is below the threshold, in
+ * percent; 15 by default, the threshold every scenario header states (scenarios have no
+ * threshold field: the operator's comes from its config). */
+static int optimum_file(const char *path, const char *threshold_arg, const char *cpus_arg)
+{
+    char *end = NULL;
+    double threshold = threshold_arg ? strtod(threshold_arg, &end) : 15;
+    if (threshold_arg && (end == threshold_arg || *end || !(threshold > 0 && threshold < 100))) {
+        fprintf(stderr, "psi-sim: --optimum: THRESHOLD \"%s\" is not a percentage between 0 and 100\n", threshold_arg);
+        return 2;
+    }
+    double cpus = cpus_arg ? strtod(cpus_arg, &end) : 0;
+    if (cpus_arg && (end == cpus_arg || *end || !(cpus > 0))) {
+        fprintf(stderr, "psi-sim: --optimum: CPUS \"%s\" is not a positive number\n", cpus_arg);
+        return 2;
+    }
+    char err[1024];
+    struct scenario *sc = scenario_load(path, err, sizeof(err));
+    if (!sc) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    int rc = optimum_print(stdout, sc, threshold / 100, cpus) < 0 ? 1 : 0;
+    scenario_free(sc);
+    return rc;
 }
 
 /* --check: parse each file, print a line about it; 0 when all parse. */
@@ -656,6 +686,8 @@ int main(int argc, char **argv)
         return check_files(argc, argv, 2);
     if ((argc == 3 || argc == 4) && strcmp(argv[1], "--expect") == 0)
         return expect_file(argv[2], argc == 4 ? argv[3] : NULL);
+    if (argc >= 3 && argc <= 5 && strcmp(argv[1], "--optimum") == 0)
+        return optimum_file(argv[2], argc >= 4 ? argv[3] : NULL, argc == 5 ? argv[4] : NULL);
     struct flags f;
     int rc = parse_flags(argc, argv, &f);
     if (rc >= 0)
