@@ -9,7 +9,7 @@
 #    testbeds.json): each e2e test takes a free bed, the longest first, and PSI_TEST_JOBS
 #    (default 3: ctest -j) tests run at once;
 #  - the thread sanitizer build (build-tsan/, ThreadSanitizer): the unit tests and the
-#    leader-election and monitoring e2e tests, against one test bed;
+#    leader-election and monitoring e2e tests, one after the other against one test bed;
 #  - the analyzer build (build-analyze/, GCC -fanalyzer over what ships): every finding
 #    triaged in hack/analyzer-triage.txt (hack/analyze.sh);
 #  - the fuzz build (build-fuzz/, clang, libFuzzer): each target of tests/fuzz for 12 s
@@ -54,7 +54,8 @@ one_bed=1 run build -- -R '^kube_informer_valgrind$'
 run build-asan -DPSI_SANITIZE=ON --
 # Under ThreadSanitizer: the C unit tests (the server tests drive the serving threads), then
 # the e2e tests of the threads that share state with the event loop (leader election, the
-# metrics and health endpoints) on one bed.
+# metrics and health endpoints) on one bed, one after the other: each checks on exit that it
+# left the bed as it found it, which a test running beside it would break.
 run build-tsan -DPSI_TSAN=ON -- -L unit -E '^(lint|docs_vs_code|prometheus_rules|pure_symbols.*)$'
-one_bed=1 run build-tsan -DPSI_TSAN=ON -- -R '^(kube_leader_election|operator_monitoring)$'
+one_bed=1 PSI_TEST_JOBS=1 run build-tsan -DPSI_TSAN=ON -- -R '^(kube_leader_election|operator_monitoring)$'
 hack/fuzz.sh all 12
