@@ -433,6 +433,121 @@ static void run_class(const char *name, size_t nn_min, size_t nn_max, int trials
     assert_true(hot_clusters > trials / 4); /* the class was exercised */
 }
 
+/* ---- class 4: a set made within the limits ---- */
+
+/* Whether going from hot_now to hot_end relieves as the planner judges a set (plan.c,
+ * contributes): below the target, or across a level by REBALANCE_MIN_RELIEF at least. */
+static bool relieves(const struct rebalance_params *p, double hot_now, double hot_end)
+{
+    double target = rebalance_target(p);
+    if (hot_end < target)
+        return true;
+    if (hot_now - hot_end < REBALANCE_MIN_RELIEF)
+        return false;
+    double levels[3] = {target, p->taint_above, p->evict_above};
+    for (int i = 0; i < 3; i++)
+        if (hot_now >= levels[i] && hot_end < levels[i])
+            return true;
+    return false;
+}
+
+/* Source s's whole set, as the planner builds it with no limit: the plan of the same cluster
+ * with s the only source, every limit lifted and the moves planned before s's made already. */
+static size_t whole_set(const struct rebalance_params *lim, const struct rebalance_node *nodes, size_t nn,
+                        const struct rebalance_candidate *c, size_t nc, const struct rebalance_plan *plan, size_t first,
+                        size_t s, size_t *set, size_t max)
+{
+    static struct rebalance_node only[PN];
+    struct rebalance_params p = *lim;
+    p.max_total = p.max_per_node = p.max_per_namespace = p.max_in_flight = 1 << 20;
+    p.kubevirt_per_cluster = p.kubevirt_per_node = 1 << 20;
+    p.in_flight = p.running = 0;
+    p.made = plan->moves, p.nmade = first;
+    for (size_t i = 0; i < nn; i++) {
+        only[i] = nodes[i];
+        if (i != s)
+            only[i].sustained = only[i].relieving = only[i].tainted = false;
+    }
+    struct rebalance_plan whole;
+    assert_int_equal(rebalance_plan(&p, only, nn, c, nc, &whole), 0);
+    size_t n = 0;
+    for (size_t k = 0; k < whole.nmoves && n < max; k++)
+        if (whole.moves[k].source == s)
+            set[n++] = whole.moves[k].candidate;
+    rebalance_plan_free(&whole);
+    return n;
+}
+
+/* Per plan, the sources whose moves this cycle are a part that cannot help: they neither
+ * relieve it by themselves (predicted) nor are the first moves of its whole set. */
+static int partial_sets(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t nn,
+                        const struct rebalance_candidate *c, size_t nc, const struct rebalance_plan *plan)
+{
+    int bad = 0;
+    for (size_t k = 0; k < plan->nmoves;) {
+        size_t s = plan->moves[k].source, first = k;
+        while (k < plan->nmoves && plan->moves[k].source == s)
+            k++;
+        const struct rebalance_move *a = &plan->moves[first], *z = &plan->moves[k - 1];
+        if (relieves(p, a->src_pressure_after + a->relief, z->src_pressure_after))
+            continue;
+        static size_t set[PV];
+        size_t n = whole_set(p, nodes, nn, c, nc, plan, first, s, set, PV);
+        bool head = k - first <= n;
+        for (size_t j = first; head && j < k; j++)
+            head = plan->moves[j].candidate == set[j - first];
+        bad += !head;
+    }
+    return bad;
+}
+
+/* Over random clusters and random limits (1-3 per node and namespace, 1-6 in all and in flight,
+ * some in flight already), every source with moves started is predicted relieved by the moves
+ * made, or they are the head of its whole set; never a cut set that leaves it no better. */
+static void test_sets_within_limits(void **state)
+{
+    (void)state;
+    static struct pcluster cl;
+    static struct rebalance_node nodes[PN];
+    static struct rebalance_candidate c[PV];
+    int plans = 0, sources = 0, bad = 0;
+    for (int trial = 0; trial < 240; trial++) {
+        generate(&cl, trial % 3 ? 2 + (size_t)(trial % 7) : 50, 5005 + (uint64_t)trial * 104729, 0.3);
+        struct rebalance_params p = default_params();
+        p.resources = cl.resources;
+        p.max_per_node = 1 + (int)(rnd(&cl) * 3);
+        p.max_per_namespace = 1 + (int)(rnd(&cl) * 3);
+        p.max_total = p.max_per_node + (int)(rnd(&cl) * 4);
+        if (p.max_total < p.max_per_namespace)
+            p.max_total = p.max_per_namespace;
+        p.max_in_flight = 1 + (int)(rnd(&cl) * 6);
+        p.in_flight = (int)(rnd(&cl) * 2);
+        for (int cycle = 0; cycle < 6; cycle++) {
+            observe(&cl, &p, nodes, c);
+            struct rebalance_plan plan;
+            assert_int_equal(rebalance_plan(&p, nodes, cl.nn, c, cl.nv, &plan), 0);
+            assert_int_equal(limits_exceeded(&cl, &p, plan.moves, plan.nmoves), 0);
+            plans++;
+            for (size_t k = 0; k < plan.nmoves; k++)
+                sources += k == 0 || plan.moves[k].source != plan.moves[k - 1].source;
+            bad += partial_sets(&p, nodes, cl.nn, c, cl.nv, &plan);
+            for (size_t i = 0; i < cl.nn; i++)
+                cl.n[i].relieving = rebalance_is_source(&p, &nodes[i]);
+            for (size_t k = 0; k < plan.nmoves; k++)
+                place(&cl, plan.moves[k].candidate, plan.moves[k].destination);
+            size_t n = plan.nmoves;
+            rebalance_plan_free(&plan);
+            if (!n)
+                break;
+        }
+    }
+    print_message("sets within the limits: %d plans, %d sources with moves started, %d of them a cut set that "
+                  "does not relieve it and is not the head of its whole set\n",
+                  plans, sources, bad);
+    assert_true(sources > 50);
+    assert_int_equal(bad, 0);
+}
+
 /* The reference's placements are real: replaying greedy's answer leaves every node below. */
 static void test_reference_is_real(void **state)
 {
@@ -481,7 +596,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_is_real), cmocka_unit_test(test_small_cpu),
         cmocka_unit_test(test_small_cpu_memory),  cmocka_unit_test(test_fifty),
-        cmocka_unit_test(test_two_hundred),
+        cmocka_unit_test(test_two_hundred),       cmocka_unit_test(test_sets_within_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
