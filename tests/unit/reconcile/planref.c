@@ -4,7 +4,7 @@
  * must decide exactly as (test_plan_equivalence.c); its public names carry ref_ instead of
  * rebalance_. The rules it decides by change with the planner's, in the same commit: since
  * "planner: a source's set made within the limits", a source's moves are chosen again within
- * the limits and taken back when they neither relieve it nor begin its whole set. */
+ * the limits and taken back when they neither relieve it nor do as well as its whole set's first. */
 #include "planref.h"
 
 #include <math.h>
@@ -607,23 +607,20 @@ static bool contributes(const struct work *w, double hot_now, double hot_end)
     return false;
 }
 
-/* Whether the moves planned from the plan's index first on are the head of source s's whole
- * set (w->set, nset moves): its first moves, the same workloads in the same order. */
-static bool head_of_set(const struct work *w, size_t first, size_t nset)
+/* Whether the moves planned from the plan's index first on leave source s predicted no hotter
+ * (within REBALANCE_NOISE) than the same number of moves of its whole set (w->set, nset
+ * moves, each with the source's prediction after it): as good a start as the set's own. */
+static bool as_good_as_set(const struct work *w, size_t first, size_t nset, double made_end)
 {
-    const struct rebalance_plan *out = w->out;
-    if (out->nmoves - first > nset)
-        return false;
-    for (size_t k = first; k < out->nmoves; k++)
-        if (out->moves[k].candidate != w->set[k - first].candidate)
-            return false;
-    return true;
+    size_t made = w->out->nmoves - first;
+    double set_end = w->set[(made < nset ? made : nset) - 1].src_pressure_after;
+    return made_end <= set_end + REBALANCE_NOISE;
 }
 
 /* Make source s's moves this cycle, within the limits: chosen again as the whole set was, on
  * what is planned now, skipping the workloads the limits refuse and the destinations another
- * source took. They stay when they relieve s by themselves (contributes) or are the head of
- * its whole set (the next cycles go on with the rest); otherwise they are taken back and
+ * source took. They stay when they relieve s by themselves (contributes) or leave it as low as
+ * as many moves of its whole set would (the next cycles go on with the rest); otherwise they are taken back and
  * nothing starts off s: a part that cannot help is not made. Returns 0, or -1 on no memory. */
 static int make_within_limits(struct work *w, size_t s, struct ranked *v, double hot_now, size_t nset)
 {
@@ -635,7 +632,7 @@ static int make_within_limits(struct work *w, size_t s, struct ranked *v, double
             return -1;
         made_end = hot(w, &w->cur, s, NULL);
     }
-    if (w->out->nmoves == first || contributes(w, hot_now, made_end) || head_of_set(w, first, nset))
+    if (w->out->nmoves == first || contributes(w, hot_now, made_end) || as_good_as_set(w, first, nset, made_end))
         return 0;
     take_back(w, first);
     w->limited = true;
@@ -659,8 +656,8 @@ static int plan_source(struct work *w, size_t s, struct ranked *v)
     size_t nset = 0;
     while (hot_end >= w->target && nset < w->nc && next_move(w, &w->sim, s, v, &w->set[nset], false)) {
         apply(w, &w->sim, w->set[nset].candidate, s, w->set[nset].destination);
-        nset++;
         hot_end = hot(w, &w->sim, s, NULL);
+        w->set[nset++].src_pressure_after = hot_end;
     }
     if (!nset)
         return 0;
