@@ -74,7 +74,11 @@ static void test_generated(void **state)
                      "\"status\":{\"nodeName\":\"w0\",\"phase\":\"%s\"%s%s%s}}",
                      ns, name, strategy ? "\"evictionStrategy\":\"" : "", strategy ? strategy : "",
                      strategy ? "\"" : "", vphase, mark ? ",\"evacuationNodeName\":\"" : "",
-                     mark == 1 ? "" : mark == 2 ? "w0" : mark == 3 ? "w9" : "", mark ? "\"" : "");
+                     mark == 1   ? ""
+                     : mark == 2 ? "w0"
+                     : mark == 3 ? "w9"
+                                 : "",
+                     mark ? "\"" : "");
             objs[nobjs++] = parse(text);
             const char *effective = strategy ? strategy : cluster_default ? cluster_default : "None";
             bool waiting = mark == 2 && !final(vphase) && strcmp(effective, "External") != 0;
@@ -138,8 +142,13 @@ static void test_backoff_counts(void **state)
     struct inflight_vm more[] = {{"vms", "b"}, {"vms", "a"}}; /* a: also a move of ours, counted once */
     int n = inflight_count(migs, 2, more, 2);
     assert_int_equal(n, 2);
-    struct evictor_limits l = {.max_total = 5, .max_per_node = 5, .max_per_namespace = 5, .max_in_flight = 2,
-                               .in_flight = n, .per_cluster = 5, .per_node = 2};
+    struct evictor_limits l = {.max_total = 5,
+                               .max_per_node = 5,
+                               .max_per_namespace = 5,
+                               .max_in_flight = 2,
+                               .in_flight = n,
+                               .per_cluster = 5,
+                               .per_node = 2};
     struct evictor_tally t = {.node = "w1", .ns = "vms"};
     char why[128];
     assert_non_null(evictor_room(&l, &t, true, why, sizeof(why)));
