@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "api/json.h"
+#include "base/grow.h"
+#include "base/jx.h"
 #include "base/logging.h"
 #include "base/util.h"
 #include "reconcile/act.h"
@@ -17,6 +19,7 @@
 #include "reconcile/move/evictor.h"
 #include "reconcile/gather.h"
 #include "reconcile/move/history.h"
+#include "reconcile/move/inflight.h"
 #include "reconcile/move/migrate.h"
 #include "reconcile/move/rollout.h"
 
@@ -59,6 +62,10 @@ struct decision {
     struct cycle_verdict v;
     bool keep; /* the last decision stands */
     bool dry;
+
+    struct inflight_vm *busy; /* VMs moving without an unfinished migration to show it (inflight.h) */
+    size_t nbusy, busy_cap;
+    bool no_memory;
 
     struct budget_params budget; /* spec.eviction's move budgets */
     int64_t hour_room;           /* moves left in the hour's budget */
@@ -209,6 +216,38 @@ static void maintenance_verdict(struct decision *dc)
                       dc->nheld == 1 ? "" : "s", list, was);
 }
 
+/* VM ns/name is moving (dc->busy); no memory is remembered for count_in_flight. */
+static void add_busy(struct decision *dc, const char *ns, const char *name)
+{
+    if (BASE_GROW(dc->busy, dc->nbusy + 1, dc->busy_cap) < 0) {
+        dc->no_memory = true;
+        return;
+    }
+    dc->busy[dc->nbusy++] = (struct inflight_vm){ns, name};
+}
+
+/* kube_informer_foreach: a VMI marked for evacuation and still on its node is a VM moving (ud:
+ * struct decision *, its kubevirt set). */
+static int add_waiting_vmi(const char *key, const char *rv, const void *obj, void *ud)
+{
+    (void)key;
+    (void)rv;
+    struct decision *dc = ud;
+    if (inflight_vmi_waiting(obj, dc->kubevirt))
+        add_busy(dc, jx_str(obj, "metadata.namespace"), jx_str(obj, "metadata.name"));
+    return 0;
+}
+
+/* params.in_flight: the VMs moving, each once. Returns 0, or -1 on no memory. */
+static int count_in_flight(struct decision *dc)
+{
+    int n = dc->no_memory ? -1 : inflight_count(dc->migs->v, dc->migs->n, dc->busy, dc->nbusy);
+    if (n < 0)
+        return -1;
+    dc->p.in_flight = n;
+    return 0;
+}
+
 /* The nodes as the plan sees them, with settling and the sustain tracker; the params; which
  * nodes are sources. Returns whether any is, or -1 on no memory. */
 static int look_at_nodes(struct mover *mv, struct decision *dc)
@@ -228,15 +267,13 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
         names[i] = in->nodes[i].name;
         until[i] = hn ? hn->settle_until_ms : 0;
     }
-    /* migrations in flight, whoever started them, and our asked ones without one yet */
+    /* migrations running, whoever started them (KubeVirt's limits) */
     struct moves_counts counts;
     moves_count(dc->migs->v, dc->migs->n, names, nn, &counts, outbound);
-    counts.in_flight += history_requested(mv->h, in->now_ms);
     struct cycle_settle_facts f = {dc->migs->v,          dc->migs->n, mv->h->status.moves,
                                    mv->h->status.nmoves, in->now_ms,  cycle_settle_ms(spec)};
     cycle_settling(&f, names, until, nn, settling);
     dc->p = cycle_params(spec);
-    dc->p.in_flight = counts.in_flight;
     dc->p.running = counts.running;
     dc->p.targeted = mv->targeted;
     dc->p.resources = dc->resources;
@@ -256,6 +293,17 @@ static int look_at_nodes(struct mover *mv, struct decision *dc)
         kube_informer_foreach(dc->d->kubevirts, first_object, &kv);
     moves_kubevirt_limits(kv, &dc->p.kubevirt_per_cluster, &dc->p.kubevirt_per_node);
     dc->kubevirt = kv;
+    /* live migrations in flight: every VM moving, counted once (inflight.h) */
+    for (size_t i = 0; i < mv->h->status.nmoves; i++) {
+        const struct api_move *m = &mv->h->status.moves[i];
+        if (m->phase == API_MOVE_REQUESTED && history_under_way(m, in->now_ms) &&
+            base_same(m->kind, "VirtualMachineInstance"))
+            add_busy(dc, m->ns, m->name);
+    }
+    if (dc->d->vmis)
+        kube_informer_foreach(dc->d->vmis, add_waiting_vmi, dc);
+    if (count_in_flight(dc) < 0)
+        goto out;
     for (size_t i = 0; i < nn; i++)
         see_node(dc, i, history_node(mv->h, in->nodes[i].name));
     if (hold_for_maintenance(mv, dc) < 0)
@@ -289,15 +337,15 @@ out:
     return rc;
 }
 
-/* kube_informer_foreach: count a pod under an eviction in progress whose migration is not
- * listed yet as one more in flight (ud: struct decision *). */
-static int count_unlisted_evacuation(const char *key, const char *rv, const void *obj, void *ud)
+/* kube_informer_foreach: a pod under an eviction in progress is a VM moving (ud: struct
+ * decision *). */
+static int add_evicted_pod(const char *key, const char *rv, const void *obj, void *ud)
 {
     (void)key;
     (void)rv;
-    struct decision *dc = ud;
-    if (evictor_evacuation_unlisted(obj, dc->migs->v, dc->migs->n))
-        dc->p.in_flight++;
+    struct inflight_vm vm;
+    if (inflight_pod_vm(obj, &vm))
+        add_busy(ud, vm.ns, vm.name);
     return 0;
 }
 
@@ -324,7 +372,11 @@ static int find_candidates(struct decision *dc)
         return -1;
     }
     /* evacuations KubeVirt has started that have no migration yet are in flight too */
-    kube_informer_foreach(pods, count_unlisted_evacuation, dc);
+    kube_informer_foreach(pods, add_evicted_pod, dc);
+    if (count_in_flight(dc) < 0) {
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_OUT_OF_MEMORY, "out of memory counting migrations");
+        return -1;
+    }
     return 0;
 }
 
@@ -689,6 +741,7 @@ static void decision_free(struct decision *dc)
     free(dc->pools);
     free(dc->held);
     history_recent_free(dc->recent, dc->nrecent);
+    free(dc->busy);
 }
 
 /* ---- the cycle ---- */

@@ -77,22 +77,6 @@ bool evictor_eviction_in_progress(const cJSON *pod)
     return jx_at(jx_get(pod, "metadata.annotations"), ANN_EVICTION_IN_PROGRESS) != NULL;
 }
 
-bool evictor_evacuation_unlisted(const cJSON *pod, const struct moves_migration *migs, size_t nmigs)
-{
-    const char *phase = jx_str(pod, "status.phase");
-    if (!evictor_eviction_in_progress(pod) || base_same(phase, "Succeeded") || base_same(phase, "Failed"))
-        return false;
-    const char *kind, *name;
-    evictor_pod_workload(pod, &kind, &name);
-    if (!base_same(kind, "VirtualMachineInstance"))
-        return false;
-    const char *ns = jx_str(pod, "metadata.namespace");
-    for (size_t k = 0; k < nmigs; k++)
-        if (base_same(migs[k].vmi, name) && base_same(migs[k].ns, ns) && !moves_phase_final(migs[k].phase))
-            return false;
-    return true;
-}
-
 const char *evictor_migration_target(const cJSON *pod, const cJSON *vmi)
 {
     if (!jx_label(pod, LABEL_MIGRATION_JOB))

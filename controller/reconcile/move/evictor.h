@@ -57,14 +57,6 @@ void evictor_pod_workload(const cJSON *pod, const char **kind, const char **name
  * watch/descheduler/descheduler.go). */
 bool evictor_eviction_in_progress(const cJSON *pod);
 
-/* Whether pod (as for evictor_pod_check, with status.phase) counts as one migration in flight
- * that migs (nmigs, every migration seen) do not show yet: it is under an eviction in progress,
- * not Succeeded or Failed (the descheduler's background-eviction cache skips those), and no
- * unfinished migration of migs is of its VMI in its namespace (virt-controller sets the
- * annotation before the evacuation controller creates the migration, which may wait on
- * KubeVirt's parallel limits). */
-bool evictor_evacuation_unlisted(const cJSON *pod, const struct moves_migration *migs, size_t nmigs);
-
 /* Whether VMI ns/name is being evacuated (vmi, its informer projection or NULL, carries
  * status.evacuationNodeName) or migrated (an unfinished migration of migs names it), by
  * anyone: "in evacuation", "migrating", or NULL. */

@@ -245,16 +245,6 @@ size_t history_running(const struct history *h, int64_t now_ms)
     return n;
 }
 
-int history_requested(const struct history *h, int64_t now_ms)
-{
-    int n = 0;
-    for (size_t i = 0; i < h->status.nmoves; i++) {
-        const struct api_move *m = &h->status.moves[i];
-        n += m->phase == API_MOVE_REQUESTED && history_under_way(m, now_ms);
-    }
-    return n;
-}
-
 bool history_move_running(const struct history *h, const char *key, int64_t now_ms)
 {
     for (size_t i = 0; i < h->status.nmoves; i++) {

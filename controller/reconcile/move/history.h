@@ -112,9 +112,6 @@ bool history_under_way(const struct api_move *m, int64_t now_ms);
 /* The moves under way at now_ms. */
 size_t history_running(const struct history *h, int64_t now_ms);
 
-/* The moves asked for and under way without a migration yet (they count as in flight). */
-int history_requested(const struct history *h, int64_t now_ms);
-
 /* Whether a move of workload key is under way. */
 bool history_move_running(const struct history *h, const char *key, int64_t now_ms);
 

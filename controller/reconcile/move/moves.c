@@ -62,9 +62,6 @@ void moves_count(const struct moves_migration *migs, size_t nm, const char *cons
     for (size_t i = 0; i < nnodes; i++)
         outbound[i] = 0;
     for (size_t k = 0; k < nm; k++) {
-        if (moves_phase_final(migs[k].phase))
-            continue;
-        c->in_flight++;
         if (!moves_phase_running(migs[k].phase))
             continue;
         c->running++;

@@ -66,10 +66,10 @@ bool moves_phase_running(const char *phase);
  * 0, or -1 when it names no VMI. */
 int moves_migration_read(const cJSON *vmim, struct moves_migration *m);
 
-/* The migration counts the limits need, over every migration (whoever started it). */
+/* The migration counts KubeVirt's limits need, over every migration (whoever started it);
+ * what counts against maxInFlightMigrations is inflight.h's. */
 struct moves_counts {
-    int in_flight; /* not final */
-    int running;   /* moves_phase_running */
+    int running; /* moves_phase_running */
 };
 
 /* Count migs into *c and, per node, the running ones whose source is nodes[i] into

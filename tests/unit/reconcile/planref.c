@@ -2,7 +2,9 @@
  * commit before "planner, gather: decisions in time linear in the cluster"): every destination
  * tried by a scan of every node, every refusal formatted. Kept as the reference the planner
  * must decide exactly as (test_plan_equivalence.c); its public names carry ref_ instead of
- * rebalance_. */
+ * rebalance_. The rules it decides by change with the planner's, in the same commit: since
+ * "planner: a source's set made within the limits", a source's moves are chosen again within
+ * the limits and taken back when they neither relieve it nor do as well as its whole set's first. */
 #include "planref.h"
 
 #include <math.h>
@@ -103,6 +105,14 @@ struct eval {
     double lt_after;  /* its load after, on the resource driving the move */
 };
 
+/* What commit changed, to take a move back (take_back). */
+struct undo {
+    size_t cand, s, t;
+    double dem_s[REBALANCE_NRES], dem_t[REBALANCE_NRES]; /* demand on s and t before */
+    double req_cpu, req_mem, req_pods;                   /* t's requests before */
+    bool dest_used;                                      /* t's before */
+};
+
 struct work {
     const struct rebalance_params *p;
     const struct rebalance_node *nodes;
@@ -117,6 +127,7 @@ struct work {
     bool *source;
     struct state cur, sim;      /* what is planned this cycle; a source's set being tried */
     struct rebalance_move *set; /* the set being tried (up to nc moves) */
+    struct undo *undo;          /* per move of the source's set made now (up to nc) */
     bool *dest_used;            /* took an eviction this cycle */
     int *moved_from, *outbound;
     struct ns_count *ns;
@@ -453,22 +464,6 @@ static size_t rank(struct work *w, const struct state *st, size_t s, int r, stru
     return n;
 }
 
-/* The next move of the set off s in state st, into *mv; false when none is left. */
-static bool next_move(struct work *w, const struct state *st, size_t s, struct ranked *v, struct rebalance_move *mv)
-{
-    int r = REBALANCE_CPU;
-    hot(w, st, s, &r);
-    size_t n = rank(w, st, s, r, v);
-    for (size_t k = 0; k < n; k++) {
-        long t = best_destination(w, st, v[k].cand, s, r);
-        if (t < 0)
-            continue;
-        *mv = (struct rebalance_move){.candidate = v[k].cand, .source = s, .destination = (size_t)t, .resource = r};
-        return true;
-    }
-    return false;
-}
-
 /* Whether the limits leave room for candidate c off source s (evictor_room); limit_why says
  * which does not. */
 static bool limits_allow(struct work *w, const struct rebalance_candidate *c, size_t s)
@@ -497,12 +492,45 @@ static bool limits_allow(struct work *w, const struct rebalance_candidate *c, si
     return evictor_room(&l, &t, c->vm, w->limit_why, sizeof(w->limit_why)) == NULL;
 }
 
-/* Count move mv (candidate ci) against the limits and apply it to what is planned. */
-static int commit(struct work *w, size_t ci, size_t s, size_t t)
+/* The next move of the set off s in state st, into *mv; false when none is left. now: a move
+ * made this cycle, so the limits must leave room for it and a destination that took an
+ * eviction takes no other (limits_allow, dest_ok); otherwise a move of the whole set. */
+static bool next_move(struct work *w, const struct state *st, size_t s, struct ranked *v, struct rebalance_move *mv,
+                      bool now)
+{
+    int r = REBALANCE_CPU;
+    hot(w, st, s, &r);
+    size_t n = rank(w, st, s, r, v);
+    w->emitting = now;
+    for (size_t k = 0; k < n; k++) {
+        if (now && !limits_allow(w, &w->cands[v[k].cand], s)) {
+            w->limited = true;
+            continue;
+        }
+        long t = best_destination(w, st, v[k].cand, s, r);
+        if (t < 0)
+            continue;
+        *mv = (struct rebalance_move){.candidate = v[k].cand, .source = s, .destination = (size_t)t, .resource = r};
+        w->emitting = false;
+        return true;
+    }
+    w->emitting = false;
+    return false;
+}
+
+/* Count move mv (candidate ci) against the limits and apply it to what is planned; what it
+ * changed to *u when u is not NULL (undo). */
+static int commit(struct work *w, size_t ci, size_t s, size_t t, struct undo *u)
 {
     const struct rebalance_candidate *c = &w->cands[ci];
     if (ns_add(w, c->ns) < 0)
         return -1;
+    if (u) {
+        *u = (struct undo){.cand = ci, .s = s, .t = t, .dest_used = w->dest_used[t]};
+        for (int r = 0; r < REBALANCE_NRES; r++)
+            u->dem_s[r] = w->cur.dem[r][s], u->dem_t[r] = w->cur.dem[r][t];
+        u->req_cpu = w->cur.req_cpu[t], u->req_mem = w->cur.req_mem[t], u->req_pods = w->cur.req_pods[t];
+    }
     apply(w, &w->cur, ci, s, t);
     w->dest_used[t] = true;
     w->moved_from[s]++;
@@ -514,39 +542,46 @@ static int commit(struct work *w, size_t ci, size_t s, size_t t)
     return 0;
 }
 
-/* Plan move mv now, when the limits and what is planned so far let it go. 1: planned, 0: not now, -1: no memory. */
-static int emit(struct work *w, const struct rebalance_move *mv)
+/* Take back the moves planned since the plan held first of them (commit's undo records, the
+ * latest first). */
+static void take_back(struct work *w, size_t first)
+{
+    struct rebalance_plan *out = w->out;
+    while (out->nmoves > first) {
+        const struct undo *u = &w->undo[--out->nmoves - first];
+        const struct rebalance_candidate *c = &w->cands[u->cand];
+        for (int r = 0; r < REBALANCE_NRES; r++)
+            w->cur.dem[r][u->s] = u->dem_s[r], w->cur.dem[r][u->t] = u->dem_t[r];
+        w->cur.req_cpu[u->t] = u->req_cpu, w->cur.req_mem[u->t] = u->req_mem, w->cur.req_pods[u->t] = u->req_pods;
+        w->cur.cand_used[u->cand] = false;
+        w->dest_used[u->t] = u->dest_used;
+        w->moved_from[u->s]--;
+        w->total--;
+        if (c->vm) {
+            w->vm_moves--;
+            w->outbound[u->s]--;
+        }
+        (*ns_slot(w, c->ns))--;
+    }
+}
+
+/* Plan move mv (next_move's, made now): its figures, counted and applied, its undo record at
+ * the plan's index less first. Returns 0, or -1 on no memory. */
+static int emit(struct work *w, const struct rebalance_move *mv, size_t first)
 {
     size_t ci = mv->candidate, s = mv->source, t = mv->destination;
     const struct rebalance_candidate *c = &w->cands[ci];
-    if (!limits_allow(w, c, s)) {
-        w->limited = true;
-        return 0;
-    }
-    struct eval e;
-    w->emitting = true;
-    if (!dest_ok(w, &w->cur, ci, s, t, (int)mv->resource, &e)) {
-        /* the set's destination took an eviction already: the coolest other one, or later */
-        long alt = best_destination(w, &w->cur, ci, s, (int)mv->resource);
-        t = alt < 0 ? t : (size_t)alt;
-        if (alt < 0) {
-            w->emitting = false;
-            return 0;
-        }
-    }
-    w->emitting = false;
     struct rebalance_plan *out = w->out;
     if (BASE_GROW(out->moves, out->nmoves + 1, out->moves_cap) < 0)
         return -1;
     int r = (int)mv->resource;
     struct rebalance_move m = *mv;
-    m.destination = t;
     double before = hot(w, &w->cur, s, NULL);
     m.src_load = load_of(w, &w->cur, s, r);
     m.dst_load = load_of(w, &w->cur, t, r);
     m.demand = c->demand;
     m.mem = cand_demand(c, REBALANCE_MEMORY);
-    if (commit(w, ci, s, t) < 0)
+    if (commit(w, ci, s, t, &w->undo[out->nmoves - first]) < 0)
         return -1;
     m.src_load_after = load_of(w, &w->cur, s, r);
     m.dst_load_after = load_of(w, &w->cur, t, r);
@@ -554,7 +589,7 @@ static int emit(struct work *w, const struct rebalance_move *mv)
     m.dst_pressure_after = hot(w, &w->cur, t, NULL);
     m.relief = before - m.src_pressure_after;
     out->moves[out->nmoves++] = m;
-    return 1;
+    return 0;
 }
 
 /* Whether going from hot_now to hot_end relieves: below the target, or across another level
@@ -572,7 +607,43 @@ static bool contributes(const struct work *w, double hot_now, double hot_end)
     return false;
 }
 
-/* Plan the set of moves that relieves source s, and make of it what the limits allow now. */
+/* Whether the moves planned from the plan's index first on leave source s predicted no hotter
+ * (within REBALANCE_NOISE) than the same number of moves of its whole set (w->set, nset
+ * moves, each with the source's prediction after it): as good a start as the set's own. */
+static bool as_good_as_set(const struct work *w, size_t first, size_t nset, double made_end)
+{
+    size_t made = w->out->nmoves - first;
+    double set_end = w->set[(made < nset ? made : nset) - 1].src_pressure_after;
+    return made_end <= set_end + REBALANCE_NOISE;
+}
+
+/* Make source s's moves this cycle, within the limits: chosen again as the whole set was, on
+ * what is planned now, skipping the workloads the limits refuse and the destinations another
+ * source took. They stay when they relieve s by themselves (contributes) or leave it as low as
+ * as many moves of its whole set would (the next cycles go on with the rest); otherwise they are taken back and
+ * nothing starts off s: a part that cannot help is not made. Returns 0, or -1 on no memory. */
+static int make_within_limits(struct work *w, size_t s, struct ranked *v, double hot_now, size_t nset)
+{
+    size_t first = w->out->nmoves;
+    double made_end = hot_now;
+    struct rebalance_move mv;
+    while (made_end >= w->target && w->out->nmoves - first < w->nc && next_move(w, &w->cur, s, v, &mv, true)) {
+        if (emit(w, &mv, first) < 0)
+            return -1;
+        made_end = hot(w, &w->cur, s, NULL);
+    }
+    if (w->out->nmoves == first || contributes(w, hot_now, made_end) || as_good_as_set(w, first, nset, made_end))
+        return 0;
+    take_back(w, first);
+    w->limited = true;
+    if (!w->limit_why[0])
+        snprintf(w->limit_why, sizeof(w->limit_why),
+                 "the moves left to %s after the other sources' would not relieve it by themselves", w->nodes[s].name);
+    return 0;
+}
+
+/* Plan the set of moves that relieves source s as a whole; when it does, make of it what the
+ * limits allow now (make_within_limits). */
 static int plan_source(struct work *w, size_t s, struct ranked *v)
 {
     for (int r = 0; r < REBALANCE_NRES; r++)
@@ -583,10 +654,10 @@ static int plan_source(struct work *w, size_t s, struct ranked *v)
     memcpy(w->sim.cand_used, w->cur.cand_used, w->nc * sizeof(bool));
     double hot_now = hot(w, &w->cur, s, NULL), hot_end = hot_now;
     size_t nset = 0;
-    while (hot_end >= w->target && nset < w->nc && next_move(w, &w->sim, s, v, &w->set[nset])) {
+    while (hot_end >= w->target && nset < w->nc && next_move(w, &w->sim, s, v, &w->set[nset], false)) {
         apply(w, &w->sim, w->set[nset].candidate, s, w->set[nset].destination);
-        nset++;
         hot_end = hot(w, &w->sim, s, NULL);
+        w->set[nset++].src_pressure_after = hot_end;
     }
     if (!nset)
         return 0;
@@ -596,10 +667,7 @@ static int plan_source(struct work *w, size_t s, struct ranked *v)
                  nset, nset == 1 ? "" : "s", w->nodes[s].name, hot_end);
         return 0;
     }
-    for (size_t k = 0; k < nset; k++)
-        if (emit(w, &w->set[k]) < 0)
-            return -1;
-    return 0;
+    return make_within_limits(w, s, v, hot_now, nset);
 }
 
 static int state_init(struct state *st, size_t nn, size_t nc)
@@ -635,9 +703,10 @@ static int work_init(struct work *w)
     w->moved_from = calloc(n1, sizeof(int));
     w->outbound = calloc(n1, sizeof(int));
     w->set = calloc(c1, sizeof(*w->set));
+    w->undo = calloc(c1, sizeof(*w->undo));
     int rc = state_init(&w->cur, w->nn, w->nc) | state_init(&w->sim, w->nn, w->nc);
     w->base[0] = d;
-    if (!d || !w->source || !w->dest_used || !w->moved_from || !w->outbound || !w->set || rc)
+    if (!d || !w->source || !w->dest_used || !w->moved_from || !w->outbound || !w->set || !w->undo || rc)
         return -1;
     for (int r = 0; r < REBALANCE_NRES; r++) {
         w->base[r] = d + (size_t)(3 * r) * n1;
@@ -663,7 +732,7 @@ static int work_init(struct work *w)
     for (size_t k = 0; k < w->p->nmade; k++) {
         const struct rebalance_move *m = &w->p->made[k];
         if (m->candidate < w->nc && m->source < w->nn && m->destination < w->nn &&
-            commit(w, m->candidate, m->source, m->destination) < 0)
+            commit(w, m->candidate, m->source, m->destination, NULL) < 0)
             return -1;
     }
     return 0;
@@ -677,6 +746,7 @@ static void work_free(struct work *w)
     free(w->moved_from);
     free(w->outbound);
     free(w->set);
+    free(w->undo);
     free(w->ns);
     state_free(&w->cur);
     state_free(&w->sim);

@@ -66,6 +66,7 @@ struct pcluster {
 
 struct pstats {
     int moves, cycles, useless, dst_taint, dst_evict, limits;
+    int cycles_to_taint; /* cycles until every node was below the taint level (-1: never) */
 };
 
 static double rnd(struct pcluster *cl)
@@ -352,6 +353,7 @@ static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int m
     struct pstats st = {0};
     size_t nrecent = 0;
     p.resources = cl->resources;
+    st.cycles_to_taint = all_below(cl, p.taint_above) ? 0 : -1;
     for (st.cycles = 0; st.cycles < max_cycles; st.cycles++) {
         p.recent = recent, p.nrecent = nrecent;
         observe(cl, &p, nodes, c);
@@ -379,6 +381,8 @@ static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int m
             }
         }
         st.moves += (int)n;
+        if (st.cycles_to_taint < 0 && all_below(cl, p.taint_above))
+            st.cycles_to_taint = st.cycles + 1;
         rebalance_plan_free(&plan);
         if (!n)
             break;
@@ -433,6 +437,228 @@ static void run_class(const char *name, size_t nn_min, size_t nn_max, int trials
     assert_true(hot_clusters > trials / 4); /* the class was exercised */
 }
 
+/* ---- class 4: a set made within the limits ---- */
+
+/* Whether going from hot_now to hot_end relieves as the planner judges a set (plan.c,
+ * contributes): below the target, or across a level by REBALANCE_MIN_RELIEF at least. */
+static bool relieves(const struct rebalance_params *p, double hot_now, double hot_end)
+{
+    double target = rebalance_target(p);
+    if (hot_end < target)
+        return true;
+    if (hot_now - hot_end < REBALANCE_MIN_RELIEF)
+        return false;
+    double levels[3] = {target, p->taint_above, p->evict_above};
+    for (int i = 0; i < 3; i++)
+        if (hot_now >= levels[i] && hot_end < levels[i])
+            return true;
+    return false;
+}
+
+/* Source s's predicted pressure after each move of its whole set, as the planner builds it
+ * with no limit: the plan of the same cluster with s the only source, every limit lifted and
+ * the moves planned before s's made already. Returns the set's length. */
+static size_t whole_set(const struct rebalance_params *lim, const struct rebalance_node *nodes, size_t nn,
+                        const struct rebalance_candidate *c, size_t nc, const struct rebalance_plan *plan, size_t first,
+                        size_t s, double *after, size_t max)
+{
+    static struct rebalance_node only[PN];
+    struct rebalance_params p = *lim;
+    p.max_total = p.max_per_node = p.max_per_namespace = p.max_in_flight = 1 << 20;
+    p.kubevirt_per_cluster = p.kubevirt_per_node = 1 << 20;
+    p.in_flight = p.running = 0;
+    p.made = plan->moves, p.nmade = first;
+    for (size_t i = 0; i < nn; i++) {
+        only[i] = nodes[i];
+        if (i != s)
+            only[i].sustained = only[i].relieving = only[i].tainted = false;
+    }
+    struct rebalance_plan whole;
+    assert_int_equal(rebalance_plan(&p, only, nn, c, nc, &whole), 0);
+    size_t n = 0;
+    for (size_t k = 0; k < whole.nmoves && n < max; k++)
+        if (whole.moves[k].source == s)
+            after[n++] = whole.moves[k].src_pressure_after;
+    rebalance_plan_free(&whole);
+    return n;
+}
+
+/* Per plan, the sources whose moves this cycle are a part that cannot help: they neither
+ * relieve it by themselves (predicted) nor leave it as low as as many moves of its whole set
+ * would (within REBALANCE_NOISE). */
+static int partial_sets(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t nn,
+                        const struct rebalance_candidate *c, size_t nc, const struct rebalance_plan *plan)
+{
+    int bad = 0;
+    for (size_t k = 0; k < plan->nmoves;) {
+        size_t s = plan->moves[k].source, first = k;
+        while (k < plan->nmoves && plan->moves[k].source == s)
+            k++;
+        const struct rebalance_move *a = &plan->moves[first], *z = &plan->moves[k - 1];
+        if (relieves(p, a->src_pressure_after + a->relief, z->src_pressure_after))
+            continue;
+        static double after[PV];
+        size_t n = whole_set(p, nodes, nn, c, nc, plan, first, s, after, PV);
+        size_t made = k - first;
+        bad += n == 0 || z->src_pressure_after > after[(made < n ? made : n) - 1] + REBALANCE_NOISE;
+    }
+    return bad;
+}
+
+/* Over random clusters and random limits (1-3 per node and namespace, 1-6 in all and in flight,
+ * some in flight already), every source with moves started is predicted relieved by the moves
+ * made, or they do as well as its whole set's first as many; never a cut set that leaves it
+ * no better. */
+static void test_sets_within_limits(void **state)
+{
+    (void)state;
+    static struct pcluster cl;
+    static struct rebalance_node nodes[PN];
+    static struct rebalance_candidate c[PV];
+    int plans = 0, sources = 0, bad = 0;
+    for (int trial = 0; trial < 240; trial++) {
+        generate(&cl, trial % 3 ? 2 + (size_t)(trial % 7) : 50, 5005 + (uint64_t)trial * 104729, 0.3);
+        struct rebalance_params p = default_params();
+        p.resources = cl.resources;
+        p.max_per_node = 1 + (int)(rnd(&cl) * 3);
+        p.max_per_namespace = 1 + (int)(rnd(&cl) * 3);
+        p.max_total = p.max_per_node + (int)(rnd(&cl) * 4);
+        if (p.max_total < p.max_per_namespace)
+            p.max_total = p.max_per_namespace;
+        p.max_in_flight = 1 + (int)(rnd(&cl) * 6);
+        p.in_flight = (int)(rnd(&cl) * 2);
+        for (int cycle = 0; cycle < 6; cycle++) {
+            observe(&cl, &p, nodes, c);
+            struct rebalance_plan plan;
+            assert_int_equal(rebalance_plan(&p, nodes, cl.nn, c, cl.nv, &plan), 0);
+            assert_int_equal(limits_exceeded(&cl, &p, plan.moves, plan.nmoves), 0);
+            plans++;
+            for (size_t k = 0; k < plan.nmoves; k++)
+                sources += k == 0 || plan.moves[k].source != plan.moves[k - 1].source;
+            bad += partial_sets(&p, nodes, cl.nn, c, cl.nv, &plan);
+            for (size_t i = 0; i < cl.nn; i++)
+                cl.n[i].relieving = rebalance_is_source(&p, &nodes[i]);
+            for (size_t k = 0; k < plan.nmoves; k++)
+                place(&cl, plan.moves[k].candidate, plan.moves[k].destination);
+            size_t n = plan.nmoves;
+            rebalance_plan_free(&plan);
+            if (!n)
+                break;
+        }
+    }
+    print_message("sets within the limits: %d plans, %d sources with moves started, %d of them a cut set that "
+                  "neither relieves it nor does as well as its whole set's start\n",
+                  plans, sources, bad);
+    assert_true(sources > 50);
+    assert_int_equal(bad, 0);
+}
+
+/* ---- class 5: the level rule is monotone ---- */
+
+static double max_hot(const struct pcluster *cl)
+{
+    double m = 0;
+    for (size_t i = 0; i < cl->nn; i++)
+        m = fmax(m, true_hot(cl, i));
+    return m;
+}
+
+static int count_above(const struct pcluster *cl, double level)
+{
+    int n = 0;
+    for (size_t i = 0; i < cl->nn; i++)
+        n += true_hot(cl, i) >= level;
+    return n;
+}
+
+/* Random clusters, each planned to its end with evictAbovePercent (then taintAbovePercent)
+ * lowered from a higher value: the pairs where the lower threshold leaves the hottest node
+ * hotter (by more than REBALANCE_NOISE) or more nodes above the taint level than the higher
+ * one. The figures are the planner's measure, printed. */
+static void test_levels_monotone(void **state)
+{
+    (void)state;
+    static struct pcluster start, lo, hi;
+    static const double evicts[] = {30, 35, 40, 50};
+    int pairs = 0, hotter = 0, more_above = 0;
+    for (int trial = 0; trial < 48; trial++) {
+        generate(&start, trial % 4 ? 2 + (size_t)(trial % 7) : 50, 6006 + (uint64_t)trial * 7727, 0.3);
+        if (all_below(&start, 25))
+            continue;
+        for (int a = 0; a < 4; a++)
+            for (int b = a + 1; b < 4; b++) {
+                struct rebalance_params pl = default_params(), ph = default_params();
+                if (trial % 2) { /* evictAbove lowered */
+                    pl.evict_above = evicts[a], ph.evict_above = evicts[b];
+                } else { /* taintAbove lowered, evictAbove above both */
+                    pl.taint_above = evicts[a] - 10, ph.taint_above = evicts[b] - 10;
+                    pl.untaint_below = pl.taint_above - 5, ph.untaint_below = ph.taint_above - 5;
+                    pl.evict_above = ph.evict_above = 50;
+                }
+                lo = start, hi = start;
+                drive(&lo, pl, 200);
+                drive(&hi, ph, 200);
+                double level = ph.taint_above; /* the same level for both counts */
+                pairs++;
+                hotter += max_hot(&lo) > max_hot(&hi) + REBALANCE_NOISE;
+                more_above += count_above(&lo, level) > count_above(&hi, level);
+            }
+    }
+    print_message("levels monotone: %d threshold pairs; the lower threshold leaves the hottest node hotter in %d, "
+                  "more nodes above the taint level in %d\n",
+                  pairs, hotter, more_above);
+    assert_true(pairs > 50);
+}
+
+/* ---- class 11: independent sources in parallel ---- */
+
+/* An 8-node mixed cluster with three hot nodes: sizes 8-64 CPUs, the hot ones loaded to 1.0-1.3
+ * of their CPUs with VMs of 1-6 CPUs, the others at 0-0.3; all VMs in one namespace, or spread
+ * over four. Per class, the cycles until every node is below the taint level, over the
+ * clusters where the reference gets there, with every field at its default. */
+static void eight_node(struct pcluster *cl, uint64_t seed, bool one_ns)
+{
+    memset(cl, 0, sizeof(*cl));
+    cl->rng = seed | 1;
+    static const double sizes[] = {8, 16, 32, 64};
+    static const char *ns[] = {"a", "b", "c", "d"};
+    for (size_t i = 0; i < 8; i++) {
+        add_node(cl, sizes[(int)(rnd(cl) * 4)], 0);
+        bool one = rnd(cl) < 0.5;
+        cl->n[i].fit_scale = one ? 0.909 : 0.938, cl->n[i].fit_shape = one ? 3.529 : 4.571;
+        double goal = cl->n[i].cpus * (i < 3 ? 1.0 + rnd(cl) * 0.3 : rnd(cl) * 0.3);
+        while (cl->cpu[i] < goal && cl->nv < PV) {
+            double cpu = 1 + rnd(cl) * 5;
+            add_vm(cl, one_ns ? "a" : ns[(int)(rnd(cl) * 4)], cpu, 2 * cpu * GI, ceil(cpu * 1.25), i);
+        }
+    }
+}
+
+static void test_parallel_relief(void **state)
+{
+    (void)state;
+    static struct pcluster start, cl;
+    for (int spread = 0; spread < 2; spread++) {
+        int solved = 0, cycles = 0, moves = 0, reached = 0;
+        for (int trial = 0; trial < 40; trial++) {
+            eight_node(&start, 8008 + (uint64_t)trial * 131, spread == 0);
+            if (greedy(&start, 25, NULL) < 0)
+                continue;
+            solved++;
+            cl = start;
+            struct pstats st = drive(&cl, default_params(), 200);
+            moves += st.moves;
+            if (st.cycles_to_taint >= 0)
+                reached++, cycles += st.cycles_to_taint;
+        }
+        print_message("8 nodes, 3 hot, %s: %d clusters the reference gets below taint, the planner gets %d there "
+                      "in %.1f cycles on average (%d moves in all)\n",
+                      spread ? "four namespaces" : "one namespace", solved, reached,
+                      reached ? (double)cycles / reached : 0.0, moves);
+        assert_true(solved > 5);
+    }
+}
+
 /* The reference's placements are real: replaying greedy's answer leaves every node below. */
 static void test_reference_is_real(void **state)
 {
@@ -481,7 +707,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_is_real), cmocka_unit_test(test_small_cpu),
         cmocka_unit_test(test_small_cpu_memory),  cmocka_unit_test(test_fifty),
-        cmocka_unit_test(test_two_hundred),
+        cmocka_unit_test(test_two_hundred),       cmocka_unit_test(test_sets_within_limits),
+        cmocka_unit_test(test_levels_monotone),   cmocka_unit_test(test_parallel_relief),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
