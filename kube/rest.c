@@ -79,6 +79,14 @@ void kube_client_set_transport(struct kube_client *c, const struct kube_transpor
     c->transport = t ? *t : (struct kube_transport){curl_send, c};
 }
 
+struct kube_client *kube_client_new_sibling(struct kube_client *c, struct kube_err *err)
+{
+    struct kube_client *s = kube_client_new(c->cfg, err);
+    if (s && c->transport.send != curl_send)
+        s->transport = c->transport;
+    return s;
+}
+
 void kube_client_set_observer(struct kube_client *c, kube_rest_observer_fn fn, void *ud)
 {
     c->observer = fn;

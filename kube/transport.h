@@ -48,4 +48,9 @@ struct kube_transport {
 /* Send c's blocking requests through t (copied; NULL: libcurl again). */
 void kube_client_set_transport(struct kube_client *c, const struct kube_transport *t);
 
+/* A new client over c's config (borrowed, as kube_client_new), with the defaults' timeout and
+ * write limiter, sending through c's transport when one was set, else through a libcurl
+ * handle of its own. NULL with err on failure. */
+struct kube_client *kube_client_new_sibling(struct kube_client *c, struct kube_err *err);
+
 #endif
