@@ -1,4 +1,5 @@
 #include "kube/lease.h"
+#include "kube/transport.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -134,7 +135,7 @@ struct kube_lease *kube_lease_new(struct kube_client *c, const char *ns, const c
     l->identity = strdup(identity);
     l->path = kube_path("coordination.k8s.io/v1", ns, "leases", name, NULL);
     l->collection = kube_path("coordination.k8s.io/v1", ns, "leases", NULL, NULL);
-    l->client = kube_client_new(kube_client_config(c), err);
+    l->client = kube_client_new_sibling(c, err);
     if (!l->ns || !l->name || !l->identity || !l->path || !l->collection || !l->client) {
         if (l->client)
             kube_err_set(err, 0, "Config", "out of memory");

@@ -80,7 +80,8 @@ enum kube_lease_state {
 struct kube_lease;
 
 /* New elector for Lease ns/name with our identity. It makes its own client over c's config
- * (own timeouts and write limiter); c is only borrowed here. timing may be NULL (defaults).
+ * and transport (kube_client_new_sibling: own timeouts and write limiter); c is only
+ * borrowed here. timing may be NULL (defaults).
  * Returns NULL with err on bad arguments. */
 struct kube_lease *kube_lease_new(struct kube_client *c, const char *ns, const char *name, const char *identity,
                                   const struct kube_lease_timing *timing, struct kube_err *err);

@@ -12,6 +12,7 @@
 #include "base/util.h"
 #include "base/num.h"
 #include "kube/ratelimit.h"
+#include "kube/transport.h"
 
 /* The largest reply read: a page of 500 objects (lists page at 500) of the largest kind the
  * operator lists, Nodes, ~30 KB each on OpenShift (50 images in status): 15 MB; twice that.
@@ -29,7 +30,11 @@ struct kube_client {
     char errbuf[CURL_ERROR_SIZE];
     kube_rest_observer_fn observer;
     void *observer_ud;
+    struct kube_transport transport; /* where requests go: curl_send, or a test's */
 };
+
+static int curl_send(void *ud, const struct kube_transport_request *req, long *status, struct kube_rest_reply *reply,
+                     struct kube_err *err);
 
 static void sleep_ms(int64_t ms)
 {
@@ -54,6 +59,7 @@ struct kube_client *kube_client_new(struct kube_config *cfg, struct kube_err *er
         return NULL;
     }
     c->timeout_ms = 30000;
+    c->transport = (struct kube_transport){curl_send, c};
     kube_ratelimit_init(&c->rl, 5.0, 10, base_mono_ms());
     return c;
 }
@@ -66,6 +72,19 @@ void kube_client_free(struct kube_client *c)
     if (c->multi)
         curl_multi_cleanup(c->multi);
     free(c);
+}
+
+void kube_client_set_transport(struct kube_client *c, const struct kube_transport *t)
+{
+    c->transport = t ? *t : (struct kube_transport){curl_send, c};
+}
+
+struct kube_client *kube_client_new_sibling(struct kube_client *c, struct kube_err *err)
+{
+    struct kube_client *s = kube_client_new(c->cfg, err);
+    if (s && c->transport.send != curl_send)
+        s->transport = c->transport;
+    return s;
 }
 
 void kube_client_set_observer(struct kube_client *c, kube_rest_observer_fn fn, void *ud)
@@ -293,31 +312,23 @@ size_t kube_rest_reply_write(char *ptr, size_t size, size_t nmemb, void *ud)
         }                                                                                                           \
     } while (0)
 
-cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *path, const char *content_type,
-                         const char *body, unsigned flags, struct kube_err *err)
+/* The libcurl transport (kube_transport.send; ud is the client): the client's easy handle,
+ * reset and set up for req. */
+static int curl_send(void *ud, const struct kube_transport_request *req, long *status, struct kube_rest_reply *reply,
+                     struct kube_err *err)
 {
-    kube_err_clear(err);
-    cJSON *result = NULL;
+    struct kube_client *c = ud;
+    const char *method = req->method, *url = req->url;
     struct curl_slist *headers = NULL;
-    struct kube_rest_reply r = {.max = (size_t)MAX_REPLY};
-    char *url = NULL;
-    if (asprintf(&url, "%s%s", kube_config_server(c->cfg), path) < 0) {
-        kube_err_set(err, 0, "Transport", "out of memory");
-        return NULL;
-    }
-    if (flags & KUBE_REQUEST_WRITE) {
-        int64_t wait = kube_ratelimit_reserve(&c->rl, base_mono_ms());
-        if (wait > 0)
-            sleep_ms(wait);
-    }
+    int rc = KUBE_TRANSPORT_NOT_SENT;
     curl_easy_reset(c->easy);
     if (kube_config_prepare(c->cfg, c->easy, &headers, err)) {
         kube_err_wrap(err, "%s %s", method, url);
         goto out;
     }
-    if (content_type) {
+    if (req->content_type) {
         char h[128];
-        snprintf(h, sizeof(h), "Content-Type: %s", content_type);
+        snprintf(h, sizeof(h), "Content-Type: %s", req->content_type);
         struct curl_slist *nh = curl_slist_append(headers, h);
         if (!nh) {
             kube_err_set(err, 0, "Transport", "out of memory");
@@ -332,35 +343,63 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
     SETOPT(CURLOPT_ERRORBUFFER, c->errbuf);
     SETOPT(CURLOPT_ACCEPT_ENCODING, "");
     SETOPT(CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    SETOPT(CURLOPT_TIMEOUT_MS, c->timeout_ms);
+    SETOPT(CURLOPT_TIMEOUT_MS, req->timeout_ms);
     SETOPT(CURLOPT_WRITEFUNCTION, kube_rest_reply_write);
-    SETOPT(CURLOPT_WRITEDATA, &r);
+    SETOPT(CURLOPT_WRITEDATA, reply);
     if (!strcmp(method, "POST")) {
         SETOPT(CURLOPT_POST, 1L);
     } else if (strcmp(method, "GET")) {
         SETOPT(CURLOPT_CUSTOMREQUEST, method);
     }
-    if (body) {
-        SETOPT(CURLOPT_POSTFIELDS, body);
-        SETOPT(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    if (req->body) {
+        SETOPT(CURLOPT_POSTFIELDS, req->body);
+        SETOPT(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
     } else if (!strcmp(method, "POST")) {
         SETOPT(CURLOPT_POSTFIELDS, "");
     }
-    CURLcode rc = curl_easy_perform(c->easy);
-    if (rc != CURLE_OK) {
-        if (c->observer)
-            c->observer(method, 0, c->observer_ud);
-        if (r.too_big)
-            kube_err_set(err, 0, "Transport", "%s %s: reply larger than %ld bytes", method, url, MAX_REPLY);
+    CURLcode cc = curl_easy_perform(c->easy);
+    if (cc != CURLE_OK) {
+        rc = KUBE_TRANSPORT_NO_REPLY;
+        if (reply->too_big)
+            kube_err_set(err, 0, "Transport", "%s %s: reply larger than %zu bytes", method, url, reply->max);
         else
             kube_err_set(err, 0, "Transport", "%s %s%s%s%s: %s%s%s", method, url, c->cfg->connect_to ? " (server " : "",
                          c->cfg->connect_to ? c->cfg->server : "",
-                         c->cfg->connect_to ? " under its tls-server-name)" : "", curl_easy_strerror(rc),
+                         c->cfg->connect_to ? " under its tls-server-name)" : "", curl_easy_strerror(cc),
                          c->errbuf[0] ? ": " : "", c->errbuf);
         goto out;
     }
+    *status = 0;
+    curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, status);
+    rc = 0;
+out:
+    curl_slist_free_all(headers);
+    return rc;
+}
+
+cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *path, const char *content_type,
+                         const char *body, unsigned flags, struct kube_err *err)
+{
+    kube_err_clear(err);
+    cJSON *result = NULL;
+    struct kube_rest_reply r = {.max = (size_t)MAX_REPLY};
+    char *url = NULL;
+    if (asprintf(&url, "%s%s", kube_config_server(c->cfg), path) < 0) {
+        kube_err_set(err, 0, "Transport", "out of memory");
+        return NULL;
+    }
+    if (flags & KUBE_REQUEST_WRITE) {
+        int64_t wait = kube_ratelimit_reserve(&c->rl, base_mono_ms());
+        if (wait > 0)
+            sleep_ms(wait);
+    }
+    const struct kube_transport_request req = {method, url, path, content_type, body, c->timeout_ms};
     long status = 0;
-    curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+    int sent = c->transport.send(c->transport.ud, &req, &status, &r, err);
+    if (sent == KUBE_TRANSPORT_NO_REPLY && c->observer)
+        c->observer(method, 0, c->observer_ud);
+    if (sent != 0)
+        goto out;
     if (c->observer)
         c->observer(method, status, c->observer_ud);
     if (status < 200 || status > 299) {
@@ -379,7 +418,6 @@ cJSON *kube_rest_request(struct kube_client *c, const char *method, const char *
                      status, r.len, snip);
     }
 out:
-    curl_slist_free_all(headers);
     free(r.data);
     free(url);
     return result;
