@@ -38,12 +38,31 @@ static char *base64(const char *text)
 }
 
 /* Mark the VMI d names: status.evacuationNodeName (and eviction-source when the descheduler
- * asks), in dry run when req is. */
+ * asks), in dry run when req is. KubeVirt sets both in one JSON patch of the VMI (markVMI in
+ * pkg/virt-api/webhooks/validating-webhook/admitters/pod-eviction-admitter.go), so the
+ * evacuation controller never sees the mark without its source. The bed's VMI CRD serves
+ * status as a subresource, so here they are two patches, the annotation first: a VMI marked
+ * before its annotation arrived would have its migration queued at system-critical. */
 static int mark(struct webhook *w, const char *ns, const struct admission_request *req,
                 const struct admission_decision *d, char *why, size_t whylen)
 {
     const char *vmi = d->vmi, *node = d->node;
     bool dry_run = req->dry_run;
+    struct kube_err err = {0};
+    if (!dry_run && admission_descheduler_eviction(req)) {
+        cJSON *patch = cJSON_CreateObject();
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"),
+                                "kubevirt.io/eviction-source", "descheduler");
+        char *vmi_path = kube_path("kubevirt.io/v1", ns, "virtualmachineinstances", vmi, NULL);
+        cJSON *res = kube_rest_patch(w->client, vmi_path, KUBE_PATCH_MERGE, patch, NULL, &err);
+        cJSON_Delete(patch);
+        free(vmi_path);
+        if (!res) {
+            snprintf(why, whylen, "%s", err.msg);
+            return -1;
+        }
+        cJSON_Delete(res);
+    }
     char *base = kube_path("kubevirt.io/v1", ns, "virtualmachineinstances", vmi, "status");
     const char *q[] = {"dryRun", dry_run ? "All" : NULL, NULL};
     char *path = kube_path_query(base, q);
@@ -56,7 +75,6 @@ static int mark(struct webhook *w, const char *ns, const struct admission_reques
     cJSON_AddItemToArray(ops, op);
     char *text = cJSON_PrintUnformatted(ops);
     cJSON_Delete(ops);
-    struct kube_err err = {0};
     cJSON *res =
         kube_rest_request(w->client, "PATCH", path, "application/json-patch+json", text, KUBE_REQUEST_WRITE, &err);
     free(text);
@@ -66,16 +84,6 @@ static int mark(struct webhook *w, const char *ns, const struct admission_reques
         return -1;
     }
     cJSON_Delete(res);
-    if (!dry_run && admission_descheduler_eviction(req)) {
-        cJSON *patch = cJSON_CreateObject();
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"),
-                                "kubevirt.io/eviction-source", "descheduler");
-        path = kube_path("kubevirt.io/v1", ns, "virtualmachineinstances", vmi, NULL);
-        res = kube_rest_patch(w->client, path, KUBE_PATCH_MERGE, patch, NULL, &err);
-        cJSON_Delete(res);
-        cJSON_Delete(patch);
-        free(path);
-    }
     return 0;
 }
 

@@ -23,24 +23,26 @@ if [ $# -gt 0 ]; then
     "jq -s -e '[.[] | select(.type == \"limits\")] | last | .perCluster == \"$per_cluster\" and .perNode == \"$per_node\"' $sim_record >/dev/null"
 fi
 
+vms=$(kubectl get vmi -n "$ns" -o jsonpath='{.items[*].metadata.name}')
+check "twelve VMIs" test "$(wc -w <<< "$vms")" = 12
 declare -A uid before
-for i in $(seq 0 11); do
-  uid[vm-$i]=$(vmi_field "vm-$i" .metadata.uid)
-  before[vm-$i]=$(vmi_field "vm-$i" .status.nodeName)
+for vm in $vms; do
+  uid[$vm]=$(vmi_field "$vm" .metadata.uid)
+  before[$vm]=$(vmi_field "$vm" .status.nodeName)
 done
 # What the limits let run at once, given where the scheduler put the VMs: per_node per node, per_cluster in all.
 reachable=$(kubectl get vmi -n "$ns" -o json | jq -r --argjson c "$per_cluster" --argjson p "$per_node" \
   '[.items[].status.nodeName] | group_by(.) | map([length, $p] | min) | add as $n | [$n, $c] | min')
 most=$(kubectl get vmi -n "$ns" -o json | jq -r '[.items[].status.nodeName] | group_by(.) | map(length) | max')
-check "the scheduler spread the VMs so that the limits can be reached (up to $reachable at once)" test "$reachable" -ge $((per_cluster < 4 ? per_cluster : 4))
+check "the VMs are spread so that the limits can be reached (up to $reachable at once)" test "$reachable" -ge $((per_cluster < 4 ? per_cluster : 4))
 
 # The launcher pods are looked up first, so that the twelve evictions go out back to back:
 # looked up one by one between them, the first migrations could end before the last began.
 declare -A pod_of
-for i in $(seq 0 11); do pod_of[vm-$i]=$(launcher "vm-$i"); done
+for vm in $vms; do pod_of[$vm]=$(launcher "$vm"); done
 answers=0
-for i in $(seq 0 11); do
-  res=$(evict "$ns" "${pod_of[vm-$i]}")
+for vm in $vms; do
+  res=$(evict "$ns" "${pod_of[$vm]}")
   [[ $res == "429 "*"Eviction triggered evacuation"* ]] && answers=$((answers + 1))
 done
 check "all 12 evictions answered 429 Eviction triggered evacuation ($answers)" test "$answers" = 12
@@ -66,10 +68,10 @@ late=$(jq -s -r '[.[] | select(.type == "migration")] as $m
 check "the others waited in Pending for a slot: $late started only after a migration ended" test "$late" -ge $((12 - reachable))
 
 moved=0 same=0
-for i in $(seq 0 11); do
-  [ "$(vmi_field "vm-$i" .metadata.uid)" = "${uid[vm-$i]}" ] && same=$((same + 1))
-  now=$(vmi_field "vm-$i" .status.nodeName)
-  [ -n "$now" ] && [ "$now" != "${before[vm-$i]}" ] && moved=$((moved + 1))
+for vm in $vms; do
+  [ "$(vmi_field "$vm" .metadata.uid)" = "${uid[$vm]}" ] && same=$((same + 1))
+  now=$(vmi_field "$vm" .status.nodeName)
+  [ -n "$now" ] && [ "$now" != "${before[$vm]}" ] && moved=$((moved + 1))
 done
 check "every VMI kept its UID ($same of 12)" test "$same" = 12
 check "every VMI runs on another node than before ($moved of 12)" test "$moved" = 12

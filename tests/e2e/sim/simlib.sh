@@ -47,13 +47,15 @@ sim_cleanup() {
   rm -rf "$sim_work"
 }
 
-# evict NS POD [EXTRA]: POST a policy/v1 Eviction (EXTRA: more members, e.g. ',"deleteOptions":{...}'); prints "<http code> <message>".
+# evict NS POD [EXTRA [ANNOTATIONS]]: POST a policy/v1 Eviction (EXTRA: more members, e.g.
+# ',"deleteOptions":{...}'; ANNOTATIONS: its metadata.annotations, a JSON object); prints
+# "<http code> <message>".
 evict() {
   local body
   body=$(curl -sS --max-time 30 --cacert "$PSI_TESTBED/pki/ca.crt" --cert "$PSI_TESTBED/pki/admin.crt" \
     --key "$PSI_TESTBED/pki/admin.key" -H 'Content-Type: application/json' -X POST \
     "$PSI_APISERVER_URL/api/v1/namespaces/$1/pods/$2/eviction" \
-    -d "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"$2\",\"namespace\":\"$1\"}${3:-}}" \
+    -d "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"$2\",\"namespace\":\"$1\"${4:+,\"annotations\":$4}}${3:-}}" \
     -w '\n%{http_code}')
   printf '%s %s\n' "$(tail -1 <<<"$body")" "$(head -n -1 <<<"$body" | jq -r '.message // ""')"
 }
