@@ -654,6 +654,17 @@ static bool contributes(const struct work *w, double hot_now, double hot_end)
     return false;
 }
 
+/* Whether a source's whole set, crossing no level, still relieves it: the source is above
+ * evictAbovePercent, its reading is below the curve's flat part (where a prediction says how much
+ * it sheds), and the set takes REBALANCE_MIN_RELIEF at least off it. Every evictAbovePercent
+ * between the one set and the source's pressure would make that set cross it, so without this a
+ * lower evictAbovePercent would leave the source with no move where a higher one relieves it
+ * (the level rule would not be monotone). */
+static bool sheds(const struct work *w, double hot_now, double hot_end)
+{
+    return hot_now > w->p->evict_above && hot_now < 100.0 * REBALANCE_FLAT && hot_now - hot_end >= REBALANCE_MIN_RELIEF;
+}
+
 /* sim made equal to cur again where apply touched either since the last time. */
 static void sync_sim(struct work *w)
 {
@@ -723,7 +734,7 @@ static int plan_source(struct work *w, size_t s, struct ranked *v)
     }
     if (!nset)
         return 0;
-    if (!contributes(w, hot_now, hot_end)) {
+    if (!contributes(w, hot_now, hot_end) && !sheds(w, hot_now, hot_end)) {
         w->useless_moves = nset, w->useless_source = s, w->useless_end = hot_end;
         return 0;
     }

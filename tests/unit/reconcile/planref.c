@@ -607,6 +607,13 @@ static bool contributes(const struct work *w, double hot_now, double hot_end)
     return false;
 }
 
+/* Whether a source's whole set, crossing no level, still relieves it: above evictAbovePercent,
+ * below the curve's flat part, and REBALANCE_MIN_RELIEF at least off it (plan.c, sheds). */
+static bool sheds(const struct work *w, double hot_now, double hot_end)
+{
+    return hot_now > w->p->evict_above && hot_now < 100.0 * REBALANCE_FLAT && hot_now - hot_end >= REBALANCE_MIN_RELIEF;
+}
+
 /* Whether the moves planned from the plan's index first on leave source s predicted no hotter
  * (within REBALANCE_NOISE) than the same number of moves of its whole set (w->set, nset
  * moves, each with the source's prediction after it): as good a start as the set's own. */
@@ -661,7 +668,7 @@ static int plan_source(struct work *w, size_t s, struct ranked *v)
     }
     if (!nset)
         return 0;
-    if (!contributes(w, hot_now, hot_end)) {
+    if (!contributes(w, hot_now, hot_end) && !sheds(w, hot_now, hot_end)) {
         snprintf(w->useless_why, sizeof(w->useless_why),
                  "the %zu move%s that can go would leave %s predicted at %.0f%%, above every level it is above now",
                  nset, nset == 1 ? "" : "s", w->nodes[s].name, hot_end);
