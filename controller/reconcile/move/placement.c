@@ -199,10 +199,10 @@ static void model_free(struct model *m)
 
 /* A candidate of the source being judged. */
 struct cand_fit {
-    size_t j;                  /* index into the candidates */
-    double d[REBALANCE_NRES];  /* its demand */
-    bool anywhere;             /* it fits some destination alone */
-    double extra;              /* the least extra room (resource judged) some destination would need to take it */
+    size_t j;                 /* index into the candidates */
+    double d[REBALANCE_NRES]; /* its demand */
+    bool anywhere;            /* it fits some destination alone */
+    double extra;             /* the least extra room (resource judged) some destination would need to take it */
 };
 
 /* Node t as the planner sees it before any move (plan.c's current()). */
@@ -358,24 +358,21 @@ void placement_describe(const struct placement_verdict *v, const char *name, cha
     const char *u;
     long n = figure(v, v->lacking, &u);
     switch (v->kind) {
-    case PLACEMENT_ON_SOME_NODE:
-        snprintf(buf, len, "%s needs about %ld more %s free on some node", name, n, u);
-        break;
+    case PLACEMENT_ON_SOME_NODE: snprintf(buf, len, "%s needs about %ld more %s free on some node", name, n, u); break;
     case PLACEMENT_ACROSS_NODES:
         snprintf(buf, len, "%s needs about %ld more %s free across the nodes that could take its workloads", name, n,
                  u);
         break;
     case PLACEMENT_TOO_LITTLE: {
         bool cpu = v->resource == REBALANCE_CPU;
-        snprintf(buf, len, "%s cannot get below it by moving what may move: about %ld %s must leave, what may move %s %.1f%s",
+        snprintf(buf, len,
+                 "%s cannot get below it by moving what may move: about %ld %s must leave, what may move %s %.1f%s",
                  name, figure(v, v->need, &u), u, cpu ? "wants" : "uses", cpu ? v->movable : v->movable / GIB,
                  cpu ? "" : " GiB");
         break;
     }
     case PLACEMENT_UNKNOWN:
-    default:
-        snprintf(buf, len, "%s may have a placement", name);
-        break;
+    default: snprintf(buf, len, "%s may have a placement", name); break;
     }
 }
 

@@ -204,7 +204,9 @@ static struct ref_curve ref_curve(const struct rebalance_params *p, const struct
     if (rebalance_is_source(p, n))
         c.k = !isnan(own) ? own : cal > 0 ? cal : 1;
     else
-        c.k = fmax(cal > 0 ? cal : r == REBALANCE_MEMORY ? REBALANCE_MEMORY_SAFETY : REBALANCE_SAFETY,
+        c.k = fmax(cal > 0                 ? cal
+                   : r == REBALANCE_MEMORY ? REBALANCE_MEMORY_SAFETY
+                                           : REBALANCE_SAFETY,
                    isnan(own) ? 0 : own);
     c.l0 = L;
     c.base = isnan(P) ? 100 * c.k * f : P;
@@ -392,11 +394,8 @@ static void test_against_brute_force(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_all_hot),
-        cmocka_unit_test(test_room_somewhere),
-        cmocka_unit_test(test_across),
-        cmocka_unit_test(test_message),
-        cmocka_unit_test(test_against_brute_force),
+        cmocka_unit_test(test_all_hot), cmocka_unit_test(test_room_somewhere),      cmocka_unit_test(test_across),
+        cmocka_unit_test(test_message), cmocka_unit_test(test_against_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
