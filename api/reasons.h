@@ -73,6 +73,8 @@
 #define API_REASON_NO_IMPROVING_MOVE "NoImprovingMove"
 #define API_REASON_LIMIT_REACHED "LimitReached"
 #define API_REASON_OSCILLATION_HELD "OscillationHeld" /* the only moves left would undo recent ones */
+/* no set of moves can bring any source below taintAbovePercent (placement.h); also an Event */
+#define API_REASON_NO_PLACEMENT "NoPlacement"
 /* maxMovesPerHour used, or the workloads that could go used maxMovesPerWorkload; also an Event */
 #define API_REASON_MOVE_BUDGET_REACHED "MoveBudgetReached"
 /* a rollout, an update or a drain's waiting migration holds the nodes that would move (rollout.h) */

@@ -36,6 +36,7 @@ static const char *decision_code(const char *reason)
     static const char *const map[][2] = {
         {"NoDestination", "no-destination"},
         {"NoImprovingMove", "no-improvement"},
+        {"NoPlacement", "no-placement"},
         {"LimitReached", "limits"},
         {"NoCandidate", "protected"},
         {"UsageUnknown", "usage-unknown"},

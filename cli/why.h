@@ -28,8 +28,8 @@ enum cli_verdict {
 
 /* One reason: a stable code (for scripts and tests: "mode", "spec", "resource",
  * "metrics-unknown", "below-evict", "moving", "sustain", "settling", "no-destination",
- * "no-improvement", "limits", "protected", "usage-unknown", "oscillation", "budget",
- * "ineffective", "maintenance", "dry-run", "cooldown", and "decision": what the last
+ * "no-placement", "no-improvement", "limits", "protected", "usage-unknown", "oscillation",
+ * "budget", "ineffective", "maintenance", "dry-run", "cooldown", and "decision": what the last
  * decision said, when its reason is none of these) and a sentence. */
 struct cli_why_reason {
     const char *code;

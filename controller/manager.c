@@ -54,8 +54,8 @@ struct manager {
             *watch_restarts, *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations, *prediction_error,
             *predictions;
         /* per PsiRebalance, from the objects (status_metrics), for alerts and dashboards */
-        struct psi_metric *ready, *selected, *tainted, *taint_cap, *held, *unknown, *rebalancing, *interval,
-            *taint_above, *untaint_below, *tainted_since, *last_success;
+        struct psi_metric *ready, *selected, *tainted, *taint_cap, *held, *unknown, *unplaceable, *rebalancing,
+            *interval, *taint_above, *untaint_below, *tainted_since, *last_success;
     } m;
     struct reconciler_counters last; /* counters already published */
 };
@@ -323,6 +323,7 @@ static int publish_one_health(const char *key, const char *rv, const void *obj, 
     psi_metric_set(m->m.taint_cap, v, (double)sh.taint_cap);
     psi_metric_set(m->m.held, v, (double)sh.held);
     psi_metric_set(m->m.unknown, v, (double)sh.unknown);
+    psi_metric_set(m->m.unplaceable, v, (double)reconciler_unplaceable(m->reconciler, key));
     psi_metric_set(m->m.rebalancing, v, sh.rebalancing);
     psi_metric_set(m->m.interval, v, (double)sh.interval_ms / 1000.0);
     /* The dead-man switch has a series from the first publish on, in this process too: what
@@ -338,9 +339,10 @@ static int publish_one_health(const char *key, const char *rv, const void *obj, 
 /* The per-PsiRebalance gauges, rebuilt from the cached objects (so a deleted one leaves). */
 static void publish_health(struct manager *m)
 {
-    struct psi_metric *fams[] = {m->m.ready,       m->m.selected,      m->m.tainted,       m->m.taint_cap,
-                                 m->m.held,        m->m.unknown,       m->m.rebalancing,   m->m.interval,
-                                 m->m.taint_above, m->m.untaint_below, m->m.tainted_since, m->m.last_success};
+    struct psi_metric *fams[] = {m->m.ready,       m->m.selected,    m->m.tainted,       m->m.taint_cap,
+                                 m->m.held,        m->m.unknown,     m->m.unplaceable,   m->m.rebalancing,
+                                 m->m.interval,    m->m.taint_above, m->m.untaint_below, m->m.tainted_since,
+                                 m->m.last_success};
     size_t n = sizeof(fams) / sizeof(fams[0]);
     for (size_t i = 0; i < n; i++)
         psi_metric_begin(fams[i]);
@@ -418,6 +420,10 @@ static int register_health_metrics(struct manager *m)
                                      "Selected nodes with no pressure reading (state Unknown): PSI off, or no "
                                      "pressure series for them.",
                                      psir);
+    m->m.unplaceable = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_unplaceable_nodes",
+                                         "Pressured nodes no set of moves can bring below the taint level "
+                                         "(Rebalancing NoPlacement), as this process last decided.",
+                                         psir);
     m->m.rebalancing = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_rebalancing",
                                          "1 when spec.eviction.mode is Automatic (workloads are moved), else 0.", psir);
     m->m.interval = psi_metrics_gauge(r, "psi_rebalancer_psirebalance_interval_seconds",
@@ -438,8 +444,8 @@ static int register_health_metrics(struct manager *m)
                                           "restart; its creation if it never succeeded): the dead-man switch.",
                                           psir);
     return m->m.ready && m->m.selected && m->m.tainted && m->m.taint_cap && m->m.held && m->m.unknown &&
-                   m->m.rebalancing && m->m.interval && m->m.taint_above && m->m.untaint_below && m->m.tainted_since &&
-                   m->m.last_success
+                   m->m.unplaceable && m->m.rebalancing && m->m.interval && m->m.taint_above && m->m.untaint_below &&
+                   m->m.tainted_since && m->m.last_success
                ? 0
                : -1;
 }

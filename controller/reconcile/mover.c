@@ -21,6 +21,7 @@
 #include "reconcile/move/history.h"
 #include "reconcile/move/inflight.h"
 #include "reconcile/move/migrate.h"
+#include "reconcile/move/placement.h"
 #include "reconcile/move/rollout.h"
 
 struct mover {
@@ -74,6 +75,7 @@ struct decision {
     size_t npools;
     char (*held)[MOVER_HELD_LEN]; /* per node: why maintenance holds it ("" free) */
     size_t nheld, held_sources;   /* nodes held; of them, the ones that would be sources */
+    size_t unplaceable;           /* sources found without a placement (NoPlacement) */
 };
 
 /* ---- lifecycle ---- */
@@ -640,6 +642,38 @@ static void budget_verdict(struct decision *dc)
         dc->v.reason = API_REASON_INEFFECTIVE_MOVE_HELD;
 }
 
+/* Nothing moved for want of a destination or of an improving move: when no set of moves can
+ * bring any source below taintAbovePercent (placement.h), the reason says NoPlacement and what
+ * capacity each lacks. The decision stands until the settle time passes (quiet_until_ms), as
+ * every decision that moved nothing does. */
+static void placement_verdict(struct decision *dc)
+{
+    if (!base_same(dc->v.reason, REBALANCE_NO_DESTINATION) && !base_same(dc->v.reason, REBALANCE_NO_IMPROVEMENT))
+        return;
+    size_t n1 = dc->nn ? dc->nn : 1, nsrc = 0;
+    size_t *src = calloc(n1, sizeof(*src));
+    struct placement_verdict *pv = calloc(n1, sizeof(*pv));
+    const char **names = calloc(n1, sizeof(*names));
+    struct placement_cluster cl = {&dc->p, dc->nodes, dc->nn, dc->cands.c, dc->cands.n};
+    for (size_t i = 0; src && i < dc->nn; i++)
+        if (dc->is_source[i])
+            src[nsrc++] = i;
+    bool all = src && pv && names && nsrc && placement_judge(&cl, src, nsrc, pv) == 0;
+    for (size_t k = 0; all && k < nsrc; k++) {
+        all = placement_unplaceable(&pv[k]);
+        names[k] = dc->nodes[src[k]].name;
+    }
+    if (all) {
+        char msg[sizeof(dc->v.message)];
+        placement_message(pv, names, nsrc, dc->p.taint_above, msg, sizeof(msg));
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_NO_PLACEMENT, "%s", msg);
+        dc->unplaceable = nsrc;
+    }
+    free(src);
+    free(pv);
+    free(names);
+}
+
 /* What a sampled cycle decides, past the sources (they exist). Returns -1 when an eviction
  * failed. */
 static int decide_moves(struct mover *mv, struct decision *dc, char *fail_msg, size_t fail_len)
@@ -725,6 +759,7 @@ static int decide(struct mover *mv, struct decision *dc, char *fail_msg, size_t 
     }
     int rc = decide_moves(mv, dc, fail_msg, fail_len);
     maintenance_verdict(dc);
+    placement_verdict(dc);
     return rc;
 }
 
@@ -792,6 +827,8 @@ static void conclude(struct mover *mv, const struct act *a, struct cycle_verdict
         act_event(a, "Warning", API_REASON_MOVE_BUDGET_REACHED, "Decide", v->message);
     else if (strcmp(v->reason, API_REASON_INEFFECTIVE_MOVE_HELD) == 0)
         act_event(a, "Warning", API_REASON_INEFFECTIVE_MOVE_HELD, "Decide", v->message);
+    else if (strcmp(v->reason, API_REASON_NO_PLACEMENT) == 0)
+        act_event(a, "Warning", API_REASON_NO_PLACEMENT, "Decide", v->message);
     log_info("rebalancing", "psirebalance", in->pr->name, "reason", v->reason, "message", v->message);
     snprintf(mv->last_reason, sizeof(mv->last_reason), "%s", v->reason);
 }
@@ -880,9 +917,10 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
     } else {
         set = false; /* between samples the decision stands */
     }
-    if (set)
+    if (set) {
+        mv->stats.unplaceable = dc.unplaceable;
         conclude(mv, &a, &dc.v, fallback, next);
-    else if (!api_status_condition(next, API_CONDITION_REBALANCING))
+    } else if (!api_status_condition(next, API_CONDITION_REBALANCING))
         conditions_set(next, API_CONDITION_REBALANCING, API_CONDITION_UNKNOWN, "Pending",
                        "waiting for the first pressure sample", in->pr->generation, in->now_ms / 1000);
     history_fill_status(mv->h, in->now_ms, in->pr->spec.eviction.cooldown.history_ms, next);

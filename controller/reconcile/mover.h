@@ -42,6 +42,10 @@
  *        cannot migrate), or a 400 from KubeVirt's migration admitter: skipped with its reason
  *        and held back as a move would be, and the plan is made again without it, the moves
  *        already made counting against every limit (at most MOVER_MAX_ROUNDS plans);
+ *      - nothing moved for want of a destination or of an improving move: when placement.h
+ *        certifies that no set of moves can bring any source below taintAbovePercent, the
+ *        reason is NoPlacement, its message the capacity each node lacks, with a NoPlacement
+ *        Warning Event when it becomes so, and the count in mover_stats' unplaceable;
  *      - a look that finds nothing to move is not repeated before the settle time has passed
  *        (or the spec changed): the decision and its reason stand meanwhile, so a node that
  *        stays hot with nothing to do costs no usage query and no pod list every cycle;
@@ -124,6 +128,8 @@ struct mover_stats {
      * the absolute errors, percentage points, and their count, for sources and destinations */
     double prediction_error_source, prediction_error_destination;
     uint64_t predictions_checked;
+    /* nodes the latest decision found no placement for (NoPlacement; placement.h): a gauge */
+    size_t unplaceable;
 };
 
 /* Re-plans in one cycle after evictions were refused. */

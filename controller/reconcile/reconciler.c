@@ -629,6 +629,14 @@ int64_t reconciler_last_success(const struct reconciler *r, const char *name)
     return 0;
 }
 
+size_t reconciler_unplaceable(const struct reconciler *r, const char *name)
+{
+    for (const struct cr_state *cs = r->states; cs; cs = cs->next)
+        if (strcmp(cs->name, name) == 0)
+            return cs->mover ? mover_stats(cs->mover)->unplaceable : 0;
+    return 0;
+}
+
 void reconciler_foreach_pressure(const struct reconciler *r,
                                  void (*fn)(const char *psirebalance, const char *node, const char *stall,
                                             const char *resource, double percent, void *ud),

@@ -86,6 +86,10 @@ const struct reconciler_counters *reconciler_counters(const struct reconciler *r
  * pressure and in which nothing failed (the lastSuccessfulCycleTime it writes); 0: none yet. */
 int64_t reconciler_last_success(const struct reconciler *r, const char *name);
 
+/* The nodes of PsiRebalance name its latest rebalancing decision found no placement for
+ * (mover_stats' unplaceable: Rebalancing NoPlacement); 0 when none, or not decided here. */
+size_t reconciler_unplaceable(const struct reconciler *r, const char *name);
+
 /* The latest sample of every node of every PsiRebalance, for the metrics endpoint: fn is
  * called with the PsiRebalance, node, PSI line ("some" or "full"), resource name and percent of
  * each known value. */

@@ -465,6 +465,16 @@ static void test_why_held_back(void **state)
     assert_non_null(strstr(s, "verdict    not being relieved now"));
     assert_non_null(strstr(s, "  - [settling] "));
     free(o.s);
+    /* no set of moves can relieve it: the decision says what capacity it lacks */
+    set_str(rb, "reason", "NoPlacement");
+    set_str(rb, "message",
+            "worker-2 needs about 3 more CPUs free on some node: no set of moves brings it below "
+            "taintAbovePercent 25%, so nothing is evicted");
+    decode(fx);
+    cli_why(&fx->p, 1, "worker-2", T0, &w);
+    assert_int_equal(w.verdict, CLI_VERDICT_BLOCKED);
+    assert_true(has(&w, "no-placement", "Rebalancing NoPlacement"));
+    assert_true(has(&w, "no-placement", "needs about 3 more CPUs free on some node"));
     /* Disabled: that alone */
     set_str(cJSON_GetObjectItem(cJSON_GetObjectItem(fx->json, "spec"), "eviction"), "mode", "Disabled");
     decode(fx);
