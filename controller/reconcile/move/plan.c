@@ -428,7 +428,7 @@ static long best_destination(struct work *w, const struct state *st, size_t ci, 
     struct eval be = {0};
     for (size_t k = 0; k < w->neligible; k++) {
         size_t t = w->eligible[k];
-        struct eval e;
+        struct eval e = {0};
         if (!dest_ok(w, st, ci, s, t, r, &e))
             continue;
         bool better = best < 0 || e.dst_after < be.dst_after - REBALANCE_NOISE ||
