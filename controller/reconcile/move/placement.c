@@ -88,15 +88,7 @@ static bool curve_of(const struct model *m, size_t i, int r, double *l0, double 
     if (!known(cap) || isnan(m->dem[r][i]))
         return false;
     double P = reading(m, n, r), L = m->dem[r][i] / cap, f = rebalance_resource_curve(r, L);
-    bool informative = !isnan(P) && f >= REBALANCE_INFORMATIVE;
-    double cal = known(n->scale[r]) ? n->scale[r] : 0;
-    if (rebalance_is_source(m->p, n)) {
-        *k = informative ? rebalance_clamp_scale(P / (100.0 * f)) : cal > 0 ? cal : 1;
-    } else {
-        *k = cal > 0 ? cal : r == REBALANCE_MEMORY ? REBALANCE_MEMORY_SAFETY : REBALANCE_SAFETY;
-        if (informative && rebalance_clamp_scale(P / (100.0 * f)) > *k)
-            *k = rebalance_clamp_scale(P / (100.0 * f));
-    }
+    *k = rebalance_plan_scale(r, rebalance_is_source(m->p, n), P, f, n->scale[r]);
     *l0 = L;
     *base = isnan(P) ? 100.0 * *k * f : P;
     return true;

@@ -262,15 +262,7 @@ static void calibrate_nodes(struct work *w)
         for (int r = 0; r < REBALANCE_NRES; r++) {
             const struct rebalance_node *n = &w->nodes[i];
             double P = reading(w, n, r), L = load_of(w, &w->cur, i, r), f = rebalance_resource_curve(r, L);
-            bool informative = !isnan(P) && !isnan(L) && f >= REBALANCE_INFORMATIVE;
-            double cal = known(n->scale[r]) ? n->scale[r] : 0, k;
-            if (w->source[i]) {
-                k = informative ? rebalance_clamp_scale(P / (100.0 * f)) : cal > 0 ? cal : 1;
-            } else {
-                k = cal > 0 ? cal : r == REBALANCE_MEMORY ? REBALANCE_MEMORY_SAFETY : REBALANCE_SAFETY;
-                if (informative && rebalance_clamp_scale(P / (100.0 * f)) > k)
-                    k = rebalance_clamp_scale(P / (100.0 * f));
-            }
+            double k = rebalance_plan_scale(r, w->source[i], P, isnan(L) ? NAN : f, n->scale[r]);
             w->k[r][i] = k;
             w->l0[r][i] = L;
             w->base[r][i] = isnan(P) ? (isnan(L) ? NAN : 100.0 * k * f) : P;

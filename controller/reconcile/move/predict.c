@@ -114,3 +114,14 @@ double rebalance_calibrate(double prev, double served, double pressure)
         return k;
     return (1 - REBALANCE_CALIBRATION_WEIGHT) * prev + REBALANCE_CALIBRATION_WEIGHT * k;
 }
+
+double rebalance_plan_scale(int r, bool source, double P, double f, double cal)
+{
+    bool informative = !isnan(P) && !isnan(f) && f >= REBALANCE_INFORMATIVE;
+    double own = informative ? rebalance_clamp_scale(P / (100.0 * f)) : NAN;
+    bool calibrated = !isnan(cal) && cal > 0;
+    if (source)
+        return informative ? own : calibrated ? cal : 1;
+    double k = calibrated ? cal : r == REBALANCE_MEMORY ? REBALANCE_MEMORY_SAFETY : REBALANCE_SAFETY;
+    return informative && own > k ? own : k;
+}

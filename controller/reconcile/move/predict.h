@@ -14,6 +14,8 @@
 #ifndef PSI_RECONCILE_MOVE_PREDICT_H
 #define PSI_RECONCILE_MOVE_PREDICT_H
 
+#include <stdbool.h>
+
 /* The kernel's CPU "some" curve, from bench/psi-kernel's measurement (kernel 6.18, 1 and 2
  * CPUs, tasks of 4 and 40 ms periods and two VMs of 4 and 2 vCPU threads, demand 0.1-2.5 x
  * capacity, 3 repetitions): the least-squares Weibull fit of bench/psi-kernel/fit.py over its
@@ -128,5 +130,13 @@ double rebalance_clamp_scale(double k);
  * P / (100 f(L)), clamped to the bounds, weighted REBALANCE_CALIBRATION_WEIGHT against prev
  * (<= 0: none yet, the reading's scale is taken as is). Otherwise prev is returned. */
 double rebalance_calibrate(double prev, double served, double pressure);
+
+/* The scale a plan predicts a node with on resource r, from its reading P (percent; NAN: none),
+ * f = the curve at its load, and its calibrated scale cal (<= 0 or NAN: none). The reading is
+ * informative when f >= REBALANCE_INFORMATIVE; its own scale is then P / (100 f), clamped. A
+ * source takes its own scale, else cal, else 1: what it reads is what must come off. Any other
+ * node takes cal (else REBALANCE_SAFETY, REBALANCE_MEMORY_SAFETY for memory), raised to its own
+ * scale when that is higher: a destination is never predicted cooler than it reads. */
+double rebalance_plan_scale(int r, bool source, double P, double f, double cal);
 
 #endif
