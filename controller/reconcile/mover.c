@@ -643,9 +643,9 @@ static void budget_verdict(struct decision *dc)
 }
 
 /* Nothing moved for want of a destination or of an improving move: when no set of moves can
- * bring any source below taintAbovePercent (placement.h), the reason says NoPlacement and what
- * capacity each lacks. The decision stands until the settle time passes (quiet_until_ms), as
- * every decision that moved nothing does. */
+ * bring any source below taintAbovePercent (placement.h), the reason says NoPlacement, what
+ * capacity each lacks and why the rest of its pods may not move. The decision stands until the settle time passes
+ * (quiet_until_ms), as every decision that moved nothing does. */
 static void placement_verdict(struct decision *dc)
 {
     if (!base_same(dc->v.reason, REBALANCE_NO_DESTINATION) && !base_same(dc->v.reason, REBALANCE_NO_IMPROVEMENT))
@@ -666,7 +666,8 @@ static void placement_verdict(struct decision *dc)
     if (all) {
         char msg[sizeof(dc->v.message)];
         placement_message(pv, names, nsrc, dc->p.taint_above, msg, sizeof(msg));
-        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_NO_PLACEMENT, "%s", msg);
+        cycle_verdict_set(&dc->v, API_CONDITION_FALSE, API_REASON_NO_PLACEMENT, "%s%s%s", msg,
+                          dc->plan.blocked[0] ? "; " : "", dc->plan.blocked);
         dc->unplaceable = nsrc;
     }
     free(src);

@@ -66,8 +66,6 @@ static void expect(struct evacuation *e, const char *vmi)
 }
 
 struct scan {
-    struct sim *s;
-    struct miglimits lim;
     const char **busy; /* VMIs with an unfinished migration */
     size_t n_busy, cap_busy;
 };
@@ -78,26 +76,11 @@ static int scan_migrations(const char *key, const char *rv, const void *obj, voi
     (void)rv;
     struct scan *sc = ud;
     const cJSON *mig = obj;
-    const char *phase = jx_str(mig, "status.phase");
-    if (miglimits_phase_final(phase))
+    if (miglimits_phase_final(jx_str(mig, "status.phase")))
         return 0;
-    if (sc->n_busy == sc->cap_busy) {
-        size_t cap = sc->cap_busy ? sc->cap_busy * 2 : 16;
-        const char **grown = realloc(sc->busy, cap * sizeof(*grown));
-        if (!grown)
-            return 1;
-        sc->busy = grown;
-        sc->cap_busy = cap;
-    }
+    if (BASE_GROW(sc->busy, sc->n_busy + 1, sc->cap_busy) < 0)
+        return 1;
     sc->busy[sc->n_busy++] = jx_str0(mig, "spec.vmiName");
-    if (miglimits_phase_running(phase)) {
-        const char *src = jx_str(mig, "status.migrationState.sourceNode");
-        if (!src || !*src) {
-            const cJSON *vmi = kube_informer_get(sc->s->vmis, sc->s->sc->namespace, jx_str0(mig, "spec.vmiName"));
-            src = jx_str(vmi, "status.nodeName");
-        }
-        miglimits_add(&sc->lim, src);
-    }
     return 0;
 }
 
@@ -131,30 +114,10 @@ static void clear_mark(struct sim *s, const char *name)
     cJSON_Delete(patch);
 }
 
-/* Per source node: migrations created in this pass. */
-struct created {
-    const char *node;
-    int n;
-};
-
 struct vmi_pass {
     struct evacuation *e;
-    struct scan *sc;
-    struct created *created;
-    size_t n_created, created_cap;
+    const struct scan *sc;
 };
-
-static int *created_on(struct vmi_pass *p, const char *node)
-{
-    for (size_t i = 0; i < p->n_created; i++)
-        if (strcmp(p->created[i].node, node) == 0)
-            return &p->created[i].n;
-    if (BASE_GROW(p->created, p->n_created + 1, p->created_cap) < 0)
-        return NULL;
-    p->created[p->n_created].node = node;
-    p->created[p->n_created].n = 0;
-    return &p->created[p->n_created++].n;
-}
 
 static int vmi_cb(const char *key, const char *rv, const void *obj, void *ud)
 {
@@ -183,14 +146,10 @@ static int vmi_cb(const char *key, const char *rv, const void *obj, void *ud)
     sim_foreach_pod_of(s, jx_str(vmi, "metadata.uid"), count_live, &lc);
     if (lc.n > 1)
         return 0; /* the pods of an earlier migration are still ending */
-    int *made = created_on(p, node);
-    if (!made || *made >= miglimits_room(&p->sc->lim, node))
-        return 0; /* no free slot now: a later pass creates it */
     cJSON *mig = objects_evacuation(s->sc->namespace, name, node, jx_annotation(vmi, SIM_EVICTION_SOURCE));
     char *path = sim_path(s, SIM_KUBEVIRT_GV, "virtualmachineinstancemigrations", NULL, 0);
     cJSON *created = NULL;
     if (sim_create(s, path, mig, &created, name) == 0) {
-        (*made)++;
         expect(p->e, name);
         log_info("evacuation migration created", "vmi", name, "node", node, "migration",
                  jx_str0(created, "metadata.name"));
@@ -205,15 +164,9 @@ static int vmi_cb(const char *key, const char *rv, const void *obj, void *ud)
 
 void evacuation_sync(struct evacuation *e)
 {
-    struct sim *s = e->s;
-    struct scan sc = {.s = s};
-    int per_cluster, per_node;
-    sim_migration_limits(s, &per_cluster, &per_node);
-    miglimits_init(&sc.lim, per_cluster, per_node);
-    kube_informer_foreach(s->vmims, scan_migrations, &sc);
+    struct scan sc = {0};
+    kube_informer_foreach(e->s->vmims, scan_migrations, &sc);
     struct vmi_pass p = {.e = e, .sc = &sc};
-    kube_informer_foreach(s->vmis, vmi_cb, &p);
-    free(p.created);
+    kube_informer_foreach(e->s->vmis, vmi_cb, &p);
     free(sc.busy);
-    miglimits_clear(&sc.lim);
 }

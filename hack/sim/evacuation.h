@@ -5,10 +5,11 @@
  * kubevirt.io/evacuationMigration: <node>, with spec.priority system-critical, or
  * system-maintenance when the webhook annotated the VMI kubevirt.io/eviction-source:
  * descheduler (objects_evacuation), unless it already has an unfinished migration
- * or a second launcher pod. As KubeVirt does, it creates only as many as there are free
- * slots (parallelMigrationsPerCluster, parallelOutboundMigrationsPerNode, counting running
- * migrations), and tries again later for the rest. A failed evacuation is retried the same
- * way (the migration controller applies the backoff). Once the VMI runs elsewhere, the mark
+ * or a second launcher pod. It creates them all at once, as KubeVirt does since the
+ * MigrationPriorityQueue feature gate (GA in v1.9; pkg/virt-controller/watch/drain/evacuation/
+ * evacuation.go, sync: selectedCandidates is every candidate): the migration controller's
+ * queue (migration.h) holds them to the slots, by priority. A failed evacuation is retried
+ * the same way (the migration controller applies the backoff). Once the VMI runs elsewhere, the mark
  * (evacuationNodeName and the kubevirt.io/eviction-source annotation) is cleared, as
  * virt-handler does. */
 #ifndef PSI_SIM_EVACUATION_H

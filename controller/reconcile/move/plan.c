@@ -871,18 +871,20 @@ static void work_free(struct work *w)
     state_free(&w->sim);
 }
 
-/* Append a formatted piece to the plan's message (cut when full). */
-static void msg_add(struct rebalance_plan *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void msg_add(struct rebalance_plan *out, const char *fmt, ...)
+/* Append a formatted piece to buf (cut when full). */
+static void text_add(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void text_add(char *buf, size_t len, const char *fmt, ...)
 {
-    size_t used = strlen(out->message);
-    if (used + 1 >= sizeof(out->message))
+    size_t used = strlen(buf);
+    if (used + 1 >= len)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(out->message + used, sizeof(out->message) - used, fmt, ap);
+    vsnprintf(buf + used, len - used, fmt, ap);
     va_end(ap);
 }
+
+#define msg_add(out, ...) text_add((out)->message, sizeof((out)->message), __VA_ARGS__)
 
 /* "worker-0, worker-1" (no readings: the message stays the same while the situation does) */
 static void list_nodes(struct rebalance_plan *out, const struct work *w, const size_t *idx, size_t n)
@@ -893,7 +895,8 @@ static void list_nodes(struct rebalance_plan *out, const struct work *w, const s
         msg_add(out, " and %zu more", n - 8);
 }
 
-/* Why nothing may move off the sources (order_sources': not settling): the reasons counted. */
+/* Why the sources' pods did not move (order_sources': not settling), counted into
+ * out->blocked and added to the message. */
 static void explain_blocked(struct rebalance_plan *out, const struct work *w)
 {
     const char *reasons[16];
@@ -919,15 +922,18 @@ static void explain_blocked(struct rebalance_plan *out, const struct work *w)
         if (k < nr)
             counts[k]++;
     }
+    char *b = out->blocked;
+    size_t len = sizeof(out->blocked);
     if (!total) {
-        msg_add(out, "; no pod there matches spec.eviction.podSelector");
-        return;
+        text_add(b, len, "no pod there matches spec.eviction.podSelector");
+    } else {
+        text_add(b, len, "of %zu pods there:", total);
+        for (size_t k = 0; k < nr; k++)
+            text_add(b, len, "%s %d %s", k ? "," : "", counts[k], reasons[k]);
+        if (unknown)
+            text_add(b, len, "%s %zu without a CPU usage reading", nr ? "," : "", unknown);
     }
-    msg_add(out, "; of %zu pods there:", total);
-    for (size_t k = 0; k < nr; k++)
-        msg_add(out, "%s %d %s", k ? "," : "", counts[k], reasons[k]);
-    if (unknown)
-        msg_add(out, "%s %zu without a CPU usage reading", nr ? "," : "", unknown);
+    msg_add(out, "; %s", b);
 }
 
 /* The selected nodes that may not be destinations at all, and why (the first 8 said). */

@@ -91,6 +91,8 @@ struct rebalance_plan {
     char message[2048];       /* what a person should know, without times (stable) */
     size_t held;              /* moves history held (oscillation) */
     char held_message[512];   /* the first ones: which workload, which nodes, why */
+    char blocked[512];        /* NoCandidate, NoImprovingMove: why the sources' pods did not move,
+                               * counted ("of 5 pods there: 1 prefer-no-eviction, ...") */
 };
 
 /* The target of p: target, or untaint_below when it is unset. */

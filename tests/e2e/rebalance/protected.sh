@@ -42,7 +42,7 @@ kubectl patch psirebalance "$name" --type merge -p '{"spec":{"eviction":{"exclud
 eventually 180 "free moved off worker-0" bash -c "$(declare -f vmis); sim_ns=$sim_ns; vmis | grep -q '^free worker-[12] '"
 eventually 120 "Rebalancing: nothing else that helps may move, guarded skipped as it would restart" bash -c \
   "$(declare -f psir_field rebalancing)
-  case \$(rebalancing $name) in NoCandidate|NoImprovingMove) ;; *) exit 1 ;; esac
+  case \$(rebalancing $name) in NoCandidate|NoImprovingMove|NoPlacement) ;; *) exit 1 ;; esac
   psir_field $name '.status.conditions[] | select(.type==\"Rebalancing\") | .message' |
     grep 'prefer-no-eviction' | grep -q 'VM would restart (eviction strategy None)'"
 check "guarded's pod was never asked for, not even in a dry run (record)" test \

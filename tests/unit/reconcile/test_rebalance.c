@@ -562,10 +562,23 @@ static void test_plan_reasons(void **state)
     assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
     assert_string_equal(plan.reason, REBALANCE_NO_CANDIDATE);
     assert_non_null(strstr(plan.message, "2 cooling down, 3 prefer-no-eviction, 1 excluded namespace"));
+    /* the count on its own too, for a verdict that replaces the message (NoPlacement) */
+    assert_string_equal(plan.blocked, "of 6 pods there: 2 cooling down, 3 prefer-no-eviction, 1 excluded namespace");
     rebalance_plan_free(&plan);
     assert_int_equal(rebalance_plan(&p, s.nodes, 3, NULL, 0, &plan), 0);
     assert_string_equal(plan.reason, REBALANCE_NO_CANDIDATE);
     assert_non_null(strstr(plan.message, "no pod there matches"));
+    assert_string_equal(plan.blocked, "no pod there matches spec.eviction.podSelector");
+    rebalance_plan_free(&plan);
+
+    /* only idle VMs and held ones: no improving move, and the count says what was held */
+    seed(&s);
+    for (int i = 0; i < 3; i++)
+        s.c[i].blocked = "migrating";
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
+    assert_non_null(strstr(plan.blocked, "3 migrating"));
+    assert_non_null(strstr(plan.message, plan.blocked));
     rebalance_plan_free(&plan);
 
     /* no usage reading */
@@ -579,14 +592,6 @@ static void test_plan_reasons(void **state)
     s.nodes[0].demand = NAN;
     assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
     assert_string_equal(plan.reason, REBALANCE_USAGE_UNKNOWN);
-    rebalance_plan_free(&plan);
-
-    /* only idle VMs: a destination exists but nothing lowers the maximum by the margin */
-    seed(&s);
-    for (int i = 0; i < 3; i++)
-        s.c[i].blocked = "migrating";
-    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
-    assert_string_equal(plan.reason, REBALANCE_NO_IMPROVEMENT);
     rebalance_plan_free(&plan);
 
     /* nothing fits (requests): no improving move, and the message names the misfit */
