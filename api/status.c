@@ -16,6 +16,7 @@ static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted",
 static const char *const node_state_keys[] = {"normal", "pressured", "tainted", "cooling", "unknown", NULL};
 static const char *const move_phase_names[API_MOVE_PHASES] = {"WouldMove", "Evicted",   "MigrationRequested",
                                                               "Migrating", "Succeeded", "Failed"};
+static const char *const cost_basis_names[API_COST_BASES] = {"", "LastMigration", "ClusterRate"};
 
 const char *api_condition_status_name(enum api_condition_status v)
 {
@@ -424,12 +425,45 @@ static int decode_node(const cJSON *j, const char *path, struct api_node_status 
     return rc ? -1 : 0;
 }
 
+/* A count of seconds or bytes: absent leaves *out, present must be 0 or more. */
+static int decode_count(const cJSON *j, const char *path, const char *key, int64_t *out, struct api_errors *errs)
+{
+    if (api_json_int(j, path, key, out, errs) < 0)
+        return -1;
+    if (*out >= 0)
+        return 0;
+    char p[API_JSON_PATH_MAX];
+    return api_errors_add(errs, api_json_path(p, path, key), "must be 0 or more");
+}
+
+static int decode_cost(const cJSON *j, const char *move_path, struct api_move_cost *c, struct api_errors *errs,
+                       struct api_errors *warns)
+{
+    static const char *const known[] = {"memoryBytes", "expectedSeconds", "expectedFrom", "durationSeconds", NULL};
+    char path[API_JSON_PATH_MAX];
+    api_json_path(path, move_path, "cost");
+    api_json_unknown(j, path, known, warns);
+    int basis = API_COST_NONE, rc = 0;
+    rc |= decode_count(j, path, "memoryBytes", &c->memory, errs);
+    rc |= decode_count(j, path, "expectedSeconds", &c->expected_s, errs);
+    rc |= api_json_enum(j, path, "expectedFrom", cost_basis_names, API_COST_BASES, &basis, errs);
+    c->basis = (enum api_cost_basis)basis;
+    if ((c->basis != API_COST_NONE) != (api_json_get(j, "expectedSeconds") != NULL)) {
+        char p[API_JSON_PATH_MAX];
+        rc |= api_errors_add(errs, api_json_path(p, path, "expectedFrom"), "goes with expectedSeconds");
+    }
+    c->timed = api_json_get(j, "durationSeconds") != NULL;
+    rc |= decode_count(j, path, "durationSeconds", &c->duration_s, errs);
+    return rc ? -1 : 0;
+}
+
 static int decode_move(const cJSON *j, const char *path, struct api_move *m, struct api_errors *errs,
                        struct api_errors *warns)
 {
     static const char *const known[] = {
-        "kind",    "namespace", "name",      "pod",      "sourceNode", "destinationNode", "targetNode", "time",
-        "endTime", "phase",     "migration", "failures", "vmRestart",  "cooldownUntil",   "prediction", NULL};
+        "kind",       "namespace",     "name",       "pod",   "sourceNode", "destinationNode",
+        "targetNode", "time",          "endTime",    "phase", "migration",  "failures",
+        "vmRestart",  "cooldownUntil", "prediction", "cost",  NULL};
     static const char *const prediction_known[] = {"source",         "destination",         "sourceBefore",
                                                    "observedSource", "observedDestination", NULL};
     if (!cJSON_IsObject(j))
@@ -467,6 +501,10 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
         m->predicted = !isnan(m->predicted_source) || !isnan(m->predicted_destination);
         m->observed = !isnan(m->observed_source) || !isnan(m->observed_destination);
     }
+    const cJSON *cost = NULL;
+    rc |= api_json_object(j, path, "cost", &cost, errs);
+    if (cost)
+        rc |= decode_cost(cost, path, &m->cost, errs, warns);
     return rc ? -1 : 0;
 }
 
@@ -683,6 +721,17 @@ static bool encode_prediction(cJSON *o, const struct api_move *m)
                              add_reading(p, "observedDestination", m->observed_destination)));
 }
 
+static bool encode_cost(cJSON *o, const struct api_move_cost *c)
+{
+    if (!c->memory && c->basis == API_COST_NONE && !c->timed)
+        return true;
+    cJSON *co = cJSON_AddObjectToObject(o, "cost");
+    return co && (!c->memory || add_int(co, "memoryBytes", c->memory)) &&
+           (c->basis == API_COST_NONE || (add_int(co, "expectedSeconds", c->expected_s) &&
+                                          cJSON_AddStringToObject(co, "expectedFrom", cost_basis_names[c->basis]))) &&
+           (!c->timed || add_int(co, "durationSeconds", c->duration_s));
+}
+
 static bool encode_move(cJSON *arr, const struct api_move *m)
 {
     cJSON *o = cJSON_CreateObject();
@@ -698,7 +747,7 @@ static bool encode_move(cJSON *arr, const struct api_move *m)
            cJSON_AddStringToObject(o, "phase", move_phase_names[m->phase]) &&
            add_opt_str(o, "migration", m->migration) && (!m->failures || add_int(o, "failures", m->failures)) &&
            (!m->vm_restart || cJSON_AddTrueToObject(o, "vmRestart")) &&
-           add_time(o, "cooldownUntil", m->cooldown_until) && encode_prediction(o, m);
+           add_time(o, "cooldownUntil", m->cooldown_until) && encode_prediction(o, m) && encode_cost(o, &m->cost);
 }
 
 cJSON *api_status_encode(const struct api_status *st)
@@ -865,6 +914,13 @@ static bool reading_eq(double a, double b)
     return fabs(a - b) < 0.05;
 }
 
+static bool cost_equal(const struct api_move_cost *a, const struct api_move_cost *b)
+{
+    return a->memory == b->memory && a->basis == b->basis &&
+           (a->basis == API_COST_NONE || a->expected_s == b->expected_s) && a->timed == b->timed &&
+           (!a->timed || a->duration_s == b->duration_s);
+}
+
 static bool move_equal(const struct api_move *a, const struct api_move *b)
 {
     return str_eq(a->kind, b->kind) && str_eq(a->ns, b->ns) && str_eq(a->name, b->name) && str_eq(a->pod, b->pod) &&
@@ -877,7 +933,8 @@ static bool move_equal(const struct api_move *a, const struct api_move *b)
                               reading_eq(a->predicted_destination, b->predicted_destination) &&
                               reading_eq(a->source_before, b->source_before))) &&
            (!a->observed || (reading_eq(a->observed_source, b->observed_source) &&
-                             reading_eq(a->observed_destination, b->observed_destination)));
+                             reading_eq(a->observed_destination, b->observed_destination))) &&
+           cost_equal(&a->cost, &b->cost);
 }
 
 bool api_status_changed(const struct api_status *cur, const struct api_status *next,

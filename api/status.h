@@ -77,6 +77,24 @@ enum api_move_phase {
 };
 #define API_MOVE_PHASES 6
 
+/* Where a move's expected migration time came from (status.moves[].cost.expectedFrom). */
+enum api_cost_basis {
+    API_COST_NONE,           /* not estimated: no migration of it seen, nor any timed one in the cluster */
+    API_COST_LAST_MIGRATION, /* the VM's last live migration (its VMI's status.migrationState) */
+    API_COST_CLUSTER_RATE,   /* its guest memory at the seconds per GiB the timed moves took (median) */
+};
+#define API_COST_BASES 3
+
+/* What a VM's move costs (status.moves[].cost): its guest memory, the live migration's time
+ * expected when the move was decided and the time it took. */
+struct api_move_cost {
+    int64_t memory; /* guest memory, bytes; 0: not known */
+    enum api_cost_basis basis;
+    int64_t expected_s; /* with a basis: seconds expected */
+    bool timed;         /* the migration's start and end are known */
+    int64_t duration_s; /* then: seconds it took (its migrationState's start to end) */
+};
+
 /* One move of a workload (status.moves[]). Strings owned; NULL when unset. */
 struct api_move {
     char *kind, *ns, *name; /* the workload: VirtualMachineInstance ns/name, or the pod's controller */
@@ -98,6 +116,7 @@ struct api_move {
     double source_before; /* the source's pressure when the move was decided; NAN: not known */
     bool observed;
     double observed_source, observed_destination;
+    struct api_move_cost cost; /* VMs only */
 };
 
 /* Most entries in status.moves (the CRD's maxItems). */

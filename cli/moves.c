@@ -44,6 +44,21 @@ char *cli_moves_observed(const cJSON *raw, char *buf, size_t len)
     return s ? s : first_of(raw, observed_keys, buf, len);
 }
 
+/* "12s/13s": the live migration's expected and actual seconds (status.moves[].cost), "-" for
+ * one unknown; "-" when both are. */
+static const char *migration_time(const struct api_move_cost *c, char *buf, size_t len)
+{
+    char exp[24] = "-", took[24] = "-";
+    if (c->basis != API_COST_NONE)
+        snprintf(exp, sizeof(exp), "%llds", (long long)c->expected_s);
+    if (c->timed)
+        snprintf(took, sizeof(took), "%llds", (long long)c->duration_s);
+    if (c->basis == API_COST_NONE && !c->timed)
+        return "-";
+    snprintf(buf, len, "%s/%s", exp, took);
+    return buf;
+}
+
 static const char *phase_color(const struct cli_style *st, enum api_move_phase ph)
 {
     if (!st->color)
@@ -55,7 +70,7 @@ static void render_move(FILE *f, const struct cli_psir *p, size_t i, int64_t now
 {
     const struct api_move *m = &p->pr.status.moves[i];
     const cJSON *raw = cli_psir_raw_move(p, i);
-    char age[32], cool[48], pred[160], obs[160], workload[400], route[300];
+    char age[32], cool[48], pred[160], obs[160], workload[400], route[300], took[64];
     cli_fmt_duration(now - m->time, age, sizeof(age));
     if (m->cooldown_until > now)
         cli_fmt_duration(m->cooldown_until - now, cool, sizeof(cool));
@@ -69,10 +84,10 @@ static void render_move(FILE *f, const struct cli_psir *p, size_t i, int64_t now
                  m->target_node);
     else
         snprintf(route, sizeof(route), "%s -> %s", m->source_node ? m->source_node : "?", dst);
-    fprintf(f, "%6s  %-50s %-36s %-7s %s%-18s%s %-14s %-14s %s\n", age, workload, route, cli_move_method(m, raw),
+    fprintf(f, "%6s  %-50s %-36s %-7s %s%-18s%s %-14s %-14s %-10s %s\n", age, workload, route, cli_move_method(m, raw),
             phase_color(st, m->phase), api_move_phase_name(m->phase), cli_style_reset(st),
             cli_moves_predicted(raw, pred, sizeof(pred)) ? pred : "-",
-            cli_moves_observed(raw, obs, sizeof(obs)) ? obs : "-", cool);
+            cli_moves_observed(raw, obs, sizeof(obs)) ? obs : "-", cool, migration_time(&m->cost, took, sizeof(took)));
 }
 
 void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now, const struct cli_style *st)
@@ -93,8 +108,8 @@ void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now,
                 api_eviction_mode_name(p->pr.spec.eviction.mode), api_eviction_method_name(p->pr.spec.eviction.method));
         if (!s->nmoves)
             continue;
-        fprintf(f, "%6s  %-50s %-36s %-7s %-18s %-14s %-14s %s\n", "AGE", "WORKLOAD", "SOURCE -> DESTINATION", "METHOD",
-                "PHASE", "PREDICTED S/D", "OBSERVED S/D", "COOLDOWN");
+        fprintf(f, "%6s  %-50s %-36s %-7s %-18s %-14s %-14s %-10s %s\n", "AGE", "WORKLOAD", "SOURCE -> DESTINATION",
+                "METHOD", "PHASE", "PREDICTED S/D", "OBSERVED S/D", "COOLDOWN", "MIGRATION EXPECTED/TOOK");
         for (size_t k = s->nmoves; k-- > 0;)
             render_move(f, p, k, now, st);
     }
@@ -137,6 +152,10 @@ static cJSON *move_json(const struct cli_psir *p, size_t i, int64_t now)
     cJSON_AddNumberToObject(o, "cooldownSeconds", (double)(m->cooldown_until > now ? m->cooldown_until - now : 0));
     add_str(o, "predicted", cli_moves_predicted(raw, pred, sizeof(pred)));
     add_str(o, "observed", cli_moves_observed(raw, obs, sizeof(obs)));
+    if (m->cost.basis != API_COST_NONE)
+        cJSON_AddNumberToObject(o, "expectedSeconds", (double)m->cost.expected_s);
+    if (m->cost.timed)
+        cJSON_AddNumberToObject(o, "durationSeconds", (double)m->cost.duration_s);
     const cJSON *prediction = cJSON_GetObjectItemCaseSensitive(raw, "prediction");
     if (cJSON_IsObject(prediction))
         cJSON_AddItemToObject(o, "prediction", cJSON_Duplicate(prediction, 1));

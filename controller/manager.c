@@ -53,6 +53,9 @@ struct manager {
         struct psi_metric *pressure, *reconcile_seconds, *sample_seconds, *reconciles, *taint_transitions,
             *watch_restarts, *source_errors, *status_writes, *tainted_nodes, *evictions, *migrations, *prediction_error,
             *predictions;
+        /* the moves' live migrations: timed and estimated (register_cost_metrics) */
+        struct psi_metric *migrations_timed, *migration_seconds, *migrations_estimated, *migration_expected_seconds,
+            *migration_estimate_error;
         /* per PsiRebalance, from the objects (status_metrics), for alerts and dashboards */
         struct psi_metric *ready, *selected, *tainted, *taint_cap, *held, *unknown, *unplaceable, *rebalancing,
             *interval, *taint_above, *untaint_below, *tainted_since, *last_success;
@@ -379,6 +382,13 @@ static void publish(struct manager *m, double seconds, int rc)
     psi_metric_inc(m->m.prediction_error, src, c->prediction_error_source - m->last.prediction_error_source);
     psi_metric_inc(m->m.prediction_error, dst, c->prediction_error_destination - m->last.prediction_error_destination);
     psi_metric_inc(m->m.predictions, NULL, (double)(c->predictions_checked - m->last.predictions_checked));
+    psi_metric_inc(m->m.migrations_timed, NULL, (double)(c->migrations_timed - m->last.migrations_timed));
+    psi_metric_inc(m->m.migration_seconds, NULL, c->migration_seconds - m->last.migration_seconds);
+    psi_metric_inc(m->m.migrations_estimated, NULL, (double)(c->migrations_estimated - m->last.migrations_estimated));
+    psi_metric_inc(m->m.migration_expected_seconds, NULL,
+                   c->migration_expected_seconds - m->last.migration_expected_seconds);
+    psi_metric_inc(m->m.migration_estimate_error, NULL,
+                   c->migration_estimate_error_seconds - m->last.migration_estimate_error_seconds);
     m->last = *c;
     psi_metric_begin(m->m.pressure);
     reconciler_foreach_pressure(m->reconciler, publish_pressure, m);
@@ -450,6 +460,35 @@ static int register_health_metrics(struct manager *m)
                : -1;
 }
 
+/* What the moves' live migrations took, and how far their estimates were (cost.h). */
+static int register_cost_metrics(struct manager *m)
+{
+    struct psi_metrics *r = m->metrics;
+    m->m.migrations_timed = psi_metrics_counter(
+        r, "psi_rebalancer_migrations_timed_total",
+        "Live migrations of moved VMs that succeeded with a known start and end (status.moves[].cost).", NULL);
+    m->m.migration_seconds =
+        psi_metrics_counter(r, "psi_rebalancer_migration_duration_seconds_total",
+                            "Seconds the timed live migrations took, start to end (not the queue before "
+                            "them); over psi_rebalancer_migrations_timed_total, the mean.",
+                            NULL);
+    m->m.migrations_estimated =
+        psi_metrics_counter(r, "psi_rebalancer_migrations_estimated_total",
+                            "Timed live migrations whose duration was estimated when the move was decided.", NULL);
+    m->m.migration_expected_seconds =
+        psi_metrics_counter(r, "psi_rebalancer_migration_expected_seconds_total",
+                            "Seconds the estimated ones were expected to take, summed.", NULL);
+    m->m.migration_estimate_error = psi_metrics_counter(
+        r, "psi_rebalancer_migration_estimate_error_seconds_total",
+        "Sum of |took - expected| seconds of the estimated ones; over psi_rebalancer_migrations_estimated_total, the "
+        "mean error of the estimate.",
+        NULL);
+    return m->m.migrations_timed && m->m.migration_seconds && m->m.migrations_estimated &&
+                   m->m.migration_expected_seconds && m->m.migration_estimate_error
+               ? 0
+               : -1;
+}
+
 static int register_metrics(struct manager *m)
 {
     if (!m->metrics)
@@ -504,7 +543,7 @@ static int register_metrics(struct manager *m)
     return m->m.pressure && m->m.reconciles && m->m.reconcile_seconds && m->m.sample_seconds &&
                    m->m.taint_transitions && m->m.watch_restarts && m->m.source_errors && m->m.status_writes &&
                    m->m.evictions && m->m.migrations && m->m.prediction_error && m->m.predictions &&
-                   register_health_metrics(m) == 0
+                   register_cost_metrics(m) == 0 && register_health_metrics(m) == 0
                ? 0
                : -1;
 }

@@ -1,6 +1,7 @@
 /* act: the writes of rebalancing (see act.h). */
 #include "reconcile/act.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "base/jx.h"
 #include "base/util.h"
 #include "base/logging.h"
+#include "reconcile/move/cost.h"
 #include "reconcile/move/migrate.h"
 #include "reconcile/move/moves.h"
 #include "reconcile/notify.h"
@@ -54,6 +56,15 @@ static void migration_succeeded(const struct act *a, const struct api_move *m, c
 {
     history_succeeded(a->h, m);
     a->stats->migrations_succeeded++;
+    if (m->cost.timed) { /* what it took, and how far the estimate was from it */
+        a->stats->migrations_timed++;
+        a->stats->migration_seconds += (double)m->cost.duration_s;
+        if (m->cost.basis != API_COST_NONE) {
+            a->stats->migrations_estimated++;
+            a->stats->migration_expected_seconds += (double)m->cost.expected_s;
+            a->stats->migration_estimate_error_seconds += fabs((double)(m->cost.duration_s - m->cost.expected_s));
+        }
+    }
     bool targeted = migrate_move_targeted(m);
     bool elsewhere =
         targeted && m->target_node && m->destination_node && strcmp(m->target_node, m->destination_node) != 0;
@@ -231,8 +242,12 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
         rec->predicted_destination = mv->dst_pressure_after;
         rec->source_before = r->nodes[mv->source].pressure;
     }
-    if (rec)
+    if (rec) {
         rec->vm_restart = w->restarts != NULL;
+        const cJSON *vmi = w->vmi && a->d->vmis ? kube_informer_get(a->d->vmis, c->ns, w->vmi) : NULL;
+        if (vmi) /* rec is the newest of status.moves: the rate comes from the ones before it */
+            rec->cost = cost_estimate(vmi, a->h->status.moves, a->h->status.nmoves - 1);
+    }
     if (!rec)
         log_warn("move not recorded: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);
     else if (mig_name) { /* followed by its name from now on */

@@ -104,13 +104,21 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
     copy_item(m, meta, "uid");
     cJSON *sp = cJSON_AddObjectToObject(out, "spec");
     copy_item(sp, jx_at(vmi, "spec"), "evictionStrategy");
-    const cJSON *topo = jx_at(jx_at(jx_at(vmi, "spec"), "domain"), "cpu");
+    const cJSON *domain = jx_at(jx_at(vmi, "spec"), "domain");
+    const cJSON *topo = jx_at(domain, "cpu");
+    cJSON *d = domain ? cJSON_AddObjectToObject(sp, "domain") : NULL;
     if (topo) {
-        cJSON *cpu = cJSON_AddObjectToObject(cJSON_AddObjectToObject(sp, "domain"), "cpu");
+        cJSON *cpu = cJSON_AddObjectToObject(d, "cpu");
         copy_item(cpu, topo, "cores");
         copy_item(cpu, topo, "sockets");
         copy_item(cpu, topo, "threads");
     }
+    /* what a live migration of it copies (cost.h) */
+    if (jx_get(domain, "memory.guest"))
+        copy_item(cJSON_AddObjectToObject(d, "memory"), jx_at(domain, "memory"), "guest");
+    if (jx_get(domain, "resources.requests.memory"))
+        copy_item(cJSON_AddObjectToObject(cJSON_AddObjectToObject(d, "resources"), "requests"),
+                  jx_get(domain, "resources.requests"), "memory");
     cJSON *s = cJSON_AddObjectToObject(out, "status");
     copy_item(s, status, "nodeName");
     copy_item(s, status, "evacuationNodeName");
@@ -118,8 +126,8 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
     const cJSON *ms = jx_at(status, "migrationState");
     if (ms) {
         cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
-        static const char *const keys[] = {"migrationUid", "sourceNode", "targetNode", "endTimestamp",
-                                           "completed",    "failed",     NULL};
+        static const char *const keys[] = {"migrationUid", "sourceNode", "targetNode", "startTimestamp",
+                                           "endTimestamp", "completed",  "failed",     NULL};
         for (size_t i = 0; keys[i]; i++)
             copy_item(o, ms, keys[i]);
     }
@@ -165,6 +173,7 @@ void *gather_vmim_projection(const cJSON *vmim, void *ud)
         cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
         copy_item(o, ms, "sourceNode");
         copy_item(o, ms, "targetNode");
+        copy_item(o, ms, "startTimestamp");
         copy_item(o, ms, "endTimestamp");
         copy_item(o, ms, "failureReason");
     }

@@ -123,6 +123,10 @@ struct mover_stats {
     uint64_t refused;              /* evictions refused (PDB, ...) */
     uint64_t eviction_failures;    /* evictions that failed otherwise */
     uint64_t migrations_succeeded, migrations_failed;
+    /* of the succeeded ones, those timed (cost.timed) and the seconds they took; of those, the
+     * ones estimated when decided (cost.basis), the seconds expected and |took - expected| */
+    uint64_t migrations_timed, migrations_estimated;
+    double migration_seconds, migration_expected_seconds, migration_estimate_error_seconds;
     uint64_t usage_queries, usage_failures;
     /* predicted against observed pressure of moves that settled (cycle_observe): the sum of
      * the absolute errors, percentage points, and their count, for sources and destinations */

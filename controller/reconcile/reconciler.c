@@ -436,6 +436,12 @@ static void count_moves(struct reconciler *r, const struct mover_stats *before, 
     r->counters.prediction_error_source += after->prediction_error_source - before->prediction_error_source;
     r->counters.prediction_error_destination +=
         after->prediction_error_destination - before->prediction_error_destination;
+    r->counters.migrations_timed += after->migrations_timed - before->migrations_timed;
+    r->counters.migrations_estimated += after->migrations_estimated - before->migrations_estimated;
+    r->counters.migration_seconds += after->migration_seconds - before->migration_seconds;
+    r->counters.migration_expected_seconds += after->migration_expected_seconds - before->migration_expected_seconds;
+    r->counters.migration_estimate_error_seconds +=
+        after->migration_estimate_error_seconds - before->migration_estimate_error_seconds;
 }
 
 /* Run the mover over the owned nodes with this cycle's readings. */

@@ -63,6 +63,9 @@ struct reconciler_counters {
      * errors (percentage points) for sources and destinations */
     uint64_t predictions_checked;
     double prediction_error_source, prediction_error_destination;
+    /* the moves' live migrations timed, and estimated (struct mover_stats) */
+    uint64_t migrations_timed, migrations_estimated;
+    double migration_seconds, migration_expected_seconds, migration_estimate_error_seconds;
 };
 
 struct reconciler;

@@ -45,6 +45,7 @@ int moves_migration_read(const cJSON *vmim, struct moves_migration *m)
     m->reason = jx_nonempty(ms, "failureReason");
     m->priority = jx_nonempty(vmim, "spec.priority");
     m->created = time_of(jx_nonempty(meta, "creationTimestamp"));
+    m->start = time_of(jx_nonempty(ms, "startTimestamp"));
     m->end = time_of(jx_nonempty(ms, "endTimestamp"));
     if (!m->end && moves_phase_final(m->phase)) {
         const cJSON *h;
@@ -169,6 +170,9 @@ int moves_follow(struct api_move *moves, size_t n, const struct moves_migration 
         } else if (base_same(last->phase, "Succeeded")) {
             m->phase = API_MOVE_SUCCEEDED;
             m->end_time = last->end ? last->end : m->end_time;
+            /* the live migration's own time, from its start (not the queue before it) */
+            if (last->start && last->end >= last->start)
+                m->cost.timed = true, m->cost.duration_s = last->end - last->start;
             if (rc == 0)
                 rc = emit(&em, i, MOVES_SUCCEEDED, last->name, NULL);
         } else {

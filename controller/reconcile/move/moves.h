@@ -4,13 +4,15 @@
  *
  * When KubeVirt answers an eviction with 429 "Eviction triggered evacuation of VMI ...", it
  * marks the VMI and its evacuation controller creates a migration (kubevirt-evacuation-*,
- * annotated kubevirt.io/evacuationMigration: <source node>) as soon as its parallel limits
- * allow; a failed one is retried with a backoff while the VMI stays marked. So a move in
+ * annotated kubevirt.io/evacuationMigration: <source node>): at once since KubeVirt 1.7's
+ * priority queue, which holds it to the parallel limits, before that once the limits allow;
+ * a failed one is retried with a backoff while the VMI stays marked. So a move in
  * phase MigrationRequested, Migrating or Failed is matched with the evacuation migrations of
  * its VMI created since it was asked (5 s of clock skew allowed), oldest first:
  *   - each failed one not counted yet is a failure (moves_event MOVES_FAILED);
  *   - the newest decides the phase: unfinished -> Migrating, Succeeded -> Succeeded (final,
- *     MOVES_SUCCEEDED), Failed -> Failed (KubeVirt may try again: it is followed on).
+ *     MOVES_SUCCEEDED; the time it took, its migrationState's start to end, into cost),
+ *     Failed -> Failed (KubeVirt may try again: it is followed on).
  * A targeted move (spec.eviction.method Migrate: the operator created the migration itself,
  * named MOVES_TARGETED_PREFIX..., see migrate.h) is matched with that migration alone, by
  * name; KubeVirt does not retry it, so Failed is its end.
@@ -50,6 +52,7 @@ struct moves_migration {
     const char *owner;    /* a targeted migration of ours: the PsiRebalance named by its
                            * MOVES_OWNER_LABEL (with MOVES_MANAGED_BY_LABEL ours); else NULL */
     int64_t created, end; /* Unix s; end 0 while unfinished or unknown */
+    int64_t start;        /* status.migrationState.startTimestamp, Unix s; 0: not started or unknown */
 };
 
 /* Whether a KubeVirt migration phase is final (Succeeded, Failed). */

@@ -235,14 +235,27 @@ static void test_move_prediction(void **state)
     cJSON_Delete(j);
     m->observed = true, m->observed_source = 14.0, m->observed_destination = 3.1;
     m->vm_restart = true;
+    m->cost = (struct api_move_cost){
+        .memory = 4LL << 30, .basis = API_COST_CLUSTER_RATE, .expected_s = 12, .timed = true, .duration_s = 0};
     j = api_status_encode(&st);
+    cJSON *cost = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "cost");
+    assert_int_equal((int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(cost, "memoryBytes")), 4LL << 30);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cost, "expectedFrom")), "ClusterRate");
+    assert_int_equal((int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(cost, "expectedSeconds")), 12);
+    /* a migration under a second took 0 s, and says so */
+    assert_non_null(cJSON_GetObjectItem(cost, "durationSeconds"));
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "vmRestart")));
     assert_int_equal(api_status_decode(j, &back, &errs, &warns), 0);
     assert_int_equal(warns.n, 0);
     assert_true(back.moves[0].predicted && back.moves[0].observed);
     assert_true(fabs(back.moves[0].observed_destination - 3.1) < 1e-9);
     assert_true(back.moves[0].vm_restart);
+    assert_true(back.moves[0].cost.timed && back.moves[0].cost.duration_s == 0);
+    assert_int_equal(back.moves[0].cost.basis, API_COST_CLUSTER_RATE);
     assert_false(api_status_changed(&st, &back, NULL));
+    back.moves[0].cost.duration_s = 7;
+    assert_true(api_status_changed(&st, &back, NULL));
+    back.moves[0].cost.duration_s = 0;
     back.moves[0].observed_source = 20;
     assert_true(api_status_changed(&st, &back, NULL));
     cJSON_Delete(j);
@@ -254,6 +267,7 @@ static void test_move_prediction(void **state)
     j = api_status_encode(&plain);
     assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "prediction"));
     assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "vmRestart"));
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "cost"));
     assert_int_equal(api_status_decode(j, &plain_back, &errs, &warns), 0);
     assert_false(plain_back.moves[0].predicted);
     assert_false(plain_back.moves[0].vm_restart);
@@ -342,6 +356,12 @@ static void test_decode_bad_input_table(void **state)
         {"{\"moves\":[{\"name\":\"vm\",\"time\":\"\"}]}", "status.moves[0].time"},
         {"{\"moves\":[{\"name\":\"vm\",\"failures\":1e19}]}", "status.moves[0].failures"},
         {"{\"moves\":[{\"name\":\"vm\",\"vmRestart\":\"yes\"}]}", "status.moves[0].vmRestart"},
+        {"{\"moves\":[{\"name\":\"vm\",\"cost\":{\"durationSeconds\":-1}}]}", "status.moves[0].cost.durationSeconds"},
+        {"{\"moves\":[{\"name\":\"vm\",\"cost\":{\"expectedSeconds\":3}}]}", "status.moves[0].cost.expectedFrom"},
+        {"{\"moves\":[{\"name\":\"vm\",\"cost\":{\"expectedFrom\":\"Guess\",\"expectedSeconds\":3}}]}",
+         "status.moves[0].cost.expectedFrom"},
+        {"{\"moves\":[{\"name\":\"vm\",\"cost\":{\"memoryBytes\":\"4Gi\"}}]}", "status.moves[0].cost.memoryBytes"},
+        {"{\"moves\":[{\"name\":\"vm\",\"cost\":[]}]}", "status.moves[0].cost"},
         {"{\"machineConfigs\":[{\"role\":\"worker\",\"updated\":\"yes\"}]}", "status.machineConfigs[0].updated"},
     };
     struct api_status ref;

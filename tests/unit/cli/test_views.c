@@ -318,7 +318,11 @@ static void test_moves(void **state)
     assert_non_null(row1);
     assert_non_null(strstr(row1, "Migrate"));
     assert_non_null(strstr(row1, "Succeeded"));
-    assert_non_null(strstr(row1, " 1m\n")); /* cooldown left */
+    assert_non_null(strstr(row1, " 1m "));       /* cooldown left */
+    assert_non_null(strstr(row1, " 12s/15s\n")); /* the migration: expected, took */
+    const char *row2 = strstr(s, "VirtualMachineInstance vms/hot-2");
+    assert_non_null(row2);
+    assert_true(strchr(row2, '\n') - row2 > 2 && strncmp(strchr(row2, '\n') - 2, " -", 2) == 0); /* not timed yet */
     free(o.s);
 
     cJSON *j = cli_moves_json(&fx->p, 1, T0);
@@ -336,6 +340,9 @@ static void test_moves(void **state)
     assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(m1, "prediction"), "observedDestination")->valuestring,
                         "14.0");
     assert_null(cJSON_GetObjectItem(m0, "prediction"));
+    assert_null(cJSON_GetObjectItem(m0, "durationSeconds"));
+    assert_int_equal(cJSON_GetObjectItem(m1, "expectedSeconds")->valueint, 12);
+    assert_int_equal(cJSON_GetObjectItem(m1, "durationSeconds")->valueint, 15);
     assert_string_equal(cJSON_GetObjectItem(m1, "target")->valuestring, "worker-1");
     cJSON_Delete(j);
     /* other shapes a status may use; none at all */

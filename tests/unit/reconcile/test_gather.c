@@ -16,6 +16,9 @@
 #include "base/jx.h"
 #include "kube/informer.h"
 #include "reconcile/gather.h"
+#include "reconcile/move/cost.h"
+#include "reconcile/move/fit.h"
+#include "reconcile/move/moves.h"
 #include "reconcile/status/nodeproj.h"
 #include "testutil.h"
 
@@ -183,12 +186,69 @@ static void test_candidates_matched_to_sources(void **state)
     assert_true(matched > 1000); /* the rule was exercised */
 }
 
+/* The VMI and VMIM projections the informers keep answer every reader as the full objects
+ * do: the cost (memory, last migration), vCPUs, migratability, and the migration as read. */
+static void test_kubevirt_projections(void **state)
+{
+    (void)state;
+    static const char *const vmis[] = {
+        "{\"metadata\":{\"name\":\"a\",\"namespace\":\"vms\",\"uid\":\"u\",\"labels\":{\"x\":\"y\"}},"
+        "\"spec\":{\"evictionStrategy\":\"LiveMigrate\",\"domain\":{\"cpu\":{\"cores\":2,\"sockets\":2},"
+        "\"memory\":{\"guest\":\"6Gi\"},\"resources\":{\"requests\":{\"memory\":\"7Gi\",\"cpu\":\"2\"}},"
+        "\"devices\":{\"disks\":[{\"name\":\"root\"}]}}},"
+        "\"status\":{\"nodeName\":\"w1\",\"phase\":\"Running\",\"migrationState\":{\"completed\":true,"
+        "\"startTimestamp\":\"2026-12-01T10:00:00Z\",\"endTimestamp\":\"2026-12-01T10:00:33Z\","
+        "\"targetNodeAddress\":\"127.0.0.2\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"
+        "{\"type\":\"LiveMigratable\",\"status\":\"False\",\"reason\":\"DisksNotLiveMigratable\"}]}}",
+        "{\"metadata\":{\"name\":\"b\",\"namespace\":\"vms\"},\"spec\":{\"domain\":{\"resources\":"
+        "{\"requests\":{\"memory\":\"1Gi\"}}}},\"status\":{\"migrationState\":{\"failed\":true,"
+        "\"completed\":true,\"startTimestamp\":\"2026-12-01T10:00:00Z\",\"endTimestamp\":\"2026-12-01T10:00:09Z\"}}}",
+        "{\"metadata\":{\"name\":\"c\",\"namespace\":\"vms\"},\"spec\":{}}",
+    };
+    for (size_t i = 0; i < sizeof(vmis) / sizeof(vmis[0]); i++) {
+        cJSON *full = parse(vmis[i]);
+        cJSON *proj = gather_vmi_projection(full, NULL);
+        assert_int_equal(cost_vmi_memory(proj), cost_vmi_memory(full));
+        int64_t a = -1, b = -1;
+        assert_int_equal(cost_vmi_last_migration(proj, &a), cost_vmi_last_migration(full, &b));
+        assert_int_equal(a, b);
+        double va = rebalance_vmi_vcpus(proj), vb = rebalance_vmi_vcpus(full);
+        assert_true((isnan(va) && isnan(vb)) || va == vb);
+        const char *ma = rebalance_vmi_check(proj), *mb = rebalance_vmi_check(full);
+        assert_true((!ma && !mb) || (ma && mb && strcmp(ma, mb) == 0));
+        cJSON_Delete(proj);
+        cJSON_Delete(full);
+    }
+    cJSON *full = parse("{\"metadata\":{\"name\":\"kubevirt-evacuation-x\",\"namespace\":\"vms\","
+                        "\"creationTimestamp\":\"2026-12-01T09:59:58Z\",\"annotations\":"
+                        "{\"kubevirt.io/evacuationMigration\":\"w1\"}},\"spec\":{\"vmiName\":\"a\","
+                        "\"priority\":\"system-maintenance\"},\"status\":{\"phase\":\"Succeeded\","
+                        "\"migrationState\":{\"sourceNode\":\"w1\",\"targetNode\":\"w2\","
+                        "\"startTimestamp\":\"2026-12-01T10:00:00Z\",\"endTimestamp\":\"2026-12-01T10:00:33Z\","
+                        "\"mode\":\"PreCopy\"}}}");
+    cJSON *proj = gather_vmim_projection(full, NULL);
+    struct moves_migration a, b;
+    assert_int_equal(moves_migration_read(proj, &a), 0);
+    assert_int_equal(moves_migration_read(full, &b), 0);
+    assert_int_equal(a.start, b.start);
+    assert_int_equal(a.end, b.end);
+    assert_int_equal(a.created, b.created);
+    assert_int_equal(a.evacuation, b.evacuation);
+    assert_string_equal(a.source, b.source);
+    assert_string_equal(a.target, b.target);
+    assert_string_equal(a.priority, b.priority);
+    assert_string_equal(a.phase, b.phase);
+    cJSON_Delete(proj);
+    cJSON_Delete(full);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_projection),
         cmocka_unit_test(test_pod_projection),
         cmocka_unit_test(test_candidates_matched_to_sources),
+        cmocka_unit_test(test_kubevirt_projections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,7 +25,8 @@ static void test_read(void **state)
                      "\"annotations\":{\"kubevirt.io/evacuationMigration\":\"worker-0\"}},"
                      "\"spec\":{\"vmiName\":\"vm\"},"
                      "\"status\":{\"phase\":\"Succeeded\",\"migrationState\":{\"sourceNode\":\"worker-9\","
-                     "\"targetNode\":\"worker-2\",\"endTimestamp\":\"2024-05-01T10:00:30Z\"}}}");
+                     "\"targetNode\":\"worker-2\",\"startTimestamp\":\"2024-05-01T10:00:12Z\","
+                     "\"endTimestamp\":\"2024-05-01T10:00:30Z\"}}}");
     struct moves_migration m;
     assert_int_equal(moves_migration_read(j, &m), 0);
     assert_string_equal(m.name, "kubevirt-evacuation-abcde");
@@ -35,6 +36,7 @@ static void test_read(void **state)
     assert_true(m.evacuation);
     assert_int_equal(m.created, T0 + 5);
     assert_int_equal(m.end, T0 + 30);
+    assert_int_equal(m.start, T0 + 12);
     cJSON_Delete(j);
 
     /* no state yet, end from the phase transitions, no annotation */
@@ -144,10 +146,13 @@ static void test_follow_success(void **state)
     m1[2].phase = "Running";
     assert_int_equal(moves_follow(mv, 2, m1, 3, &ev, &nev), 0);
     assert_int_equal(nev, 1);
-    /* done */
+    /* done: it took its migrationState's start to end, not the wait before it */
     m1[2].phase = "Succeeded";
+    m1[2].start = T0 + 9;
     m1[2].end = T0 + 20;
     assert_int_equal(moves_follow(mv, 2, m1, 3, &ev, &nev), 0);
+    assert_true(mv[0].cost.timed);
+    assert_int_equal(mv[0].cost.duration_s, 11);
     assert_int_equal(nev, 2);
     assert_int_equal(ev[1].kind, MOVES_SUCCEEDED);
     assert_string_equal(ev[1].migration, "new");
@@ -186,10 +191,11 @@ static void test_follow_failures_and_retries(void **state)
     assert_string_equal(ev[nev - 2].migration, "m2");
     assert_int_equal(mv[0].phase, API_MOVE_MIGRATING);
     assert_int_equal(mv[0].end_time, 0);
-    /* ... and it succeeds */
+    /* ... and it succeeds, with no start known: not timed */
     m[2].phase = "Succeeded";
     assert_int_equal(moves_follow(mv, 1, m, 3, &ev, &nev), 0);
     assert_int_equal(mv[0].phase, API_MOVE_SUCCEEDED);
+    assert_false(mv[0].cost.timed);
     assert_int_equal(count_kind(ev, nev, MOVES_SUCCEEDED), 1);
     assert_int_equal(mv[0].failures, 2);
     /* migrations garbage-collected afterwards: nothing changes */

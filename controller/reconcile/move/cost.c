@@ -1,0 +1,76 @@
+/* cost: what a VM's live migration costs in time (see cost.h). */
+#include "reconcile/move/cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "api/json.h"
+#include "api/quantity.h"
+#include "base/jx.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+int64_t cost_vmi_memory(const cJSON *vmi)
+{
+    const char *q = jx_nonempty(vmi, "spec.domain.memory.guest");
+    if (!q)
+        q = jx_nonempty(vmi, "spec.domain.resources.requests.memory");
+    double bytes;
+    if (!q || api_quantity_parse(q, &bytes, NULL, 0) < 0 || bytes < 1 || bytes > 9e18)
+        return 0;
+    return (int64_t)bytes;
+}
+
+/* An RFC 3339 time at path of obj, or -1. */
+static int64_t time_at(const cJSON *obj, const char *path)
+{
+    const char *s = jx_nonempty(obj, path);
+    int64_t t;
+    return s && api_json_parse_time(s, &t) == 0 ? t : -1;
+}
+
+bool cost_vmi_last_migration(const cJSON *vmi, int64_t *seconds)
+{
+    const cJSON *ms = jx_get(vmi, "status.migrationState");
+    int64_t start = time_at(ms, "startTimestamp"), end = time_at(ms, "endTimestamp");
+    if (!jx_bool(ms, "completed", false) || jx_bool(ms, "failed", false) || start < 0 || end < start)
+        return false;
+    *seconds = end - start;
+    return true;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+bool cost_cluster_rate(const struct api_move *moves, size_t n, double *s_per_gib)
+{
+    double *rates = malloc((n ? n : 1) * sizeof(*rates));
+    if (!rates)
+        return false;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (moves[i].cost.timed && moves[i].cost.memory > 0)
+            rates[k++] = (double)moves[i].cost.duration_s / ((double)moves[i].cost.memory / GIB);
+    if (k) {
+        qsort(rates, k, sizeof(*rates), by_value);
+        *s_per_gib = k % 2 ? rates[k / 2] : (rates[k / 2 - 1] + rates[k / 2]) / 2;
+    }
+    free(rates);
+    return k > 0;
+}
+
+struct api_move_cost cost_estimate(const cJSON *vmi, const struct api_move *moves, size_t n)
+{
+    struct api_move_cost c = {.memory = cost_vmi_memory(vmi)};
+    double rate;
+    if (cost_vmi_last_migration(vmi, &c.expected_s))
+        c.basis = API_COST_LAST_MIGRATION;
+    else if (c.memory && cost_cluster_rate(moves, n, &rate)) {
+        c.basis = API_COST_CLUSTER_RATE;
+        c.expected_s = (int64_t)llround(rate * (double)c.memory / GIB);
+    }
+    return c;
+}

@@ -1,0 +1,172 @@
+/* What a VM's live migration costs (cost.h): guest memory, the last migration, the cluster's
+ * rate (against a reference median over random move lists) and which estimate a move gets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "reconcile/move/cost.h"
+
+#define GIB (1LL << 30)
+
+static cJSON *parse(const char *s)
+{
+    cJSON *j = cJSON_Parse(s);
+    assert_non_null(j);
+    return j;
+}
+
+static void test_memory(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *vmi;
+        int64_t bytes;
+    } cases[] = {
+        {"{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"4Gi\"},\"resources\":{\"requests\":{\"memory\":\"5Gi\"}}}}}",
+         4 * GIB},
+        {"{\"spec\":{\"domain\":{\"resources\":{\"requests\":{\"memory\":\"2048Mi\"}}}}}", 2 * GIB},
+        {"{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"\"},\"resources\":{\"requests\":{\"memory\":\"1G\"}}}}}",
+         1000000000},
+        {"{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"lots\"}}}}", 0},
+        {"{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"1e30\"}}}}", 0},
+        {"{\"spec\":{\"domain\":{\"memory\":{\"guest\":4}}}}", 0},
+        {"{\"spec\":{}}", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *v = parse(cases[i].vmi);
+        if (cost_vmi_memory(v) != cases[i].bytes)
+            fail_msg("case %zu: %lld, want %lld", i, (long long)cost_vmi_memory(v), (long long)cases[i].bytes);
+        cJSON_Delete(v);
+    }
+    assert_int_equal(cost_vmi_memory(NULL), 0);
+}
+
+static void test_last_migration(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *state;
+        bool known;
+        int64_t seconds;
+    } cases[] = {
+        {"{\"completed\":true,\"startTimestamp\":\"2026-12-01T10:00:00Z\",\"endTimestamp\":\"2026-12-01T10:00:42Z\"}",
+         true, 42},
+        {"{\"completed\":true,\"startTimestamp\":\"2026-12-01T10:00:00Z\",\"endTimestamp\":\"2026-12-01T10:00:00Z\"}",
+         true, 0},
+        /* failed, unfinished, or its times missing or backwards: not a duration */
+        {"{\"completed\":true,\"failed\":true,\"startTimestamp\":\"2026-12-01T10:00:00Z\","
+         "\"endTimestamp\":\"2026-12-01T10:00:09Z\"}",
+         false, 0},
+        {"{\"startTimestamp\":\"2026-12-01T10:00:00Z\"}", false, 0},
+        {"{\"completed\":true,\"endTimestamp\":\"2026-12-01T10:00:09Z\"}", false, 0},
+        {"{\"completed\":true,\"startTimestamp\":\"2026-12-01T10:00:09Z\",\"endTimestamp\":\"2026-12-01T10:00:00Z\"}",
+         false, 0},
+        {"{\"completed\":\"true\",\"startTimestamp\":\"2026-12-01T10:00:00Z\",\"endTimestamp\":\"2026-12-01T10:00:09Z\"}",
+         false, 0},
+        {"{\"completed\":true,\"startTimestamp\":\"yesterday\",\"endTimestamp\":\"2026-12-01T10:00:09Z\"}", false, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *v = cJSON_CreateObject();
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(v, "status"), "migrationState", parse(cases[i].state));
+        int64_t s = -1;
+        bool known = cost_vmi_last_migration(v, &s);
+        if (known != cases[i].known || (known && s != cases[i].seconds))
+            fail_msg("case %zu: %d %lld", i, known, (long long)s);
+        cJSON_Delete(v);
+    }
+}
+
+/* The median by its definition: a value with at least half the values at or below it and at
+ * least half at or above; of an even count, the mean of the two middle ones. */
+static double reference_median(const double *v, size_t k)
+{
+    double lo = NAN, hi = NAN;
+    for (size_t i = 0; i < k; i++) {
+        size_t below = 0, above = 0;
+        for (size_t j = 0; j < k; j++)
+            below += v[j]<v[i], above += v[j]> v[i];
+        /* v[i] holds rank positions below+1 .. k-above (1-based) */
+        size_t first = below + 1, last = k - above;
+        if (first <= (k + 1) / 2 && (k + 1) / 2 <= last)
+            lo = v[i];
+        if (first <= k / 2 + 1 && k / 2 + 1 <= last)
+            hi = v[i];
+    }
+    return k % 2 ? lo : (lo + hi) / 2;
+}
+
+static void test_cluster_rate_random(void **state)
+{
+    (void)state;
+    srand(7);
+    for (int round = 0; round < 2000; round++) {
+        size_t n = (size_t)(rand() % 12);
+        struct api_move moves[12] = {0};
+        double rates[12];
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            struct api_move_cost *c = &moves[i].cost;
+            c->memory = rand() % 4 ? (int64_t)(rand() % 64 + 1) * GIB / 4 : 0;
+            c->timed = rand() % 4 != 0;
+            c->duration_s = rand() % 300;
+            if (c->timed && c->memory)
+                rates[k++] = (double)c->duration_s / ((double)c->memory / (double)GIB);
+        }
+        double got = -1;
+        bool known = cost_cluster_rate(moves, n, &got);
+        if (known != (k > 0))
+            fail_msg("round %d: known %d with %zu timed", round, known, k);
+        if (k && fabs(got - reference_median(rates, k)) > 1e-9)
+            fail_msg("round %d: %g, the median is %g", round, got, reference_median(rates, k));
+    }
+}
+
+static void test_estimate(void **state)
+{
+    (void)state;
+    /* two timed moves: 8 s for 4 GiB, 30 s for 2 GiB (2 and 15 s per GiB: median 8.5) */
+    struct api_move moves[3] = {0};
+    moves[0].cost = (struct api_move_cost){.memory = 4 * GIB, .timed = true, .duration_s = 8};
+    moves[1].cost = (struct api_move_cost){.memory = 2 * GIB, .timed = true, .duration_s = 30};
+    moves[2].cost = (struct api_move_cost){.memory = 8 * GIB}; /* still migrating */
+    cJSON *fresh = parse("{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"6Gi\"}}}}");
+    struct api_move_cost c = cost_estimate(fresh, moves, 3);
+    assert_int_equal(c.memory, 6 * GIB);
+    assert_int_equal(c.basis, API_COST_CLUSTER_RATE);
+    assert_int_equal(c.expected_s, 51); /* 6 GiB at 8.5 s per GiB */
+    assert_false(c.timed);
+    /* nothing timed yet: no estimate, the memory still said */
+    c = cost_estimate(fresh, moves + 2, 1);
+    assert_int_equal(c.basis, API_COST_NONE);
+    assert_int_equal(c.memory, 6 * GIB);
+    /* the VM's own last migration comes first */
+    cJSON *moved = parse("{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"6Gi\"}}},\"status\":{\"migrationState\":"
+                         "{\"completed\":true,\"startTimestamp\":\"2026-12-01T10:00:00Z\","
+                         "\"endTimestamp\":\"2026-12-01T10:01:40Z\"}}}");
+    c = cost_estimate(moved, moves, 3);
+    assert_int_equal(c.basis, API_COST_LAST_MIGRATION);
+    assert_int_equal(c.expected_s, 100);
+    /* without memory there is no rate to apply */
+    cJSON *bare = parse("{\"spec\":{}}");
+    c = cost_estimate(bare, moves, 3);
+    assert_int_equal(c.basis, API_COST_NONE);
+    cJSON_Delete(fresh);
+    cJSON_Delete(moved);
+    cJSON_Delete(bare);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_last_migration),
+        cmocka_unit_test(test_cluster_rate_random),
+        cmocka_unit_test(test_estimate),
+    };
+    return cmocka_run_group_tests(tests, 0, 0);
+}
