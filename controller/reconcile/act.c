@@ -246,7 +246,7 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
         rec->vm_restart = w->restarts != NULL;
         const cJSON *vmi = w->vmi && a->d->vmis ? kube_informer_get(a->d->vmis, c->ns, w->vmi) : NULL;
         if (vmi) /* rec is the newest of status.moves: the rate comes from the ones before it */
-            rec->cost = cost_estimate(vmi, a->h->status.moves, a->h->status.nmoves - 1);
+            rec->cost = cost_estimate(vmi, cost_cluster_rate(a->h->status.moves, a->h->status.nmoves - 1));
     }
     if (!rec)
         log_warn("move not recorded: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);

@@ -310,6 +310,7 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
         .req_cpu = isnan(req_cpu) ? 0 : req_cpu,
         .req_memory = isnan(req_mem) ? 0 : req_mem,
         .demand = NAN,
+        .migrate_s = NAN,
         .vm = w->vmi != NULL,
         .node_selector = jx_at(spec, "nodeSelector"),
         .affinity = jx_at(spec, "affinity"),

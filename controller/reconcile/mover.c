@@ -14,6 +14,7 @@
 #include "reconcile/act.h"
 #include "reconcile/status/conditions.h"
 #include "reconcile/move/budget.h"
+#include "reconcile/move/cost.h"
 #include "reconcile/move/cycle.h"
 #include "reconcile/move/demand.h"
 #include "reconcile/move/evictor.h"
@@ -431,6 +432,7 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
     const struct api_spec *spec = &dc->in->pr->spec;
     struct evictor_filter f = {&spec->eviction.pod_selector, spec->eviction.excluded_namespaces,
                                spec->eviction.nexcluded_namespaces};
+    double rate = cost_cluster_rate(mv->h->status.moves, mv->h->status.nmoves);
     for (size_t j = 0; j < dc->cands.n; j++) {
         const struct gather_workload *w = &dc->cands.w[j];
         const cJSON *vmi = w->vmi && dc->d->vmis ? kube_informer_get(dc->d->vmis, dc->cands.c[j].ns, w->vmi) : NULL;
@@ -468,6 +470,10 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
             b = "not a VM (eviction.method Migrate)";
         dc->cands.c[j].blocked = b;
         dc->cands.c[j].max_demand = vmi ? rebalance_vmi_vcpus(vmi) : NAN;
+        if (vmi) { /* at equal relief, the planner prefers the shorter migration */
+            struct api_move_cost cost = cost_estimate(vmi, rate);
+            dc->cands.c[j].migrate_s = cost.basis != API_COST_NONE ? (double)cost.expected_s : NAN;
+        }
     }
 }
 

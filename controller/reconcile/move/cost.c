@@ -45,32 +45,31 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-bool cost_cluster_rate(const struct api_move *moves, size_t n, double *s_per_gib)
+double cost_cluster_rate(const struct api_move *moves, size_t n)
 {
-    double *rates = malloc((n ? n : 1) * sizeof(*rates));
+    double *rates = malloc((n ? n : 1) * sizeof(*rates)), median = NAN;
     if (!rates)
-        return false;
+        return NAN;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (moves[i].cost.timed && moves[i].cost.memory > 0)
             rates[k++] = (double)moves[i].cost.duration_s / ((double)moves[i].cost.memory / GIB);
     if (k) {
         qsort(rates, k, sizeof(*rates), by_value);
-        *s_per_gib = k % 2 ? rates[k / 2] : (rates[k / 2 - 1] + rates[k / 2]) / 2;
+        median = k % 2 ? rates[k / 2] : (rates[k / 2 - 1] + rates[k / 2]) / 2;
     }
     free(rates);
-    return k > 0;
+    return median;
 }
 
-struct api_move_cost cost_estimate(const cJSON *vmi, const struct api_move *moves, size_t n)
+struct api_move_cost cost_estimate(const cJSON *vmi, double s_per_gib)
 {
     struct api_move_cost c = {.memory = cost_vmi_memory(vmi)};
-    double rate;
     if (cost_vmi_last_migration(vmi, &c.expected_s))
         c.basis = API_COST_LAST_MIGRATION;
-    else if (c.memory && cost_cluster_rate(moves, n, &rate)) {
+    else if (c.memory && !isnan(s_per_gib)) {
         c.basis = API_COST_CLUSTER_RATE;
-        c.expected_s = (int64_t)llround(rate * (double)c.memory / GIB);
+        c.expected_s = (int64_t)llround(s_per_gib * (double)c.memory / GIB);
     }
     return c;
 }

@@ -7,6 +7,7 @@
  *     its guest memory at the median seconds per GiB of the moves in status.moves that were
  *     timed; else none (the move says so: no basis);
  *   - the time it took: its migration's status.migrationState, start to end (moves.c).
+ * The planner breaks ties of equal relief with the time expected (plan.c, ranked_before).
  * KubeVirt writes those timestamps in whole seconds (metav1.Time), so are the figures. */
 #ifndef PSI_RECONCILE_MOVE_COST_H
 #define PSI_RECONCILE_MOVE_COST_H
@@ -25,10 +26,10 @@ int64_t cost_vmi_memory(const cJSON *vmi);
 bool cost_vmi_last_migration(const cJSON *vmi, int64_t *seconds);
 
 /* The median seconds per GiB of guest memory over the timed moves of moves[0..n) with a
- * known memory (*s_per_gib); false when there is none. */
-bool cost_cluster_rate(const struct api_move *moves, size_t n, double *s_per_gib);
+ * known memory; NAN when there is none (or no memory to sort them in). */
+double cost_cluster_rate(const struct api_move *moves, size_t n);
 
-/* The cost of moving vmi, decided now, given the moves so far (status.moves). */
-struct api_move_cost cost_estimate(const cJSON *vmi, const struct api_move *moves, size_t n);
+/* The cost of moving vmi, decided now, with the cluster's rate (cost_cluster_rate; NAN: none). */
+struct api_move_cost cost_estimate(const cJSON *vmi, double s_per_gib);
 
 #endif

@@ -458,8 +458,15 @@ struct ranked {
     double d;
 };
 
+/* A candidate's expected migration seconds, an unestimated one after every estimated one. */
+static double migrate_key(const struct rebalance_candidate *c)
+{
+    return isnan(c->migrate_s) ? INFINITY : c->migrate_s;
+}
+
 /* Order: the workloads that alone reach the target, smallest first; then the others, biggest
- * first; ties by smaller memory request (a cheaper migration), then by name. */
+ * first; at equal relief the cheaper move: the shorter live migration expected (one not
+ * estimated after every estimated one), then the smaller memory request; then by name. */
 static bool ranked_before(const struct work *w, const struct ranked *x, const struct ranked *y, double need)
 {
     bool xa = x->d >= need, ya = y->d >= need;
@@ -468,6 +475,8 @@ static bool ranked_before(const struct work *w, const struct ranked *x, const st
     if (x->d != y->d)
         return xa ? x->d < y->d : x->d > y->d;
     const struct rebalance_candidate *cx = &w->cands[x->cand], *cy = &w->cands[y->cand];
+    if (migrate_key(cx) != migrate_key(cy))
+        return migrate_key(cx) < migrate_key(cy);
     if (cx->req_memory != cy->req_memory)
         return cx->req_memory < cy->req_memory;
     int c = strcmp(cx->ns ? cx->ns : "", cy->ns ? cy->ns : "");

@@ -45,6 +45,7 @@ static struct rebalance_candidate cand(const char *ns, const char *name, size_t 
         .req_cpu = 0.2,
         .req_memory = 4.0 * 1073741824,
         .demand = demand,
+        .migrate_s = NAN,
         .vm = true,
     };
 }
@@ -343,6 +344,23 @@ static void test_plan_seed(void **state)
     assert_true(fabs(plan.moves[0].demand - 2) < 1e-9);
     assert_true(plan.moves[0].src_pressure_after > 30); /* 83 - (82.9 - 33.5) */
     rebalance_plan_free(&plan);
+
+    /* at equal relief the cheaper move: the shorter migration expected, when both are known */
+    s.c[0].migrate_s = 60, s.c[1].migrate_s = 20, s.c[2].migrate_s = 40;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_int_equal(plan.moves[0].candidate, 1);
+    rebalance_plan_free(&plan);
+    s.c[1].migrate_s = NAN; /* not estimated: after every estimated one (hot-2, 40 s, first) */
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_int_equal(plan.moves[0].candidate, 2);
+    rebalance_plan_free(&plan);
+    for (int i = 0; i < 3; i++) /* none estimated: the smaller memory request, then the name */
+        s.c[i].migrate_s = NAN;
+    s.c[2].req_memory = 2.0 * 1073741824;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_int_equal(plan.moves[0].candidate, 2);
+    rebalance_plan_free(&plan);
+    seed(&s);
 
     /* after it: worker-0 at 4.4 cores (33 %), worker-1 holds hot-0 (2.9 %) */
     s.nodes[0].demand = 4.4, s.nodes[0].pressure = 33;
