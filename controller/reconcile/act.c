@@ -10,7 +10,6 @@
 #include "base/jx.h"
 #include "base/util.h"
 #include "base/logging.h"
-#include "reconcile/move/cost.h"
 #include "reconcile/move/migrate.h"
 #include "reconcile/move/moves.h"
 #include "reconcile/notify.h"
@@ -244,9 +243,7 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
     }
     if (rec) {
         rec->vm_restart = w->restarts != NULL;
-        const cJSON *vmi = w->vmi && a->d->vmis ? kube_informer_get(a->d->vmis, c->ns, w->vmi) : NULL;
-        if (vmi) /* rec is the newest of status.moves: the rate comes from the ones before it */
-            rec->cost = cost_estimate(vmi, cost_cluster_rate(a->h->status.moves, a->h->status.nmoves - 1));
+        rec->cost = w->cost;
     }
     if (!rec)
         log_warn("move not recorded: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);

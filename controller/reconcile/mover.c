@@ -470,9 +470,10 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
             b = "not a VM (eviction.method Migrate)";
         dc->cands.c[j].blocked = b;
         dc->cands.c[j].max_demand = vmi ? rebalance_vmi_vcpus(vmi) : NAN;
-        if (vmi) { /* at equal relief, the planner prefers the shorter migration */
-            struct api_move_cost cost = cost_estimate(vmi, rate);
-            dc->cands.c[j].migrate_s = cost.basis != API_COST_NONE ? (double)cost.expected_s : NAN;
+        if (vmi) { /* reported with its move; at equal relief the planner prefers the shorter migration */
+            dc->cands.w[j].cost = cost_estimate(vmi, rate);
+            const struct api_move_cost *cost = &dc->cands.w[j].cost;
+            dc->cands.c[j].migrate_s = cost->basis != API_COST_NONE ? (double)cost->expected_s : NAN;
         }
     }
 }
@@ -650,8 +651,8 @@ static void budget_verdict(struct decision *dc)
 
 /* Nothing moved for want of a destination or of an improving move: when no set of moves can
  * bring any source below taintAbovePercent (placement.h), the reason says NoPlacement, what
- * capacity each lacks and why the rest of its pods may not move. The decision stands until the settle time passes
- * (quiet_until_ms), as every decision that moved nothing does. */
+ * capacity each lacks and why the rest of its pods may not move. The decision stands until
+ * the settle time passes (quiet_until_ms), as every decision that moved nothing does. */
 static void placement_verdict(struct decision *dc)
 {
     if (!base_same(dc->v.reason, REBALANCE_NO_DESTINATION) && !base_same(dc->v.reason, REBALANCE_NO_IMPROVEMENT))
