@@ -4,6 +4,7 @@
 #define PSI_BASE_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* A copy of s (caller frees), NULL when s is NULL. Check: NULL also means no memory when s
@@ -19,6 +20,9 @@ const char *base_nonempty(const char *s);
 
 /* s, or "" when s is NULL. */
 const char *base_or_empty(const char *s);
+
+/* Append printf-formatted text to buf (len bytes, terminated), cut at its end; len 0: nothing. */
+void base_append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Milliseconds on the monotonic clock (for durations and deadlines, not for dates). */
 int64_t base_mono_ms(void);

@@ -1,24 +1,16 @@
 /* policyguard: whether the admission policies are in force (see policyguard.h). */
 #include "reconcile/mc/policyguard.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
+
 enum found { FOUND_IN_FORCE, FOUND_MISSING, FOUND_UNREADABLE };
 
 /* Append printf-formatted text to out->msg, cut at its end. */
-__attribute__((format(printf, 2, 3))) static void msg_add(struct policyguard_result *out, const char *fmt, ...)
-{
-    size_t used = out->msglen ? strlen(out->msg) : 0;
-    if (used + 1 >= out->msglen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->msg + used, out->msglen - used, fmt, ap);
-    va_end(ap);
-}
+#define msg_add(out, ...) base_append((out)->msg, (out)->msglen, __VA_ARGS__)
 
 static const char *str_at(const cJSON *obj, const char *a, const char *b)
 {

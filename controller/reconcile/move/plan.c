@@ -2,13 +2,13 @@
 #include "reconcile/move/plan.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/grow.h"
 #include "base/jx.h"
+#include "base/util.h"
 #include "reconcile/move/evictor.h"
 
 /* ---- nodes ---- */
@@ -880,20 +880,7 @@ static void work_free(struct work *w)
     state_free(&w->sim);
 }
 
-/* Append a formatted piece to buf (cut when full). */
-static void text_add(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void text_add(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t used = strlen(buf);
-    if (used + 1 >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-}
-
-#define msg_add(out, ...) text_add((out)->message, sizeof((out)->message), __VA_ARGS__)
+#define msg_add(out, ...) base_append((out)->message, sizeof((out)->message), __VA_ARGS__)
 
 /* "worker-0, worker-1" (no readings: the message stays the same while the situation does) */
 static void list_nodes(struct rebalance_plan *out, const struct work *w, const size_t *idx, size_t n)
@@ -934,13 +921,13 @@ static void explain_blocked(struct rebalance_plan *out, const struct work *w)
     char *b = out->blocked;
     size_t len = sizeof(out->blocked);
     if (!total) {
-        text_add(b, len, "no pod there matches spec.eviction.podSelector");
+        base_append(b, len, "no pod there matches spec.eviction.podSelector");
     } else {
-        text_add(b, len, "of %zu pods there:", total);
+        base_append(b, len, "of %zu pods there:", total);
         for (size_t k = 0; k < nr; k++)
-            text_add(b, len, "%s %d %s", k ? "," : "", counts[k], reasons[k]);
+            base_append(b, len, "%s %d %s", k ? "," : "", counts[k], reasons[k]);
         if (unknown)
-            text_add(b, len, "%s %zu without a CPU usage reading", nr ? "," : "", unknown);
+            base_append(b, len, "%s %zu without a CPU usage reading", nr ? "," : "", unknown);
     }
     msg_add(out, "; %s", b);
 }
