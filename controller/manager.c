@@ -92,6 +92,12 @@ static void enqueue(struct manager *m, const char *name)
         schedule_queue(m);
 }
 
+/* reconciler_deps.wake: a read of PsiRebalance name ended on the loop. */
+static void wake_psirebalance(void *ud, const char *name)
+{
+    enqueue(ud, name);
+}
+
 static int enqueue_each_soon(const char *key, const char *rv, const void *obj, void *ud)
 {
     (void)rv, (void)obj;
@@ -703,8 +709,20 @@ int manager_start(struct manager *m, struct kube_err *err)
         if (kv_cr && !(m->kubevirts = informer(m, "/apis/" MOVER_KUBEVIRT_GV "/kubevirts", NULL, false, err)))
             return -1;
     }
-    struct reconciler_deps deps = {m->client, m->events, m->psirebalances, m->nodes, m->machineconfigs, m->pools,
-                                   m->vmis,   m->vmims,  pods_for,         m,        m->kubevirts};
+    struct reconciler_deps deps = {.client = m->client,
+                                   .events = m->events,
+                                   .psirebalances = m->psirebalances,
+                                   .nodes = m->nodes,
+                                   .machineconfigs = m->machineconfigs,
+                                   .pools = m->pools,
+                                   .vmis = m->vmis,
+                                   .vmims = m->vmims,
+                                   .pods = pods_for,
+                                   .pods_ud = m,
+                                   .kubevirts = m->kubevirts,
+                                   .loop = m->loop,
+                                   .wake = wake_psirebalance,
+                                   .wake_ud = m};
     m->reconciler = reconciler_new(&deps);
     if (!m->reconciler)
         return kube_err_set(err, 0, "NoMemory", "out of memory");

@@ -26,6 +26,9 @@
  * cluster. */
 #define REPLY_KEEP ((size_t)64 << 10)
 
+struct sample_read;
+static void sample_read_free(struct sample_read *r);
+
 struct psi_prom {
     char *base;     /* without trailing slash */
     char *endpoint; /* base + /api/v1/query */
@@ -38,6 +41,7 @@ struct psi_prom {
     struct kube_rest_reply reply;
     struct psi_promreply_stream *stream; /* a pressure query's reply is read as it arrives, or NULL */
     size_t received;                     /* bytes of its reply so far */
+    struct sample_read *sample;          /* the pressure read of psi_prom_sample_start, or NULL */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -235,6 +239,7 @@ void psi_prom_free(struct psi_prom *p)
         return;
     if (p->easy)
         curl_easy_cleanup(p->easy);
+    sample_read_free(p->sample);
     curl_slist_free_all(p->headers);
     free(p->reply.data);
     psi_promauth_free(p->auth);
@@ -682,27 +687,117 @@ int psi_prom_read_sample(const char *body, size_t len, long http_status, const c
     return rc;
 }
 
+/* ---- the pressure read ---- */
+
+/* A pressure read from its start to its end: the request with its nodes copied (the reply may
+ * arrive after the caller's descriptors changed), the sample it fills and how. */
+struct sample_read {
+    struct psi_request req;
+    struct psi_node_desc *nodes; /* req's */
+    const char **ips;            /* the nodes' InternalIPs, in strings */
+    char *strings;               /* the nodes' names and InternalIPs */
+    struct psi_sample *out;      /* the caller's */
+    struct filler f;
+    struct psi_promreply_stream s;
+};
+
+static void sample_read_free(struct sample_read *r)
+{
+    if (!r)
+        return;
+    psi_promreply_stream_free(&r->s);
+    filler_free(&r->f);
+    free(r->nodes);
+    free(r->ips);
+    free(r->strings);
+    free(r);
+}
+
+/* r->req with a copy of req's nodes. Returns 0, or -1 on no memory. */
+static int copy_request(struct sample_read *r, const struct psi_request *req)
+{
+    size_t n = req->n_nodes, bytes = 0, nips = 0;
+    for (size_t i = 0; i < n; i++) {
+        bytes += strlen(base_or_empty(req->nodes[i].name)) + 1;
+        for (size_t j = 0; j < req->nodes[i].n_ips; j++)
+            bytes += strlen(base_or_empty(req->nodes[i].internal_ips[j])) + 1;
+        nips += req->nodes[i].n_ips;
+    }
+    r->nodes = calloc(n ? n : 1, sizeof(*r->nodes));
+    r->ips = calloc(nips ? nips : 1, sizeof(*r->ips));
+    r->strings = malloc(bytes ? bytes : 1);
+    if (!r->nodes || !r->ips || !r->strings)
+        return -1;
+    char *w = r->strings;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct psi_node_desc *d = &req->nodes[i];
+        r->nodes[i] = (struct psi_node_desc){w, &r->ips[k], d->n_ips, d->cpus};
+        w = stpcpy(w, base_or_empty(d->name)) + 1;
+        for (size_t j = 0; j < d->n_ips; j++) {
+            r->ips[k++] = w;
+            w = stpcpy(w, base_or_empty(d->internal_ips[j])) + 1;
+        }
+    }
+    r->req = *req;
+    r->req.nodes = r->nodes;
+    return 0;
+}
+
+CURL *psi_prom_sample_start(struct psi_prom *p, const struct psi_request *req, struct psi_sample *out)
+{
+    sample_read_free(p->sample);
+    p->sample = NULL;
+    p->stream = NULL;
+    struct sample_read *r = calloc(1, sizeof(*r));
+    char *q = r && copy_request(r, req) == 0 ? psi_prom_psi_query(&r->req) : NULL;
+    if (!q) {
+        sample_read_free(r);
+        psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
+        return NULL;
+    }
+    if (filler_init(&r->f, &r->req, out) < 0) {
+        free(q);
+        free(r->nodes);
+        free(r->ips);
+        free(r->strings);
+        free(r);
+        return NULL;
+    }
+    r->out = out;
+    psi_promreply_stream_init(&r->s, &r->f.sink);
+    p->sample = r;
+    CURL *e = query_start(p, q, &r->s, &out->status);
+    free(q);
+    if (!e) {
+        p->stream = NULL;
+        p->sample = NULL;
+        sample_read_free(r);
+    }
+    return e;
+}
+
+int psi_prom_sample_finish(struct psi_prom *p, CURLcode rc)
+{
+    struct sample_read *r = p->sample;
+    if (!r)
+        return -1;
+    struct psi_sample *out = r->out;
+    long code = transfer_status(p, rc, &out->status);
+    int failed = code < 0 ? -1 : reply_done(p, code, filler_end(&r->f, &r->s, code, p->endpoint), &out->status);
+    p->stream = NULL;
+    p->sample = NULL;
+    sample_read_free(r);
+    return failed;
+}
+
 /* ---- source ---- */
 
 static int prom_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out)
 {
     struct psi_prom *p = src->impl;
-    char *q = psi_prom_psi_query(req);
-    struct filler f;
-    if (!q || filler_init(&f, req, out) < 0) {
-        free(q);
-        return q ? -1 : psi_fail(&out->status, PSI_REASON_CONFIG, "out of memory");
-    }
-    struct psi_promreply_stream s;
-    psi_promreply_stream_init(&s, &f.sink);
-    CURL *e = query_start(p, q, &s, &out->status);
-    free(q);
-    long code = e ? transfer_status(p, curl_easy_perform(e), &out->status) : -1;
-    int rc = code < 0 ? -1 : reply_done(p, code, filler_end(&f, &s, code, p->endpoint), &out->status);
-    p->stream = NULL;
-    psi_promreply_stream_free(&s);
-    filler_free(&f);
-    return rc;
+    CURL *e = psi_prom_sample_start(p, req, out);
+    return e ? psi_prom_sample_finish(p, curl_easy_perform(e)) : -1;
 }
 
 struct psi_source *psi_prom_source_new(struct psi_prom *p, struct kube_err *st)

@@ -143,6 +143,17 @@ long psi_prom_match_node(const struct psi_prom_series *s, const struct psi_node_
 int psi_prom_read_sample(const char *body, size_t len, long http_status, const char *url, const struct psi_request *req,
                          struct psi_sample *out);
 
+/* Non-blocking pressure read (e.g. in kube_loop): set up p's easy handle for req's query
+ * (psi_prom_psi_query), the reply read into out as it arrives, and return the handle (owned by
+ * p; the caller runs it). req is copied; out, prepared by psi_sample_init for req, is the
+ * caller's and must stay until psi_prom_sample_finish. NULL with out->status failed. A read
+ * started before and never finished is dropped. */
+CURL *psi_prom_sample_start(struct psi_prom *p, const struct psi_request *req, struct psi_sample *out);
+
+/* Finish the read psi_prom_sample_start began, given its transfer's result code: returns 0, or
+ * -1 with out->status failed, as the source's sample does (-1 too when no read was begun). */
+int psi_prom_sample_finish(struct psi_prom *p, CURLcode rc);
+
 /* A Prometheus source over client p (see source.h), which stays the caller's and must outlive
  * the source, so that other queries to the same Prometheus share its connection and
  * credentials; NULL with st failed. Free with psi_source_free. */

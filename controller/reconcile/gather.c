@@ -357,38 +357,101 @@ struct usage_work {
     double *node_mem;            /* per node (the caller's); NULL: memory not asked */
 };
 
-/* Usage from one Prometheus query. */
+/* Usage from the Prometheus queries' replies. */
 static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
 {
-    struct kube_err st;
-    kube_err_clear(&st);
-    struct psi_prom *p = in->prom;
-    if (!p)
-        psi_fail(&st, PSI_REASON_CONFIG, "%s", in->prom_error);
-    char *q = p ? usage_query(in->window_s, u->refs, u->nrefs) : NULL;
-    struct psi_prom_vector v = {0};
-    if (!p || !q || psi_prom_query(p, q, &v, &st) < 0) {
-        snprintf(why, len, "the usage query failed: %s", kube_err_failed(&st) ? st.msg : "out of memory");
-        free(q);
+    const struct gather_usage_read *r = in->prom;
+    if (!r->ended || kube_err_failed(&r->cpu_err)) {
+        snprintf(why, len, "the usage query failed: %s", r->ended ? r->cpu_err.msg : "no reply yet");
         return -1;
     }
-    free(q);
-    usage_fill(&v, u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage);
+    usage_fill(&r->cpu, u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage);
     if (in->node_load1 && in->node_waiting)
-        usage_fill_runqueue(&v, u->descs, in->nnodes, in->node_load1, in->node_waiting);
-    psi_prom_vector_free(&v);
+        usage_fill_runqueue(&r->cpu, u->descs, in->nnodes, in->node_load1, in->node_waiting);
     if (!u->node_mem)
         return 0;
     /* memory in use: without an answer it stays unknown, and nothing moves on memory */
-    struct psi_prom_vector m = {0};
-    char *mq = usage_memory_query(u->refs, u->nrefs);
-    if (mq && psi_prom_query(p, mq, &m, &st) == 0)
-        usage_fill(&m, u->descs, in->nnodes, u->node_mem, u->refs, u->nrefs, u->ref_mem);
+    if (kube_err_failed(&r->mem_err))
+        log_warn("memory in use not read", "error", r->mem_err.msg);
     else
-        log_warn("memory in use not read", "error", kube_err_failed(&st) ? st.msg : "out of memory");
-    free(mq);
-    psi_prom_vector_free(&m);
+        usage_fill(&r->mem, u->descs, in->nnodes, u->node_mem, u->refs, u->nrefs, u->ref_mem);
     return 0;
+}
+
+/* The usage queries ended: the replies wait, and the owner hears of it when they ended on the
+ * loop (from_loop). */
+static void usage_read_end(struct gather_usage_read *r, bool from_loop)
+{
+    r->ended = true;
+    free(r->mem_query);
+    r->mem_query = NULL;
+    if (from_loop && r->loop && r->wake)
+        r->wake(r->wake_ud);
+}
+
+/* promrun's continuation of a usage query: its reply, then the memory query or the end. */
+static void usage_query_ended(struct promrun *run, CURLcode rc, void *ud)
+{
+    struct gather_usage_read *r = ud;
+    if (r->on_memory) {
+        psi_prom_query_finish(run->prom, rc, &r->mem, &r->mem_err);
+    } else if (psi_prom_query_finish(run->prom, rc, &r->cpu, &r->cpu_err) == 0 && r->mem_query) {
+        r->on_memory = true;
+        CURL *e = psi_prom_query_start(run->prom, r->mem_query, &r->mem_err);
+        if (e && promrun_start(run, r->loop, e, usage_query_ended, r, &r->mem_err) == 0)
+            return;
+    }
+    usage_read_end(r, true);
+}
+
+void gather_usage_read_start(struct gather_usage_read *r, const struct gather_usage_in *in,
+                             const struct gather_candidates *cands, const struct psi_prom_config *cfg,
+                             struct kube_loop *loop, void (*wake)(void *ud), void *ud)
+{
+    if (r->ended || promrun_busy(&r->run))
+        return;
+    gather_usage_read_drop(r);
+    r->loop = loop;
+    r->wake = wake;
+    r->wake_ud = ud;
+    r->on_memory = false;
+    kube_err_clear(&r->cpu_err);
+    kube_err_clear(&r->mem_err);
+    struct usage_ref *refs = calloc(cands->n ? cands->n : 1, sizeof(*refs));
+    for (size_t j = 0; refs && j < cands->n; j++)
+        refs[j] = (struct usage_ref){cands->c[j].ns, cands->c[j].name, cands->w[j].vmi};
+    char *q = refs ? usage_query(in->window_s, refs, cands->n) : NULL;
+    r->mem_query = refs && in->node_mem ? usage_memory_query(refs, cands->n) : NULL;
+    free(refs);
+    struct psi_prom *p = promrun_client(&r->run, cfg, &r->cpu_err);
+    CURL *e = NULL;
+    if (p && (!q || (in->node_mem && !r->mem_query)))
+        psi_fail(&r->cpu_err, PSI_REASON_CONFIG, "out of memory");
+    else if (p)
+        e = psi_prom_query_start(p, q, &r->cpu_err);
+    free(q);
+    if (!e || promrun_start(&r->run, loop, e, usage_query_ended, r, &r->cpu_err) < 0)
+        usage_read_end(r, false);
+}
+
+bool gather_usage_read_busy(const struct gather_usage_read *r)
+{
+    return promrun_busy(&r->run);
+}
+
+void gather_usage_read_drop(struct gather_usage_read *r)
+{
+    psi_prom_vector_free(&r->cpu);
+    psi_prom_vector_free(&r->mem);
+    r->ended = false;
+}
+
+void gather_usage_read_release(struct gather_usage_read *r)
+{
+    promrun_release(&r->run);
+    gather_usage_read_drop(r);
+    free(r->mem_query);
+    r->mem_query = NULL;
 }
 
 /* What usage_from_kubelet reads and fills: node_usage[i] for nodes[i], ref_usage[j] for
@@ -500,8 +563,7 @@ int gather_usage(const struct gather_usage_in *in, struct gather_candidates *can
         snprintf(why, len, "out of memory");
     } else {
         usage_ask(&u, in, cands);
-        rc = in->prom || in->prom_error ? usage_from_prometheus(in, &u, why, len)
-                                        : usage_from_kubelets(in, &u, why, len);
+        rc = in->prom ? usage_from_prometheus(in, &u, why, len) : usage_from_kubelets(in, &u, why, len);
     }
     for (size_t j = 0; rc == 0 && j < cands->n; j++) {
         cands->w[j].usage = u.ref_usage[j];

@@ -15,6 +15,7 @@
 #include "reconcile/mover.h"
 #include "reconcile/move/moves.h"
 #include "reconcile/move/plan.h"
+#include "reconcile/promrun.h"
 
 /* ---- informer projections (kube_informer_project_fn: a new cJSON object, or NULL; nodes:
  * nodeproj.h) ---- */
@@ -81,12 +82,28 @@ void gather_candidates_free(struct gather_candidates *g);
 
 /* ---- usage ---- */
 
+/* The usage queries to Prometheus of one decision, run on the event loop (promrun.h): the CPU
+ * query, then the memory query when memory is balanced. Their replies wait for gather_usage.
+ * Zero it before use; release with gather_usage_read_release. */
+struct gather_usage_read {
+    struct promrun run;         /* its own client (the pressure read has one too) */
+    char *mem_query;            /* to run once the CPU query ended, or NULL */
+    struct psi_prom_vector cpu; /* the CPU query's reply */
+    struct psi_prom_vector mem; /* the memory query's reply */
+    struct kube_err cpu_err;    /* failed: why the CPU query gave no reply */
+    struct kube_err mem_err;    /* likewise the memory query (asked and failed) */
+    bool on_memory;             /* the memory query runs (else the CPU query) */
+    bool ended;                 /* both ended: the replies wait */
+    struct kube_loop *loop;     /* where they run; NULL: they blocked */
+    void (*wake)(void *ud);     /* on the loop: called (wake_ud) once both ended */
+    void *wake_ud;
+};
+
 /* What a usage read needs. */
 struct gather_usage_in {
-    struct kube_client *client; /* for the kubelet summaries */
-    struct psi_prom *prom;      /* the PsiRebalance's Prometheus client (sampling_prom) */
-    const char *prom_error;     /* prom NULL: why there is none; both NULL: the kubelet summaries */
-    long window_s;              /* spec.metrics.window */
+    struct kube_client *client;           /* for the kubelet summaries */
+    const struct gather_usage_read *prom; /* Prometheus: the queries' replies (ended); NULL: the kubelets */
+    long window_s;                        /* spec.metrics.window */
     const struct mover_node *nodes;
     size_t nnodes;
     double *node_mem;                  /* non-NULL: also read memory in use (bytes) into node_mem[i] and the
@@ -95,9 +112,27 @@ struct gather_usage_in {
                                         * node (usage.h; Prometheus only, NAN where absent) */
 };
 
+/* Start the usage queries for the candidates (in->prom is not read) with the client of cfg on
+ * loop (NULL: at once, blocking), unless they run or ended and wait; r->ended says when they
+ * did, and wake (ud) is called then when they ran on the loop. A query that cannot start ends
+ * failed at once. */
+void gather_usage_read_start(struct gather_usage_read *r, const struct gather_usage_in *in,
+                             const struct gather_candidates *cands, const struct psi_prom_config *cfg,
+                             struct kube_loop *loop, void (*wake)(void *ud), void *ud);
+
+/* Whether a usage query is in flight. */
+bool gather_usage_read_busy(const struct gather_usage_read *r);
+
+/* Drop the replies that ended (the next decision asks anew). */
+void gather_usage_read_drop(struct gather_usage_read *r);
+
+/* Drop the queries in flight and the replies; free the client. */
+void gather_usage_read_release(struct gather_usage_read *r);
+
 /* Read the CPU usage of the nodes (node_usage[i], cores, NAN unknown) and of the candidates
- * (their usage field), and memory in use when in->node_mem asks. Returns 0, or -1 with why
- * (len bytes) when no CPU usage could be read. */
+ * (their usage field), and memory in use when in->node_mem asks: from in->prom's replies, or
+ * from the kubelet summaries. Returns 0, or -1 with why (len bytes) when no CPU usage could be
+ * read. */
 int gather_usage(const struct gather_usage_in *in, struct gather_candidates *cands, double *node_usage, char *why,
                  size_t len);
 

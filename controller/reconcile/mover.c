@@ -36,6 +36,7 @@ struct mover {
     int64_t quiet_until_ms, quiet_generation;
     bool targeted; /* this reconcile: VM moves are targeted live migrations */
     struct mover_stats stats;
+    struct gather_usage_read usage; /* the usage queries to Prometheus, on the loop */
 };
 
 /* Room for why maintenance holds a node. */
@@ -99,6 +100,7 @@ void mover_free(struct mover *mv)
     if (!mv)
         return;
     history_free(mv->h);
+    gather_usage_read_release(&mv->usage);
     free(mv);
 }
 
@@ -383,21 +385,34 @@ static int find_candidates(struct decision *dc)
     return 0;
 }
 
-/* Usage, then demand of nodes and candidates. Returns 0, or -1 with the verdict set. */
+/* Usage, then demand of nodes and candidates. Returns 0, or -1 with the verdict set, or with
+ * dc->keep while the usage queries to Prometheus run (their end wakes the PsiRebalance, and the
+ * decision is made again with their replies). */
 static int read_demand(struct mover *mv, struct decision *dc)
 {
     const struct mover_input *in = dc->in;
+    bool prometheus = in->pr->spec.metrics.source == API_SOURCE_PROMETHEUS;
     struct gather_usage_in u = {.client = dc->d->client,
-                                .prom = in->prom,
-                                .prom_error = in->prom_error,
+                                .prom = prometheus ? &mv->usage : NULL,
                                 .window_s = (long)(in->pr->spec.metrics.window_ms / 1000),
                                 .nodes = in->nodes,
                                 .nnodes = dc->nn,
                                 .node_mem = dc->node_mem,
                                 .node_load1 = dc->load1,
                                 .node_waiting = dc->waiting};
+    if (prometheus && !mv->usage.ended) {
+        if (!gather_usage_read_busy(&mv->usage)) {
+            mv->stats.usage_queries++;
+            gather_usage_read_start(&mv->usage, &u, &dc->cands, in->prom, dc->d->loop, dc->d->wake, dc->d->wake_ud);
+        }
+        if (!mv->usage.ended) {
+            dc->keep = true;
+            return -1;
+        }
+    } else if (!prometheus) {
+        mv->stats.usage_queries++;
+    }
     char why[1024];
-    mv->stats.usage_queries++;
     if (gather_usage(&u, &dc->cands, dc->usage, why, sizeof(why)) < 0) {
         mv->stats.usage_failures++;
         cycle_verdict_set(&dc->v, API_CONDITION_FALSE, "UsageUnavailable",
@@ -916,7 +931,7 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
     int rc = 0;
     if (cycle_gate(&in->pr->spec, in->metrics_ok, &dc.v)) {
         /* nothing is decided: the gate says why */
-    } else if (in->sampled) {
+    } else if (in->sampled || mv->usage.ended) {
         if (decide(mv, &dc, fail_msg, fail_len) < 0) {
             *fail_reason = "EvictionFailed";
             rc = -1;
@@ -932,6 +947,8 @@ int mover_run(struct mover *mv, const struct mover_deps *d, const struct mover_i
         conditions_set(next, API_CONDITION_REBALANCING, API_CONDITION_UNKNOWN, "Pending",
                        "waiting for the first pressure sample", in->pr->generation, in->now_ms / 1000);
     history_fill_status(mv->h, in->now_ms, in->pr->spec.eviction.cooldown.history_ms, next);
+    if (mv->usage.ended) /* replies serve the first decision after they came */
+        gather_usage_read_drop(&mv->usage);
     decision_free(&dc);
     free(migs.v);
     return rc;

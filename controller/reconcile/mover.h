@@ -92,6 +92,9 @@ struct mover_deps {
     void *pods_ud;
     struct kube_informer *kubevirts; /* KubeVirt CRs (their migration limits); NULL: none */
     struct kube_informer *pools;     /* MachineConfigPools (rollouts, rollout.h); NULL: the API is absent */
+    struct kube_loop *loop;          /* where the usage queries run (promrun.h); NULL: they block */
+    void (*wake)(void *ud);          /* with loop: called (wake_ud) when the usage queries ended */
+    void *wake_ud;
 };
 
 /* A selected node this cycle. */
@@ -108,11 +111,11 @@ struct mover_input {
     const struct api_psirebalance *pr; /* decoded */
     const struct mover_node *nodes;
     size_t nnodes;
-    bool sampled;           /* a new pressure sample was taken: decide */
-    bool metrics_ok;        /* the last sample succeeded */
-    struct psi_prom *prom;  /* the Prometheus client for usage (the pressure source's) */
-    const char *prom_error; /* prom NULL: why there is none; both NULL: the Kubelet source */
-    int64_t now_ms;         /* wall clock, ms since the epoch */
+    bool sampled;    /* a new pressure sample was taken: decide */
+    bool metrics_ok; /* the last sample succeeded */
+    /* the Prometheus settings for the usage queries; NULL: the Kubelet source */
+    const struct psi_prom_config *prom;
+    int64_t now_ms; /* wall clock, ms since the epoch */
 };
 
 /* Counters for the metrics endpoint. */

@@ -23,6 +23,7 @@
 
 /* What a reconciler remembers of one PsiRebalance between cycles. */
 struct cr_state {
+    struct reconciler *r;
     char *name;
     struct taintstate taints; /* the state machine's, per node */
     struct sampling sampling; /* pressure source, last sample, metrics state */
@@ -93,6 +94,7 @@ static struct cr_state *state_get(struct reconciler *r, const char *name)
     struct cr_state *cs = calloc(1, sizeof(*cs));
     if (!cs)
         return NULL;
+    cs->r = r;
     sampling_init(&cs->sampling);
     if (!(cs->name = strdup(name)) || !(cs->mover = mover_new())) {
         state_free(cs);
@@ -363,19 +365,44 @@ static int record_taint_key(size_t adds, void *ud)
     return 0;
 }
 
-/* When the interval has passed (and nothing failed yet): sample, then step the taints. */
+/* A read of this PsiRebalance's on the event loop ended: reconcile it (sampling_in.wake,
+ * gather_usage_read's wake). */
+static void wake(void *ud)
+{
+    struct cr_state *cs = ud;
+    if (cs->r->deps.wake)
+        cs->r->deps.wake(cs->r->deps.wake_ud, cs->name);
+}
+
+/* When the interval has passed (and nothing failed yet): start a read; when a read has ended,
+ * take it and step the taints. */
 static void sample_and_taint(struct visit *v)
 {
     struct reconciler *r = v->r;
     struct cr_state *cs = v->cs;
-    if (v->fail_reason || v->now_ms < cs->next_sample_ms)
+    if (v->fail_reason)
         return;
-    cs->next_sample_ms = v->now_ms + v->pr.spec.metrics.interval_ms;
     const cJSON *meta = jx_at(v->obj, "metadata");
     struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, jx_str(meta, "name"), jx_str(meta, "uid")};
     struct psi_prom_config cfg;
-    struct sampling_in in = {
-        r->deps.client, r->deps.events, &ref, &v->pr.spec, &v->nodes, prom_config(r, &v->pr.spec, &cfg), v->now_ms};
+    struct sampling_in in = {.client = r->deps.client,
+                             .events = r->deps.events,
+                             .ref = &ref,
+                             .spec = &v->pr.spec,
+                             .nodes = &v->nodes,
+                             .prom = prom_config(r, &v->pr.spec, &cfg),
+                             .now_ms = v->now_ms,
+                             .loop = r->deps.loop,
+                             .wake = wake,
+                             .wake_ud = cs};
+    if (!sampling_ready(&cs->sampling)) {
+        if (v->now_ms < cs->next_sample_ms || sampling_busy(&cs->sampling))
+            return;
+        cs->next_sample_ms = v->now_ms + v->pr.spec.metrics.interval_ms;
+        sampling_start(&cs->sampling, &in);
+        if (!sampling_ready(&cs->sampling))
+            return; /* the read runs on the loop: its end wakes this PsiRebalance */
+    }
     v->sampled = sampling_take(&cs->sampling, &in) == 0;
     r->counters.samples++;
     r->counters.sample_failures += !v->sampled;
@@ -456,16 +483,25 @@ static void rebalance(struct visit *v)
     }
     const struct api_spec *spec = &v->pr.spec;
     struct psi_prom_config cfg;
-    struct kube_err st;
-    kube_err_clear(&st);
-    struct psi_prom *prom = spec->metrics.source == API_SOURCE_PROMETHEUS
-                                ? sampling_prom(&v->cs->sampling, prom_config(r, spec, &cfg), &st)
-                                : NULL;
-    struct mover_deps d = {r->deps.client, r->deps.events,  r->deps.vmis,      r->deps.vmims,
-                           r->deps.pods,   r->deps.pods_ud, r->deps.kubevirts, r->deps.pools};
-    struct mover_input in = {
-        v->obj,   &v->pr, mn, n, v->sampled, v->cs->sampling.metrics == 1, prom, kube_err_failed(&st) ? st.msg : NULL,
-        v->now_ms};
+    struct mover_deps d = {.client = r->deps.client,
+                           .events = r->deps.events,
+                           .vmis = r->deps.vmis,
+                           .vmims = r->deps.vmims,
+                           .pods = r->deps.pods,
+                           .pods_ud = r->deps.pods_ud,
+                           .kubevirts = r->deps.kubevirts,
+                           .pools = r->deps.pools,
+                           .loop = r->deps.loop,
+                           .wake = wake,
+                           .wake_ud = v->cs};
+    struct mover_input in = {.obj = v->obj,
+                             .pr = &v->pr,
+                             .nodes = mn,
+                             .nnodes = n,
+                             .sampled = v->sampled,
+                             .metrics_ok = v->cs->sampling.metrics == 1,
+                             .prom = spec->metrics.source == API_SOURCE_PROMETHEUS ? prom_config(r, spec, &cfg) : NULL,
+                             .now_ms = v->now_ms};
     struct mover_stats before = *mover_stats(v->cs->mover);
     const char *reason = NULL;
     char msg[512];

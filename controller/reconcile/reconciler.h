@@ -29,6 +29,7 @@
 
 #include "kube/events.h"
 #include "kube/informer.h"
+#include "kube/loop.h"
 #include "kube/rest.h"
 #include "reconcile/mover.h"
 
@@ -47,6 +48,11 @@ struct reconciler_deps {
     struct kube_informer *(*pods)(void *ud, const char *label_selector);
     void *pods_ud;
     struct kube_informer *kubevirts; /* KubeVirt CRs; NULL: none (KubeVirt's default limits) */
+    /* Where Prometheus queries run (promrun.h); NULL: they block. When one ends, wake (wake_ud,
+     * the PsiRebalance's name) asks for a reconcile of it; NULL: none is asked for. */
+    struct kube_loop *loop;
+    void (*wake)(void *ud, const char *name);
+    void *wake_ud;
 };
 
 /* Counters a metrics endpoint reads; zero-initialised by reconciler_new. */

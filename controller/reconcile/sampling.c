@@ -5,11 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/reasons.h"
-#include "base/jx.h"
-#include "base/util.h"
 #include "base/logging.h"
 #include "psi/kubelet.h"
 #include "psi/prom.h"
@@ -23,74 +20,15 @@ void sampling_init(struct sampling *s)
     s->metrics = -1;
 }
 
-/* Free the source (it is made anew on the next sample). */
-static void drop_source(struct sampling *s)
-{
-    psi_source_free(s->source);
-    free(s->source_key);
-    s->source = NULL;
-    s->source_key = NULL;
-}
-
 void sampling_free(struct sampling *s)
 {
-    drop_source(s);
-    psi_prom_free(s->prom);
-    free(s->prom_key);
-    s->prom = NULL;
-    s->prom_key = NULL;
+    promrun_release(&s->prom);
+    psi_source_free(s->source);
+    s->source = NULL;
     psi_sample_free(&s->sample);
+    psi_sample_free(&s->read);
     s->have_sample = false;
-}
-
-struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config *cfg, struct kube_err *st)
-{
-    if (!cfg) {
-        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
-        return NULL;
-    }
-    char key[2048];
-    snprintf(key, sizeof(key), "%s|%s|%s|%s|%d", base_or_empty(cfg->url), cfg->token_fn ? "reader" : "",
-             base_or_empty(cfg->token_file), base_or_empty(cfg->ca_file), cfg->plain_http_token);
-    if (s->prom && s->prom_key && strcmp(s->prom_key, key) == 0)
-        return s->prom;
-    drop_source(s); /* a Prometheus source uses the client: never let it outlive it */
-    psi_prom_free(s->prom);
-    free(s->prom_key);
-    s->prom_key = NULL;
-    s->prom = psi_prom_new(cfg, st);
-    if (s->prom && !(s->prom_key = strdup(key))) { /* without its key it would be made anew every time */
-        psi_prom_free(s->prom);
-        s->prom = NULL;
-        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
-    }
-    return s->prom;
-}
-
-/* The pressure source for spec, made anew when the spec's metrics settings changed. */
-static struct psi_source *source_for(struct sampling *s, const struct sampling_in *in, struct kube_err *st)
-{
-    const struct api_spec *spec = in->spec;
-    char key[2048];
-    const char *token = spec->metrics.prometheus.bearer_token_file;
-    snprintf(key, sizeof(key), "%s|%s|%s%s|%s|%d", api_source_name(spec->metrics.source),
-             base_or_empty(spec->metrics.prometheus.url), token ? "file:" : "reader", base_or_empty(token),
-             base_or_empty(spec->metrics.prometheus.ca_file), spec->metrics.prometheus.send_token_over_plain_http);
-    struct psi_prom *prom = NULL;
-    if (spec->metrics.source != API_SOURCE_KUBELET && !(prom = sampling_prom(s, in->prom, st)))
-        return NULL;
-    if (s->source && s->source_key && strcmp(s->source_key, key) == 0)
-        return s->source;
-    drop_source(s);
-    if (spec->metrics.source == API_SOURCE_KUBELET)
-        s->source = psi_kubelet_source_new(in->client, st);
-    else
-        s->source = psi_prom_source_new(prom, st);
-    if (s->source && !(s->source_key = strdup(key))) { /* without its key it would be made anew every time */
-        drop_source(s);
-        psi_fail(st, PSI_REASON_CONFIG, "out of memory");
-    }
-    return s->source;
+    s->read_ended = false;
 }
 
 /* The source's index of an API resource. */
@@ -196,42 +134,103 @@ static int follow_metrics(struct sampling *s, const struct sampling_in *in, cons
     return 0;
 }
 
-int sampling_take(struct sampling *s, const struct sampling_in *in)
+/* The read ended (its status says how). */
+static void end_read(struct sampling *s)
 {
+    s->last_seconds = (double)(kube_loop_now_ms() - s->read_started_ms) / 1000.0;
+    s->read_ended = true;
+}
+
+/* promrun's continuation of the Prometheus read. */
+static void prom_read_ended(struct promrun *r, CURLcode rc, void *ud)
+{
+    struct sampling *s = ud;
+    psi_prom_sample_finish(r->prom, rc);
+    end_read(s);
+    if (s->wake)
+        s->wake(s->wake_ud);
+}
+
+/* Start the read of req from the spec's source (s->read prepared for req). */
+static void read_from_source(struct sampling *s, const struct sampling_in *in, const struct psi_request *req)
+{
+    struct psi_sample *out = &s->read;
+    if (in->spec->metrics.source == API_SOURCE_KUBELET) {
+        s->read_from = "Kubelet";
+        if (!s->source)
+            s->source = psi_kubelet_source_new(in->client, &out->status);
+        if (s->source)
+            s->source->sample(s->source, req, out);
+        end_read(s);
+        return;
+    }
+    s->read_from = "Prometheus";
+    struct psi_prom *prom = promrun_client(&s->prom, in->prom, &out->status);
+    CURL *e = prom ? psi_prom_sample_start(prom, req, out) : NULL;
+    s->wake = in->loop ? in->wake : NULL;
+    s->wake_ud = in->wake_ud;
+    if (!e || promrun_start(&s->prom, in->loop, e, prom_read_ended, s, &out->status) < 0)
+        end_read(s);
+}
+
+void sampling_start(struct sampling *s, const struct sampling_in *in)
+{
+    if (s->read_ended || promrun_busy(&s->prom))
+        return;
     const struct api_spec *spec = in->spec;
+    psi_sample_free(&s->read);
+    s->read_started_ms = kube_loop_now_ms();
+    /* cpu "some" always: the rebalancer's predictions read it */
+    s->read_full = spec->pressure.stall == API_STALL_FULL ? PSI_RES_BIT(psi_resource_of(spec->pressure.resource)) : 0;
     struct descs d;
-    struct kube_err st;
-    kube_err_clear(&st);
-    if (describe(in->nodes, &d) < 0)
-        psi_fail(&st, PSI_REASON_CONFIG, "out of memory");
-    struct psi_sample sample = {0};
-    struct psi_source *src = kube_err_failed(&st) ? NULL : source_for(s, in, &st);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (src) {
-        /* cpu "some" always: the rebalancer's predictions read it */
-        unsigned full =
-            spec->pressure.stall == API_STALL_FULL ? PSI_RES_BIT(psi_resource_of(spec->pressure.resource)) : 0;
-        struct psi_request req = {
-            d.v, d.n, PSI_RES_ALL, full, (long)(spec->metrics.window_ms / 1000), spec->pressure.has_utilization_floor};
-        psi_source_sample(src, &req, &sample);
-        st = sample.status;
+    if (describe(in->nodes, &d) < 0) {
+        psi_fail(&s->read.status, PSI_REASON_CONFIG, "out of memory");
+    } else {
+        s->read_asked = d.n;
+        struct psi_request req = {d.v,
+                                  d.n,
+                                  PSI_RES_ALL,
+                                  s->read_full,
+                                  (long)(spec->metrics.window_ms / 1000),
+                                  spec->pressure.has_utilization_floor};
+        if (psi_sample_init(&s->read, &req) == 0)
+            read_from_source(s, in, &req);
     }
     free(d.v);
     free(d.ips);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    s->last_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    if (kube_err_failed(&st)) {
+    if (!s->read_ended && !promrun_busy(&s->prom))
+        end_read(s); /* it could not start */
+}
+
+bool sampling_busy(const struct sampling *s)
+{
+    return promrun_busy(&s->prom);
+}
+
+bool sampling_ready(const struct sampling *s)
+{
+    return s->read_ended;
+}
+
+int sampling_take(struct sampling *s, const struct sampling_in *in)
+{
+    if (!s->read_ended)
+        return -1;
+    s->read_ended = false;
+    struct psi_sample sample = s->read;
+    memset(&s->read, 0, sizeof(s->read));
+    if (kube_err_failed(&sample.status)) {
+        struct kube_err st = sample.status;
         psi_sample_free(&sample);
-        return follow_metrics(s, in, &st, NULL, d.n);
+        return follow_metrics(s, in, &st, NULL, s->read_asked);
     }
     if (sample.n_node_errors)
         log_warn("some nodes unreadable", "psirebalance", in->ref->name, "error", sample.node_error);
     psi_sample_free(&s->sample);
     s->sample = sample;
     s->have_sample = true;
-    s->full = spec->pressure.stall == API_STALL_FULL ? PSI_RES_BIT(psi_resource_of(spec->pressure.resource)) : 0;
+    s->full = s->read_full;
     if (s->sample.n_nodes)
         qsort(s->sample.nodes, s->sample.n_nodes, sizeof(*s->sample.nodes), node_sample_cmp);
-    return follow_metrics(s, in, &st, src ? src->name : "", d.n);
+    return follow_metrics(s, in, &sample.status, s->read_from, s->read_asked);
 }

@@ -1,10 +1,11 @@
 /* sampling: the pressure readings of one PsiRebalance's nodes, from the source its spec names
- * (Prometheus or the kubelets). It owns the PsiRebalance's one Prometheus client, which the
- * pressure source and the usage query (sampling_prom) share. The client is made anew only
- * when its settings change, the source only when spec.metrics changes; the
- * last good sample is kept for the next cycles and the metrics endpoint; the metrics state
- * (MetricsAvailable's reason and message) follows each sample, with an Event when the
- * readings go away or come back. Not thread-safe. */
+ * (Prometheus or the kubelets). A read is started (sampling_start) and taken once it ended
+ * (sampling_take): Prometheus's query runs on the event loop (promrun.h), and its end wakes the
+ * PsiRebalance, so the loop never waits for Prometheus; the kubelets' reads run at once (each
+ * node's within its own timeout, kubelet.h). The Prometheus client is made anew only when its
+ * settings change; the last good sample is kept for the next cycles and the metrics endpoint;
+ * the metrics state (MetricsAvailable's reason and message) follows each sample taken, with an
+ * Event when the readings go away or come back. Not thread-safe. */
 #ifndef PSI_RECONCILE_SAMPLING_H
 #define PSI_RECONCILE_SAMPLING_H
 
@@ -13,18 +14,18 @@
 
 #include "api/psirebalance.h"
 #include "kube/events.h"
+#include "kube/loop.h"
 #include "kube/rest.h"
 #include "psi/prom.h"
 #include "psi/source.h"
+#include "reconcile/promrun.h"
 #include "reconcile/status/ownership.h"
 
 /* Owned; zero it, then sampling_init. */
 struct sampling {
-    struct psi_prom *prom; /* the Prometheus client, or NULL (not made yet, Kubelet source) */
-    char *prom_key;        /* the settings it was made from */
-    struct psi_source *source;
-    char *source_key;         /* the spec fields the source was made from */
-    struct psi_sample sample; /* the last successful sample, nodes sorted by name */
+    struct promrun prom;       /* the Prometheus client and the read in flight on it */
+    struct psi_source *source; /* the Kubelet source, or NULL (not made yet) */
+    struct psi_sample sample;  /* the last successful sample, nodes sorted by name */
     bool have_sample;
     unsigned full;   /* PSI_RES_BIT set of the resources the sample read as "full" */
     int metrics;     /* -1 not read yet, 0 failed or no node measured, 1 ok */
@@ -32,10 +33,19 @@ struct sampling {
     size_t measured; /* nodes the last answered sample measured (of the resource acted on) */
     char reason[48]; /* MetricsAvailable's */
     char message[1024];
-    double last_seconds; /* how long the last sample took */
+    double last_seconds; /* how long the last read took, from its start to its end */
+    /* the read sampling_start began, until sampling_take */
+    struct psi_sample read;
+    bool read_ended;       /* it ended: read.status says how */
+    unsigned read_full;    /* as full, for it */
+    size_t read_asked;     /* nodes it asked for */
+    const char *read_from; /* the source's name */
+    uint64_t read_started_ms;
+    void (*wake)(void *ud); /* called when a read on the loop ended */
+    void *wake_ud;
 };
 
-/* What one sample needs; all borrowed. */
+/* What a read needs; all borrowed for the call. */
 struct sampling_in {
     struct kube_client *client;       /* for the kubelet source */
     struct kube_events *events;       /* may be NULL */
@@ -44,22 +54,32 @@ struct sampling_in {
     const struct ownership_nodes *nodes; /* the owned ones are sampled */
     const struct psi_prom_config *prom;  /* the Prometheus settings (promcred.h); NULL: no memory */
     int64_t now_ms;
+    struct kube_loop *loop; /* where a Prometheus read runs; NULL: at once, blocking */
+    void (*wake)(void *ud); /* with loop: called (ud wake_ud) on the loop when the read ended */
+    void *wake_ud;
 };
 
 /* Make s ready (no sample, metrics not read yet). */
 void sampling_init(struct sampling *s);
 
-/* Release what s owns. */
+/* Release what s owns; a read in flight is dropped. */
 void sampling_free(struct sampling *s);
 
-/* The PsiRebalance's Prometheus client for cfg (owned by s; the pressure source uses the same),
- * made anew when cfg's settings changed since it was made; NULL with st failed
- * (SourceConfigError) on a bad URL, no memory or cfg NULL. */
-struct psi_prom *sampling_prom(struct sampling *s, const struct psi_prom_config *cfg, struct kube_err *st);
+/* Start a read of the owned nodes, unless one runs or ended and was not taken yet. With
+ * Prometheus and a loop it runs on, and sampling_ready says when it ended; otherwise it has
+ * ended on return. A read that cannot start (a bad URL, no memory) has ended, failed. */
+void sampling_start(struct sampling *s, const struct sampling_in *in);
 
-/* Sample the owned nodes; updates the metrics state and, on success, the sample. Returns 0 on
- * a good sample (partial when some nodes were not measured), -1 when the source failed or
- * measured no node (the message says why; taints are held). */
+/* Whether a read runs. */
+bool sampling_busy(const struct sampling *s);
+
+/* Whether a read ended and waits for sampling_take. */
+bool sampling_ready(const struct sampling *s);
+
+/* Take the read that ended: the metrics state follows it and, when it succeeded, it becomes the
+ * sample. Returns 0 on a good sample (partial when some nodes were not measured), -1 when the
+ * source failed or measured no node (the message says why; taints are held), or when no read
+ * had ended. */
 int sampling_take(struct sampling *s, const struct sampling_in *in);
 
 /* The last sample of node, or NULL. */

@@ -10,8 +10,8 @@
  *   garbage    1 MiB of pseudo-random bytes as a 200 reply
  *   truncated  a Content-Length of 16 MiB and 4 MiB of a valid vector, then the connection closes
  *   deep       a vector whose first label value is 100,000 nested arrays
- * Each connection is served by its own child process; bytes written per answer are logged
- * on stdout ("served MODE bytes=N"). */
+ * Each connection is served by its own child process; each request is logged on stdout when it
+ * came ("asked MODE") and when its answer ended, with the bytes written ("served MODE bytes=N"). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -136,6 +136,8 @@ static void serve(int fd)
     char mode[32] = "";
     if (sscanf(req, "GET /%31[a-z]/", mode) != 1)
         mode[0] = '\0';
+    printf("asked %s\n", mode[0] ? mode : "(none)");
+    fflush(stdout);
     answer(fd, mode);
     printf("served %s bytes=%llu\n", mode[0] ? mode : "(none)", sent);
     fflush(stdout);

@@ -12,7 +12,7 @@ hostile_bin=${1:?usage: hostile_prometheus.sh HOSTILE_PROM_BINARY}
 name=hostile-$$
 # The bound checked: half the Deployment's memory limit (config/manager: 512Mi).
 hwm_limit_kib=$((256 * 1024))
-trap 'kubectl delete psirebalance "$name" --ignore-not-found --wait=false >/dev/null 2>&1; [ -n "${hostile_pid:-}" ] && kill "$hostile_pid" 2>/dev/null; operator_cleanup' EXIT
+trap 'kubectl delete psirebalance "$name" "$name-other" --ignore-not-found --wait=false >/dev/null 2>&1; [ -n "${hostile_pid:-}" ] && kill "$hostile_pid" 2>/dev/null; operator_cleanup' EXIT
 
 mapfile -t nodes < <(kubectl get nodes -l node-role.kubernetes.io/worker -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort)
 node_args=()
@@ -35,6 +35,33 @@ YAML
 }
 taints() { kubectl get nodes -o json | jq -c '[.items[] | {name: .metadata.name, taints: [.spec.taints[]? | select(.key == "rebalance.psi.dev/pressure")]}]'; }
 metrics_message() { psir_field "$name" '.status.conditions[]? | select(.type == "MetricsAvailable") | "\(.status) \(.reason) \(.message)"'; }
+
+# A read of Prometheus runs on the event loop, which goes on meanwhile: while a slow reply is
+# being read (asked, not yet served), another PsiRebalance (of no node, reading the kubelets)
+# gets its status before that read ends. A read that blocked the loop would hold it
+# back until the client gave up on the slow reply (15 s).
+count() { grep -c "^$1 slow" "$work/hostile.log" || true; }
+reconciled_while_slow() {
+  local other=$name-other asked
+  asked=$(count asked)
+  eventually 60 "a new slow read is asked for" bash -c "[ \$(grep -c '^asked slow' '$work/hostile.log') -gt $asked ]"
+  local served_before
+  served_before=$(count served)
+  check "a slow read is in flight" test "$(count asked)" -gt "$served_before"
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: rebalance.psi.dev/v1alpha1
+kind: PsiRebalance
+metadata: {name: $other}
+spec:
+  nodeSelector: {matchLabels: {psi-test: nothing}}
+  metrics: {source: Kubelet}
+YAML
+  eventually 30 "the other PsiRebalance gets its status while the slow read runs" bash -c \
+    "$(declare -f psir_field condition); [ -n \"\$(condition $other Ready)\" ]"
+  check "the slow read had not ended when it did ($served_before replies served before, $(count served) now)" \
+    test "$(count served)" = "$served_before"
+  kubectl delete psirebalance "$other" --wait=false >/dev/null
+}
 
 # Under AddressSanitizer freed memory waits in a quarantine (256 MB by default) that VmHWM
 # would count: this test's operator runs without it, so that VmHWM is what it holds.
@@ -60,6 +87,8 @@ for m in "${modes[@]}"; do
   eventually 60 "$mode: MetricsAvailable=False naming \"$want\"" bash -c \
     "$(declare -f psir_field metrics_message); name=$name; metrics_message | grep -q '^False .*$want'"
   check "$mode: the operator still runs" kill -0 "$operator_pid"
+  [ "$mode" = slow ] && reconciled_while_slow
+
   check "$mode: no taint changed" test "$(taints)" = "$before"
 done
 huge_bytes=$(sed -n 's/^served huge bytes=//p' "$work/hostile.log" | head -1)
