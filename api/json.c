@@ -292,6 +292,12 @@ int api_json_parse_time(const char *s, int64_t *out)
     return 0;
 }
 
+int64_t api_json_time_or(const char *s, int64_t none)
+{
+    int64_t t;
+    return s && api_json_parse_time(s, &t) == 0 ? t : none;
+}
+
 char *api_json_format_time(int64_t t, char *buf, size_t len)
 {
     time_t tt = (time_t)t;

@@ -64,6 +64,9 @@ void api_json_unknown(const cJSON *obj, const char *path, const char *const *kno
 /* Parse an RFC 3339 timestamp ("2024-05-01T10:00:00Z", fraction and offset allowed) to Unix seconds. */
 int api_json_parse_time(const char *s, int64_t *out);
 
+/* s parsed as api_json_parse_time does, or none when s is NULL or not a timestamp. */
+int64_t api_json_time_or(const char *s, int64_t none);
+
 /* Format Unix seconds as "YYYY-MM-DDTHH:MM:SSZ" into buf (at least 21 bytes); returns buf. */
 char *api_json_format_time(int64_t t, char *buf, size_t len);
 

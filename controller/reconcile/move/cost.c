@@ -22,17 +22,11 @@ int64_t cost_vmi_memory(const cJSON *vmi)
 }
 
 /* An RFC 3339 time at path of obj, or -1. */
-static int64_t time_at(const cJSON *obj, const char *path)
-{
-    const char *s = jx_nonempty(obj, path);
-    int64_t t;
-    return s && api_json_parse_time(s, &t) == 0 ? t : -1;
-}
-
 bool cost_vmi_last_migration(const cJSON *vmi, int64_t *seconds)
 {
     const cJSON *ms = jx_get(vmi, "status.migrationState");
-    int64_t start = time_at(ms, "startTimestamp"), end = time_at(ms, "endTimestamp");
+    int64_t start = api_json_time_or(jx_nonempty(ms, "startTimestamp"), -1);
+    int64_t end = api_json_time_or(jx_nonempty(ms, "endTimestamp"), -1);
     if (!jx_bool(ms, "completed", false) || jx_bool(ms, "failed", false) || start < 0 || end < start)
         return false;
     *seconds = end - start;

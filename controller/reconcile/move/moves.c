@@ -19,12 +19,6 @@ bool moves_phase_running(const char *phase)
     return phase && *phase && !base_same(phase, "Pending") && !moves_phase_final(phase);
 }
 
-static int64_t time_of(const char *s)
-{
-    int64_t t;
-    return s && api_json_parse_time(s, &t) == 0 ? t : 0;
-}
-
 int moves_migration_read(const cJSON *vmim, struct moves_migration *m)
 {
     memset(m, 0, sizeof(*m));
@@ -44,14 +38,14 @@ int moves_migration_read(const cJSON *vmim, struct moves_migration *m)
     m->target = jx_nonempty(ms, "targetNode");
     m->reason = jx_nonempty(ms, "failureReason");
     m->priority = jx_nonempty(vmim, "spec.priority");
-    m->created = time_of(jx_nonempty(meta, "creationTimestamp"));
-    m->start = time_of(jx_nonempty(ms, "startTimestamp"));
-    m->end = time_of(jx_nonempty(ms, "endTimestamp"));
+    m->created = api_json_time_or(jx_nonempty(meta, "creationTimestamp"), 0);
+    m->start = api_json_time_or(jx_nonempty(ms, "startTimestamp"), 0);
+    m->end = api_json_time_or(jx_nonempty(ms, "endTimestamp"), 0);
     if (!m->end && moves_phase_final(m->phase)) {
         const cJSON *h;
         cJSON_ArrayForEach (h, jx_at(st, "phaseTransitionTimestamps"))
             if (base_same(jx_nonempty(h, "phase"), m->phase))
-                m->end = time_of(jx_nonempty(h, "phaseTransitionTimestamp"));
+                m->end = api_json_time_or(jx_nonempty(h, "phaseTransitionTimestamp"), 0);
     }
     return m->vmi && m->name ? 0 : -1;
 }

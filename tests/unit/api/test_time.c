@@ -74,7 +74,10 @@ static void test_bad_times(void **state)
         if (api_json_parse_time(cases[i], &t) == 0)
             fail_msg("\"%s\" read as the time %lld", cases[i], (long long)t);
         assert_int_equal(t, 42);
+        assert_int_equal(api_json_time_or(cases[i], -7), -7); /* what is no time: the caller's none */
     }
+    assert_int_equal(api_json_time_or(NULL, -1), -1);
+    assert_int_equal(api_json_time_or("2024-05-01T10:00:00Z", -1), 1714557600);
 }
 
 static void test_format_round_trip(void **state)
