@@ -757,11 +757,9 @@ CURL *psi_prom_sample_start(struct psi_prom *p, const struct psi_request *req, s
         return NULL;
     }
     if (filler_init(&r->f, &r->req, out) < 0) {
+        r->f = (struct filler){0}; /* what filler_init made it freed */
         free(q);
-        free(r->nodes);
-        free(r->ips);
-        free(r->strings);
-        free(r);
+        sample_read_free(r);
         return NULL;
     }
     r->out = out;
