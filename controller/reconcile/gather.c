@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/jx.h"
 #include "base/nameindex.h"
 #include "base/util.h"
@@ -230,14 +231,8 @@ static int collect_mig(const char *key, const char *rv, const void *obj, void *u
         m.source = jx_nonempty(jx_at(vmi, "status"), "nodeName");
     }
     struct gather_migrations *o = c->out;
-    if (o->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        struct moves_migration *v = realloc(o->v, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        o->v = v;
-        c->cap = cap;
-    }
+    if (BASE_GROW(o->v, o->n + 1, c->cap) < 0)
+        return -1;
     o->v[o->n++] = m;
     return 0;
 }

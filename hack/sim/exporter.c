@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "serve/metrics.h"
 
 #define NCOUNTERS (PSI_NRESOURCES * 2)
@@ -89,14 +90,8 @@ int sim_exporter_add_node(struct sim_exporter *e, const char *node, double now)
         return -1;
     if (find(e, node))
         return 0;
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 8;
-        struct node *a = realloc(e->nodes, cap * sizeof(*a));
-        if (!a)
-            return -1;
-        e->nodes = a;
-        e->cap = cap;
-    }
+    if (BASE_GROW(e->nodes, e->n + 1, e->cap) < 0)
+        return -1;
     struct node *n = &e->nodes[e->n];
     memset(n, 0, sizeof(*n));
     n->name = strdup(node);

@@ -216,14 +216,8 @@ static int gather_cb(const char *key, const char *rv, const void *obj, void *ud)
     if (g->nodes ? !jx_eq(mcopool_primary(g->pools, g->n_pools, o), jx_str(g->pool, "metadata.name"))
                  : !mcopool_selects(g->pool, o))
         return 0;
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 8;
-        const cJSON **grown = realloc(g->items, cap * sizeof(*grown));
-        if (!grown)
-            return 1;
-        g->items = grown;
-        g->cap = cap;
-    }
+    if (BASE_GROW(g->items, g->n + 1, g->cap) < 0)
+        return 1;
     g->items[g->n++] = o;
     return 0;
 }
@@ -325,14 +319,8 @@ static int gather_pool(const char *key, const char *rv, const void *obj, void *u
     (void)key;
     (void)rv;
     struct gather *g = ud;
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 4;
-        const cJSON **grown = realloc(g->items, cap * sizeof(*grown));
-        if (!grown)
-            return 1;
-        g->items = grown;
-        g->cap = cap;
-    }
+    if (BASE_GROW(g->items, g->n + 1, g->cap) < 0)
+        return 1;
     g->items[g->n++] = obj;
     return 0;
 }

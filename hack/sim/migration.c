@@ -624,14 +624,8 @@ static int collect_cb(const char *key, const char *rv, const void *obj, void *ud
     (void)key;
     (void)rv;
     struct collect *c = ud;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        const cJSON **grown = realloc(c->items, cap * sizeof(*grown));
-        if (!grown)
-            return 1;
-        c->items = grown;
-        c->cap = cap;
-    }
+    if (BASE_GROW(c->items, c->n + 1, c->cap) < 0)
+        return 1;
     c->items[c->n++] = obj;
     return 0;
 }
