@@ -73,16 +73,18 @@ served() { # served METRIC: its value for the PsiRebalance on the operator's /me
   curl -sf --cacert "$PSI_TESTBED/pki/ca.crt" -H "Authorization: Bearer $token" "https://127.0.0.1:$port/metrics" |
     awk -v l="$1{psirebalance=\"$name\"}" '$1 == l {printf "%d\n", $2}'
 }
-# Settled: as many tainted as the cap the operator serves (more than 200), every other node held back.
+# Settled: as many tainted as the cap the operator serves (more than 200), every other node held
+# back; the summary that showed it is kept in $work/settled and checked below (a later cycle
+# may read some node Unknown, under load, and count it so).
 settled() {
   local cap t p l
   cap=$(served psi_rebalancer_psirebalance_taint_cap_nodes)
   read -r t p l <<<"$(summary)"
-  [ -n "$cap" ] && [ "$cap" -gt 200 ] && [ "$t" = "$cap" ] && [ $((t + p)) -eq "$count" ]
+  [ -n "$cap" ] && [ "$cap" -gt 200 ] && [ "$t" = "$cap" ] && [ $((t + p)) -eq "$count" ] && echo "$t $p $l" >"$work/settled"
 }
 eventually 300 "the cap's worth of nodes tainted (more than 200), every other one held back" bash -c \
-  "$(declare -f psir_field summary served settled); name=$name token=$token port=$port count=$count; settled"
-read -r tainted held listed <<<"$(summary)"
+  "$(declare -f psir_field summary served settled); name=$name token=$token port=$port count=$count work=$work; settled"
+read -r tainted held listed <"$work/settled"
 echo "tainted $tainted (the cap: $(served psi_rebalancer_psirebalance_taint_cap_nodes)), held back $held, status.nodes entries $listed"
 check "status.nodes lists fewer entries than there are tainted nodes" test "$listed" -lt "$tainted"
 eventually 30 "the operator serves the held-back count of the summary ($held)" bash -c \
