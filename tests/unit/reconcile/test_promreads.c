@@ -33,7 +33,7 @@ static const struct kube_event_ref ref = {"rebalance.psi.dev/v1alpha1", "PsiReba
  * once the loop ticked TICKS times after the request arrived. */
 struct server {
     int listener;
-    int port;
+    char url[64]; /* http://127.0.0.1:<port> */
     int requests;
     const char *body;
     char seen[2][4096]; /* the first two request lines */
@@ -88,7 +88,7 @@ static void server_start(struct server *s, int requests, const char *body)
     assert_int_equal(bind(s->listener, (struct sockaddr *)&a, sizeof(a)), 0);
     socklen_t al = sizeof(a);
     assert_int_equal(getsockname(s->listener, (struct sockaddr *)&a, &al), 0);
-    s->port = ntohs(a.sin_port);
+    snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", ntohs(a.sin_port));
     assert_int_equal(listen(s->listener, 4), 0);
     assert_int_equal(pthread_create(&s->thread, NULL, serve, s), 0);
 }
@@ -157,6 +157,14 @@ static void test_client_settings(void **state)
     promrun_release(&r);
 }
 
+/* The defaults with spec.metrics.source Prometheus (free with api_spec_free). */
+static void prometheus_spec(struct api_spec *spec)
+{
+    memset(spec, 0, sizeof(*spec));
+    assert_int_equal(api_spec_defaults(spec), 0);
+    spec->metrics.source = API_SOURCE_PROMETHEUS;
+}
+
 /* One owned node, worker-0, for the sampling tests. */
 static struct nodeproj *worker(void)
 {
@@ -173,9 +181,7 @@ static void test_sample_blocking(void **state)
     struct sampling s;
     sampling_init(&s);
     struct api_spec spec;
-    memset(&spec, 0, sizeof(spec));
-    assert_int_equal(api_spec_defaults(&spec), 0);
-    spec.metrics.source = API_SOURCE_PROMETHEUS;
+    prometheus_spec(&spec);
     struct nodeproj *np = worker();
     struct ownership_node on = {np, np->name, true};
     struct ownership_nodes nodes = {&on, 1, 1};
@@ -205,21 +211,17 @@ static void test_sample_on_loop(void **state)
     server_start(&srv, 1,
                  "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"node\":"
                  "\"worker-0\",\"psi_resource\":\"cpu\"},\"value\":[1700000000,\"0.25\"]}]}}");
-    char url[64];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", srv.port);
     struct kube_err err;
     struct run r = {.loop = kube_loop_new(&err), .server = &srv};
     assert_non_null(r.loop);
     struct sampling s;
     sampling_init(&s);
     struct api_spec spec;
-    memset(&spec, 0, sizeof(spec));
-    assert_int_equal(api_spec_defaults(&spec), 0);
-    spec.metrics.source = API_SOURCE_PROMETHEUS;
+    prometheus_spec(&spec);
     struct nodeproj *np = worker();
     struct ownership_node on = {np, np->name, true};
     struct ownership_nodes nodes = {&on, 1, 1};
-    struct psi_prom_config cfg = {.url = url, .timeout_ms = 3000};
+    struct psi_prom_config cfg = {.url = srv.url, .timeout_ms = 3000};
     struct sampling_in in = {
         .ref = &ref, .spec = &spec, .nodes = &nodes, .prom = &cfg, .loop = r.loop, .wake = wake, .wake_ud = &r};
     sampling_start(&s, &in);
@@ -251,18 +253,14 @@ static void test_sample_dropped(void **state)
     (void)state;
     struct server srv;
     server_start(&srv, 1, "{}");
-    char url[64];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", srv.port);
     struct kube_err err;
     struct run r = {.loop = kube_loop_new(&err), .server = &srv};
     struct sampling s;
     sampling_init(&s);
     struct api_spec spec;
-    memset(&spec, 0, sizeof(spec));
-    assert_int_equal(api_spec_defaults(&spec), 0);
-    spec.metrics.source = API_SOURCE_PROMETHEUS;
+    prometheus_spec(&spec);
     struct ownership_nodes nodes = {0};
-    struct psi_prom_config cfg = {.url = url, .timeout_ms = 3000};
+    struct psi_prom_config cfg = {.url = srv.url, .timeout_ms = 3000};
     struct sampling_in in = {
         .ref = &ref, .spec = &spec, .nodes = &nodes, .prom = &cfg, .loop = r.loop, .wake = wake, .wake_ud = &r};
     sampling_start(&s, &in);
@@ -283,11 +281,9 @@ static void test_usage_on_loop(void **state)
     server_start(&srv, 2,
                  "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"node\":"
                  "\"worker-0\",\"psi_usage\":\"node\"},\"value\":[1700000000,\"3\"]}]}}");
-    char url[64];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", srv.port);
     struct kube_err err;
     struct run r = {.loop = kube_loop_new(&err), .server = &srv};
-    struct psi_prom_config cfg = {.url = url, .timeout_ms = 3000};
+    struct psi_prom_config cfg = {.url = srv.url, .timeout_ms = 3000};
     double mem[1];
     struct gather_usage_in in = {.window_s = 60, .node_mem = mem};
     struct gather_candidates cands = {0};
