@@ -4,10 +4,10 @@
 #    session (valgrind cannot run a sanitized binary);
 #  - the sanitizer build (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer): the
 #    unit tests again and every end-to-end test against test beds of real upstream
-#    components, so each e2e test runs once, and under the sanitizers. There are four test
+#    components, so each e2e test runs once, and under the sanitizers. There are three test
 #    beds (CMake's PSI_E2E_LANES), handed out by ctest's resource allocation (the build's
 #    testbeds.json): each e2e test takes a free bed, the longest first, and PSI_TEST_JOBS
-#    (default 4: ctest -j) tests run at once;
+#    (default 3: ctest -j) tests run at once;
 #  - the thread sanitizer build (build-tsan/, ThreadSanitizer): the unit tests and the
 #    leader-election and monitoring e2e tests, one after the other against one test bed;
 #  - the analyzer build (build-analyze/, GCC -fanalyzer over what ships): every finding
@@ -40,7 +40,7 @@ run() {
   done
   local spec=(--resource-spec-file "$PWD/$dir/testbeds.json")
   [ "${one_bed:-0}" = 1 ] && spec=()
-  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-4}" "${spec[@]+"${spec[@]}"}" "$@"
+  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-3}" "${spec[@]+"${spec[@]}"}" "$@"
 }
 
 if (($#)); then
