@@ -89,7 +89,6 @@
 #define API_EVENT_METRICS_AVAILABLE "MetricsAvailable"
 #define API_EVENT_MACHINE_CONFIG_CREATED "MachineConfigCreated"
 #define API_EVENT_MACHINE_CONFIG_UPDATED "MachineConfigUpdated"
-#define API_EVENT_MACHINE_CONFIG_DELETED "MachineConfigDeleted"
 #define API_EVENT_EVICTED "Evicted"
 #define API_EVENT_WOULD_MOVE "WouldMove"
 #define API_EVENT_MIGRATION_REQUESTED "MigrationRequested"

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/errors.h"
 #include "api/reasons.h"
 #include "base/grow.h"
 #include "base/jx.h"
@@ -29,8 +28,6 @@ static void event(const struct mcsync *m, const struct mcsync_in *in, const char
     struct kube_event_ref ref = {API_API_VERSION, API_KIND, NULL, jx_str(meta, "name"), jx_str(meta, "uid")};
     notify_event(m->events, &ref, "Normal", reason, action, note, in->now_ms);
 }
-
-/* ---- ensure ---- */
 
 /* Objects from an informer, borrowed. */
 struct objs {
@@ -64,30 +61,19 @@ static cJSON *node_view(const struct nodeproj *p)
     return v;
 }
 
-/* Views of nodes (node_view), only those sel matches (NULL: all). */
+/* Views of nodes (node_view). */
 struct node_views {
     cJSON **v;
     size_t n, cap;
-    const struct api_selector *sel;
     bool failed;
 };
 
 static void node_view_add(struct node_views *c, const struct nodeproj *p)
 {
-    if (c->sel && !api_selector_matches_with(c->sel, nodelabels_lookup, p->labels))
-        return;
     if (BASE_GROW(c->v, c->n + 1, c->cap) < 0 || !(c->v[c->n] = node_view(p)))
         c->failed = true;
     else
         c->n++;
-}
-
-static int collect_node_view(const char *key, const char *rv, const void *obj, void *ud)
-{
-    (void)key, (void)rv;
-    if (obj)
-        node_view_add(ud, obj);
-    return 0;
 }
 
 static void node_views_free(struct node_views *c)
@@ -99,10 +85,12 @@ static void node_views_free(struct node_views *c)
 
 /* Create or update the MachineConfig name for want. Returns 0, 1 when a MachineConfig of that
  * name is someone else's (left alone), or -1 when a write failed. */
-static int ensure_one(const struct mcsync *m, const struct mcsync_in *in, const struct machineconfig_want *want,
+static int ensure_one(const struct mcsync *m, const struct mcsync_in *in, const struct machineconfig_want *asked,
                       const char *name)
 {
     const cJSON *existing = kube_informer_get(m->machineconfigs, NULL, name);
+    struct machineconfig_want kept = machineconfig_keep(existing, asked);
+    const struct machineconfig_want *want = &kept;
     struct kube_err err;
     kube_err_clear(&err);
     cJSON *mc = NULL, *reply = NULL;
@@ -249,159 +237,6 @@ int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api
     free(foreign);
     free(evs);
     mcplan_free(&plan);
-    free(pools.v);
-    return rc;
-}
-
-/* ---- retire ---- */
-
-/* The roles in the plans of the living PsiRebalances with machineConfig enabled, each over
- * the nodes its nodeSelector matches, this one over its owned nodes as mcsync_ensure plans
- * (a plan over more nodes may choose other roles: what ensure makes, retire must keep). A
- * spec that does not decode counts with what it seems to ask for: when in doubt, a
- * MachineConfig stays. */
-struct wanted_roles {
-    const struct mcsync *m;
-    const struct objs *pools;
-    const char *self; /* this PsiRebalance, counted from its owned nodes instead (NULL: not) */
-    char **v;
-    size_t n, cap;
-    bool failed;
-};
-
-/* Add plan's roles to w. */
-static void want_roles(struct wanted_roles *w, const struct mcplan *plan)
-{
-    for (size_t i = 0; i < plan->nroles && !w->failed; i++) {
-        if (BASE_GROW(w->v, w->n + 1, w->cap) < 0 || !(w->v[w->n] = strdup(plan->roles[i])))
-            w->failed = true;
-        else
-            w->n++;
-    }
-}
-
-static int collect_wanted_roles(const char *key, const char *rv, const void *obj, void *ud)
-{
-    (void)key, (void)rv;
-    struct wanted_roles *w = ud;
-    if (jx_get(obj, "metadata.deletionTimestamp") || (w->self && jx_eq(jx_str(obj, "metadata.name"), w->self)))
-        return 0;
-    struct api_spec spec = {0};
-    struct api_errors errs = {0};
-    api_spec_decode(jx_at(obj, "spec"), &spec, &errs, NULL);
-    struct node_views nodes = {.sel = &spec.node_selector};
-    struct mcplan plan = {0};
-    if (spec.machine_config.enabled &&
-        (kube_informer_foreach(w->m->nodes, collect_node_view, &nodes) != 0 || nodes.failed ||
-         mcplan_build(w->pools->v, w->pools->n, (const cJSON *const *)nodes.v, nodes.n, &plan) < 0))
-        w->failed = true;
-    want_roles(w, &plan);
-    mcplan_free(&plan);
-    node_views_free(&nodes);
-    api_spec_free(&spec);
-    api_errors_free(&errs);
-    return 0;
-}
-
-/* A MachineConfig to delete: name, uid and resourceVersion (the delete's preconditions). */
-struct retiree {
-    char *name, *uid, *rv;
-};
-
-struct retirees {
-    const char *owner;
-    const struct wanted_roles *wanted;
-    struct retiree *v;
-    size_t n, cap;
-    bool failed;
-};
-
-static int collect_retirees(const char *key, const char *rv, const void *obj, void *ud)
-{
-    (void)key, (void)rv;
-    struct retirees *c = ud;
-    if (!machineconfig_unneeded(obj, c->owner, c->wanted->v, c->wanted->n))
-        return 0;
-    if (BASE_GROW(c->v, c->n + 1, c->cap) < 0) {
-        c->failed = true;
-        return 0;
-    }
-    const cJSON *meta = jx_at(obj, "metadata");
-    c->v[c->n++] = (struct retiree){base_strdup_or_null(jx_str(meta, "name")), base_strdup_or_null(jx_str(meta, "uid")),
-                                    base_strdup_or_null(jx_str(meta, "resourceVersion"))};
-    return 0;
-}
-
-/* Delete MachineConfig x with preconditions. Returns 0, or -1 (logged). */
-static int retire_one(const struct mcsync *m, const struct mcsync_in *in, const struct retiree *x)
-{
-    struct kube_err err;
-    kube_err_clear(&err);
-    char *path = x->name && x->uid && x->rv ? kube_path(MC_GV, NULL, "machineconfigs", x->name, NULL) : NULL;
-    cJSON *opts = cJSON_CreateObject(), *pre = cJSON_AddObjectToObject(opts, "preconditions");
-    bool built = path && pre && cJSON_AddStringToObject(opts, "kind", "DeleteOptions") &&
-                 cJSON_AddStringToObject(opts, "apiVersion", "v1") && cJSON_AddStringToObject(pre, "uid", x->uid) &&
-                 cJSON_AddStringToObject(pre, "resourceVersion", x->rv);
-    if (!built)
-        kube_err_set(&err, 0, "Encode", "out of memory");
-    cJSON *reply = built ? kube_rest_delete(m->client, path, opts, NULL, &err) : NULL;
-    int rc = 0;
-    if (reply || err.status == 404) {
-        log_info("machineconfig deleted: no PsiRebalance needs it", "machineconfig", x->name, "psirebalance",
-                 jx_str(in->obj, "metadata.name"));
-        char note[512];
-        snprintf(note, sizeof(note),
-                 "MachineConfig %s deleted (deletionPolicy Delete): its pool reboots its machines without %s", x->name,
-                 MACHINECONFIG_KARG_PSI);
-        event(m, in, API_EVENT_MACHINE_CONFIG_DELETED, "Delete", note);
-    } else {
-        log_error("machineconfig not deleted", "machineconfig", x->name ? x->name : "", "error", err.msg);
-        rc = -1;
-    }
-    cJSON_Delete(reply);
-    cJSON_Delete(opts);
-    free(path);
-    return rc;
-}
-
-int mcsync_retire(const struct mcsync *m, const struct mcsync_in *in)
-{
-    if (in->spec->machine_config.deletion_policy != API_DELETION_DELETE || !m->machineconfigs)
-        return 0;
-    struct objs pools = {0};
-    int listed = kube_informer_foreach(m->pools, collect_obj, &pools);
-    if (listed != 0 || pools.n == 0) {
-        free(pools.v);
-        return listed != 0 ? -1 : 0; /* no pool listed (yet): nothing is known to be unneeded */
-    }
-    struct wanted_roles wanted = {.m = m, .pools = &pools};
-    if (in->nodes && in->spec->machine_config.enabled) {
-        struct objs self_pools = {0};
-        struct mcplan plan = {0};
-        wanted.self = jx_str(in->obj, "metadata.name");
-        if (plan_owned(m, in, &self_pools, &plan) < 0)
-            wanted.failed = true;
-        want_roles(&wanted, &plan);
-        mcplan_free(&plan);
-        free(self_pools.v);
-    }
-    if (kube_informer_foreach(m->psirebalances, collect_wanted_roles, &wanted) != 0)
-        wanted.failed = true;
-    struct retirees c = {jx_str(in->obj, "metadata.name"), &wanted, NULL, 0, 0, wanted.failed};
-    if (!c.failed && kube_informer_foreach(m->machineconfigs, collect_retirees, &c) != 0)
-        c.failed = true;
-    int rc = c.failed ? -1 : 0;
-    for (size_t i = 0; i < c.n; i++) {
-        if (retire_one(m, in, &c.v[i]) < 0)
-            rc = -1;
-        free(c.v[i].name);
-        free(c.v[i].uid);
-        free(c.v[i].rv);
-    }
-    free(c.v);
-    for (size_t i = 0; i < wanted.n; i++)
-        free(wanted.v[i]);
-    free(wanted.v);
     free(pools.v);
     return rc;
 }

@@ -2,16 +2,15 @@
  * (and the MachineConfig API served) the plan for the pools of its nodes (mcplan.h) is made
  * so: each planned role's MachineConfig is created or brought to what machineconfig.h builds
  * (one not ours is left alone), and each pool is evaluated into the PSIEnabled condition and
- * status.machineConfigs (at most 16 pools listed there). With deletionPolicy Delete the
- * MachineConfigs in no living PsiRebalance's plan (each over the nodes its nodeSelector
- * matches) are deleted, with preconditions on their uid and resourceVersion; nothing is while
- * no pool is listed. Events for every write. Not thread-safe.
+ * status.machineConfigs (at most 16 pools listed there). Nothing is ever deleted: deleting a
+ * MachineConfig reboots its pool, and the admission policy holds the operator's token to
+ * creating each one and adding schedstats=enable to it (machineconfig.h). Events for every
+ * write. Not thread-safe.
  * MachineConfig mode is refused (nothing planned or written; PSIEnabled False, reason
  * AdmissionPolicyMissing or AdmissionPolicyUnverified, the message naming what is missing and
  * the command that applies it) unless the admission policy psi-rebalancer-machineconfigs and its
  * binding are in force (policyguard.h): without them the operator's token could write any
- * MachineConfig, root on every machine of a pool. Asked of the API each cycle. Retiring is
- * not refused: it deletes only this operator's MachineConfigs, as deletionPolicy asks. */
+ * MachineConfig, root on every machine of a pool. Asked of the API each cycle. */
 #ifndef PSI_RECONCILE_MCSYNC_H
 #define PSI_RECONCILE_MCSYNC_H
 
@@ -30,8 +29,6 @@ struct mcsync {
     struct kube_events *events;                 /* may be NULL */
     const struct kube_informer *machineconfigs; /* NULL: the MachineConfig API does not exist */
     const struct kube_informer *pools;
-    const struct kube_informer *psirebalances;
-    const struct kube_informer *nodes; /* values: struct nodeproj (nodeproj.h) */
 };
 
 /* One PsiRebalance's cycle. */
@@ -46,10 +43,5 @@ struct mcsync_in {
 /* Make sure each planned role's MachineConfig exists as wanted and fill next's PSIEnabled
  * condition and machineConfigs entries. Returns 0, or -1 when a write failed (logged). */
 int mcsync_ensure(const struct mcsync *m, const struct mcsync_in *in, struct api_status *next);
-
-/* With deletionPolicy Delete, delete this PsiRebalance's MachineConfigs that no living
- * PsiRebalance's plan needs (machineconfig_unneeded). Returns 0, or -1 when one could not be deleted
- * (it is tried again next time). */
-int mcsync_retire(const struct mcsync *m, const struct mcsync_in *in);
 
 #endif

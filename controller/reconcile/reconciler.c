@@ -253,11 +253,6 @@ static int finalize(struct reconciler *r, const cJSON *obj, const struct api_psi
     }
     if (failures > 0)
         return -1; /* the finalizer stays until every taint is off */
-    struct mcsync m = {r->deps.client, r->deps.events,        r->deps.machineconfigs,
-                       r->deps.pools,  r->deps.psirebalances, r->deps.nodes};
-    struct mcsync_in in = {obj, &pr->spec, NULL, pr->generation, now_ms};
-    if (mcsync_retire(&m, &in) < 0)
-        return -1; /* and until the MachineConfigs to delete are gone */
     struct kube_err err;
     if (set_finalizer(r, obj, false, &err) < 0) {
         if (err.status == 404)
@@ -294,16 +289,14 @@ static int report_invalid(struct reconciler *r, const cJSON *obj, const struct a
     return rc;
 }
 
-/* MachineConfigs: ensure, then retire. */
+/* MachineConfigs: made as planned, never deleted (mcsync.h). */
 static void machine_configs(struct visit *v)
 {
     struct reconciler *r = v->r;
-    struct mcsync m = {r->deps.client, r->deps.events,        r->deps.machineconfigs,
-                       r->deps.pools,  r->deps.psirebalances, r->deps.nodes};
+    struct mcsync m = {r->deps.client, r->deps.events, r->deps.machineconfigs, r->deps.pools};
     struct mcsync_in in = {v->obj, &v->pr.spec, &v->nodes, v->pr.generation, v->now_ms};
-    if (mcsync_ensure(&m, &in, &v->next) < 0 || mcsync_retire(&m, &in) < 0)
-        fail(v, API_REASON_MACHINE_CONFIG_WRITE_FAILED,
-             "a MachineConfig could not be written or deleted (see the operator log)");
+    if (mcsync_ensure(&m, &in, &v->next) < 0)
+        fail(v, API_REASON_MACHINE_CONFIG_WRITE_FAILED, "a MachineConfig could not be written (see the operator log)");
     /* Not managing PSI here: what the nodes report says whether it is on. */
     const struct sampling *sm = &v->cs->sampling;
     if (!v->pr.spec.machine_config.enabled && sm->metrics == 1 && !sm->partial && sm->measured > 0)

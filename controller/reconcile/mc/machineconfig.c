@@ -16,22 +16,16 @@ char *machineconfig_name(const char *role)
     return asprintf(&s, "99-%s-psi-rebalancer", role) < 0 ? NULL : s;
 }
 
-bool machineconfig_unneeded(const cJSON *mc, const char *owner, char *const *wanted, size_t n)
+struct machineconfig_want machineconfig_keep(const cJSON *existing, const struct machineconfig_want *w)
 {
-    const cJSON *meta = jx_at(mc, "metadata"), *labels = jx_at(meta, "labels");
-    const char *role = jx_at_str(labels, MACHINECONFIG_ROLE_LABEL);
-    if (!base_same(jx_at_str(labels, MACHINECONFIG_MANAGED_BY_LABEL), MACHINECONFIG_MANAGED_BY) ||
-        !base_same(jx_at_str(labels, MACHINECONFIG_OWNER_LABEL), owner) || !role)
-        return false;
-    char *name = machineconfig_name(role);
-    bool ours = name && base_same(jx_at_str(meta, "name"), name);
-    free(name);
-    if (!ours)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (base_same(wanted[i], role))
-            return false;
-    return true;
+    struct machineconfig_want kept = *w;
+    const cJSON *a, *have = jx_at(jx_at(existing, "spec"), "kernelArguments");
+    if (cJSON_IsArray(have))
+        cJSON_ArrayForEach (a, have) {
+            if (cJSON_IsString(a) && strcmp(a->valuestring, MACHINECONFIG_KARG_SCHEDSTATS) == 0)
+                kept.schedstats = true;
+        }
+    return kept;
 }
 
 /* The kernel arguments w asks for, NULL-terminated, static strings. */

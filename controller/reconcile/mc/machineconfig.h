@@ -15,10 +15,11 @@
  *   spec.kernelArguments ["psi=1"] plus "schedstats=enable" when asked.
  * There is no ownerReference on purpose: the garbage collector would delete the
  * MachineConfig with the PsiRebalance, and deleting it reboots every machine of the pool.
- * With spec.machineConfig.deletionPolicy Delete the operator deletes it itself once it is
- * unneeded (machineconfig_unneeded): made for this PsiRebalance (managed-by and owner
- * labels, and the name of its role label), and its role in the plan (mcplan.h) of no
- * PsiRebalance that lives and has machineConfig enabled, this one included.
+ * The operator never deletes one, and never takes a kernel argument away
+ * (machineconfig_keep): so each pool's MachineConfig changes at most twice by its hand (made,
+ * and schedstats=enable added), which the admission policy psi-rebalancer-machineconfigs
+ * enforces on its token. Taking PSI or schedstats off again is an admin's `oc delete
+ * machineconfig` (spec.machineConfig.deletionPolicy is deprecated and ignored).
  *
  * Fields we own (compared by machineconfig_diff, rewritten by machineconfig_apply): the three
  * labels, spec.kernelArguments (exact list, in order) and the presence of
@@ -124,9 +125,9 @@ enum machineconfig_diff machineconfig_diff(const cJSON *existing, const struct m
  * no memory or when existing is not an object. */
 cJSON *machineconfig_apply(const cJSON *existing, const struct machineconfig_want *w);
 
-/* Whether mc is unneeded by owner (rule above); wanted[0..n) are the roles the living
- * PsiRebalances with machineConfig enabled ask for. */
-bool machineconfig_unneeded(const cJSON *mc, const char *owner, char *const *wanted, size_t n);
+/* w, with schedstats kept on where existing (our MachineConfig as served, or NULL) already
+ * has schedstats=enable: the operator only ever adds kernel arguments. */
+struct machineconfig_want machineconfig_keep(const cJSON *existing, const struct machineconfig_want *w);
 
 /* Evaluate pool for our MachineConfig mc_name (rule above) into *out. */
 void machineconfig_pool_eval(const cJSON *pool, const char *mc_name, struct machineconfig_pool_eval *out);

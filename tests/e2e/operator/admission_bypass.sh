@@ -8,7 +8,9 @@
 #   survive), finalizers, spec.providerID, spec.podCIDR; nodes/status; deleting a node;
 # - MachineConfigs: another kernel argument, Ignition content, another name, osImageURL,
 #   baseOSExtensionsContainerImage, a role label that does not match the name, a foreign
-#   label, an ownerReference; deleting one that is not ours;
+#   label, an ownerReference; taking a kernel argument out, changing the Ignition config, and
+#   deleting any MachineConfig (refused by its role, and by the policy once delete is
+#   granted): so the token can change each pool's MachineConfig at most twice;
 # - moves: an eviction in kube-system and in openshift-*; a VirtualMachineInstanceMigration
 #   without the operator's mark (created, or deleted when someone else made it).
 # Its own writes pass: a taint under rebalance.psi.dev/, and the running operator's
@@ -22,7 +24,7 @@ name=vap-$$
 mc=99-worker-psi-rebalancer
 restore() {
   kubectl delete psirebalance "$name" --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  kubectl delete clusterrolebinding,clusterrole vap-psirebalance-edit vap-psirebalance-steer --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete clusterrolebinding,clusterrole vap-psirebalance-edit vap-psirebalance-steer vap-mc-delete --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete node vap-gc-probe --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete machineconfig "$mc" 99-worker-psi-rebalancer-evil 50-other 99-infra-psi-rebalancer --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete machineconfigpool worker --ignore-not-found >/dev/null 2>&1 || true
@@ -136,14 +138,31 @@ refused "an ownerReference on our MachineConfig is refused" "no ownerReferences 
   sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1]' | sed 's|^metadata: {|metadata: {ownerReferences: [{apiVersion: v1, kind: Namespace, name: default, uid: 00000000-0000-0000-0000-000000000002}], |')
 refused "a foreign label on our MachineConfig is refused" "no other label" \
   sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1]' | sed 's|labels: {|labels: {evil: "yes", |')
-kubectl apply -f <(mcyaml 50-other '[]' '' worker) >/dev/null
-refused "deleting a MachineConfig that is not ours is refused" "only MachineConfigs named 99-<role>-psi-rebalancer" \
-  sa delete machineconfig 50-other
-check "its own shape passes (psi=1, schedstats=enable, Ignition version only)" \
-  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, schedstats=enable]' ', config: {ignition: {version: 3.2.0}}')
+check "its own shape passes (psi=1, Ignition version only)" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1]' ', config: {ignition: {version: 3.2.0}}')
 refused "changing it to add a kernel argument is refused" "no kernel argument but psi=1 and schedstats=enable" \
-  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, schedstats=enable, mitigations=off]' ', config: {ignition: {version: 3.2.0}}')
-check "deleting its own passes" sa delete machineconfig 99-infra-psi-rebalancer
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, mitigations=off]' ', config: {ignition: {version: 3.2.0}}')
+check "adding schedstats=enable passes" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, schedstats=enable]' ', config: {ignition: {version: 3.2.0}}')
+# What bounds how often the token can reboot a pool: no argument taken out again, the
+# Ignition config as written, and no delete.
+refused "taking schedstats=enable out again is refused" "may not take a kernel argument out" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1]' ', config: {ignition: {version: 3.2.0}}')
+refused "taking psi=1 out is refused" "may not take a kernel argument out" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[schedstats=enable]' ', config: {ignition: {version: 3.2.0}}')
+refused "changing its Ignition version is refused" "may not change a MachineConfig's Ignition config" \
+  sa apply -f <(mcyaml 99-infra-psi-rebalancer '[psi=1, schedstats=enable]' ', config: {ignition: {version: 3.4.0}}')
+check "the account cannot delete its own MachineConfig (its role has no delete)" bash -c \
+  "$(declare -f sa); work=$work; out=\$(sa delete machineconfig 99-infra-psi-rebalancer 2>&1); [[ \$out == *forbidden*'cannot delete'* ]]"
+# Should its role ever grow a delete, the policy refuses it still.
+kubectl create clusterrole vap-mc-delete --verb=delete --resource=machineconfigs.machineconfiguration.openshift.io >/dev/null
+kubectl create clusterrolebinding vap-mc-delete --clusterrole=vap-mc-delete --serviceaccount=psi-rebalancer:psi-rebalancer >/dev/null
+eventually 30 "with delete granted, the policy refuses deleting its own MachineConfig" bash -c \
+  "$(declare -f sa); work=$work; out=\$(sa delete machineconfig 99-infra-psi-rebalancer 2>&1); [[ \$out == *\"ValidatingAdmissionPolicy 'psi-rebalancer-machineconfigs'\"*'may not delete a MachineConfig'* ]]"
+kubectl apply -f <(mcyaml 50-other '[]' '' worker) >/dev/null
+refused "and deleting one not its own" "may not delete a MachineConfig" sa delete machineconfig 50-other
+kubectl delete clusterrolebinding,clusterrole vap-mc-delete >/dev/null
+check "its MachineConfig is still there" kubectl get machineconfig 99-infra-psi-rebalancer
 
 # --- moves: evictions and live migrations ---
 kubectl create namespace openshift-vap --dry-run=client -o yaml | kubectl apply -f - >/dev/null

@@ -3,10 +3,10 @@
 # the selected nodes, none while they are in no pool, and PSIEnabled follows the
 # MachineConfigPool status the test writes (the MachineConfig operator's part): not found,
 # progressing, enabled, degraded. Deleting the PsiRebalance keeps the MachineConfig (deleting
-# it would reboot the pool) unless deletionPolicy is Delete, and even then not while another
-# PsiRebalance needs it: a custom pool "infra" (inheriting the worker MachineConfigs) gets its
-# own MachineConfig while only its node is selected, shares the worker one once the workers
-# are selected too, and its own is deleted once no PsiRebalance needs it. Without the admission
+# it would reboot the pool), whatever the deprecated deletionPolicy says: a custom pool "infra"
+# (inheriting the worker MachineConfigs) gets its own MachineConfig while only its node is
+# selected, shares the worker one once the workers are selected too, and its own stays when no
+# PsiRebalance needs it any more. Without the admission
 # policy psi-rebalancer-machineconfigs in force (its binding deleted, or only auditing),
 # machineConfig mode is refused: PSIEnabled False AdmissionPolicyMissing, no MachineConfig
 # written, until config/admission is applied again. Where the
@@ -111,7 +111,7 @@ eventually 30 "PSIEnabled follows the pool again (PoolDegraded)" bash -c "$(decl
 kubectl delete psirebalance "$name" --wait=true --timeout=60s >/dev/null
 check "deleting the PsiRebalance keeps the MachineConfig" kubectl get machineconfig "$mc" -o name
 
-# deletionPolicy Delete with a custom pool: infra (role In (worker, infra)) holds worker-2.
+# A custom pool: infra (role In (worker, infra)) holds worker-2.
 kubectl delete machineconfig "$mc" >/dev/null
 kubectl apply -f - >/dev/null <<YAML
 apiVersion: machineconfiguration.openshift.io/v1
@@ -126,20 +126,15 @@ kubectl label node worker-2 node-role.kubernetes.io/infra= >/dev/null
 psir "$name-del" infra Delete
 eventually 60 "only worker-2 selected: the infra pool gets its own MachineConfig" kubectl get machineconfig "$mc_infra"
 check "and no worker MachineConfig (the worker pool has no selected node)" bash -c "! kubectl get machineconfig $mc >/dev/null 2>&1"
-psir "$name-keep" infra
 psir "$name-del" worker Delete
 eventually 60 "the workers selected: one worker MachineConfig, which the infra pool inherits" kubectl get machineconfig "$mc"
 eventually 30 "status.machineConfigs: both pools pick up the worker MachineConfig" bash -c \
   "kubectl get psirebalance $name-del -o json | jq -e '[.status.machineConfigs[] | .pool + \":\" + .name] | sort == [\"infra:$mc\", \"worker:$mc\"]' >/dev/null"
-sleep 12
-check "infra's own MachineConfig is no longer $name-del's need, but kept: $name-keep needs it" kubectl get machineconfig "$mc_infra" -o name
-kubectl delete psirebalance "$name-keep" --wait=true --timeout=60s >/dev/null
-eventually 60 "then deleted once no PsiRebalance needs it" bash -c "! kubectl get machineconfig $mc_infra >/dev/null 2>&1"
-eventually 30 "a MachineConfigDeleted Event was recorded (the operator records it after the write)" bash -c \
-  "kubectl get events.events.k8s.io -n default -o json | jq -e '[.items[] | select(.reason==\"MachineConfigDeleted\" and .regarding.name==\"$name-del\")] | length == 1' >/dev/null"
-check "the worker MachineConfig is still there" kubectl get machineconfig "$mc" -o name
 kubectl delete psirebalance "$name-del" --wait=true --timeout=60s >/dev/null
-check "deleting the Delete PsiRebalance deleted its worker MachineConfig" bash -c "! kubectl get machineconfig $mc >/dev/null 2>&1"
+check "infra's own MachineConfig, needed no more, is kept all the same (deletionPolicy Delete is ignored)" \
+  kubectl get machineconfig "$mc_infra" -o name
+check "and so is the worker one" kubectl get machineconfig "$mc" -o name
+kubectl delete machineconfig "$mc_infra" >/dev/null
 kubectl label node worker-2 node-role.kubernetes.io/infra- >/dev/null
 
 # API absent: remove the MachineConfig API, restart the operator.

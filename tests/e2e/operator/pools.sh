@@ -9,7 +9,7 @@
 # - a custom pool worker-cnf (role In (worker, worker-cnf)) holding one node: selecting only
 #   that node makes a worker-cnf MachineConfig (the worker pool is not rebooted); selecting
 #   every worker makes one worker MachineConfig both pools pick up, and the worker-cnf one,
-#   no longer needed, is deleted (deletionPolicy Delete).
+#   no longer needed, stays (taking it away would reboot that pool again).
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
 source "$(dirname "$0")/../sim/simlib.sh"
@@ -87,8 +87,8 @@ check "no worker MachineConfig, and the worker pool still runs $worker_config (n
 
 psir worker false
 eventually 60 "every worker selected: one worker MachineConfig" kubectl get machineconfig 99-worker-psi-rebalancer
-eventually 60 "the worker-cnf one, needed no more, is deleted (deletionPolicy Delete)" bash -c \
-  "! kubectl get machineconfig 99-worker-cnf-psi-rebalancer >/dev/null 2>&1"
+check "the worker-cnf one, needed no more, stays (deletionPolicy Delete is ignored)" \
+  kubectl get machineconfig 99-worker-cnf-psi-rebalancer
 eventually 180 "both pools roll the worker MachineConfig out and PSIEnabled turns True" bash -c \
   "$(declare -f reason entries); name=$name; [ \"\$(reason)\" = Enabled ] &&
    [ \"\$(entries)\" = '[\"worker-cnf:99-worker-psi-rebalancer\",\"worker:99-worker-psi-rebalancer\"]' ]"

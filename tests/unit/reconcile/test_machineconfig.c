@@ -144,24 +144,48 @@ static void test_foreign(void **state)
     cJSON_Delete(mc);
 }
 
-static void test_unneeded(void **state)
+/* Whether mc's kernelArguments hold arg. */
+static bool has_karg(const cJSON *mc, const char *arg)
+{
+    const cJSON *a;
+    cJSON_ArrayForEach (a, cJSON_GetObjectItem(cJSON_GetObjectItem(mc, "spec"), "kernelArguments")) {
+        if (cJSON_IsString(a) && strcmp(a->valuestring, arg) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Every set of kernel arguments an existing MachineConfig of ours may hold, whatever is asked:
+ * what is written keeps each argument of ours it had (the admission policy refuses taking one
+ * away), holds psi=1 and what is asked, and is up to date afterwards. */
+static void test_keep_only_adds(void **state)
 {
     (void)state;
-    struct machineconfig_want w = {"infra", "workers", false};
-    cJSON *mc = machineconfig_build(&w);
-    char *none[] = {NULL}, *infra[] = {"worker", "infra"}, *worker[] = {"worker"};
-    assert_true(machineconfig_unneeded(mc, "workers", none, 0));
-    assert_true(machineconfig_unneeded(mc, "workers", worker, 1));
-    assert_false(machineconfig_unneeded(mc, "workers", infra, 2)); /* someone still asks for the role */
-    assert_false(machineconfig_unneeded(mc, "others", none, 0));   /* another PsiRebalance's */
-    /* renamed, or its role label changed: not the one we made for that role */
-    cJSON_SetValuestring(cJSON_GetObjectItem(cJSON_GetObjectItem(mc, "metadata"), "name"), "99-infra-kargs");
-    assert_false(machineconfig_unneeded(mc, "workers", none, 0));
-    cJSON_Delete(mc);
-    cJSON *foreign = fixture("machineconfig-foreign.json");
-    assert_false(machineconfig_unneeded(foreign, "workers", none, 0));
-    cJSON_Delete(foreign);
-    assert_false(machineconfig_unneeded(NULL, "workers", none, 0));
+    static const char *const args[] = {MACHINECONFIG_KARG_PSI, MACHINECONFIG_KARG_SCHEDSTATS};
+    for (int held = 0; held < 4; held++)
+        for (int asked = 0; asked < 2; asked++) {
+            struct machineconfig_want w = {"worker", "workers", asked == 1};
+            cJSON *existing = machineconfig_build(&w);
+            cJSON *kargs = cJSON_CreateArray();
+            for (int i = 0; i < 2; i++)
+                if (held & (1 << i))
+                    cJSON_AddItemToArray(kargs, cJSON_CreateString(args[i]));
+            cJSON_ReplaceItemInObject(cJSON_GetObjectItem(existing, "spec"), "kernelArguments", kargs);
+            struct machineconfig_want kept = machineconfig_keep(existing, &w);
+            assert_int_equal(kept.schedstats, asked == 1 || (held & 2) != 0);
+            cJSON *written = machineconfig_apply(existing, &kept);
+            assert_non_null(written);
+            for (int i = 0; i < 2; i++)
+                if (held & (1 << i))
+                    assert_true(has_karg(written, args[i]));
+            assert_true(has_karg(written, MACHINECONFIG_KARG_PSI));
+            assert_int_equal(has_karg(written, MACHINECONFIG_KARG_SCHEDSTATS), kept.schedstats);
+            assert_int_equal(machineconfig_diff(written, &kept), MACHINECONFIG_UP_TO_DATE);
+            cJSON_Delete(written);
+            cJSON_Delete(existing);
+        }
+    struct machineconfig_want w = {"worker", "workers", false};
+    assert_false(machineconfig_keep(NULL, &w).schedstats); /* nothing yet: as asked */
 }
 
 static void test_pool_updated(void **state)
@@ -399,7 +423,7 @@ int main(void)
         cmocka_unit_test(test_build),
         cmocka_unit_test(test_diff_and_apply_existing),
         cmocka_unit_test(test_foreign),
-        cmocka_unit_test(test_unneeded),
+        cmocka_unit_test(test_keep_only_adds),
         cmocka_unit_test(test_pool_updated),
         cmocka_unit_test(test_pool_updating),
         cmocka_unit_test(test_pool_paused_and_uncounted),
