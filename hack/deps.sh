@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libcurl4-openssl-dev libcjson-dev libyaml-dev libssl-dev libcmocka-dev
   prometheus
   openssl jq curl valgrind iproute2 procps
