@@ -18,9 +18,9 @@ if ! LC_ALL=C cmake --build "$dir" -j2 >"$dir/analyze.log" 2>&1; then
   tail -30 "$dir/analyze.log"
   exit 1
 fi
-python3 - "$dir/analyze.log" hack/analyzer-triage.txt <<'EOF'
+python3 - "$dir/analyze.log" hack/analyzer-triage.txt "$dir" <<'EOF'
 import re, sys, os
-log, triage = sys.argv[1], sys.argv[2]
+log, triage, build = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
 root = os.getcwd() + "/"
 found, where = set(), {}
 func = {}
@@ -32,7 +32,8 @@ for line in open(log, errors="replace"):
     m = re.match(r"(\S+?):(\d+):\d+: warning: .*\[(-Wanalyzer-[a-z-]+)\]$", line.rstrip())
     if m:
         path = m.group(1)
-        key = (path.removeprefix(root), func.get(path, "?"), m.group(3))
+        # ccache (CMakeLists.txt) hands the compiler paths relative to the build directory
+        key = (os.path.normpath(os.path.join(build, path)).removeprefix(root), func.get(path, "?"), m.group(3))
         found.add(key)
         where.setdefault(key, line.strip().removeprefix(root))
 listed = {}
