@@ -38,17 +38,19 @@ metrics_message() { psir_field "$name" '.status.conditions[]? | select(.type == 
 
 # A read of Prometheus runs on the event loop, which goes on meanwhile: while a slow reply is
 # being read (asked, not yet served), another PsiRebalance (of no node, reading the kubelets)
-# gets its status before that read ends. A read that blocked the loop would hold it
-# back until the client gave up on the slow reply (15 s).
+# gets its status before that read ends. A read that blocked the loop would hold it back until
+# the client gave up on the slow reply (15 s), every time; on a loaded machine a loop that is
+# not blocked may still be slower than what is left of one read, so up to three reads are
+# tried, and one status written during its read passes.
 count() { grep -c "^$1 slow" "$work/hostile.log" || true; }
 reconciled_while_slow() {
-  local other=$name-other asked
-  asked=$(count asked)
-  eventually 60 "a new slow read is asked for" bash -c "[ \$(grep -c '^asked slow' '$work/hostile.log') -gt $asked ]"
-  local served_before
-  served_before=$(count served)
-  check "a slow read is in flight" test "$(count asked)" -gt "$served_before"
-  kubectl apply -f - >/dev/null <<YAML
+  local other=$name-other asked served_before served_after try
+  for try in 1 2 3; do
+    asked=$(count asked)
+    eventually 60 "a new slow read is asked for" bash -c "[ \$(grep -c '^asked slow' '$work/hostile.log') -gt $asked ]"
+    served_before=$(count served)
+    [ "$(count asked)" -gt "$served_before" ] || continue
+    kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: $other}
@@ -56,11 +58,17 @@ spec:
   nodeSelector: {matchLabels: {psi-test: nothing}}
   metrics: {source: Kubelet}
 YAML
-  eventually 30 "the other PsiRebalance gets its status while the slow read runs" bash -c \
-    "$(declare -f psir_field condition); [ -n \"\$(condition $other Ready)\" ]"
-  check "the slow read had not ended when it did ($served_before replies served before, $(count served) now)" \
-    test "$(count served)" = "$served_before"
-  kubectl delete psirebalance "$other" --wait=false >/dev/null
+    eventually 30 "the other PsiRebalance gets its status (read $try)" bash -c \
+      "$(declare -f psir_field condition); [ -n \"\$(condition $other Ready)\" ]"
+    served_after=$(count served)
+    kubectl delete psirebalance "$other" --wait=true --timeout=30s >/dev/null
+    if [ "$served_after" = "$served_before" ]; then
+      pass "the other PsiRebalance got its status while slow read $try was in flight"
+      return
+    fi
+    echo "slow read $try ended first ($served_before replies served before, $served_after after): again"
+  done
+  fail "no other PsiRebalance got its status while a slow read was in flight, in 3 reads"
 }
 
 # Under AddressSanitizer freed memory waits in a quarantine (256 MB by default) that VmHWM
