@@ -433,16 +433,6 @@ int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vecto
     return reply_done(p, code, psi_prom_parse_reply(p->reply.data, p->reply.len, code, p->endpoint, out, st), st);
 }
 
-int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out, struct kube_err *st)
-{
-    memset(out, 0, sizeof(*out));
-    CURL *e = psi_prom_query_start(p, promql, st);
-    if (!e)
-        return -1;
-    CURLcode rc = curl_easy_perform(e);
-    return psi_prom_query_finish(p, rc, out, st);
-}
-
 /* ---- PSI ---- */
 
 static const char *const counter_kind[2] = {"waiting", "stalled"};
@@ -787,18 +777,4 @@ int psi_prom_sample_finish(struct psi_prom *p, CURLcode rc)
     p->sample = NULL;
     sample_read_free(r);
     return failed;
-}
-
-/* ---- source ---- */
-
-static int prom_sample(struct psi_source *src, const struct psi_request *req, struct psi_sample *out)
-{
-    struct psi_prom *p = src->impl;
-    CURL *e = psi_prom_sample_start(p, req, out);
-    return e ? psi_prom_sample_finish(p, curl_easy_perform(e)) : -1;
-}
-
-struct psi_source *psi_prom_source_new(struct psi_prom *p, struct kube_err *st)
-{
-    return psi_source_new("Prometheus", prom_sample, NULL, p, st);
 }

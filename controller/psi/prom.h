@@ -96,16 +96,13 @@ void psi_prom_free(struct psi_prom *p);
 /* The query endpoint URL (base + /api/v1/query); points into p. */
 const char *psi_prom_endpoint(const struct psi_prom *p);
 
-/* Run an instant query, blocking. Fills out (caller frees with psi_prom_vector_free) and
- * returns 0, or returns -1 with st failed (out left empty). */
-int psi_prom_query(struct psi_prom *p, const char *promql, struct psi_prom_vector *out, struct kube_err *st);
-
-/* Non-blocking use (e.g. in kube_loop): set up p's easy handle for promql and return it
+/* An instant query (on an event loop, e.g. kube_loop): set up p's easy handle for promql and return it
  * (owned by p; the caller runs it, e.g. kube_loop_add), or NULL with st failed. */
 CURL *psi_prom_query_start(struct psi_prom *p, const char *promql, struct kube_err *st);
 
-/* Finish a transfer started by psi_prom_query_start, given its result code: as
- * psi_prom_query's return and out. */
+/* Finish a transfer started by psi_prom_query_start, given its result code: fills out (caller
+ * frees with psi_prom_vector_free) and returns 0, or returns -1 with st failed (out left
+ * empty). */
 int psi_prom_query_finish(struct psi_prom *p, CURLcode rc, struct psi_prom_vector *out, struct kube_err *st);
 
 /* Parse a /api/v1/query reply (pure): body of len bytes, the HTTP status, url naming the
@@ -151,12 +148,7 @@ int psi_prom_read_sample(const char *body, size_t len, long http_status, const c
 CURL *psi_prom_sample_start(struct psi_prom *p, const struct psi_request *req, struct psi_sample *out);
 
 /* Finish the read psi_prom_sample_start began, given its transfer's result code: returns 0, or
- * -1 with out->status failed, as the source's sample does (-1 too when no read was begun). */
+ * -1 with out->status failed, as a source's sample does (-1 too when no read was begun). */
 int psi_prom_sample_finish(struct psi_prom *p, CURLcode rc);
-
-/* A Prometheus source over client p (see source.h), which stays the caller's and must outlive
- * the source, so that other queries to the same Prometheus share its connection and
- * credentials; NULL with st failed. Free with psi_source_free. */
-struct psi_source *psi_prom_source_new(struct psi_prom *p, struct kube_err *st);
 
 #endif

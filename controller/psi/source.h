@@ -1,4 +1,6 @@
-/* psi_source: the one interface every pressure source (Prometheus, kubelet) answers.
+/* psi_source: what every pressure source answers, and the interface the kubelet source
+ * implements (psi_source_sample). The Prometheus read answers the same on the operator's event
+ * loop instead (prom.h: psi_prom_sample_start, then _finish when the transfer ends).
  *
  * A source is asked for a set of node descriptors (name, InternalIPs, CPUs), the resources
  * wanted, "some" or "full" for each, a window, and whether CPU utilisation is wanted too; it

@@ -25,6 +25,7 @@
 
 #include "e2e_util.h"
 #include "psi/prom.h"
+#include "tests/common/prom_blocking.h"
 
 #define WINDOW_S 20   /* four scrapes at the bed's 5 s interval */
 #define TOLERANCE 1.0 /* percentage points */
@@ -124,14 +125,14 @@ static int matches(const struct psi_sample *s, const struct expect *ex, size_t n
 }
 
 /* Sample until the expectations hold or timeout_s passes; reports one check. */
-static void eventually_sample(struct psi_source *src, const struct psi_request *req, const struct expect *ex, size_t n,
+static void eventually_sample(struct psi_prom *client, const struct psi_request *req, const struct expect *ex, size_t n,
                               double timeout_s, const char *what)
 {
     char why[1200] = "no sample taken";
     double waited = 0;
     for (;;) {
         struct psi_sample s;
-        psi_source_sample(src, req, &s);
+        prom_read_blocking(client, req, &s);
         int ok = matches(&s, ex, n, why, sizeof(why));
         psi_sample_free(&s);
         if (ok) {
@@ -147,7 +148,7 @@ static void eventually_sample(struct psi_source *src, const struct psi_request *
     }
 }
 
-/* One sample through a source on url; checks it fails with reason and a message
+/* One sample through a client of url; checks it fails with reason and a message
  * containing in_msg. */
 static void expect_failure(const char *url, const struct psi_request *req, const char *reason, const char *in_msg,
                            const char *what)
@@ -155,14 +156,12 @@ static void expect_failure(const char *url, const struct psi_request *req, const
     struct psi_prom_config cfg = {.url = url, .connect_timeout_ms = 2000, .timeout_ms = 5000};
     struct kube_err st;
     struct psi_prom *p = psi_prom_new(&cfg, &st);
-    struct psi_source *src = p ? psi_prom_source_new(p, &st) : NULL;
-    if (!src) {
-        e2e_check(0, "%s: source not created: %s", what, st.msg);
-        psi_prom_free(p);
+    if (!p) {
+        e2e_check(0, "%s: client not created: %s", what, st.msg);
         return;
     }
     struct psi_sample s;
-    int rc = psi_source_sample(src, req, &s);
+    int rc = prom_read_blocking(p, req, &s);
     int ok = rc == -1 && kube_err_failed(&s.status) && strcmp(s.status.reason, reason) == 0 &&
              strstr(s.status.msg, in_msg) != NULL;
     int unknown = 1;
@@ -172,7 +171,6 @@ static void expect_failure(const char *url, const struct psi_request *req, const
                 unknown = 0;
     e2e_check(ok && unknown, "%s: reason %s, message \"%s\"", what, s.status.reason, s.status.msg);
     psi_sample_free(&s);
-    psi_source_free(src);
     psi_prom_free(p);
 }
 
@@ -251,38 +249,35 @@ int main(int argc, char **argv)
     struct psi_prom_config cfg = {.url = prom, .connect_timeout_ms = 2000, .timeout_ms = 10000};
     struct kube_err st;
     struct psi_prom *client = psi_prom_new(&cfg, &st);
-    struct psi_source *src = client ? psi_prom_source_new(client, &st) : NULL;
-    e2e_check(src != NULL, "Prometheus source for %s", prom);
-    if (!src) {
-        psi_prom_free(client);
+    e2e_check(client != NULL, "Prometheus client for %s", prom);
+    if (!client)
         return 1;
-    }
 
     const struct expect first[] = {
         {0, PSI_CPU, 30},   {0, PSI_MEMORY, 5}, {0, PSI_IO, 1},       {1, PSI_CPU, 60},
         {1, PSI_MEMORY, 0}, {1, PSI_IO, 0},     {2, PSI_CPU, 10},     {2, PSI_MEMORY, 0},
         {2, PSI_IO, 20},    {3, PSI_CPU, NAN},  {3, PSI_MEMORY, NAN}, {3, PSI_IO, NAN},
     };
-    eventually_sample(src, &req, first, sizeof(first) / sizeof(first[0]), 150,
+    eventually_sample(client, &req, first, sizeof(first) / sizeof(first[0]), 150,
                       "pressures read back through Prometheus (worker-2 by InternalIP, worker-3 Unknown)");
 
     /* Only cpu asked: the others stay Unknown even where series exist. */
     struct psi_request cpu_only = req;
     cpu_only.resources = PSI_RES_BIT(PSI_CPU);
     const struct expect cpu_ex[] = {{0, PSI_CPU, 30}, {0, PSI_MEMORY, NAN}, {2, PSI_IO, NAN}};
-    eventually_sample(src, &cpu_only, cpu_ex, 3, 30, "a cpu-only request leaves memory and io Unknown");
+    eventually_sample(client, &cpu_only, cpu_ex, 3, 30, "a cpu-only request leaves memory and io Unknown");
 
     /* A change of pressure is followed once the window has passed. */
     e2e_check(put_pressure(port, "worker-1", "cpu", 15) == 200, "worker-1 cpu set to 15 %%");
     const struct expect second[] = {{1, PSI_CPU, 15}, {0, PSI_CPU, 30}};
-    eventually_sample(src, &req, second, 2, 120, "the new pressure of worker-1 is read back");
+    eventually_sample(client, &req, second, 2, 120, "the new pressure of worker-1 is read back");
 
     /* The general instant query: the exporter's targets, by their instance labels. */
     {
         struct psi_prom *p = psi_prom_new(&cfg, &st);
         struct psi_prom_vector v;
         const char *q = "up{instance=~\"worker-0|worker-1|10.99.0.2:9100\"}";
-        int rc = p ? psi_prom_query(p, q, &v, &st) : -1;
+        int rc = p ? prom_query_blocking(p, q, &v, &st) : -1;
         int up = 0;
         for (size_t i = 0; rc == 0 && i < v.n; i++)
             if (v.series[i].value == 1 && psi_prom_label_get(&v.series[i], "job"))
@@ -291,7 +286,7 @@ int main(int argc, char **argv)
         if (rc == 0)
             psi_prom_vector_free(&v);
         /* Bad PromQL: the real Prometheus refuses it with bad_data. */
-        rc = p ? psi_prom_query(p, "rate(node_pressure_cpu_waiting_seconds_total[", &v, &st) : 0;
+        rc = p ? prom_query_blocking(p, "rate(node_pressure_cpu_waiting_seconds_total[", &v, &st) : 0;
         e2e_check(rc == -1 && strcmp(st.reason, PSI_REASON_QUERY) == 0 && strstr(st.msg, "bad_data"),
                   "bad PromQL: reason %s, message \"%s\"", st.reason, st.msg);
         psi_prom_free(p);
@@ -313,12 +308,11 @@ int main(int argc, char **argv)
         expect_failure(prom, &req, PSI_REASON_UNREACHABLE, prom, "Prometheus stopped");
         e2e_check(run_ctl(argv[2], testbed, "start") == 0, "Prometheus started again");
         const struct expect back[] = {{0, PSI_CPU, 30}, {1, PSI_CPU, 15}, {3, PSI_CPU, NAN}};
-        eventually_sample(src, &req, back, 3, 120, "pressures read again after the restart");
+        eventually_sample(client, &req, back, 3, 120, "pressures read again after the restart");
     } else {
         e2e_check(0, "stopping Prometheus with %s", argv[2]);
     }
 
-    psi_source_free(src);
     psi_prom_free(client);
     cleanup();
     struct stat sb;

@@ -15,6 +15,7 @@
 #include "psi/prom.h"
 #include "psi/promreply.h"
 #include "testutil.h"
+#include "tests/common/prom_blocking.h"
 
 #define URL "http://prom.test:9090/api/v1/query"
 
@@ -731,7 +732,7 @@ static void test_token_file(void **state)
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);
     struct psi_prom_vector v;
-    assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
+    assert_int_equal(prom_query_blocking(p, "up", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
     assert_non_null(strstr(st.msg, path));
     assert_non_null(strstr(st.msg, "empty"));
@@ -739,7 +740,7 @@ static void test_token_file(void **state)
     FILE *f = fopen(path, "w");
     fputs("  abc def\n", f);
     fclose(f);
-    assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
+    assert_int_equal(prom_query_blocking(p, "up", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
     assert_non_null(strstr(st.msg, "whitespace"));
 
@@ -747,37 +748,33 @@ static void test_token_file(void **state)
     fputs("eyJhbGciOi.token.sig\n", f);
     fclose(f);
     /* Now the token is fine and the request itself fails: nothing listens on port 1. */
-    assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
+    assert_int_equal(prom_query_blocking(p, "up", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_UNREACHABLE);
     assert_non_null(strstr(st.msg, "http://127.0.0.1:1/api/v1/query"));
 
     unlink(path);
-    assert_int_equal(psi_prom_query(p, "up", &v, &st), -1);
+    assert_int_equal(prom_query_blocking(p, "up", &v, &st), -1);
     assert_string_equal(st.reason, PSI_REASON_CONFIG);
     assert_non_null(strstr(st.msg, "bearerTokenFile must be a regular file"));
     psi_prom_free(p);
 }
 
-static void test_source_unreachable(void **state)
+static void test_read_unreachable(void **state)
 {
     (void)state;
     struct psi_prom_config cfg = {.url = "http://127.0.0.1:1", .connect_timeout_ms = 500, .timeout_ms = 1000};
     struct kube_err st;
     struct psi_prom *p = psi_prom_new(&cfg, &st);
     assert_non_null(p);
-    struct psi_source *src = psi_prom_source_new(p, &st);
-    assert_non_null(src);
-    assert_false(kube_err_failed(&st));
-    assert_string_equal(src->name, "Prometheus");
     const struct psi_node_desc nodes[] = {{"worker-0", NULL, 0, 0}};
     struct psi_request req = {nodes, 1, 0, 0, 60, 0};
     struct psi_sample s;
-    assert_int_equal(psi_source_sample(src, &req, &s), -1);
+    assert_int_equal(prom_read_blocking(p, &req, &s), -1);
     assert_string_equal(s.status.reason, PSI_REASON_UNREACHABLE);
     assert_int_equal(s.n_nodes, 1);
     assert_false(s.nodes[0].value[PSI_CPU].known);
     psi_sample_free(&s);
-    psi_source_free(src);
+    assert_int_equal(psi_prom_sample_finish(p, CURLE_OK), -1); /* no read begun any more */
     psi_prom_free(p);
 }
 
@@ -800,7 +797,7 @@ int main(void)
         cmocka_unit_test(test_read_sample_fails_as_the_reply),
         cmocka_unit_test(test_client_config_errors),
         cmocka_unit_test(test_token_file),
-        cmocka_unit_test(test_source_unreachable),
+        cmocka_unit_test(test_read_unreachable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
