@@ -148,7 +148,7 @@ static void test_foreign(void **state)
 static bool has_karg(const cJSON *mc, const char *arg)
 {
     const cJSON *a;
-    cJSON_ArrayForEach (a, cJSON_GetObjectItem(cJSON_GetObjectItem(mc, "spec"), "kernelArguments")) {
+    cJSON_ArrayForEach (a, kargs(mc)) {
         if (cJSON_IsString(a) && strcmp(a->valuestring, arg) == 0)
             return true;
     }
@@ -166,11 +166,11 @@ static void test_keep_only_adds(void **state)
         for (int asked = 0; asked < 2; asked++) {
             struct machineconfig_want w = {"worker", "workers", asked == 1};
             cJSON *existing = machineconfig_build(&w);
-            cJSON *kargs = cJSON_CreateArray();
+            cJSON *held_args = cJSON_CreateArray();
             for (int i = 0; i < 2; i++)
                 if (held & (1 << i))
-                    cJSON_AddItemToArray(kargs, cJSON_CreateString(args[i]));
-            cJSON_ReplaceItemInObject(cJSON_GetObjectItem(existing, "spec"), "kernelArguments", kargs);
+                    cJSON_AddItemToArray(held_args, cJSON_CreateString(args[i]));
+            cJSON_ReplaceItemInObject(cJSON_GetObjectItem(existing, "spec"), "kernelArguments", held_args);
             struct machineconfig_want kept = machineconfig_keep(existing, &w);
             assert_int_equal(kept.schedstats, asked == 1 || (held & 2) != 0);
             cJSON *written = machineconfig_apply(existing, &kept);
