@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command: install dependencies, build, and run every test.
-#  - the plain build (build/): the unit tests, and the valgrind leak check of a long watch
-#    session (valgrind cannot run a sanitized binary);
+#  - the plain build (build/): the unit tests;
 #  - the sanitizer build (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer): the
 #    unit tests again and every end-to-end test against test beds of real upstream
 #    components, so each e2e test runs once, and under the sanitizers. There are three test
@@ -11,6 +10,8 @@
 #  - beside the sanitizer build's tests, one after the other:
 #    - the analyzer build (build-analyze/, GCC -fanalyzer over what ships): every finding
 #      triaged in hack/analyzer-triage.txt (hack/analyze.sh);
+#    - the plain build's valgrind leak check of a long watch session (valgrind cannot run a
+#      sanitized binary), against a test bed of its own (build/testbed);
 #    - the thread sanitizer build (build-tsan/, ThreadSanitizer): the unit tests;
 #    - the fuzz build (build-fuzz/, clang, libFuzzer): each target of tests/fuzz for 12 s
 #      (hack/fuzz.sh; a longer run of one target: hack/fuzz.sh TARGET SECONDS);
@@ -52,9 +53,9 @@ if (($#)); then
   exit
 fi
 run build -- -L unit
-one_bed=1 run build -- -R '^kube_informer_valgrind$'
 # Beside the e2e phase, which mostly waits on its beds (a load of 0.7 to 2 on 2 cores), one
-# after the other: the analyzer; under ThreadSanitizer the C unit tests (the server tests drive
+# after the other: the analyzer; the valgrind leak check (on build/testbed, a bed of its own);
+# under ThreadSanitizer the C unit tests (the server tests drive
 # the serving threads); the fuzz targets; then, on a bed of their own (build-tsan/testbed,
 # brought up once the e2e beds are), the ThreadSanitizer e2e tests of the threads that share
 # state with the event loop (leader election, the metrics and health endpoints), one at a
@@ -63,6 +64,7 @@ one_bed=1 run build -- -R '^kube_informer_valgrind$'
 side_log=build/side-checks.log
 (
   hack/analyze.sh
+  one_bed=1 run build -- -R '^kube_informer_valgrind$'
   PSI_TEST_JOBS=1 run build-tsan -DPSI_TSAN=ON -- -L unit -E '^(lint|docs_vs_code|prometheus_rules|pure_symbols.*)$'
   hack/fuzz.sh all 12
   one_bed=1 PSI_TEST_JOBS=1 run build-tsan -DPSI_TSAN=ON -- -R '^(kube_leader_election|operator_monitoring)$'
@@ -73,4 +75,4 @@ run build-asan -DPSI_SANITIZE=ON -- || e2e_rc=$?
 wait "$side" || side_rc=$?
 cat "$side_log"
 ((e2e_rc == 0)) || { echo "test: the ASan build's tests failed" >&2; exit "$e2e_rc"; }
-((side_rc == 0)) || { echo "test: the analyzer, ThreadSanitizer or fuzz checks failed (above)" >&2; exit "$side_rc"; }
+((side_rc == 0)) || { echo "test: the analyzer, valgrind, ThreadSanitizer or fuzz checks failed (above)" >&2; exit "$side_rc"; }
