@@ -4,6 +4,8 @@
 #   etcd, etcdctl                                                     (hack/tools/etcd)
 #   kwok, with its upstream node and pod stages                        (hack/tools/kwok)
 #   kube-rbac-proxy, the test bed's Thanos querier stand-in           (hack/tools/kube-rbac-proxy)
+#   prometheus-operator and prometheus-config-reloader                 (hack/tools/prometheus-operator)
+#   prometheus, with Kubernetes service discovery, for them            (hack/tools/prometheus)
 #   descheduler, only when asked: build.sh descheduler                 (hack/tools/descheduler)
 # Binaries are cached outside the repository, keyed by version; a second run only prints
 # where they are. Prints the directories as shell assignments on stdout.
@@ -21,7 +23,10 @@ kube_version=$(pinned kube k8s.io/kubernetes)
 etcd_version=$(pinned etcd go.etcd.io/etcd/server/v3)
 kwok_version=$(pinned kwok sigs.k8s.io/kwok)
 krp_version=$(pinned kube-rbac-proxy github.com/brancz/kube-rbac-proxy)
-[ -n "$kube_version" ] && [ -n "$etcd_version" ] && [ -n "$kwok_version" ] && [ -n "$krp_version" ] || { echo "build.sh: cannot read pinned versions from hack/tools/*/go.mod" >&2; exit 1; }
+promop_version=$(pinned prometheus-operator github.com/prometheus-operator/prometheus-operator)
+prom_version=$(pinned prometheus github.com/prometheus/prometheus)
+[ -n "$kube_version" ] && [ -n "$etcd_version" ] && [ -n "$kwok_version" ] && [ -n "$krp_version" ] && [ -n "$promop_version" ] &&
+  [ -n "$prom_version" ] || { echo "build.sh: cannot read pinned versions from hack/tools/*/go.mod" >&2; exit 1; }
 
 # Kubernetes reports the version it was built as (kubectl version, /version): a plain
 # `go build` leaves v0.0.0-master, which OLM reads as older than any CSV's minKubeVersion.
@@ -30,6 +35,8 @@ kube_dir=$cache/kube-$kube_version-$(echo "$kube_ldflags" | sha256sum | cut -c1-
 etcd_dir=$cache/etcd-$etcd_version
 kwok_dir=$cache/kwok-$kwok_version
 krp_dir=$cache/kube-rbac-proxy-$krp_version
+promop_dir=$cache/prometheus-operator-$promop_version
+prom_dir=$cache/prometheus-$prom_version
 
 build() { # build OUTPUT MODULE_DIR PACKAGES...: OUTPUT is a file, or a directory ending in /
   local out=$1 mod=$2; shift 2
@@ -85,7 +92,26 @@ if [ ! -x "$krp_dir/kube-rbac-proxy" ]; then
   rm -rf "$krp_dir" && mv "$krp_dir.partial" "$krp_dir"
 fi
 
+if [ ! -x "$promop_dir/prometheus-config-reloader" ]; then
+  rm -rf "$promop_dir.partial"
+  build "$promop_dir.partial/prometheus-operator" prometheus-operator github.com/prometheus-operator/prometheus-operator/cmd/operator
+  build "$promop_dir.partial/prometheus-config-reloader" prometheus-operator \
+    github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader
+  rm -rf "$promop_dir" && mv "$promop_dir.partial" "$promop_dir"
+fi
+
+if [ ! -x "$prom_dir/prometheus" ]; then
+  rm -rf "$prom_dir.partial"
+  # Its module v0.3MM.P is Prometheus 3.MM.P, which it reports as its version (--version).
+  release=$(echo "$prom_version" | awk -F. '{ printf "%d.%d.%s", substr($2, 1, 1), substr($2, 2), $3 }')
+  ldflags="-X github.com/prometheus/common/version.Version=$release" \
+    build "$prom_dir.partial/prometheus" prometheus github.com/prometheus/prometheus/cmd/prometheus
+  rm -rf "$prom_dir" && mv "$prom_dir.partial" "$prom_dir"
+fi
+
 echo "PSI_KUBE_BIN=$kube_dir"
 echo "PSI_ETCD_BIN=$etcd_dir"
 echo "PSI_KWOK_BIN=$kwok_dir"
 echo "PSI_KUBE_RBAC_PROXY_BIN=$krp_dir"
+echo "PSI_PROMETHEUS_OPERATOR_BIN=$promop_dir"
+echo "PSI_PROMETHEUS_BIN=$prom_dir"

@@ -12,7 +12,8 @@
 # default: it is the heaviest of the test components):
 #   olm, catalog     olm-operator and catalog-operator (./operators, a module of its own)
 #   crds/            OLM's CRDs from the same module's deploy/ manifests, and the ServiceMonitor
-#                    and PrometheusRule CRDs of prometheus-operator (OpenShift ships both; the
+#                    and PrometheusRule CRDs of prometheus-operator (hack/tools/monitoring-crds.sh;
+#                    OpenShift ships both; the
 #                    bundle carries a ServiceMonitor, which OLM cannot create without its CRD)
 # and prints PSI_OLM_OPERATORS_BIN=DIR.
 set -euo pipefail
@@ -25,11 +26,11 @@ exec 9>"$cache/.olm-build.lock"
 flock 9
 
 if [ "${1:-}" = operators ]; then
-  monitoring=github.com/prometheus-operator/prometheus-operator@v0.85.0
+  monitoring_crds=$("$here/../monitoring-crds.sh")
   olm_mod=github.com/operator-framework/operator-lifecycle-manager
   olm_version=$(awk -v m="$olm_mod" '$1 == m || ($1 == "require" && $2 == m) { print ($1 == m) ? $2 : $3; exit }' "$here/operators/go.mod")
   [ -n "$olm_version" ] || { echo "olm/build.sh: cannot read the pinned OLM version from $here/operators/go.mod" >&2; exit 1; }
-  key=$( (cat "$here/operators/go.mod" "$here/operators/go.sum"; echo "$monitoring") | sha256sum | cut -c1-12)
+  key=$( (cat "$here/operators/go.mod" "$here/operators/go.sum"; echo "$monitoring_crds") | sha256sum | cut -c1-12)
   dir=$cache/olm-operators-$olm_version-$key
   if [ ! -d "$dir/crds" ]; then
     rm -rf "$dir.partial"
@@ -38,9 +39,8 @@ if [ "${1:-}" = operators ]; then
     (cd "$here/operators" && go build -trimpath -ldflags='-s -w' -o "$dir.partial/" "$olm_mod/cmd/olm" "$olm_mod/cmd/catalog") >&2
     echo "olm/build.sh: built in $((SECONDS - start)) s" >&2
     olm_src=$(cd "$here/operators" && go mod download -json "$olm_mod@$olm_version" | jq -r .Dir)
-    mon_src=$(cd "$here/operators" && go mod download -json "$monitoring" | jq -r .Dir)
     mkdir -p "$dir.partial/crds"
-    cp "$olm_src"/deploy/chart/crds/*.yaml "$mon_src"/example/prometheus-operator-crd/monitoring.coreos.com_{servicemonitors,prometheusrules}.yaml \
+    cp "$olm_src"/deploy/chart/crds/*.yaml "$monitoring_crds"/monitoring.coreos.com_{servicemonitors,prometheusrules}.yaml \
       "$dir.partial/crds/"
     chmod -R u+w "$dir.partial/crds"
     rm -rf "$dir" && mv "$dir.partial" "$dir"

@@ -4,12 +4,13 @@
 # the bundle's ServiceMonitor, applied as it ships into each namespace, with the Role of
 # config/prometheus/monitor_role.yaml; the operator, started for that namespace, points its
 # tlsConfig.serverName at the metrics Service there (in the suggested namespace it already does:
-# no write). A serving certificate issued as the service CA issues it (the bed's CA standing in:
+# no write). A serving certificate issued as the service CA issues it (tests/e2e/lib/service_ca.sh:
 # DNS names <service>.<namespace>.svc and .svc.cluster.local only) then verifies for the
 # ServiceMonitor's serverName, with a token allowed to read /metrics, and not for the name the
 # bundle shipped in the other namespace.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
+source "$(dirname "$0")/../lib/service_ca.sh"
 
 src=$PSI_SOURCE_DIR
 suggested=$(python3 -c 'import sys, yaml
@@ -41,16 +42,6 @@ kubectl create clusterrolebinding "psi-sm-scraper-$$" --clusterrole=psi-rebalanc
   --serviceaccount="psi-rebalancer:sm-scraper-$$" >/dev/null
 token=$(kubectl create token -n psi-rebalancer "sm-scraper-$$" --duration=1h)
 
-# A certificate as the service CA issues it for the metrics Service in namespace $1.
-issue() {
-  local d=$work/cert-$1
-  mkdir -p "$d"
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$d/tls.key" -out "$d/csr" \
-    -subj "/CN=psi-rebalancer-metrics.$1.svc" 2>/dev/null
-  openssl x509 -req -in "$d/csr" -CA "$PSI_TESTBED/pki/ca.crt" -CAkey "$PSI_TESTBED/pki/ca.key" -CAcreateserial \
-    -out "$d/tls.crt" -days 1 -extfile <(printf 'subjectAltName=DNS:psi-rebalancer-metrics.%s.svc,DNS:psi-rebalancer-metrics.%s.svc.cluster.local\nextendedKeyUsage=serverAuth\n' "$1" "$1") 2>/dev/null
-  echo "$d"
-}
 server_name() { kubectl get servicemonitor -n "$1" psi-rebalancer -o jsonpath='{.spec.endpoints[0].tlsConfig.serverName}'; }
 # scrape NAME PORT: GET /metrics verifying the certificate for NAME (reached on 127.0.0.1).
 scrape() {
@@ -69,7 +60,7 @@ for d in docs:
 yaml.safe_dump_all(docs, sys.stdout)' | kubectl apply -f - >/dev/null
   rv_before=$(kubectl get servicemonitor -n "$ns" psi-rebalancer -o jsonpath='{.metadata.resourceVersion}')
   : > "$work/operator.log"
-  start_operator --leader-elect=false --leader-election-namespace "$ns" --metrics-secure=true --metrics-cert-dir "$(issue "$ns")"
+  start_operator --leader-elect=false --leader-election-namespace "$ns" --metrics-secure=true --metrics-cert-dir "$(service_ca_cert "$ns" psi-rebalancer-metrics)"
   eventually 30 "$ns: the operator serves /metrics over HTTPS" grep -q 'serving paths=/metrics port=[0-9]* scheme=https' "$work/operator.log"
   port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\) scheme=https.*/\1/p' "$work/operator.log" | tail -1)
   eventually 30 "$ns: the operator started reconciling" grep -q 'started reconciling' "$work/operator.log"

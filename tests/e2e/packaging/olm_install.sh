@@ -16,6 +16,13 @@
 #   Ready on kwok nodes;
 # - the operator reconciles the first of alm-examples (its metrics pointed at the bed's
 #   Prometheus) to Ready, and its log has no "forbidden" or 403;
+# - OpenShift's platform monitoring (tests/e2e/lib/platform_monitoring.sh: the real Prometheus
+#   Operator and config reloader, a Prometheus `k8s` set up as the cluster-monitoring-operator
+#   sets it up, its pod played on the host) consumes the ServiceMonitor and PrometheusRule
+#   OLM created from the bundle: with the service CA stand-in's serving certificate
+#   (tests/e2e/lib/service_ca.sh) both replicas are scraped over TLS verified for the
+#   ServiceMonitor's serverName, with prometheus-k8s's own token and role, and every rule
+#   of the PrometheusRule is loaded;
 # - OLM installs no admission policy (no bundle can carry one): a PsiRebalance with
 #   machineConfig enabled is refused (PSIEnabled False, AdmissionPolicyMissing, the message
 #   naming the policy and its binding and `kubectl apply -k config/admission`), nothing is
@@ -38,14 +45,18 @@
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/mco.sh"
 source "$(dirname "$0")/../lib/operator.sh"
+source "$(dirname "$0")/../lib/service_ca.sh"
+source "$(dirname "$0")/../lib/platform_monitoring.sh"
 
 src=${PSI_SOURCE_DIR:?}
-ns=psi-rebalancer-olm # not README's namespace: other tests on this bed install into that one
+csv_file=$src/bundle/manifests/psi-rebalancer.clusterserviceversion.yaml
+# README's namespace for OLM, the one the bundle suggests
+ns=$(python3 -c 'import sys, yaml
+print(yaml.safe_load(open(sys.argv[1]))["metadata"]["annotations"]["operatorframework.io/suggested-namespace"])' "$csv_file")
 market=openshift-marketplace
 crd=psirebalances.rebalance.psi.dev
 sample=$(python3 -c 'import json, sys, yaml
-print(json.loads(yaml.safe_load(open(sys.argv[1]))["metadata"]["annotations"]["alm-examples"])[0]["metadata"]["name"])' \
-  "$src/bundle/manifests/psi-rebalancer.clusterserviceversion.yaml")
+print(json.loads(yaml.safe_load(open(sys.argv[1]))["metadata"]["annotations"]["alm-examples"])[0]["metadata"]["name"])' "$csv_file")
 crd_before=$(kubectl get crd "$crd" -o name 2>/dev/null || true)
 # our_cluster_rbac: the ClusterRoles and ClusterRoleBindings of ours, one "KIND/NAME OWNER" a
 # line: named or labelled for psi-rebalancer or its API (OLM names the roles of a CSV's
@@ -80,10 +91,15 @@ cleanup() {
   [ -n "${admission_before-x}" ] || kubectl delete -k "$src/config/admission" --ignore-not-found >/dev/null 2>&1 || true
   [ -z "${unpack_pid:-}" ] || kill -- "-$unpack_pid" 2>/dev/null || true # its process group: the watch with it
   rm -f "$PSI_PROMETHEUS_TARGETS/exporter-$$.json"
+  stop_standby
   if ((failures)); then
+    for l in "$work/prometheus-operator.log" "$work"/prometheus-k8s-0/*.log; do
+      [ -f "$l" ] && { echo "---- $(basename "$l") (last 20 lines) ----"; tail -20 "$l"; }
+    done
     for l in olm-operator catalog-operator; do echo "---- $l log (last 20 lines) ----"; tail -20 "$PSI_TESTBED/logs/$l.log"; done
     echo "---- olm-unpack log ----"; cat "$work/unpack.log"
   fi
+  platform_monitoring_cleanup
   operator_cleanup
   kubectl delete namespace "$ns" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   kubectl delete catalogsource psi-rebalancer -n "$market" --ignore-not-found >/dev/null 2>&1 || true
@@ -175,12 +191,15 @@ check "the pods run on kwok nodes" on_kwok
 
 # --- the operator as OLM made it -----------------------------------------------------------------
 kubectl get csv psi-rebalancer.v0.1.0 -n "$ns" -o json > "$work/csv.json"
-# The serving certificate the kubelet would mount from the Secret of OpenShift's service CA:
-# a pair from the bed's CA in a directory of the test.
+# The serving certificate: the service CA stand-in makes the Secret the metrics Service's
+# annotation names, and the kubelet would mount it where the CSV's volume says.
+cert_secret=$(service_ca_serving_secret "$ns" psi-rebalancer-metrics)
+check "the CSV mounts the service CA's Secret $cert_secret" jq -e --arg s "$cert_secret" \
+  '.spec.install.spec.deployments[0].spec.template.spec.volumes[] | select(.secret.secretName == $s)' "$work/csv.json"
 mkdir -p "$work/metrics-cert"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=psi-rebalancer-metrics \
-  -CA "$PSI_TESTBED/pki/ca.crt" -CAkey "$PSI_TESTBED/pki/ca.key" -addext subjectAltName=IP:127.0.0.1 \
-  -keyout "$work/metrics-cert/tls.key" -out "$work/metrics-cert/tls.crt" 2>/dev/null
+for f in tls.crt tls.key; do
+  kubectl get secret "$cert_secret" -n "$ns" -o json | jq -r --arg f "$f" '.data[$f] | @base64d' >"$work/metrics-cert/$f"
+done
 mapfile -t cmdline < <(jq -r --arg ns "$ns" --arg cert "$work/metrics-cert" '.spec.install.spec.deployments[0].spec.template.spec.containers[0] |
   (.command // []) + (.args // []) | .[] | gsub("\\$\\(POD_NAMESPACE\\)"; $ns) | sub("^--metrics-cert-dir=.*"; "--metrics-cert-dir=" + $cert)' "$work/csv.json")
 token=$(kubectl create token psi-rebalancer -n "$ns" --duration=1h)
@@ -195,9 +214,26 @@ current-context: bed
 YAML
 mapfile -t nodes < <(kubectl get nodes -l type=kwok -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')
 start_exporter "${nodes[@]}"
-"$operator_bin" "${cmdline[@]:1}" --kubeconfig "$work/sa.kubeconfig" \
-  --metrics-bind-address=127.0.0.1:0 --health-probe-bind-address=127.0.0.1:0 >>"$work/operator.log" 2>&1 &
-operator_pid=$!
+# One process per pod of the Deployment, its metrics on the pod's address in the bed's network
+# (platform_monitoring.sh) and the port the CSV names: the first is operator_pid, the others
+# (standby replicas) standby_pids.
+metrics_port=$(jq -r '.spec.install.spec.deployments[0].spec.template.spec.containers[0].ports[] | select(.name == "https") | .containerPort' "$work/csv.json")
+mapfile -t pod_ips < <(kubectl get pods -n "$ns" -l app.kubernetes.io/name=psi-rebalancer -o jsonpath='{range .items[*]}{.status.podIP}{"\n"}{end}')
+standby_pids=()
+stop_standby() {
+  local p
+  for p in "${standby_pids[@]+"${standby_pids[@]}"}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  standby_pids=()
+}
+for ip in "${pod_ips[@]}"; do
+  "$operator_bin" "${cmdline[@]:1}" --kubeconfig "$work/sa.kubeconfig" \
+    --metrics-bind-address="$(pod_address "$ip"):$metrics_port" --health-probe-bind-address=127.0.0.1:0 >>"$work/operator.log" 2>&1 &
+  if [ -z "${operator_pid:-}" ]; then operator_pid=$!; else standby_pids+=($!); fi
+done
+check "the Deployment's ${#pod_ips[@]} pods have addresses in the bed's network" \
+  bash -c "$(declare -f pod_address); for ip in ${pod_ips[*]}; do [ -n \"\$(pod_address \$ip)\" ] || exit 1; done"
+platform_monitoring_up || fail "OpenShift's platform monitoring comes up on the bed"
+
 python3 - "$src/bundle/manifests/psi-rebalancer.clusterserviceversion.yaml" "$PSI_PROMETHEUS_URL" > "$work/sample.json" <<'PY'
 import json, sys, yaml
 sample = json.loads(yaml.safe_load(open(sys.argv[1]))["metadata"]["annotations"]["alm-examples"])[0]
@@ -209,6 +245,39 @@ PY
 kubectl apply -f "$work/sample.json" >/dev/null
 ready() { [ "$(condition "$sample" Ready)" = True ]; }
 eventually 90 "the operator reconciles the alm-examples PsiRebalance $sample to Ready" ready
+
+# --- the platform Prometheus scrapes it and loads its rules ------------------------------------
+job=serviceMonitor/$ns/psi-rebalancer/0
+targets() { curl -sf "$platform_prometheus_url/api/v1/targets?state=active" | jq -c --arg job "$job" '[.data.activeTargets[] | select(.scrapePool == $job)]'; }
+all_up() { targets | jq -e --argjson n "${#pod_ips[@]}" 'length == $n and all(.health == "up")' >/dev/null; }
+eventually 120 "Prometheus k8s scrapes $job: ${#pod_ips[@]} targets, every one up" all_up
+targets | jq -r '.[] | "  \(.scrapeUrl) \(.health) \(.lastError)"' || true
+scrape_config() { curl -sf "$platform_prometheus_url/api/v1/status/config" | jq -r .data.yaml |
+  python3 -c 'import json, sys, yaml
+print(json.dumps(next(c for c in yaml.safe_load(sys.stdin)["scrape_configs"] if c["job_name"] == sys.argv[1])))' "$job"; }
+verified_tls() {
+  scrape_config | jq -e --arg ns "$ns" '.scheme == "https" and (.tls_config.insecure_skip_verify | not)
+    and .tls_config.server_name == "psi-rebalancer-metrics.\($ns).svc"
+    and .tls_config.ca_file == "/etc/prometheus/configmaps/serving-certs-ca-bundle/service-ca.crt"
+    and (.authorization.credentials_file // .bearer_token_file) == "/var/run/secrets/kubernetes.io/serviceaccount/token"' >/dev/null
+}
+check "its scrape configuration verifies TLS for psi-rebalancer-metrics.$ns.svc with the service CA, and sends prometheus-k8s's token" verified_tls
+query() { curl -sf "$platform_prometheus_url/api/v1/query" --data-urlencode "query=$1" | jq -r '.data.result | length'; }
+check "the operator's own series are in Prometheus k8s, from every replica" \
+  test "$(query "count by (instance) (psi_rebalancer_metrics_auth_requests_total{namespace=\"$ns\"})")" = "${#pod_ips[@]}"
+rule_names() { python3 -c 'import sys, yaml
+for g in yaml.safe_load(open(sys.argv[1]))["spec"]["groups"]:
+    for r in g["rules"]: print(g["name"], r.get("alert") or r.get("record"))' "$1" | sort; }
+loaded_rules() { curl -sf "$platform_prometheus_url/api/v1/rules" | jq -r '.data.groups[] | .name as $g | .rules[] |
+  select(.health == "ok" or .health == "unknown") | "\($g) \(.name)"' | sort; }
+shipped_rules=$(rule_names "$src/bundle/manifests/psi-rebalancer_monitoring.coreos.com_v1_prometheusrule.yaml")
+all_loaded() { [ "$(loaded_rules)" = "$shipped_rules" ]; }
+eventually 60 "Prometheus k8s loaded every rule of the bundle's PrometheusRule ($(wc -l <<<"$shipped_rules")), none failing" all_loaded
+no_private() { ! targets | grep -Eq '//(10\.|172\.(1[6-9]|2[0-9]|3[01])\.|192\.168\.)'; }
+check "no scrape of Prometheus k8s went to a private address" no_private
+platform_monitoring_cleanup
+stop_standby
+
 kubectl delete psirebalance "$sample" --timeout=60s >/dev/null
 check "deleted, its finalizer removed by the operator" bash -c "! kubectl get psirebalance $sample 2>/dev/null"
 
