@@ -99,7 +99,8 @@ int api_spec_defaults(struct api_spec *s)
     ok = ok && api_json_strv_dup((char *const *)excluded, 2, &s->eviction.excluded_namespaces) == 0;
     s->eviction.nexcluded_namespaces = ok ? 2 : 0;
     s->eviction.max_per_node = 1;
-    s->eviction.max_per_namespace = 1;
+    s->eviction.has_max_per_namespace = false;
+    s->eviction.max_per_namespace = 0;
     s->eviction.max_total = 2;
     s->eviction.max_in_flight_migrations = 2;
     s->eviction.max_moves_per_workload = 2;
@@ -285,7 +286,9 @@ static void decode_eviction(const cJSON *json, const char *sp, struct api_spec *
         api_json_strv(o, p, "excludedNamespaces", &s->eviction.excluded_namespaces, &s->eviction.nexcluded_namespaces,
                       errs);
         api_json_int(o, p, "maxPerNode", &s->eviction.max_per_node, errs);
-        api_json_int(o, p, "maxPerNamespace", &s->eviction.max_per_namespace, errs);
+        if (api_json_get(o, "maxPerNamespace") &&
+            api_json_int(o, p, "maxPerNamespace", &s->eviction.max_per_namespace, errs) == 0)
+            s->eviction.has_max_per_namespace = true;
         api_json_int(o, p, "maxTotal", &s->eviction.max_total, errs);
         api_json_int(o, p, "maxInFlightMigrations", &s->eviction.max_in_flight_migrations, errs);
         api_json_int(o, p, "maxMovesPerWorkload", &s->eviction.max_moves_per_workload, errs);
@@ -557,7 +560,8 @@ static void validate_eviction(const struct api_spec *s, struct api_errors *errs)
     check_set("spec.eviction.excludedNamespaces", s->eviction.excluded_namespaces, s->eviction.nexcluded_namespaces, 64,
               api_wildcard_check, "a namespace name or pattern", errs);
     check_range("spec.eviction.maxPerNode", s->eviction.max_per_node, 1, 100, errs);
-    check_range("spec.eviction.maxPerNamespace", s->eviction.max_per_namespace, 1, 1000, errs);
+    if (s->eviction.has_max_per_namespace)
+        check_range("spec.eviction.maxPerNamespace", s->eviction.max_per_namespace, 1, 1000, errs);
     check_range("spec.eviction.maxTotal", s->eviction.max_total, 1, 1000, errs);
     check_range("spec.eviction.maxInFlightMigrations", s->eviction.max_in_flight_migrations, 1, 1000, errs);
     check_range("spec.eviction.maxMovesPerWorkload", s->eviction.max_moves_per_workload, 1, API_MOVE_HISTORY_MAX_TIMES,
@@ -567,7 +571,8 @@ static void validate_eviction(const struct api_spec *s, struct api_errors *errs)
         s->eviction.max_per_node > s->eviction.max_total)
         api_errors_add(errs, "spec.eviction.maxPerNode", "must not exceed maxTotal (%lld)",
                        (long long)s->eviction.max_total);
-    if (fields_ok(errs, FIELDS("spec.eviction.maxPerNamespace", "spec.eviction.maxTotal")) &&
+    if (s->eviction.has_max_per_namespace &&
+        fields_ok(errs, FIELDS("spec.eviction.maxPerNamespace", "spec.eviction.maxTotal")) &&
         s->eviction.max_per_namespace > s->eviction.max_total)
         api_errors_add(errs, "spec.eviction.maxPerNamespace", "must not exceed maxTotal (%lld)",
                        (long long)s->eviction.max_total);
@@ -666,7 +671,7 @@ cJSON *api_spec_encode(const struct api_spec *s)
          add_selector(e, "podSelector", &s->eviction.pod_selector) &&
          add_strv(e, "excludedNamespaces", s->eviction.excluded_namespaces, s->eviction.nexcluded_namespaces) &&
          add_int(e, "maxPerNode", s->eviction.max_per_node) &&
-         add_int(e, "maxPerNamespace", s->eviction.max_per_namespace) &&
+         (!s->eviction.has_max_per_namespace || add_int(e, "maxPerNamespace", s->eviction.max_per_namespace)) &&
          add_int(e, "maxTotal", s->eviction.max_total) &&
          add_int(e, "maxInFlightMigrations", s->eviction.max_in_flight_migrations) &&
          add_int(e, "maxMovesPerWorkload", s->eviction.max_moves_per_workload) &&
@@ -731,7 +736,8 @@ bool api_spec_equal(const struct api_spec *a, const struct api_spec *b)
            strv_eq(a->eviction.excluded_namespaces, a->eviction.nexcluded_namespaces, b->eviction.excluded_namespaces,
                    b->eviction.nexcluded_namespaces) &&
            a->eviction.max_per_node == b->eviction.max_per_node &&
-           a->eviction.max_per_namespace == b->eviction.max_per_namespace &&
+           a->eviction.has_max_per_namespace == b->eviction.has_max_per_namespace &&
+           (!a->eviction.has_max_per_namespace || a->eviction.max_per_namespace == b->eviction.max_per_namespace) &&
            a->eviction.max_total == b->eviction.max_total &&
            a->eviction.max_in_flight_migrations == b->eviction.max_in_flight_migrations &&
            a->eviction.max_moves_per_workload == b->eviction.max_moves_per_workload &&

@@ -77,7 +77,9 @@ struct api_spec {
         struct api_selector pod_selector;
         char **excluded_namespaces;
         size_t nexcluded_namespaces;
-        int64_t max_per_node, max_per_namespace, max_total, max_in_flight_migrations;
+        int64_t max_per_node, max_total, max_in_flight_migrations;
+        bool has_max_per_namespace; /* maxPerNamespace given (else maxTotal bounds a namespace too) */
+        int64_t max_per_namespace;
         int64_t max_moves_per_workload; /* moves of one workload per cooldown.history */
         int64_t max_moves_per_hour;     /* moves per hour, all workloads */
         bool allow_vm_restart;          /* a VM KubeVirt would restart may be moved by eviction */

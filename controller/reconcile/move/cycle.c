@@ -81,7 +81,8 @@ struct rebalance_params cycle_params(const struct api_spec *spec)
         .taint_above = (double)spec->pressure.taint_above_percent,
         .untaint_below = (double)spec->pressure.untaint_below_percent,
         .max_per_node = (int)spec->eviction.max_per_node,
-        .max_per_namespace = (int)spec->eviction.max_per_namespace,
+        .max_per_namespace =
+            (int)(spec->eviction.has_max_per_namespace ? spec->eviction.max_per_namespace : spec->eviction.max_total),
         .max_total = (int)spec->eviction.max_total,
         .max_in_flight = (int)spec->eviction.max_in_flight_migrations,
         .target = spec->eviction.has_relief_target ? (double)spec->eviction.relief_target_percent : 0,

@@ -2,7 +2,7 @@
 # The seed story with every field of the PsiRebalance at its default except the metrics
 # source (the bed's Prometheus) and eviction.mode Automatic: evictAbovePercent 40, taint 25 %,
 # untaint 15 %, the relief target at untaintBelowPercent, method Auto, one move per node and
-# per namespace and cycle, sustain 1m, window 1m. worker-0 starts at ~83 % CPU pressure; one
+# two in all per cycle, sustain 1m, window 1m. worker-0 starts at ~83 % CPU pressure; one
 # move gets it to ~33 %, below evictAbovePercent but still tainted: it stays a source until
 # it is below the target. It ends with every worker below the taint level after the optimal
 # two moves (one busy VM per worker), no VM moved back, and no taint left.

@@ -77,7 +77,8 @@ static void test_gate(void **state)
     api_spec_free(&spec);
 }
 
-/* Every threshold and limit of the spec reaches the planner; the relief target only when set. */
+/* Every threshold and limit of the spec reaches the planner; the relief target only when set,
+ * and maxPerNamespace unset is maxTotal (each maxTotal, set or defaulted). */
 static void test_params(void **state)
 {
     (void)state;
@@ -99,6 +100,14 @@ static void test_params(void **state)
     spec = (struct api_spec){0};
     assert_int_equal(api_spec_decode(json, &spec, &errs, NULL), 0);
     assert_true(cycle_params(&spec).target == 7);
+    assert_int_equal(cycle_params(&spec).max_per_namespace, 2);
+    api_spec_free(&spec);
+    cJSON_Delete(json);
+
+    json = cJSON_Parse("{\"eviction\":{\"maxTotal\":9}}");
+    spec = (struct api_spec){0};
+    assert_int_equal(api_spec_decode(json, &spec, &errs, NULL), 0);
+    assert_int_equal(cycle_params(&spec).max_per_namespace, 9);
     api_spec_free(&spec);
     api_errors_free(&errs);
     cJSON_Delete(json);

@@ -723,7 +723,7 @@ static void test_limits_across_rounds(void **state)
 {
     (void)state;
     struct rebalance_params p = default_params();
-    p.max_per_node = 4, p.max_total = 4, p.max_in_flight = 4;
+    p.max_per_node = 4, p.max_per_namespace = 1, p.max_total = 4, p.max_in_flight = 4;
     struct rebalance_node nodes[5] = {node("h", 8, 10, 85), node("c0", 8, 0.2, 0), node("c1", 8, 0.2, 0),
                                       node("c2", 8, 0.2, 0), node("c3", 8, 0.2, 0)};
     struct rebalance_candidate c[4] = {cand("a", "a1", 0, 2.5), cand("a", "a2", 0, 2.5), cand("b", "b1", 0, 2.5),
