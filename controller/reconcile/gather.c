@@ -127,8 +127,10 @@ void *gather_vmi_projection(const cJSON *vmi, void *ud)
     const cJSON *ms = jx_at(status, "migrationState");
     if (ms) {
         cJSON *o = cJSON_AddObjectToObject(s, "migrationState");
-        static const char *const keys[] = {"migrationUid", "sourceNode", "targetNode", "startTimestamp",
-                                           "endTimestamp", "completed",  "failed",     NULL};
+        /* abortStatus and abortRequested: whether it converged (cost_convergence_hold) */
+        static const char *const keys[] = {"migrationUid",   "sourceNode", "targetNode", "startTimestamp",
+                                           "endTimestamp",   "completed",  "failed",     "abortStatus",
+                                           "abortRequested", NULL};
         for (size_t i = 0; keys[i]; i++)
             copy_item(o, ms, keys[i]);
     }

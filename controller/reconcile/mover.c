@@ -464,6 +464,9 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
         /* the workload's move budget, and whether its last move helped (budget.h) */
         if (!b)
             b = budget_workload(&mv->h->status.move_history, w->key, &dc->budget, dc->in->now_ms / 1000);
+        /* a VM whose last live migration did not converge waits out a cooldown (cost.h) */
+        if (!b && vmi)
+            b = cost_convergence_hold(vmi, spec->eviction.cooldown.initial_ms, dc->in->now_ms);
         /* moved by eviction, a VM KubeVirt would restart goes only if the spec allows it */
         const char *restarts = !b && vmi && !mv->targeted ? evictor_vm_restarts(evictor_vm_strategy(vmi, dc->kubevirt),
                                                                                 evictor_vmi_migratable(vmi))

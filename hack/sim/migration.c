@@ -1,6 +1,7 @@
 /* migration: the migration controller (see migration.h). */
 #include "hack/sim/migration.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@ struct run {
     char phase[24];    /* the phase the timing below belongs to */
     uint64_t since_ms; /* when that phase began (as far as we know) */
     uint64_t until_ms; /* Running: when it ends */
-    int fail;          /* Running: -1 undecided, 0 succeeds, 1 fails */
+    int fail;          /* Running: -1 undecided, 0 succeeds, 1 fails, 2 does not converge */
     bool known;        /* phase holds the migration's phase (we are its only writer) */
     bool seen;         /* seen in this pass */
     char *target_pod;  /* the target pod's name, once created */
@@ -265,8 +266,9 @@ static void set_phase(struct migration *m, struct run *r, const cJSON *mig, cons
 }
 
 /* Fail the migration: target pod deleted, the VMI's state marked failed (when handed off),
- * the source pod's eviction-in-progress removed. */
-static void fail(struct migration *m, struct run *r, const cJSON *mig, const cJSON *vmi, const char *reason)
+ * with abortStatus when given, the source pod's eviction-in-progress removed. */
+static void fail_as(struct migration *m, struct run *r, const cJSON *mig, const cJSON *vmi, const char *reason,
+                    const char *abort_status)
 {
     struct sim *s = m->s;
     char ts[32];
@@ -281,6 +283,8 @@ static void fail(struct migration *m, struct run *r, const cJSON *mig, const cJS
         cJSON_AddTrueToObject(ms, "failed");
         cJSON_AddStringToObject(ms, "endTimestamp", ts);
         cJSON_AddStringToObject(ms, "failureReason", reason);
+        if (abort_status)
+            cJSON_AddStringToObject(ms, "abortStatus", abort_status);
         patch_vmi(s, r->vmi, patch, true);
     }
     const cJSON *sp = vmi ? source_pod(s, vmi) : NULL;
@@ -291,6 +295,8 @@ static void fail(struct migration *m, struct run *r, const cJSON *mig, const cJS
     cJSON_AddTrueToObject(state, "failed");
     cJSON_AddStringToObject(state, "endTimestamp", ts);
     cJSON_AddStringToObject(state, "failureReason", reason);
+    if (abort_status)
+        cJSON_AddStringToObject(state, "abortStatus", abort_status);
     set_phase(m, r, mig, vmi, MIGLIMITS_FAILED, state, reason);
     if (jx_annotation(mig, SIM_EVACUATION_ANNOTATION) && r->vmi[0]) {
         struct backoff *b = backoff_get(m, r->vmi, true);
@@ -299,6 +305,11 @@ static void fail(struct migration *m, struct run *r, const cJSON *mig, const cJS
             b->last_ms = kube_loop_now_ms();
         }
     }
+}
+
+static void fail(struct migration *m, struct run *r, const cJSON *mig, const cJSON *vmi, const char *reason)
+{
+    fail_as(m, r, mig, vmi, reason, NULL);
 }
 
 /* The migration succeeded: the VMI moves to the target, the source pod goes. */
@@ -514,6 +525,14 @@ static void step_start(const struct step *st)
         r->since_ms + (uint64_t)s->sc->migration_base_ms + (uint64_t)(1000.0 * mem / s->sc->migration_bandwidth);
     r->fail = (st->vm && scenario_vm_always_fails(s->sc, st->vm->name)) ||
               (s->sc->migration_failure_rate > 0 && sim_random(s) < s->sc->migration_failure_rate);
+    /* Memory dirtied as fast as it is copied never converges: virt-launcher's migration monitor
+     * aborts the job once completionTimeoutPerGiB per GB of guest memory (ScaledValue(Giga),
+     * rounded up) has passed (virtwrap/live-migration-source.go, manager.go's
+     * getVMIMigrationDataSize). */
+    if (st->vm && st->vm->dirty_rate >= s->sc->migration_bandwidth) {
+        r->until_ms = r->since_ms + (uint64_t)(1000 * s->sc->completion_timeout_per_gib_s * (int64_t)ceil(mem / 1e9));
+        r->fail = 2;
+    }
 }
 
 /* Scheduled, Preparing, TargetReady, Running: the next phase once this one's delay is over. */
@@ -543,6 +562,8 @@ static void step_progress(const struct step *st)
             return;
         if (r->fail == 1)
             fail(m, r, st->mig, st->vmi, "Live migration failed (injected by the simulator's scenario).");
+        else if (r->fail == 2) /* cancelMigration: the abort succeeded, setMigrationResult's reason */
+            fail_as(m, r, st->mig, st->vmi, "Live migration has been aborted", "Succeeded");
         else
             succeed(m, r, st->mig, st->vmi, st->tp);
     }

@@ -352,8 +352,8 @@ static int parse_vms(struct ctx *c, struct scenario *s, const cJSON *vms)
     if (!vms || !cJSON_IsArray(vms) || cJSON_GetArraySize(vms) == 0)
         return fail(c, "vms: must be a list of at least one VM (or give deployments)");
     static const char *const keys[] = {
-        "name",       "count",      "vcpus",  "memory", "cpu", "memoryDemand", "io", "evictionStrategy",
-        "migratable", "cpuRequest", "labels", "node",   NULL};
+        "name",      "count",      "vcpus",  "memory", "cpu", "memoryDemand", "io", "evictionStrategy", "migratable",
+        "dirtyRate", "cpuRequest", "labels", "node",   NULL};
     size_t idx = 0;
     const cJSON *it;
     cJSON_ArrayForEach (it, vms) {
@@ -380,6 +380,7 @@ static int parse_vms(struct ctx *c, struct scenario *s, const cJSON *vms)
         rc = rc || get_quantity(c, it, "io", path, &vm.io_demand, NULL);
         rc = rc || get_strategy(c, it, path, &vm.strategy);
         rc = rc || get_bool(c, it, "migratable", path, &vm.migratable);
+        rc = rc || get_quantity(c, it, "dirtyRate", path, &vm.dirty_rate, NULL);
         rc = rc || get_quantity(c, it, "cpuRequest", path, &vm.cpu_request, &has_request);
         rc = rc || parse_labels(c, it, path, &vm);
         rc = rc || get_string(c, it, "node", path, &vm.node);
@@ -659,7 +660,8 @@ static int parse_kubevirt(struct ctx *c, struct scenario *s, const cJSON *root)
         return fail(c, "kubevirt.cpuAllocationRatio: must be at least 1");
     const cJSON *mig = cJSON_GetObjectItemCaseSensitive(kv, "migration");
     static const char *const gkeys[] = {"base",    "bandwidth", "phaseDelay",           "failureRate",
-                                        "failVMs", "backoff",   "unschedulableTimeout", NULL};
+                                        "failVMs", "backoff",   "unschedulableTimeout", "completionTimeoutPerGiB",
+                                        NULL};
     if (want_object(c, mig, "kubevirt.migration") < 0 || check_keys(c, mig, "kubevirt.migration", gkeys) < 0 ||
         get_duration(c, mig, "base", "kubevirt.migration", &s->migration_base_ms) < 0 ||
         get_quantity(c, mig, "bandwidth", "kubevirt.migration", &s->migration_bandwidth, NULL) < 0 ||
@@ -669,6 +671,10 @@ static int parse_kubevirt(struct ctx *c, struct scenario *s, const cJSON *root)
         get_duration(c, mig, "backoff", "kubevirt.migration", &s->migration_backoff_ms) < 0 ||
         get_duration(c, mig, "unschedulableTimeout", "kubevirt.migration", &s->unschedulable_timeout_ms) < 0)
         return -1;
+    int timeout = (int)s->completion_timeout_per_gib_s;
+    if (get_int(c, mig, "completionTimeoutPerGiB", "kubevirt.migration", 1, 100000, &timeout) < 0)
+        return -1;
+    s->completion_timeout_per_gib_s = timeout;
     if (s->migration_bandwidth <= 0)
         return fail(c, "kubevirt.migration.bandwidth: must be positive");
     return 0;
@@ -780,6 +786,7 @@ static void defaults(struct scenario *s)
     s->migration_phase_delay_ms = 200;
     s->migration_backoff_ms = 20000;
     s->unschedulable_timeout_ms = 5 * 60 * 1000;
+    s->completion_timeout_per_gib_s = 150;
     s->mco_reboot_delay_ms = 10000;
     s->mco_drain_timeout_ms = 10 * 60 * 1000;
     s->kubelet_slow_delay_ms = 30000;

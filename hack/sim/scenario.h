@@ -49,6 +49,8 @@
  *       failVMs: [name, ...]          # VMs whose migrations always fail
  *       backoff: 20s                  # first evacuation retry backoff after a failure (doubles)
  *       unschedulableTimeout: 5m      # a target pod pending that long fails the migration
+ *       completionTimeoutPerGiB: 150  # seconds per GiB of guest memory a migration may take
+ *                                     # (KubeVirt's migrations config, its default 150)
  *   vms:                              # at least one VM or one Deployment
  *   - name: hot                       # required; with count > 1 the VMs are hot-0, hot-1, ...
  *     count: 3
@@ -59,6 +61,9 @@
  *     io: 10                          # io demand (default 1)
  *     evictionStrategy: LiveMigrate   # default: the cluster's
  *     migratable: true                # the LiveMigratable condition
+ *     dirtyRate: 0                    # guest memory dirtied per second (bytes); at or above
+ *                                     # kubevirt.migration.bandwidth its live migrations never
+ *                                     # converge (migration.c)
  *     cpuRequest: 200m                # default: vcpus / cpuAllocationRatio
  *     labels: {app: web}              # copied to the VM template, VMI and launcher pod
  *     node: worker-1                  # create its launcher pods (not migration targets) bound
@@ -137,6 +142,7 @@ struct scenario_vm {
     double io_demand;
     enum scenario_strategy strategy; /* UNSET: the cluster's */
     bool migratable;
+    double dirty_rate;  /* bytes per second */
     double cpu_request; /* cores */
     struct scenario_label *labels;
     size_t n_labels;
@@ -203,6 +209,7 @@ struct scenario {
     size_t n_fail_vms;
     int64_t migration_backoff_ms;
     int64_t unschedulable_timeout_ms;
+    int64_t completion_timeout_per_gib_s;
 
     struct scenario_vm *vms;
     size_t n_vms;

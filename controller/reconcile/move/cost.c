@@ -21,7 +21,6 @@ int64_t cost_vmi_memory(const cJSON *vmi)
     return (int64_t)bytes;
 }
 
-/* An RFC 3339 time at path of obj, or -1. */
 bool cost_vmi_last_migration(const cJSON *vmi, int64_t *seconds)
 {
     const cJSON *ms = jx_get(vmi, "status.migrationState");
@@ -31,6 +30,16 @@ bool cost_vmi_last_migration(const cJSON *vmi, int64_t *seconds)
         return false;
     *seconds = end - start;
     return true;
+}
+
+const char *cost_convergence_hold(const cJSON *vmi, int64_t hold_ms, int64_t now_ms)
+{
+    const cJSON *ms = jx_get(vmi, "status.migrationState");
+    int64_t end = api_json_time_or(jx_nonempty(ms, "endTimestamp"), -1);
+    if (!jx_bool(ms, "failed", false) || !jx_eq(jx_str(ms, "abortStatus"), "Succeeded") ||
+        jx_bool(ms, "abortRequested", false) || end < 0)
+        return NULL;
+    return now_ms < end * 1000 + hold_ms ? COST_NOT_CONVERGED : NULL;
 }
 
 static int by_value(const void *a, const void *b)

@@ -6,7 +6,8 @@
  *     VMI's status.migrationState says it completed (endTimestamp - startTimestamp); else
  *     its guest memory at the median seconds per GiB of the moves in status.moves that were
  *     timed; else none (the move says so: no basis);
- *   - the time it took: its migration's status.migrationState, start to end (moves.c).
+ *   - the time it took: its migration's status.migrationState, start to end (moves.c);
+ *   - whether its last migration converged at all (cost_convergence_hold).
  * The planner breaks ties of equal relief with the time expected (plan.c, ranked_before).
  * KubeVirt writes those timestamps in whole seconds (metav1.Time), so are the figures. */
 #ifndef PSI_RECONCILE_MOVE_COST_H
@@ -24,6 +25,19 @@ int64_t cost_vmi_memory(const cJSON *vmi);
 
 /* Whether the VMI's last live migration completed and how long it took (*seconds). */
 bool cost_vmi_last_migration(const cJSON *vmi, int64_t *seconds);
+
+/* Why a VM is not moved: its last live migration did not converge. */
+#define COST_NOT_CONVERGED "VM whose last live migration did not converge (KubeVirt aborted it)"
+
+/* COST_NOT_CONVERGED while the VMI's last live migration did not converge and ended less than
+ * hold_ms before now_ms (the spec's cooldown.initial, the hold of a move of ours that failed),
+ * else NULL. KubeVirt's virt-launcher aborts a migration that makes no progress within
+ * progressTimeout or has not completed within completionTimeoutPerGiB per GiB
+ * (virtwrap/live-migration-source.go, cancelMigration): migrationState then says failed,
+ * abortStatus Succeeded, and abortRequested is not set, as it is when someone cancels the
+ * migration (virt-controller's markMigrationAbortInVmiStatus). Such a VM dirties memory faster
+ * than it is copied; asked again soon, it would run to the timeout again and move nothing. */
+const char *cost_convergence_hold(const cJSON *vmi, int64_t hold_ms, int64_t now_ms);
 
 /* The median seconds per GiB of guest memory over the timed moves of moves[0..n) with a
  * known memory; NAN when there is none (or no memory to sort them in). */

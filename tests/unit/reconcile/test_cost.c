@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "reconcile/move/cost.h"
 #include "testutil.h"
@@ -73,6 +74,48 @@ static void test_last_migration(void **state)
             fail_msg("case %zu: %d %lld", i, known, (long long)s);
         cJSON_Delete(v);
     }
+}
+
+/* Every combination of what a VMI's migrationState may say (failed, abortStatus,
+ * abortRequested, endTimestamp: each absent, of another type or value, or set) at times
+ * around the hold's end, against the rule written out: held while now is before the end
+ * plus the hold, only when KubeVirt aborted the migration on its own. */
+static void test_convergence_hold(void **state)
+{
+    (void)state;
+    static const char *const failed[] = {NULL, "false", "true", "\"true\""};
+    static const char *const status[] = {NULL, "\"\"", "\"Succeeded\"", "\"Failed\"", "\"Aborting\"", "1"};
+    static const char *const requested[] = {NULL, "false", "true"};
+    static const char *const ends[] = {NULL, "\"yesterday\"", "\"2026-12-01T10:00:00Z\""};
+    const int64_t end_ms = 1796119200000; /* 2026-12-01T10:00:00Z */
+    const int64_t hold_ms = 600000,
+                  nows[] = {end_ms - 1000, end_ms, end_ms + hold_ms - 1, end_ms + hold_ms, end_ms + 10 * hold_ms};
+    int held = 0;
+    for (size_t f = 0; f < 4; f++)
+        for (size_t a = 0; a < 6; a++)
+            for (size_t r = 0; r < 3; r++)
+                for (size_t e = 0; e < 3; e++) {
+                    char json[256] = "{\"completed\":true";
+                    const char *keys[] = {"failed", "abortStatus", "abortRequested", "endTimestamp"};
+                    const char *vals[] = {failed[f], status[a], requested[r], ends[e]};
+                    for (size_t k = 0; k < 4; k++)
+                        if (vals[k])
+                            snprintf(json + strlen(json), sizeof(json) - strlen(json), ",\"%s\":%s", keys[k], vals[k]);
+                    strcat(json, "}");
+                    cJSON *v = cJSON_CreateObject();
+                    cJSON_AddItemToObject(cJSON_AddObjectToObject(v, "status"), "migrationState", parse(json));
+                    bool aborted_by_kubevirt = f == 2 && a == 2 && r != 2 && e == 2;
+                    for (size_t n = 0; n < sizeof(nows) / sizeof(nows[0]); n++) {
+                        bool want = aborted_by_kubevirt && nows[n] < end_ms + hold_ms;
+                        const char *got = cost_convergence_hold(v, hold_ms, nows[n]);
+                        if ((got != NULL) != want)
+                            fail_msg("%s at %+lld ms: got %s", json, (long long)(nows[n] - end_ms), got ? got : "none");
+                        held += got != NULL;
+                    }
+                    cJSON_Delete(v);
+                }
+    assert_int_equal(held, 2 * 3); /* abortRequested absent or false, three times before the end of the hold */
+    assert_null(cost_convergence_hold(NULL, hold_ms, end_ms));
 }
 
 /* The median by its definition: a value with at least half the values at or below it and at
@@ -156,9 +199,8 @@ static void test_estimate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory),
-        cmocka_unit_test(test_last_migration),
-        cmocka_unit_test(test_cluster_rate_random),
+        cmocka_unit_test(test_memory),           cmocka_unit_test(test_last_migration),
+        cmocka_unit_test(test_convergence_hold), cmocka_unit_test(test_cluster_rate_random),
         cmocka_unit_test(test_estimate),
     };
     return cmocka_run_group_tests(tests, 0, 0);

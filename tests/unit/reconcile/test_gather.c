@@ -204,6 +204,12 @@ static void test_kubevirt_projections(void **state)
         "{\"requests\":{\"memory\":\"1Gi\"}}}},\"status\":{\"migrationState\":{\"failed\":true,"
         "\"completed\":true,\"startTimestamp\":\"2026-12-01T10:00:00Z\",\"endTimestamp\":\"2026-12-01T10:00:09Z\"}}}",
         "{\"metadata\":{\"name\":\"c\",\"namespace\":\"vms\"},\"spec\":{}}",
+        "{\"metadata\":{\"name\":\"d\",\"namespace\":\"vms\"},\"status\":{\"migrationState\":{\"failed\":true,"
+        "\"completed\":true,\"abortStatus\":\"Succeeded\",\"failureReason\":\"Live migration has been aborted\","
+        "\"endTimestamp\":\"2026-12-01T10:00:00Z\"}}}",
+        "{\"metadata\":{\"name\":\"e\",\"namespace\":\"vms\"},\"status\":{\"migrationState\":{\"failed\":true,"
+        "\"completed\":true,\"abortStatus\":\"Succeeded\",\"abortRequested\":true,"
+        "\"endTimestamp\":\"2026-12-01T10:00:00Z\"}}}",
     };
     for (size_t i = 0; i < sizeof(vmis) / sizeof(vmis[0]); i++) {
         cJSON *full = parse(vmis[i]);
@@ -216,6 +222,9 @@ static void test_kubevirt_projections(void **state)
         assert_true((isnan(va) && isnan(vb)) || va == vb);
         const char *ma = rebalance_vmi_check(proj), *mb = rebalance_vmi_check(full);
         assert_true((!ma && !mb) || (ma && mb && strcmp(ma, mb) == 0));
+        /* 2026-12-01T10:00:00Z, within a 10-minute hold */
+        assert_ptr_equal(cost_convergence_hold(proj, 600000, 1796119260000),
+                         cost_convergence_hold(full, 600000, 1796119260000));
         cJSON_Delete(proj);
         cJSON_Delete(full);
     }
