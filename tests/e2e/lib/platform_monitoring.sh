@@ -193,7 +193,7 @@ platform_monitoring_cleanup() {
   kubectl delete prometheus k8s -n "$mon_ns" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   [ -n "${mon_role_before-x}" ] || kubectl delete clusterrolebinding,clusterrole prometheus-k8s --ignore-not-found >/dev/null 2>&1 || true
   if [ -n "${mon_ns_before+set}" ] && [ -z "$mon_ns_before" ]; then
-    kubectl delete namespace "$mon_ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+    kubectl delete namespace "$mon_ns" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   else
     kubectl delete serviceaccount prometheus-k8s -n "$mon_ns" --ignore-not-found >/dev/null 2>&1 || true
     kubectl delete configmap serving-certs-ca-bundle -n "$mon_ns" --ignore-not-found >/dev/null 2>&1 || true
