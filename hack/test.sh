@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # The project's test command: install dependencies, build, and run every test.
-#  - the plain build (build/): the unit tests;
 #  - the sanitizer build (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer): the
 #    unit tests again and every end-to-end test against test beds of real upstream
 #    components, so each e2e test runs once, and under the sanitizers. There are three test
@@ -8,6 +7,7 @@
 #    testbeds.json): each e2e test takes a free bed, the longest first, and PSI_TEST_JOBS
 #    (default 3: ctest -j) tests run at once;
 #  - beside the sanitizer build's tests, one after the other:
+#    - the plain build (build/): the unit tests;
 #    - the analyzer build (build-analyze/, GCC -fanalyzer over what ships): every finding
 #      triaged in hack/analyzer-triage.txt (hack/analyze.sh);
 #    - the plain build's valgrind leak check of a long watch session (valgrind cannot run a
@@ -52,17 +52,18 @@ if (($#)); then
   run build-asan -DPSI_SANITIZE=ON -- "$@"
   exit
 fi
-run build -- -L unit
 # Beside the e2e phase, which mostly waits on its beds (a load of 0.7 to 2 on 2 cores), one
-# after the other: the analyzer; the valgrind leak check (on build/testbed, a bed of its own);
-# under ThreadSanitizer the C unit tests (the server tests drive
-# the serving threads); the fuzz targets; then, on a bed of their own (build-tsan/testbed,
-# brought up once the e2e beds are), the ThreadSanitizer e2e tests of the threads that share
-# state with the event loop (leader election, the metrics and health endpoints), one at a
-# time: each checks on exit that it left the bed as it found it, which a test running beside
-# it would break. Their output follows the e2e phase's.
+# after the other: the plain build's unit tests; the analyzer; the valgrind leak check (on
+# build/testbed, a bed of its own); under ThreadSanitizer the C unit tests (the server tests
+# drive the serving threads); the fuzz targets; then, on a bed of their own
+# (build-tsan/testbed, brought up once the e2e beds are), the ThreadSanitizer e2e tests of the
+# threads that share state with the event loop (leader election, the metrics and health
+# endpoints), one at a time: each checks on exit that it left the bed as it found it, which a
+# test running beside it would break. Their output follows the e2e phase's.
+mkdir -p build
 side_log=build/side-checks.log
 (
+  run build -- -L unit
   hack/analyze.sh
   one_bed=1 run build -- -R '^kube_informer_valgrind$'
   PSI_TEST_JOBS=1 run build-tsan -DPSI_TSAN=ON -- -L unit -E '^(lint|docs_vs_code|prometheus_rules|pure_symbols.*)$'
@@ -75,4 +76,4 @@ run build-asan -DPSI_SANITIZE=ON -- || e2e_rc=$?
 wait "$side" || side_rc=$?
 cat "$side_log"
 ((e2e_rc == 0)) || { echo "test: the ASan build's tests failed" >&2; exit "$e2e_rc"; }
-((side_rc == 0)) || { echo "test: the analyzer, valgrind, ThreadSanitizer or fuzz checks failed (above)" >&2; exit "$side_rc"; }
+((side_rc == 0)) || { echo "test: the plain unit tests, the analyzer, valgrind, ThreadSanitizer or fuzz checks failed (above)" >&2; exit "$side_rc"; }
