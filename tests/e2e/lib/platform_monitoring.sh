@@ -190,6 +190,7 @@ platform_monitoring_cleanup() {
   [ -z "${platform_sync_pid:-}" ] || kill "$platform_sync_pid" 2>/dev/null || true
   [ -z "${platform_pod_pid:-}" ] || kill -- "-$platform_pod_pid" 2>/dev/null || true
   [ -z "${prom_operator_pid:-}" ] || kill -- "-$prom_operator_pid" 2>/dev/null || true
+  platform_sync_pid= platform_pod_pid= prom_operator_pid= # a second call kills nothing
   kubectl delete prometheus k8s -n "$mon_ns" --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   [ -n "${mon_role_before-x}" ] || kubectl delete clusterrolebinding,clusterrole prometheus-k8s --ignore-not-found >/dev/null 2>&1 || true
   if [ -n "${mon_ns_before+set}" ] && [ -z "$mon_ns_before" ]; then

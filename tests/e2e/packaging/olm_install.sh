@@ -81,6 +81,13 @@ our_cluster_rbac() {
     | "\(.kind)/\(.metadata.name) \($owner)"' | sort
 }
 rbac_before=$(our_cluster_rbac)
+# The operator processes of the Deployment's other pods (standby replicas), beside operator_pid.
+standby_pids=()
+stop_standby() {
+  local p
+  for p in "${standby_pids[@]+"${standby_pids[@]}"}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  standby_pids=()
+}
 
 cleanup() {
   kubectl delete psirebalance "$sample" --ignore-not-found --timeout=30s >/dev/null 2>&1 || true
@@ -219,12 +226,6 @@ start_exporter "${nodes[@]}"
 # (standby replicas) standby_pids.
 metrics_port=$(jq -r '.spec.install.spec.deployments[0].spec.template.spec.containers[0].ports[] | select(.name == "https") | .containerPort' "$work/csv.json")
 mapfile -t pod_ips < <(kubectl get pods -n "$ns" -l app.kubernetes.io/name=psi-rebalancer -o jsonpath='{range .items[*]}{.status.podIP}{"\n"}{end}')
-standby_pids=()
-stop_standby() {
-  local p
-  for p in "${standby_pids[@]+"${standby_pids[@]}"}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  standby_pids=()
-}
 for ip in "${pod_ips[@]}"; do
   "$operator_bin" "${cmdline[@]:1}" --kubeconfig "$work/sa.kubeconfig" \
     --metrics-bind-address="$(pod_address "$ip"):$metrics_port" --health-probe-bind-address=127.0.0.1:0 >>"$work/operator.log" 2>&1 &
