@@ -32,9 +32,6 @@ mon_ns=openshift-monitoring
 # pod_address POD_IP: where the test bed's network puts a pod's address (see above).
 pod_address() { sed -n 's/^10\.244\.\([0-9]*\)\.\([0-9]*\)$/127.244.\1.\2/p' <<<"$1"; }
 
-# A free loopback port.
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 platform_monitoring_up() {
   eval "$("$PSI_SOURCE_DIR/hack/tools/build.sh")"
   local crds version

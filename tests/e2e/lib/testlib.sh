@@ -21,6 +21,8 @@ eventually() {
   done
   pass "$d"
 }
+# free_port: a loopback port free now (bound, then closed).
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # finish: print the closing line and exit non-zero on any failure.
 finish() {
   echo "$passes passed, $failures failed"

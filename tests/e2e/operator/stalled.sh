@@ -44,7 +44,7 @@ kubectl create clusterrolebinding "psi-scraper-$$" --clusterrole=psi-rebalancer-
 token=$(kubectl create token -n psi-rebalancer "scraper-$$" --duration=1h)
 
 # A source that does not answer: a port nothing listens on (bound, then closed).
-dead_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+dead_port=$(free_port)
 psir() { # psir NAME URL [TOKEN_FILE]
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1

@@ -231,8 +231,8 @@ for ip in "${pod_ips[@]}"; do
     --metrics-bind-address="$(pod_address "$ip"):$metrics_port" --health-probe-bind-address=127.0.0.1:0 >>"$work/operator.log" 2>&1 &
   if [ -z "${operator_pid:-}" ]; then operator_pid=$!; else standby_pids+=($!); fi
 done
-check "the Deployment's ${#pod_ips[@]} pods have addresses in the bed's network" \
-  bash -c "$(declare -f pod_address); for ip in ${pod_ips[*]}; do [ -n \"\$(pod_address \$ip)\" ] || exit 1; done"
+all_mapped() { local ip; for ip in "${pod_ips[@]}"; do [ -n "$(pod_address "$ip")" ] || return 1; done; }
+check "the Deployment's ${#pod_ips[@]} pods have addresses in the bed's network" all_mapped
 platform_monitoring_up || fail "OpenShift's platform monitoring comes up on the bed"
 
 python3 - "$src/bundle/manifests/psi-rebalancer.clusterserviceversion.yaml" "$PSI_PROMETHEUS_URL" > "$work/sample.json" <<'PY'
