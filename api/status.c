@@ -17,6 +17,8 @@ static const char *const node_state_keys[] = {"normal", "pressured", "tainted", 
 static const char *const move_phase_names[API_MOVE_PHASES] = {"WouldMove", "Evicted",   "MigrationRequested",
                                                               "Migrating", "Succeeded", "Failed"};
 static const char *const cost_basis_names[API_COST_BASES] = {"", "LastMigration", "ClusterRate"};
+static const char *const demand_from_names[API_DEMAND_FROMS] = {"", "OwnPressure", "NodePressure"};
+static const char *const role_names[API_WORKLOAD_ROLES] = {"", "Suffers", "Causes"};
 
 const char *api_condition_status_name(enum api_condition_status v)
 {
@@ -31,6 +33,16 @@ const char *api_node_state_name(enum api_node_state v)
 const char *api_move_phase_name(enum api_move_phase v)
 {
     return move_phase_names[v];
+}
+
+const char *api_demand_from_name(enum api_demand_from v)
+{
+    return demand_from_names[v];
+}
+
+const char *api_workload_role_name(enum api_workload_role v)
+{
+    return role_names[v];
 }
 
 void api_move_free(struct api_move *m)
@@ -300,7 +312,10 @@ int api_status_set_condition(struct api_status *st, const char *type, enum api_c
 
 /* ---- decode ---- */
 
-static int decode_reading(const cJSON *obj, const char *path, const char *key, double *out, struct api_errors *errs)
+/* A decimal string such as "31.2" at obj[key], from 0 to max (also keeps 400 digits from reading
+ * as Inf), into *out; absent leaves *out. what names it in the error ("percentage"). */
+static int decode_decimal(const cJSON *obj, const char *path, const char *key, double max, const char *what,
+                          double *out, struct api_errors *errs)
 {
     char *s = NULL;
     if (api_json_string(obj, path, key, &s, errs) < 0)
@@ -318,17 +333,30 @@ static int decode_reading(const cJSON *obj, const char *path, const char *key, d
     }
     ok = ok && *p == '\0';
     double v = ok ? strtod(s, NULL) : 0;
-    ok = ok && v <= 100.0; /* a percentage: also keeps 400 digits from reading as Inf */
+    ok = ok && v <= max;
     int rc = 0;
     if (ok) {
         *out = v;
     } else {
         char fp[API_JSON_PATH_MAX];
         rc = api_errors_add(errs, api_json_path(fp, path, key),
-                            "must be a decimal percentage from 0 to 100 such as \"31.2\", got '%.40s'", s);
+                            "must be a decimal %s from 0 to %g such as \"31.2\", got '%.40s'", what, max, s);
     }
     free(s);
     return rc;
+}
+
+static int decode_reading(const cJSON *obj, const char *path, const char *key, double *out, struct api_errors *errs)
+{
+    return decode_decimal(obj, path, key, 100.0, "percentage", out, errs);
+}
+
+/* Most CPU cores a workload's usage or demand is written with. */
+#define MAX_CORES 100000.0
+
+static int decode_cores(const cJSON *obj, const char *path, const char *key, double *out, struct api_errors *errs)
+{
+    return decode_decimal(obj, path, key, MAX_CORES, "count of cores", out, errs);
 }
 
 static int decode_condition(const cJSON *j, const char *path, struct api_condition *c, struct api_errors *errs,
@@ -372,11 +400,75 @@ static int decode_mc(const cJSON *j, const char *path, struct api_machine_config
     return rc ? -1 : 0;
 }
 
+/* The keys of an api_workload_pressure, in the object o at path (see encode_workload_pressure). */
+static int decode_workload_pressure(const cJSON *o, const char *path, struct api_workload_pressure *w,
+                                    struct api_errors *errs)
+{
+    *w = (struct api_workload_pressure){NAN, NAN, NAN, NAN, API_DEMAND_FROM_NONE};
+    int rc = 0, from = API_DEMAND_FROM_NONE;
+    rc |= decode_reading(o, path, "cpu", &w->cpu, errs);
+    rc |= decode_reading(o, path, "memory", &w->memory, errs);
+    rc |= decode_cores(o, path, "usageCores", &w->usage, errs);
+    rc |= decode_cores(o, path, "demandCores", &w->demand, errs);
+    rc |= api_json_enum(o, path, "demandFrom", demand_from_names, API_DEMAND_FROMS, &from, errs);
+    w->from = (enum api_demand_from)from;
+    return rc;
+}
+
+/* A string of at most size - 1 bytes at o[key] into buf (absent: ""). */
+static int decode_fixed(const cJSON *o, const char *path, const char *key, char *buf, size_t size,
+                        struct api_errors *errs)
+{
+    char *s = NULL;
+    int rc = api_json_string(o, path, key, &s, errs);
+    buf[0] = 0;
+    if (s && strlen(s) >= size) {
+        char p[API_JSON_PATH_MAX];
+        rc |= api_errors_add(errs, api_json_path(p, path, key), "too long");
+    } else if (s) {
+        snprintf(buf, size, "%s", s);
+    }
+    free(s);
+    return rc;
+}
+
+static int decode_node_workloads(const cJSON *j, const char *path, struct api_node_status *n, struct api_errors *errs,
+                                 struct api_errors *warns)
+{
+    static const char *const known[] = {"kind",   "namespace",  "name",        "role",       "cpu",
+                                        "memory", "usageCores", "demandCores", "demandFrom", NULL};
+    const cJSON *arr, *it;
+    int rc = api_json_array(j, path, "workloads", &arr, errs);
+    char p[API_JSON_PATH_MAX], ip[API_JSON_PATH_MAX];
+    api_json_path(p, path, "workloads");
+    if (arr && cJSON_GetArraySize(arr) > API_NODE_WORKLOADS)
+        return api_errors_add(errs, p, "more than 3 items");
+    int i = 0;
+    cJSON_ArrayForEach (it, arr) {
+        struct api_node_workload *w = &n->workloads[n->nworkloads++];
+        api_json_index(ip, p, i++);
+        if (!cJSON_IsObject(it)) {
+            rc |= api_errors_add(errs, ip, "must be of type object");
+            continue;
+        }
+        api_json_unknown(it, ip, known, warns);
+        int role = API_ROLE_NONE;
+        rc |= decode_fixed(it, ip, "kind", w->kind, sizeof(w->kind), errs);
+        rc |= decode_fixed(it, ip, "namespace", w->ns, sizeof(w->ns), errs);
+        rc |= decode_fixed(it, ip, "name", w->name, sizeof(w->name), errs);
+        rc |= api_json_enum(it, ip, "role", role_names, API_WORKLOAD_ROLES, &role, errs);
+        w->role = (enum api_workload_role)role;
+        rc |= decode_workload_pressure(it, ip, &w->p, errs);
+    }
+    return rc;
+}
+
 static int decode_node(const cJSON *j, const char *path, struct api_node_status *n, struct api_errors *errs,
                        struct api_errors *warns)
 {
-    static const char *const known[] = {"name",      "pressure",   "utilization",  "state",     "since", "taintedSince",
-                                        "evictions", "migrations", "demandSource", "saturated", NULL};
+    static const char *const known[] = {"name",         "pressure",     "utilization", "state",
+                                        "since",        "taintedSince", "evictions",   "migrations",
+                                        "demandSource", "saturated",    "workloads",   NULL};
     static const char *const pressure_known[] = {"cpu", "memory", "io", NULL};
     static const char *const migrations_known[] = {"succeeded", "failed", "inFlight", NULL};
     for (int r = 0; r < API_RESOURCES; r++)
@@ -409,6 +501,7 @@ static int decode_node(const cJSON *j, const char *path, struct api_node_status 
     if (sat && !cJSON_IsBool(sat))
         rc |= api_errors_add(errs, path, "saturated: must be a boolean");
     n->saturated = cJSON_IsTrue(sat);
+    rc |= decode_node_workloads(j, path, n, errs, warns);
     rc |= api_json_enum(j, path, "state", node_state_names, 5, &state, errs);
     n->state = (enum api_node_state)state;
     rc |= api_json_time(j, path, "since", &n->since, errs);
@@ -461,9 +554,9 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
                        struct api_errors *warns)
 {
     static const char *const known[] = {
-        "kind",       "namespace",     "name",       "pod",   "sourceNode", "destinationNode",
-        "targetNode", "time",          "endTime",    "phase", "migration",  "failures",
-        "vmRestart",  "cooldownUntil", "prediction", "cost",  NULL};
+        "kind",       "namespace",     "name",       "pod",   "sourceNode",       "destinationNode",
+        "targetNode", "time",          "endTime",    "phase", "migration",        "failures",
+        "vmRestart",  "cooldownUntil", "prediction", "cost",  "workloadPressure", NULL};
     static const char *const prediction_known[] = {"source",         "destination",         "sourceBefore",
                                                    "observedSource", "observedDestination", NULL};
     if (!cJSON_IsObject(j))
@@ -505,6 +598,16 @@ static int decode_move(const cJSON *j, const char *path, struct api_move *m, str
     rc |= api_json_object(j, path, "cost", &cost, errs);
     if (cost)
         rc |= decode_cost(cost, path, &m->cost, errs, warns);
+    const cJSON *wp = NULL;
+    rc |= api_json_object(j, path, "workloadPressure", &wp, errs);
+    m->pressure = (struct api_workload_pressure){NAN, NAN, NAN, NAN, API_DEMAND_FROM_NONE};
+    if (wp) {
+        static const char *const wp_known[] = {"cpu", "memory", "usageCores", "demandCores", "demandFrom", NULL};
+        char p[API_JSON_PATH_MAX];
+        api_json_path(p, path, "workloadPressure");
+        api_json_unknown(wp, p, wp_known, warns);
+        rc |= decode_workload_pressure(wp, p, &m->pressure, errs);
+    }
     return rc ? -1 : 0;
 }
 
@@ -660,6 +763,47 @@ static bool add_reading(cJSON *obj, const char *key, double v)
     return cJSON_AddStringToObject(obj, key, buf) != NULL;
 }
 
+/* Cores as status writes them (to 0.01), nothing for NAN. */
+static bool add_cores(cJSON *obj, const char *key, double v)
+{
+    if (isnan(v))
+        return true;
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.2f", v < 0 ? 0.0 : fmin(v, MAX_CORES));
+    return cJSON_AddStringToObject(obj, key, buf) != NULL;
+}
+
+/* The keys of w into o: cpu, memory (its own stall), usageCores, demandCores, demandFrom. */
+static bool encode_workload_pressure(cJSON *o, const struct api_workload_pressure *w)
+{
+    return add_reading(o, "cpu", w->cpu) && add_reading(o, "memory", w->memory) &&
+           add_cores(o, "usageCores", w->usage) && add_cores(o, "demandCores", w->demand) &&
+           (w->from == API_DEMAND_FROM_NONE || cJSON_AddStringToObject(o, "demandFrom", demand_from_names[w->from]));
+}
+
+static bool encode_node_workloads(cJSON *o, const struct api_node_status *n)
+{
+    if (!n->nworkloads)
+        return true;
+    cJSON *arr = cJSON_AddArrayToObject(o, "workloads");
+    bool ok = arr != NULL;
+    for (size_t i = 0; ok && i < n->nworkloads; i++) {
+        const struct api_node_workload *w = &n->workloads[i];
+        cJSON *e = cJSON_CreateObject();
+        ok = e && cJSON_AddItemToArray(arr, e);
+        if (!ok) {
+            cJSON_Delete(e);
+            break;
+        }
+        ok = (!w->kind[0] || cJSON_AddStringToObject(e, "kind", w->kind)) &&
+             (!w->ns[0] || cJSON_AddStringToObject(e, "namespace", w->ns)) &&
+             cJSON_AddStringToObject(e, "name", w->name) &&
+             (w->role == API_ROLE_NONE || cJSON_AddStringToObject(e, "role", role_names[w->role])) &&
+             encode_workload_pressure(e, &w->p);
+    }
+    return ok;
+}
+
 static bool add_time(cJSON *obj, const char *key, int64_t t)
 {
     char buf[32];
@@ -693,6 +837,7 @@ static bool encode_node(cJSON *arr, const struct api_node_status *n)
         ok = ok && cJSON_AddStringToObject(o, "demandSource", n->demand_source);
         ok = ok && cJSON_AddBoolToObject(o, "saturated", n->saturated);
     }
+    ok = ok && encode_node_workloads(o, n);
     ok = ok && cJSON_AddStringToObject(o, "state", node_state_names[n->state]);
     ok = ok && add_time(o, "since", n->since);
     ok = ok && add_time(o, "taintedSince", n->tainted_since);
@@ -732,6 +877,14 @@ static bool encode_cost(cJSON *o, const struct api_move_cost *c)
            (!c->timed || add_int(co, "durationSeconds", c->duration_s));
 }
 
+static bool encode_move_pressure(cJSON *o, const struct api_workload_pressure *w)
+{
+    if (w->from == API_DEMAND_FROM_NONE)
+        return true;
+    cJSON *p = cJSON_AddObjectToObject(o, "workloadPressure");
+    return p && encode_workload_pressure(p, w);
+}
+
 static bool encode_move(cJSON *arr, const struct api_move *m)
 {
     cJSON *o = cJSON_CreateObject();
@@ -747,7 +900,8 @@ static bool encode_move(cJSON *arr, const struct api_move *m)
            cJSON_AddStringToObject(o, "phase", move_phase_names[m->phase]) &&
            add_opt_str(o, "migration", m->migration) && (!m->failures || add_int(o, "failures", m->failures)) &&
            (!m->vm_restart || cJSON_AddTrueToObject(o, "vmRestart")) &&
-           add_time(o, "cooldownUntil", m->cooldown_until) && encode_prediction(o, m) && encode_cost(o, &m->cost);
+           add_time(o, "cooldownUntil", m->cooldown_until) && encode_prediction(o, m) && encode_cost(o, &m->cost) &&
+           encode_move_pressure(o, &m->pressure);
 }
 
 cJSON *api_status_encode(const struct api_status *st)
@@ -862,6 +1016,28 @@ static bool mc_equal(const struct api_machine_config_status *a, const struct api
            a->updated_machines == b->updated_machines && a->machines == b->machines;
 }
 
+static bool pressure_equal(const struct api_workload_pressure *a, const struct api_workload_pressure *b, double tol)
+{
+    if (a->from != b->from)
+        return false;
+    return a->from == API_DEMAND_FROM_NONE ||
+           (!reading_changed(a->cpu, b->cpu, tol) && !reading_changed(a->memory, b->memory, tol) &&
+            !reading_changed(a->usage, b->usage, 0) && !reading_changed(a->demand, b->demand, 0));
+}
+
+static bool workloads_equal(const struct api_node_status *a, const struct api_node_status *b, double tol)
+{
+    if (a->nworkloads != b->nworkloads)
+        return false;
+    for (size_t i = 0; i < a->nworkloads; i++) {
+        const struct api_node_workload *x = &a->workloads[i], *y = &b->workloads[i];
+        if (strcmp(x->kind, y->kind) || strcmp(x->ns, y->ns) || strcmp(x->name, y->name) || x->role != y->role ||
+            !pressure_equal(&x->p, &y->p, tol))
+            return false;
+    }
+    return true;
+}
+
 static bool node_equal(const struct api_node_status *a, const struct api_node_status *b, double tol)
 {
     for (int r = 0; r < API_RESOURCES; r++)
@@ -871,7 +1047,7 @@ static bool node_equal(const struct api_node_status *a, const struct api_node_st
            strcmp(a->demand_source, b->demand_source) == 0 && a->saturated == b->saturated &&
            a->tainted_since == b->tainted_since && a->evictions == b->evictions &&
            a->migrations.succeeded == b->migrations.succeeded && a->migrations.failed == b->migrations.failed &&
-           a->migrations.in_flight == b->migrations.in_flight;
+           a->migrations.in_flight == b->migrations.in_flight && workloads_equal(a, b, tol);
 }
 
 static int cmp_node_ptr(const void *x, const void *y)
@@ -934,7 +1110,7 @@ static bool move_equal(const struct api_move *a, const struct api_move *b)
                               reading_eq(a->source_before, b->source_before))) &&
            (!a->observed || (reading_eq(a->observed_source, b->observed_source) &&
                              reading_eq(a->observed_destination, b->observed_destination))) &&
-           cost_equal(&a->cost, &b->cost);
+           cost_equal(&a->cost, &b->cost) && pressure_equal(&a->pressure, &b->pressure, 0);
 }
 
 bool api_status_changed(const struct api_status *cur, const struct api_status *next,

@@ -48,6 +48,41 @@ struct api_machine_config_status {
     int64_t updated_machines, machines;
 };
 
+/* Where a workload's CPU demand came from (demandFrom). */
+enum api_demand_from {
+    API_DEMAND_FROM_NONE,          /* not estimated */
+    API_DEMAND_FROM_OWN_PRESSURE,  /* its usage plus the node's unserved demand shared by the workloads' own stall */
+    API_DEMAND_FROM_NODE_PRESSURE, /* its usage scaled as its node's (no per-pod PSI on the node) */
+};
+#define API_DEMAND_FROMS 3
+
+/* A workload's own pressure and demand as the planner read them (status.moves[].workloadPressure
+ * and status.nodes[].workloads[]). */
+struct api_workload_pressure {
+    double cpu, memory;   /* its own PSI "some", percent; NAN: not reported (a kubelet before 1.34) */
+    double usage, demand; /* CPU cores; NAN: unknown */
+    enum api_demand_from from;
+};
+
+/* What a workload's own pressure says of it on a pressured node (role). */
+enum api_workload_role {
+    API_ROLE_NONE,
+    API_ROLE_SUFFERS, /* it waits for a CPU a large part of the time, on a small share of the load */
+    API_ROLE_CAUSES,  /* it carries a large share of the node's load */
+};
+#define API_WORKLOAD_ROLES 3
+
+/* One workload of a node the planner looked at (status.nodes[].workloads[]). Fixed size, so a
+ * node entry copies with memcpy. */
+struct api_node_workload {
+    char kind[32], ns[64], name[254];
+    enum api_workload_role role;
+    struct api_workload_pressure p;
+};
+
+/* Most workloads listed per node: the ones most stalled, then the busiest. */
+#define API_NODE_WORKLOADS 3
+
 struct api_node_status {
     char *name;
     double pressure[API_RESOURCES]; /* percent, by enum api_resource; NAN: no reading */
@@ -64,6 +99,9 @@ struct api_node_status {
      * whether its reading was near 100 % or its CPUs busy (saturated). */
     char demand_source[16];
     bool saturated;
+    /* Its workloads' own pressure, in the last cycle that planned moves off it. */
+    struct api_node_workload workloads[API_NODE_WORKLOADS];
+    size_t nworkloads;
 };
 
 /* What became of a move (status.moves[].phase). */
@@ -116,7 +154,8 @@ struct api_move {
     double source_before; /* the source's pressure when the move was decided; NAN: not known */
     bool observed;
     double observed_source, observed_destination;
-    struct api_move_cost cost; /* VMs only */
+    struct api_move_cost cost;             /* VMs only */
+    struct api_workload_pressure pressure; /* when decided; from API_DEMAND_FROM_NONE: not recorded */
 };
 
 /* Most entries in status.moves (the CRD's maxItems). */
@@ -155,6 +194,8 @@ struct api_status_compare {
 const char *api_condition_status_name(enum api_condition_status v);
 const char *api_node_state_name(enum api_node_state v);
 const char *api_move_phase_name(enum api_move_phase v);
+const char *api_demand_from_name(enum api_demand_from v);     /* "", "OwnPressure", "NodePressure" */
+const char *api_workload_role_name(enum api_workload_role v); /* "", "Suffers", "Causes" */
 
 /* Decode json (the value of .status) into *st, replacing its content; type errors go to
  * errs, unknown fields to warns (may be NULL). Returns 0 or -1. */

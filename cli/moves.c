@@ -1,6 +1,7 @@
 /* cli_moves: see moves.h. */
 #include "cli/moves.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "api/json.h"
@@ -59,6 +60,21 @@ static const char *migration_time(const struct api_move_cost *c, char *buf, size
     return buf;
 }
 
+/* "48.3%/1.12c": the workload's own CPU stall and the demand the planner gave it when the move
+ * was decided (status.moves[].workloadPressure), "-" for one unknown; "-" when not recorded. */
+static const char *own_pressure(const struct api_workload_pressure *w, char *buf, size_t len)
+{
+    if (w->from == API_DEMAND_FROM_NONE)
+        return "-";
+    char stall[16] = "-", demand[24] = "-";
+    if (!isnan(w->cpu))
+        snprintf(stall, sizeof(stall), "%.1f%%", w->cpu);
+    if (!isnan(w->demand))
+        snprintf(demand, sizeof(demand), "%.2fc", w->demand);
+    snprintf(buf, len, "%s/%s", stall, demand);
+    return buf;
+}
+
 static const char *phase_color(const struct cli_style *st, enum api_move_phase ph)
 {
     if (!st->color)
@@ -70,7 +86,7 @@ static void render_move(FILE *f, const struct cli_psir *p, size_t i, int64_t now
 {
     const struct api_move *m = &p->pr.status.moves[i];
     const cJSON *raw = cli_psir_raw_move(p, i);
-    char age[32], cool[48], pred[160], obs[160], workload[400], route[300], took[64];
+    char age[32], cool[48], pred[160], obs[160], workload[400], route[300], took[64], own[48];
     cli_fmt_duration(now - m->time, age, sizeof(age));
     if (m->cooldown_until > now)
         cli_fmt_duration(m->cooldown_until - now, cool, sizeof(cool));
@@ -84,10 +100,11 @@ static void render_move(FILE *f, const struct cli_psir *p, size_t i, int64_t now
                  m->target_node);
     else
         snprintf(route, sizeof(route), "%s -> %s", m->source_node ? m->source_node : "?", dst);
-    fprintf(f, "%6s  %-50s %-36s %-7s %s%-18s%s %-14s %-14s %-10s %s\n", age, workload, route, cli_move_method(m, raw),
-            phase_color(st, m->phase), api_move_phase_name(m->phase), cli_style_reset(st),
+    fprintf(f, "%6s  %-50s %-36s %-7s %s%-18s%s %-14s %-14s %-10s %-23s %s\n", age, workload, route,
+            cli_move_method(m, raw), phase_color(st, m->phase), api_move_phase_name(m->phase), cli_style_reset(st),
             cli_moves_predicted(raw, pred, sizeof(pred)) ? pred : "-",
-            cli_moves_observed(raw, obs, sizeof(obs)) ? obs : "-", cool, migration_time(&m->cost, took, sizeof(took)));
+            cli_moves_observed(raw, obs, sizeof(obs)) ? obs : "-", cool, migration_time(&m->cost, took, sizeof(took)),
+            own_pressure(&m->pressure, own, sizeof(own)));
 }
 
 void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now, const struct cli_style *st)
@@ -108,8 +125,9 @@ void cli_moves_render(FILE *f, const struct cli_psir *ps, size_t n, int64_t now,
                 api_eviction_mode_name(p->pr.spec.eviction.mode), api_eviction_method_name(p->pr.spec.eviction.method));
         if (!s->nmoves)
             continue;
-        fprintf(f, "%6s  %-50s %-36s %-7s %-18s %-14s %-14s %-10s %s\n", "AGE", "WORKLOAD", "SOURCE -> DESTINATION",
-                "METHOD", "PHASE", "PREDICTED S/D", "OBSERVED S/D", "COOLDOWN", "MIGRATION EXPECTED/TOOK");
+        fprintf(f, "%6s  %-50s %-36s %-7s %-18s %-14s %-14s %-10s %-23s %s\n", "AGE", "WORKLOAD",
+                "SOURCE -> DESTINATION", "METHOD", "PHASE", "PREDICTED S/D", "OBSERVED S/D", "COOLDOWN",
+                "MIGRATION EXPECTED/TOOK", "OWN STALL/DEMAND");
         for (size_t k = s->nmoves; k-- > 0;)
             render_move(f, p, k, now, st);
     }
@@ -159,6 +177,9 @@ static cJSON *move_json(const struct cli_psir *p, size_t i, int64_t now)
     const cJSON *prediction = cJSON_GetObjectItemCaseSensitive(raw, "prediction");
     if (cJSON_IsObject(prediction))
         cJSON_AddItemToObject(o, "prediction", cJSON_Duplicate(prediction, 1));
+    const cJSON *wp = cJSON_GetObjectItemCaseSensitive(raw, "workloadPressure");
+    if (cJSON_IsObject(wp))
+        cJSON_AddItemToObject(o, "workloadPressure", cJSON_Duplicate(wp, 1));
     return o;
 }
 

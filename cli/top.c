@@ -105,6 +105,28 @@ static void render_row(FILE *f, const struct cli_psir *p, const struct api_node_
             (long long)in, (long long)out, cli_top_state_why(p, n, now, why, sizeof(why)));
 }
 
+/* The node's workloads as the planner saw them (status.nodes[].workloads), under its row. */
+static void render_workloads(FILE *f, const struct api_node_status *n)
+{
+    if (!n->nworkloads)
+        return;
+    fprintf(f, "  %-56s %-8s %8s %8s %7s %7s  %s\n", "WORKLOAD", "ROLE", "OWN CPU", "OWN MEM", "USAGE", "DEMAND",
+            "DEMAND FROM");
+    for (size_t i = 0; i < n->nworkloads; i++) {
+        const struct api_node_workload *w = &n->workloads[i];
+        char name[400], cpu[16], mem[16], usage[24] = "-", demand[24] = "-";
+        snprintf(name, sizeof(name), "%s %s%s%s", w->kind[0] ? w->kind : "Pod", w->ns, w->ns[0] ? "/" : "", w->name);
+        cli_fmt_pct(w->p.cpu, cpu, sizeof(cpu));
+        cli_fmt_pct(w->p.memory, mem, sizeof(mem));
+        if (!isnan(w->p.usage))
+            snprintf(usage, sizeof(usage), "%.2f", w->p.usage);
+        if (!isnan(w->p.demand))
+            snprintf(demand, sizeof(demand), "%.2f", w->p.demand);
+        fprintf(f, "  %-56s %-8s %8s %8s %7s %7s  %s\n", name, w->role ? api_workload_role_name(w->role) : "-", cpu,
+                mem, usage, demand, w->p.from ? api_demand_from_name(w->p.from) : "-");
+    }
+}
+
 static void render_footer(FILE *f, const struct cli_psir *p)
 {
     const struct api_status *s = &p->pr.status;
@@ -160,6 +182,8 @@ void cli_top_render(FILE *f, const struct cli_psir *ps, size_t n, const char *no
             if (node && strcmp(node, ns->name) != 0)
                 continue;
             render_row(f, p, ns, vms, now, st);
+            if (node) /* one node: its workloads too */
+                render_workloads(f, ns);
             shown++;
         }
         if (!shown)
@@ -196,6 +220,24 @@ cJSON *cli_top_node_json(const struct cli_psir *p, const struct api_node_status 
     cJSON_AddItemToObject(o, "vms", v < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)v));
     cJSON_AddNumberToObject(o, "movesIn", (double)in);
     cJSON_AddNumberToObject(o, "movesOut", (double)out);
+    cJSON *ws = n->nworkloads ? cJSON_AddArrayToObject(o, "workloads") : NULL;
+    for (size_t i = 0; ws && i < n->nworkloads; i++) {
+        const struct api_node_workload *w = &n->workloads[i];
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(ws, e)) {
+            cJSON_Delete(e);
+            break;
+        }
+        cJSON_AddStringToObject(e, "kind", w->kind);
+        cJSON_AddStringToObject(e, "namespace", w->ns);
+        cJSON_AddStringToObject(e, "name", w->name);
+        cJSON_AddStringToObject(e, "role", api_workload_role_name(w->role));
+        cJSON_AddItemToObject(e, "cpu", number_or_null(w->p.cpu));
+        cJSON_AddItemToObject(e, "memory", number_or_null(w->p.memory));
+        cJSON_AddItemToObject(e, "usageCores", number_or_null(w->p.usage));
+        cJSON_AddItemToObject(e, "demandCores", number_or_null(w->p.demand));
+        cJSON_AddStringToObject(e, "demandFrom", api_demand_from_name(w->p.from));
+    }
     return o;
 }
 

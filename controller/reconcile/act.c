@@ -244,6 +244,7 @@ static struct api_move *remember(const struct act *a, struct act_round *r, size_
     if (rec) {
         rec->vm_restart = w->restarts != NULL;
         rec->cost = w->cost;
+        rec->pressure = w->pressure;
     }
     if (!rec)
         log_warn("move not recorded: out of memory", "psirebalance", a->in->pr->name, "workload", w->key);

@@ -291,8 +291,12 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
     const char *kind, *name;
     evictor_pod_workload(pod, &kind, &name);
     struct gather_workload *w = &g->w[g->n];
-    *w = (struct gather_workload){
-        .pod = pod, .kind = kind, .name = name ? name : jx_nonempty(meta, "name"), .usage = NAN};
+    *w = (struct gather_workload){.pod = pod,
+                                  .kind = kind,
+                                  .name = name ? name : jx_nonempty(meta, "name"),
+                                  .usage = NAN,
+                                  .cpu_stall = NAN,
+                                  .mem_stall = NAN};
     w->key = history_key(kind, jx_nonempty(meta, "namespace"), w->name);
     w->vmi = base_same(kind, "VirtualMachineInstance") ? name : NULL;
     if (!w->key)
@@ -308,6 +312,7 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
         .req_memory = isnan(req_mem) ? 0 : req_mem,
         .demand = NAN,
         .migrate_s = NAN,
+        .stall = NAN,
         .vm = w->vmi != NULL,
         .node_selector = jx_at(spec, "nodeSelector"),
         .affinity = jx_at(spec, "affinity"),
@@ -344,14 +349,17 @@ void gather_candidates_free(struct gather_candidates *g)
 
 /* One usage read: what is asked and where the answers go. */
 struct usage_work {
+    size_t nnodes;
     struct usage_ref *refs; /* per candidate */
     double *ref_usage;      /* per candidate */
     size_t nrefs;
-    struct psi_node_desc *descs; /* per node */
-    const char **ips;            /* per node: its first InternalIP */
-    double *node_usage;          /* per node (the caller's) */
-    double *ref_mem;             /* per candidate; NULL: memory not asked */
-    double *node_mem;            /* per node (the caller's); NULL: memory not asked */
+    struct psi_node_desc *descs;           /* per node */
+    const char **ips;                      /* per node: its first InternalIP */
+    double *node_usage;                    /* per node (the caller's) */
+    double *ref_mem;                       /* per candidate; NULL: memory not asked */
+    double *node_mem;                      /* per node (the caller's); NULL: memory not asked */
+    double *ref_cpu_stall, *ref_mem_stall; /* per candidate: its own PSI "some", percent */
+    const char *avg;                       /* the kubelets' average for the window (psi/kubelet.h) */
 };
 
 /* Usage from the Prometheus queries' replies. */
@@ -363,6 +371,7 @@ static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_
         return -1;
     }
     usage_fill(&r->cpu, u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage);
+    usage_fill_stall(&r->cpu, u->refs, u->nrefs, u->ref_cpu_stall, u->ref_mem_stall);
     if (in->node_load1 && in->node_waiting)
         usage_fill_runqueue(&r->cpu, u->descs, in->nnodes, in->node_load1, in->node_waiting);
     if (!u->node_mem)
@@ -451,21 +460,9 @@ void gather_usage_read_release(struct gather_usage_read *r)
     r->mem_query = NULL;
 }
 
-/* What usage_from_kubelet reads and fills: node_usage[i] for nodes[i], ref_usage[j] for
- * refs[j] (cores; NAN where there is no reading). */
-struct usage_kubelet {
-    const struct psi_node_desc *nodes;
-    size_t nnodes;
-    double *node_usage;
-    const struct usage_ref *refs;
-    size_t nrefs;
-    double *ref_usage;
-    double *node_mem, *ref_mem; /* non-NULL: memory in use too (bytes; NAN without a reading) */
-};
-
 /* usage_from_kubelet's state across the replies. */
 struct kubelet_read {
-    const struct usage_kubelet *q;
+    const struct usage_work *q;
     size_t read;
     char last[512];
 };
@@ -476,49 +473,42 @@ static void on_summary(size_t i, const cJSON *summary, const struct kube_err *er
     if (i >= k->q->nnodes)
         return;
     if (!summary) {
-        snprintf(k->last, sizeof(k->last), "%s: %s", k->q->nodes[i].name, err->msg);
+        snprintf(k->last, sizeof(k->last), "%s: %s", k->q->descs[i].name, err->msg);
         return;
     }
     usage_from_summary(summary, &k->q->node_usage[i], k->q->refs, k->q->nrefs, k->q->ref_usage);
+    usage_stall_from_summary(summary, k->q->avg, k->q->refs, k->q->nrefs, k->q->ref_cpu_stall, k->q->ref_mem_stall);
     if (k->q->node_mem)
         usage_memory_from_summary(summary, &k->q->node_mem[i], k->q->refs, k->q->nrefs, k->q->ref_mem);
     k->read++;
 }
 
-/* Read every node's summary through client (all at once) into q with usage_from_summary.
- * Returns 0 when at least one summary was read (or there is no node), -1 with why naming
- * the last failure otherwise. */
-static int usage_from_kubelet(struct kube_client *client, const struct usage_kubelet *q, char *why, size_t len)
+/* Usage from the kubelet summaries of the nodes (through the API server's node proxy, every
+ * node at once) into u. Returns 0 when at least one summary was read (or there is no node), -1
+ * with why naming the last failure otherwise. */
+static int usage_from_kubelets(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
 {
-    struct kubelet_read k = {q, 0, ""};
-    const char **names = calloc(q->nnodes ? q->nnodes : 1, sizeof(*names));
+    struct kubelet_read k = {u, 0, ""};
+    const char **names = calloc(u->nnodes ? u->nnodes : 1, sizeof(*names));
     struct kube_err err;
     if (!names) {
         snprintf(why, len, "out of memory");
         return -1;
     }
-    for (size_t i = 0; i < q->nnodes; i++)
-        names[i] = q->nodes[i].name;
-    int rc = psi_kubelet_fetch(client, names, q->nnodes, on_summary, &k, &err);
+    for (size_t i = 0; i < u->nnodes; i++)
+        names[i] = u->descs[i].name;
+    u->avg = psi_kubelet_avg_name(psi_kubelet_avg_for_window(in->window_s));
+    int rc = psi_kubelet_fetch(in->client, names, u->nnodes, on_summary, &k, &err);
     free(names);
     if (rc < 0) {
         snprintf(why, len, "no kubelet summary could be read: %s", err.msg);
         return -1;
     }
-    if (q->nnodes > 0 && k.read == 0) {
+    if (u->nnodes > 0 && k.read == 0) {
         snprintf(why, len, "no kubelet summary could be read (%s)", k.last);
         return -1;
     }
     return 0;
-}
-
-/* Usage from the kubelet summaries of the nodes (through the API server's node proxy, all at
- * once). */
-static int usage_from_kubelets(const struct gather_usage_in *in, struct usage_work *u, char *why, size_t len)
-{
-    struct usage_kubelet q = {u->descs, in->nnodes,   u->node_usage, u->refs,
-                              u->nrefs, u->ref_usage, u->node_mem,   u->ref_mem};
-    return usage_from_kubelet(in->client, &q, why, len);
 }
 
 /* Fill u's requests from the candidates and nodes. */
@@ -526,7 +516,7 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
 {
     for (size_t j = 0; j < cands->n; j++) {
         u->refs[j] = (struct usage_ref){cands->c[j].ns, cands->c[j].name, cands->w[j].vmi};
-        u->ref_usage[j] = NAN;
+        u->ref_usage[j] = u->ref_cpu_stall[j] = u->ref_mem_stall[j] = NAN;
         if (u->ref_mem)
             u->ref_mem[j] = NAN;
     }
@@ -546,6 +536,7 @@ int gather_usage(const struct gather_usage_in *in, struct gather_candidates *can
 {
     size_t nc = cands->n ? cands->n : 1, nn = in->nnodes ? in->nnodes : 1;
     struct usage_work u = {
+        .nnodes = in->nnodes,
         .refs = calloc(nc, sizeof(*u.refs)),
         .ref_usage = calloc(nc, sizeof(double)),
         .nrefs = cands->n,
@@ -554,9 +545,12 @@ int gather_usage(const struct gather_usage_in *in, struct gather_candidates *can
         .node_usage = node_usage,
         .node_mem = in->node_mem,
         .ref_mem = in->node_mem ? calloc(nc, sizeof(double)) : NULL,
+        .ref_cpu_stall = calloc(nc, sizeof(double)),
+        .ref_mem_stall = calloc(nc, sizeof(double)),
     };
     int rc = -1;
-    if (!u.refs || !u.ref_usage || !u.descs || !u.ips || (in->node_mem && !u.ref_mem)) {
+    if (!u.refs || !u.ref_usage || !u.descs || !u.ips || (in->node_mem && !u.ref_mem) || !u.ref_cpu_stall ||
+        !u.ref_mem_stall) {
         snprintf(why, len, "out of memory");
     } else {
         usage_ask(&u, in, cands);
@@ -565,7 +559,11 @@ int gather_usage(const struct gather_usage_in *in, struct gather_candidates *can
     for (size_t j = 0; rc == 0 && j < cands->n; j++) {
         cands->w[j].usage = u.ref_usage[j];
         cands->w[j].mem = u.ref_mem ? u.ref_mem[j] : NAN;
+        cands->w[j].cpu_stall = u.ref_cpu_stall[j];
+        cands->w[j].mem_stall = u.ref_mem_stall[j];
     }
+    free(u.ref_cpu_stall);
+    free(u.ref_mem_stall);
     free(u.ref_mem);
     free(u.refs);
     free(u.ref_usage);

@@ -54,15 +54,18 @@ int gather_migrations(const struct kube_informer *vmims, const struct kube_infor
 
 /* A candidate's workload, beside its rebalance_candidate. */
 struct gather_workload {
-    char *key;                 /* workload key (history_key), owned */
-    const char *kind;          /* workload kind (borrowed from the pod; NULL: no controller) */
-    const char *name;          /* workload name (borrowed) */
-    const cJSON *pod;          /* borrowed from the informer */
-    const char *vmi;           /* the VMI's name for a VM, else NULL */
-    const char *restarts;      /* moved by eviction, the VM restarts (evictor_vm_restarts; allowed), else NULL */
-    double usage;              /* cores, NAN when unknown */
-    double mem;                /* bytes in use (working set), NAN when unknown or not asked */
-    struct api_move_cost cost; /* a VM's move (cost.h), once the mover checked the candidates */
+    char *key;            /* workload key (history_key), owned */
+    const char *kind;     /* workload kind (borrowed from the pod; NULL: no controller) */
+    const char *name;     /* workload name (borrowed) */
+    const cJSON *pod;     /* borrowed from the informer */
+    const char *vmi;      /* the VMI's name for a VM, else NULL */
+    const char *restarts; /* moved by eviction, the VM restarts (evictor_vm_restarts; allowed), else NULL */
+    double usage;         /* cores, NAN when unknown */
+    double mem;           /* bytes in use (working set), NAN when unknown or not asked */
+    double cpu_stall;     /* its own CPU PSI "some", percent; NAN when its kubelet has none */
+    double mem_stall;     /* its own memory PSI "some", percent; NAN likewise */
+    struct api_workload_pressure pressure; /* what the planner used (vmstall.h), for the move's record */
+    struct api_move_cost cost;             /* a VM's move (cost.h), once the mover checked the candidates */
 };
 
 /* The pods on the source nodes; c[j] and w[j] describe one pod. */

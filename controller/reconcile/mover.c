@@ -17,6 +17,7 @@
 #include "reconcile/move/cost.h"
 #include "reconcile/move/cycle.h"
 #include "reconcile/move/demand.h"
+#include "reconcile/move/vmstall.h"
 #include "reconcile/move/evictor.h"
 #include "reconcile/gather.h"
 #include "reconcile/move/history.h"
@@ -496,27 +497,63 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
     }
 }
 
+/* The candidates grouped by node: those of node i are order[start[i] .. start[i + 1]). */
+struct by_node {
+    size_t *start, *order;
+};
+
+static int group_by_node(const struct decision *dc, struct by_node *g)
+{
+    size_t nc = dc->cands.n;
+    g->start = calloc(dc->nn + 1, sizeof(size_t));
+    g->order = calloc(nc ? nc : 1, sizeof(size_t));
+    size_t *fill = calloc(dc->nn ? dc->nn : 1, sizeof(size_t));
+    if (!g->start || !g->order || !fill) {
+        free(g->start);
+        free(g->order);
+        free(fill);
+        return -1;
+    }
+    for (size_t j = 0; j < nc; j++)
+        g->start[dc->cands.c[j].node + 1]++;
+    for (size_t i = 0; i < dc->nn; i++)
+        g->start[i + 1] += g->start[i];
+    for (size_t j = 0; j < nc; j++) {
+        size_t i = dc->cands.c[j].node;
+        g->order[g->start[i] + fill[i]++] = j;
+    }
+    free(fill);
+    return 0;
+}
+
+static void by_node_free(struct by_node *g)
+{
+    free(g->start);
+    free(g->order);
+}
+
+/* The status entry of node i in the next status, or NULL when it is not listed. */
+static struct api_node_status *next_node(const struct decision *dc, size_t i)
+{
+    for (size_t k = 0; dc->next && k < dc->next->nnodes; k++) {
+        struct api_node_status *ns = &dc->next->nodes[k];
+        if (ns->name && dc->nodes[i].name && strcmp(ns->name, dc->nodes[i].name) == 0)
+            return ns;
+    }
+    return NULL;
+}
+
 /* Each node's CPU demand from signals that do not saturate where its reading is near 100 %
  * (demand.h): its usage, its workloads' usage and vCPUs (known once check_candidates ran),
  * bounding the planner's inference from pressure. */
-static void bound_demand(struct decision *dc)
+static void bound_demand(struct decision *dc, const struct by_node *g)
 {
-    size_t nc = dc->cands.n;
-    size_t *start = calloc(dc->nn + 1, sizeof(size_t));
-    struct demand_workload *w = calloc(nc ? nc : 1, sizeof(*w));
-    if (!start || !w) {
-        free(start);
-        free(w);
+    struct demand_workload *w = calloc(dc->cands.n ? dc->cands.n : 1, sizeof(*w));
+    if (!w)
         return; /* out of memory: the planner's inference stands */
-    }
-    for (size_t j = 0; j < nc; j++)
-        start[dc->cands.c[j].node + 1]++;
-    for (size_t i = 0; i < dc->nn; i++)
-        start[i + 1] += start[i];
-    size_t *fill = calloc(dc->nn ? dc->nn : 1, sizeof(size_t));
-    for (size_t j = 0; fill && j < nc; j++) {
-        size_t i = dc->cands.c[j].node;
-        w[start[i] + fill[i]++] = (struct demand_workload){dc->cands.w[j].usage, dc->cands.c[j].max_demand};
+    for (size_t k = 0; k < dc->cands.n; k++) {
+        size_t j = g->order[k];
+        w[k] = (struct demand_workload){dc->cands.w[j].usage, dc->cands.c[j].max_demand};
     }
     for (size_t i = 0; i < dc->nn; i++) {
         struct rebalance_node *n = &dc->nodes[i];
@@ -526,30 +563,93 @@ static void bound_demand(struct decision *dc)
                                    .from_pressure = n->demand,
                                    .load1 = dc->load1 ? dc->load1[i] : NAN,
                                    .waiting = dc->waiting ? dc->waiting[i] : NAN,
-                                   .w = fill ? w + start[i] : NULL,
-                                   .nw = fill ? start[i + 1] - start[i] : 0};
+                                   .w = w + g->start[i],
+                                   .nw = g->start[i + 1] - g->start[i]};
         struct demand_cpu_out out;
         demand_cpu(&in, &out);
         if (out.saturated && !isnan(out.demand)) {
             /* its workloads want what they use times what the node wants over what it serves */
-            for (size_t j = 0; dc->usage[i] > 0 && j < nc; j++)
-                if (dc->cands.c[j].node == i && !isnan(dc->cands.w[j].usage))
+            for (size_t k = g->start[i]; dc->usage[i] > 0 && k < g->start[i + 1]; k++) {
+                size_t j = g->order[k];
+                if (!isnan(dc->cands.w[j].usage))
                     dc->cands.c[j].demand = dc->cands.w[j].usage * fmax(1, out.demand / dc->usage[i]);
+            }
             n->demand = out.demand;
         }
         /* what status.nodes says: the source of the demand the planner used */
-        for (size_t k = 0; dc->next && k < dc->next->nnodes; k++) {
-            struct api_node_status *ns = &dc->next->nodes[k];
-            if (ns->name && n->name && strcmp(ns->name, n->name) == 0) {
-                const char *src = out.saturated ? demand_source_name(out.source) : "Pressure";
-                snprintf(ns->demand_source, sizeof(ns->demand_source), "%s", *src ? src : "Pressure");
-                ns->saturated = out.saturated;
-            }
+        struct api_node_status *ns = next_node(dc, i);
+        if (ns) {
+            const char *src = out.saturated ? demand_source_name(out.source) : "Pressure";
+            snprintf(ns->demand_source, sizeof(ns->demand_source), "%s", *src ? src : "Pressure");
+            ns->saturated = out.saturated;
         }
     }
-    free(fill);
-    free(start);
     free(w);
+}
+
+/* Node i's workloads in its status entry, in vmstall_rank's order. */
+static void list_workloads(struct decision *dc, size_t i, const struct by_node *g, const struct vmstall_workload *v)
+{
+    struct api_node_status *ns = next_node(dc, i);
+    size_t idx[API_NODE_WORKLOADS];
+    if (!ns)
+        return;
+    ns->nworkloads = vmstall_rank(v, g->start[i + 1] - g->start[i], idx, API_NODE_WORKLOADS);
+    for (size_t k = 0; k < ns->nworkloads; k++) {
+        const struct gather_workload *w = &dc->cands.w[g->order[g->start[i] + idx[k]]];
+        struct api_node_workload *e = &ns->workloads[k];
+        const char *wns = dc->cands.c[g->order[g->start[i] + idx[k]]].ns;
+        snprintf(e->kind, sizeof(e->kind), "%s", w->kind ? w->kind : "Pod");
+        snprintf(e->ns, sizeof(e->ns), "%s", wns ? wns : "");
+        snprintf(e->name, sizeof(e->name), "%s", w->name ? w->name : "");
+        e->role = v[idx[k]].role;
+        e->p = w->pressure;
+    }
+}
+
+/* Each workload's demand and role from its own PSI where its kubelet reports it (vmstall.h),
+ * once the nodes' demand is bounded; what was used is kept for the moves' records and for
+ * status.nodes[].workloads. */
+static void attribute_own_stall(struct decision *dc, const struct by_node *g)
+{
+    struct vmstall_workload *v = calloc(dc->cands.n ? dc->cands.n : 1, sizeof(*v));
+    if (!v)
+        return; /* out of memory: the estimate from the node's pressure stands */
+    for (size_t i = 0; i < dc->nn; i++) {
+        size_t first = g->start[i], n = g->start[i + 1] - first;
+        if (!n)
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            size_t j = g->order[first + k];
+            const struct gather_workload *w = &dc->cands.w[j];
+            v[k] = (struct vmstall_workload){.usage = w->usage,
+                                             .vcpus = dc->cands.c[j].max_demand,
+                                             .cpu_stall = w->cpu_stall,
+                                             .mem_stall = w->mem_stall,
+                                             .demand = dc->cands.c[j].demand};
+        }
+        vmstall_attribute(dc->usage[i], dc->nodes[i].demand, v, n);
+        for (size_t k = 0; k < n; k++) {
+            size_t j = g->order[first + k];
+            struct gather_workload *w = &dc->cands.w[j];
+            dc->cands.c[j].demand = v[k].demand;
+            dc->cands.c[j].stall = w->cpu_stall;
+            w->pressure = (struct api_workload_pressure){w->cpu_stall, w->mem_stall, w->usage, v[k].demand, v[k].from};
+        }
+        list_workloads(dc, i, g, v);
+    }
+    free(v);
+}
+
+/* The workloads' demand: bounded where their node is saturated, then shared by their own stall. */
+static void estimate_demand(struct decision *dc)
+{
+    struct by_node g;
+    if (group_by_node(dc, &g) < 0)
+        return; /* out of memory: the planner's inference stands */
+    bound_demand(dc, &g);
+    attribute_own_stall(dc, &g);
+    by_node_free(&g);
 }
 
 /* DryRun: lay the moves it would have made over the nodes' load and pressure. */
@@ -718,7 +818,7 @@ static int decide_moves(struct mover *mv, struct decision *dc, char *fail_msg, s
     if (find_candidates(dc) < 0 || read_demand(mv, dc) < 0)
         return 0;
     check_candidates(mv, dc);
-    bound_demand(dc);
+    estimate_demand(dc);
     if (dc->dry && mv->h->nvirt)
         overlay_load(mv, dc);
     log_nodes(dc);

@@ -48,6 +48,7 @@ struct rebalance_candidate {
     double max_demand;          /* cores it cannot want more than (a VM's vCPUs); <= 0 or NAN: unknown */
     double mem_used;            /* memory in use (bytes); NAN: unknown (its memory request stands in) */
     double migrate_s;           /* a VM's live migration, seconds expected (cost.h); NAN: not estimated */
+    double stall;               /* its own CPU PSI "some", percent; NAN: not reported */
     bool vm;                    /* a KubeVirt VM: the eviction becomes a live migration */
     const cJSON *node_selector; /* spec.nodeSelector (may be NULL) */
     const cJSON *affinity;      /* spec.affinity (may be NULL) */

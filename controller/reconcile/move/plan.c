@@ -464,9 +464,17 @@ static double migrate_key(const struct rebalance_candidate *c)
     return isnan(c->migrate_s) ? INFINITY : c->migrate_s;
 }
 
+/* A candidate's own CPU stall, 0 when not reported. */
+static double stall_key(const struct rebalance_candidate *c)
+{
+    return isnan(c->stall) ? 0 : c->stall;
+}
+
 /* Order: the workloads that alone reach the target, smallest first; then the others, biggest
- * first; at equal relief the cheaper move: the shorter live migration expected (one not
- * estimated after every estimated one), then the smaller memory request; then by name. */
+ * first; at equal relief the one whose own stall is higher (moving it removes that stall too:
+ * more stall removed by the one migration); then the cheaper move: the shorter live migration
+ * expected (one not estimated after every estimated one), then the smaller memory request;
+ * then by name. */
 static bool ranked_before(const struct work *w, const struct ranked *x, const struct ranked *y, double need)
 {
     bool xa = x->d >= need, ya = y->d >= need;
@@ -475,6 +483,8 @@ static bool ranked_before(const struct work *w, const struct ranked *x, const st
     if (x->d != y->d)
         return xa ? x->d < y->d : x->d > y->d;
     const struct rebalance_candidate *cx = &w->cands[x->cand], *cy = &w->cands[y->cand];
+    if (stall_key(cx) != stall_key(cy))
+        return stall_key(cx) > stall_key(cy);
     if (migrate_key(cx) != migrate_key(cy))
         return migrate_key(cx) < migrate_key(cy);
     if (cx->req_memory != cy->req_memory)

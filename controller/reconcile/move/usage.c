@@ -73,6 +73,15 @@ char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs)
                 " or label_replace(sum by (node, instance) (rate(node_schedstat_waiting_seconds_total[%lds])), "
                 "\"psi_usage\", \"waiting\", \"\", \"\")",
                 window_s);
+    static const char *const stall[][2] = {{"podcpustall", "cpu"}, {"podmemstall", "memory"}};
+    for (size_t k = 0; k < sizeof(stall) / sizeof(stall[0]); k++) {
+        strbuf_addf(&b,
+                    " or label_replace(100 * max by (namespace, pod) (rate(container_pressure_%s_waiting_seconds_total{"
+                    "container!=\"\",container!=\"POD\"",
+                    stall[k][1]);
+        put_filter(&b, true, "pod", refs, nrefs, false);
+        strbuf_addf(&b, "}[%lds])), \"psi_usage\", \"%s\", \"\", \"\")", window_s, stall[k][0]);
+    }
     return strbuf_take(&b);
 }
 
@@ -166,6 +175,39 @@ void usage_fill_runqueue(const struct psi_prom_vector *v, const struct psi_node_
     }
 }
 
+/* A stall in percent as read: 0..100, else NAN. */
+static double stall_of(double v)
+{
+    return isfinite(v) && v >= 0 && v <= 100 ? v : NAN;
+}
+
+void usage_fill_stall(const struct psi_prom_vector *v, const struct usage_ref *refs, size_t nrefs, double *cpu_stall,
+                      double *mem_stall)
+{
+    for (size_t j = 0; j < nrefs; j++)
+        cpu_stall[j] = mem_stall[j] = NAN;
+    for (size_t k = 0; v && k < v->n; k++) {
+        const struct psi_prom_series *s = &v->series[k];
+        const char *tag = psi_prom_label_get(s, "psi_usage");
+        double *out = base_same(tag, "podcpustall") ? cpu_stall : base_same(tag, "podmemstall") ? mem_stall : NULL;
+        if (!out)
+            continue;
+        const char *ns = psi_prom_label_get(s, "namespace"), *pod = psi_prom_label_get(s, "pod");
+        for (size_t j = 0; j < nrefs; j++)
+            if (base_same(refs[j].pod, pod) && base_same(refs[j].ns, ns))
+                out[j] = stall_of(s->value);
+    }
+}
+
+/* stats.<resource>.psi.some.<avg> of a Summary's pod (percent), NAN when absent or invalid. */
+static double pod_stall(const cJSON *stats, const char *resource, const char *avg)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(stats, resource);
+    const cJSON *some = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "psi"), "some");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(some, avg);
+    return cJSON_IsNumber(v) ? stall_of(v->valuedouble) : NAN;
+}
+
 static double nano_cores(const cJSON *stats)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(stats, "cpu"), "usageNanoCores");
@@ -179,11 +221,10 @@ static double working_set(const cJSON *stats)
     return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : NAN;
 }
 
-/* usage_from_summary and usage_memory_from_summary: one reading of the node and its pods. */
-static void from_summary(const cJSON *summary, double (*reading)(const cJSON *), double *node_usage,
-                         const struct usage_ref *refs, size_t nrefs, double *ref_usage)
+/* Call on(pod, j, ctx) for each pod of a Summary that refs[j] names. */
+static void each_ref_pod(const cJSON *summary, const struct usage_ref *refs, size_t nrefs,
+                         void (*on)(const cJSON *pod, size_t j, void *ctx), void *ctx)
 {
-    *node_usage = reading(cJSON_GetObjectItemCaseSensitive(summary, "node"));
     const cJSON *pod;
     cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(summary, "pods")) {
         const cJSON *ref = cJSON_GetObjectItemCaseSensitive(pod, "podRef");
@@ -193,8 +234,47 @@ static void from_summary(const cJSON *summary, double (*reading)(const cJSON *),
             continue;
         for (size_t j = 0; j < nrefs; j++)
             if (base_same(refs[j].pod, name->valuestring) && base_same(refs[j].ns, ns->valuestring))
-                ref_usage[j] = reading(pod);
+                on(pod, j, ctx);
     }
+}
+
+/* usage_from_summary and usage_memory_from_summary: one reading of the node and its pods. */
+struct reading_ctx {
+    double (*reading)(const cJSON *);
+    double *ref_usage;
+};
+
+static void on_reading(const cJSON *pod, size_t j, void *ctx)
+{
+    struct reading_ctx *r = ctx;
+    r->ref_usage[j] = r->reading(pod);
+}
+
+static void from_summary(const cJSON *summary, double (*reading)(const cJSON *), double *node_usage,
+                         const struct usage_ref *refs, size_t nrefs, double *ref_usage)
+{
+    *node_usage = reading(cJSON_GetObjectItemCaseSensitive(summary, "node"));
+    struct reading_ctx r = {reading, ref_usage};
+    each_ref_pod(summary, refs, nrefs, on_reading, &r);
+}
+
+struct stall_ctx {
+    const char *avg;
+    double *cpu, *mem;
+};
+
+static void on_stall(const cJSON *pod, size_t j, void *ctx)
+{
+    struct stall_ctx *s = ctx;
+    s->cpu[j] = pod_stall(pod, "cpu", s->avg);
+    s->mem[j] = pod_stall(pod, "memory", s->avg);
+}
+
+void usage_stall_from_summary(const cJSON *summary, const char *avg, const struct usage_ref *refs, size_t nrefs,
+                              double *cpu_stall, double *mem_stall)
+{
+    struct stall_ctx s = {avg, cpu_stall, mem_stall};
+    each_ref_pod(summary, refs, nrefs, on_stall, &s);
 }
 
 void usage_from_summary(const cJSON *summary, double *node_usage, const struct usage_ref *refs, size_t nrefs,

@@ -31,10 +31,20 @@
  *   pod     sum by (namespace, pod) (container_memory_working_set_bytes{container!="",
  *                                      container!="POD",pod=~"..."})
  *
+ * The same query also asks for the workloads' own pressure, where the kubelet serves it
+ * (Kubernetes 1.34 and later, the KubeletPSI gate; cAdvisor's PSI counters of each container):
+ *   podcpustall  100 * max by (namespace, pod) (rate(container_pressure_cpu_waiting_seconds_total
+ *                {container!="",container!="POD",pod=~"..."}[w]))
+ *   podmemstall  the same of container_pressure_memory_waiting_seconds_total
+ * "waiting" is the kernel's "some" (the time at least one task waited); the pod's stall is its
+ * most stalled container's (a virt-launcher pod's: its compute container, which runs QEMU). A
+ * kubelet before 1.34 has no such series: the stall is then unknown (NAN).
+ *
  * Kubelet: the Summary API of each node gives node.cpu.usageNanoCores and, per pod,
  * pods[].cpu.usageNanoCores (a VM's: its virt-launcher pod's), and node.memory.workingSetBytes
  * and pods[].memory.workingSetBytes, every node fetched at once (psi_kubelet_fetch), so no
- * Prometheus is needed. */
+ * Prometheus is needed; and, from Kubernetes 1.34, pods[].cpu.psi and pods[].memory.psi, whose
+ * "some" at the window's average (psi/kubelet.h's rule) is the pod's own stall. */
 #ifndef PSI_RECONCILE_USAGE_H
 #define PSI_RECONCILE_USAGE_H
 
@@ -68,6 +78,18 @@ void usage_fill_runqueue(const struct psi_prom_vector *v, const struct psi_node_
  * (cores; NAN where there is no reading). */
 void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nodes, size_t nnodes, double *node_usage,
                 const struct usage_ref *refs, size_t nrefs, double *ref_usage);
+
+/* Read the workloads' own stall of usage_query's reply v into cpu_stall[j] and mem_stall[j] for
+ * refs[j] (percent, 0..100; NAN where there is none). */
+void usage_fill_stall(const struct psi_prom_vector *v, const struct usage_ref *refs, size_t nrefs, double *cpu_stall,
+                      double *mem_stall);
+
+/* Read one node's kubelet Summary: the own stall of the refs whose pod it lists, pods[].cpu.psi
+ * and pods[].memory.psi "some" at avg ("avg10", "avg60", "avg300"), into cpu_stall[j] and
+ * mem_stall[j] (percent; NAN where the pod has none or it is not a number in 0..100; refs not
+ * listed untouched). */
+void usage_stall_from_summary(const cJSON *summary, const char *avg, const struct usage_ref *refs, size_t nrefs,
+                              double *cpu_stall, double *mem_stall);
 
 /* Read one node's kubelet Summary: its usage into *node_usage (NAN when absent) and, for the
  * refs whose pod it lists, ref_usage[j] (others untouched). */

@@ -111,7 +111,15 @@ size_t nodestatus_entry_size(const struct api_node_status *n)
         size += 13 + pressure; /* "pressure":{...}, */
     size += reading_size("utilization", n->utilization);
     if (n->demand_source[0])
-        size += 18 + strlen(n->demand_source) + 18;     /* "demandSource":"...", "saturated":false, */
+        size += 18 + strlen(n->demand_source) + 18; /* "demandSource":"...", "saturated":false, */
+    if (n->nworkloads)
+        size += 14; /* "workloads":[], */
+    for (size_t i = 0; i < n->nworkloads; i++) {
+        const struct api_node_workload *w = &n->workloads[i];
+        /* {"kind":"..","namespace":"..","name":"..","role":"Suffers","cpu":"100.0","memory":"100.0",
+         * "usageCores":"..","demandCores":"..","demandFrom":"NodePressure"}, with up to 9 digits of cores */
+        size += 170 + strlen(w->kind) + strlen(w->ns) + strlen(w->name);
+    }
     size += 11 + strlen(api_node_state_name(n->state)); /* "state":"Normal", */
     if (n->since)
         size += 31; /* "since":"2025-01-01T00:00:00Z", */
@@ -183,6 +191,8 @@ static void fill_entry(struct api_node_status *ns, const struct taintfsm_node *f
         ns->migrations = prev->migrations;
         memcpy(ns->demand_source, prev->demand_source, sizeof(ns->demand_source));
         ns->saturated = prev->saturated;
+        memcpy(ns->workloads, prev->workloads, sizeof(ns->workloads));
+        ns->nworkloads = prev->nworkloads;
     }
 }
 

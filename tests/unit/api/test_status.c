@@ -54,6 +54,17 @@ static void build(struct api_status *st)
     st->nodes[1].utilization = 12.5;
     snprintf(st->nodes[0].demand_source, sizeof(st->nodes[0].demand_source), "VCPUs");
     st->nodes[0].saturated = true;
+    st->nodes[0].nworkloads = 2;
+    st->nodes[0].workloads[0] = (struct api_node_workload){"VirtualMachineInstance",
+                                                           "vms",
+                                                           "noisy",
+                                                           API_ROLE_CAUSES,
+                                                           {21.0, NAN, 3.5, 3.91, API_DEMAND_FROM_OWN_PRESSURE}};
+    st->nodes[0].workloads[1] = (struct api_node_workload){"VirtualMachineInstance",
+                                                           "vms",
+                                                           "quiet",
+                                                           API_ROLE_SUFFERS,
+                                                           {63.4, 1.0, 0.12, 0.47, API_DEMAND_FROM_OWN_PRESSURE}};
 }
 
 static cJSON *parse(const char *text)
@@ -130,6 +141,17 @@ static void test_round_trip(void **state)
     assert_true(back.nodes[0].saturated);
     assert_string_equal(back.nodes[1].demand_source, "");
     assert_false(back.nodes[1].saturated);
+    assert_int_equal(back.nodes[0].nworkloads, 2);
+    const struct api_node_workload *quiet = &back.nodes[0].workloads[1];
+    assert_string_equal(quiet->name, "quiet");
+    assert_int_equal(quiet->role, API_ROLE_SUFFERS);
+    assert_true(fabs(quiet->p.cpu - 63.4) < 1e-9 && fabs(quiet->p.demand - 0.47) < 1e-9);
+    assert_int_equal(quiet->p.from, API_DEMAND_FROM_OWN_PRESSURE);
+    assert_true(isnan(back.nodes[0].workloads[0].p.memory));
+    assert_int_equal(back.nodes[1].nworkloads, 0);
+    back.nodes[0].workloads[1].role = API_ROLE_NONE; /* a role is a change */
+    assert_true(api_status_changed(&st, &back, NULL));
+    back.nodes[0].workloads[1].role = API_ROLE_SUFFERS;
     assert_int_equal(back.nodes[0].since, T0 - 120);
     assert_int_equal(back.nodes[0].tainted_since, T0 - 3600);
     assert_int_equal(back.nodes[1].tainted_since, 0);
@@ -237,7 +259,13 @@ static void test_move_prediction(void **state)
     m->vm_restart = true;
     m->cost = (struct api_move_cost){
         .memory = 4LL << 30, .basis = API_COST_CLUSTER_RATE, .expected_s = 12, .timed = true, .duration_s = 0};
+    m->pressure = (struct api_workload_pressure){48.25, NAN, 0.5, 1.125, API_DEMAND_FROM_OWN_PRESSURE};
     j = api_status_encode(&st);
+    cJSON *wp = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "workloadPressure");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(wp, "cpu")), "48.3");
+    assert_null(cJSON_GetObjectItem(wp, "memory")); /* not reported: left out */
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(wp, "demandCores")), "1.12");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(wp, "demandFrom")), "OwnPressure");
     cJSON *cost = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "cost");
     assert_int_equal((int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(cost, "memoryBytes")), 4LL << 30);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cost, "expectedFrom")), "ClusterRate");
@@ -252,6 +280,8 @@ static void test_move_prediction(void **state)
     assert_true(back.moves[0].vm_restart);
     assert_true(back.moves[0].cost.timed && back.moves[0].cost.duration_s == 0);
     assert_int_equal(back.moves[0].cost.basis, API_COST_CLUSTER_RATE);
+    assert_int_equal(back.moves[0].pressure.from, API_DEMAND_FROM_OWN_PRESSURE);
+    assert_true(fabs(back.moves[0].pressure.cpu - 48.3) < 1e-9 && isnan(back.moves[0].pressure.memory));
     assert_false(api_status_changed(&st, &back, NULL));
     back.moves[0].cost.duration_s = 7;
     assert_true(api_status_changed(&st, &back, NULL));
@@ -268,7 +298,9 @@ static void test_move_prediction(void **state)
     assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "prediction"));
     assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "vmRestart"));
     assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "cost"));
+    assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "moves"), 0), "workloadPressure"));
     assert_int_equal(api_status_decode(j, &plain_back, &errs, &warns), 0);
+    assert_false(api_status_changed(&plain, &plain_back, NULL)); /* none decoded equals none made */
     assert_false(plain_back.moves[0].predicted);
     assert_false(plain_back.moves[0].vm_restart);
     cJSON_Delete(j);
@@ -362,6 +394,20 @@ static void test_decode_bad_input_table(void **state)
          "status.moves[0].cost.expectedFrom"},
         {"{\"moves\":[{\"name\":\"vm\",\"cost\":{\"memoryBytes\":\"4Gi\"}}]}", "status.moves[0].cost.memoryBytes"},
         {"{\"moves\":[{\"name\":\"vm\",\"cost\":[]}]}", "status.moves[0].cost"},
+        {"{\"moves\":[{\"name\":\"vm\",\"workloadPressure\":{\"cpu\":\"101\"}}]}",
+         "status.moves[0].workloadPressure.cpu"},
+        {"{\"moves\":[{\"name\":\"vm\",\"workloadPressure\":{\"demandFrom\":\"Guess\"}}]}",
+         "status.moves[0].workloadPressure.demandFrom"},
+        {"{\"moves\":[{\"name\":\"vm\",\"workloadPressure\":{\"demandCores\":\"-1\"}}]}",
+         "status.moves[0].workloadPressure.demandCores"},
+        {"{\"nodes\":[{\"name\":\"a\",\"workloads\":[{},{},{},{}]}]}", "status.nodes[0].workloads"},
+        {"{\"nodes\":[{\"name\":\"a\",\"workloads\":[7]}]}", "status.nodes[0].workloads[0]"},
+        {"{\"nodes\":[{\"name\":\"a\",\"workloads\":[{\"name\":\"v\",\"role\":\"Villain\"}]}]}",
+         "status.nodes[0].workloads[0].role"},
+        {"{\"nodes\":[{\"name\":\"a\",\"workloads\":[{\"name\":\"v\",\"kind\":\"AKindNameLongerThanThirtyOneBytes\"}]}]}",
+         "status.nodes[0].workloads[0].kind"},
+        {"{\"nodes\":[{\"name\":\"a\",\"workloads\":[{\"name\":\"v\",\"usageCores\":\"100001\"}]}]}",
+         "status.nodes[0].workloads[0].usageCores"},
         {"{\"machineConfigs\":[{\"role\":\"worker\",\"updated\":\"yes\"}]}", "status.machineConfigs[0].updated"},
     };
     struct api_status ref;

@@ -254,6 +254,11 @@ static void test_top_text(void **state)
     s = out_text(&o);
     assert_non_null(strstr(s, "\033[31mTainted"));
     assert_null(strstr(s, "worker-1 ")); /* filtered */
+    /* one node: its workloads as the planner saw them, the one causing the load first */
+    const char *noisy = strstr(s, "VirtualMachineInstance vms/noisy"),
+               *quiet = strstr(s, "VirtualMachineInstance vms/quiet");
+    assert_true(noisy && quiet && noisy < quiet);
+    assert_non_null(strstr(quiet, "Suffers     63.4%     1.0%    0.12    0.47  OwnPressure\n"));
     free(o.s);
     /* a relief target, where the spec has one */
     cJSON_AddNumberToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(fx->json, "spec"), "eviction"),
@@ -288,6 +293,9 @@ static void test_top_json(void **state)
     assert_string_equal(cJSON_GetObjectItem(w0, "since")->valuestring, "2024-05-01T09:58:00Z");
     assert_int_equal(cJSON_GetObjectItem(w0, "vms")->valueint, 3);
     assert_int_equal(cJSON_GetObjectItem(w0, "movesOut")->valueint, 2);
+    cJSON *quiet = cJSON_GetArrayItem(cJSON_GetObjectItem(w0, "workloads"), 1);
+    assert_string_equal(cJSON_GetObjectItem(quiet, "role")->valuestring, "Suffers");
+    assert_true(fabs(cJSON_GetObjectItem(quiet, "cpu")->valuedouble - 63.4) < 1e-9);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(w3, "pressure"), "cpu")));
     assert_string_equal(cJSON_GetObjectItem(w3, "why")->valuestring, "no cpu pressure reading for this node");
     cJSON_Delete(j);
@@ -318,8 +326,9 @@ static void test_moves(void **state)
     assert_non_null(row1);
     assert_non_null(strstr(row1, "Migrate"));
     assert_non_null(strstr(row1, "Succeeded"));
-    assert_non_null(strstr(row1, " 1m "));       /* cooldown left */
-    assert_non_null(strstr(row1, " 12s/15s\n")); /* the migration: expected, took */
+    assert_non_null(strstr(row1, " 1m "));           /* cooldown left */
+    assert_non_null(strstr(row1, " 12s/15s "));      /* the migration: expected, took */
+    assert_non_null(strstr(row1, " 48.3%/1.12c\n")); /* its own stall and the demand given it */
     const char *row2 = strstr(s, "VirtualMachineInstance vms/hot-2");
     assert_non_null(row2);
     assert_true(strchr(row2, '\n') - row2 > 2 && strncmp(strchr(row2, '\n') - 2, " -", 2) == 0); /* not timed yet */

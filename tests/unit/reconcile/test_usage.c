@@ -28,6 +28,14 @@ static void test_query(void **state)
     /* the run queue in the same query */
     assert_non_null(strstr(q, " or label_replace(max by (node, instance) (node_load1), \"psi_usage\", \"load1\""));
     assert_non_null(strstr(q, "(rate(node_schedstat_waiting_seconds_total[60s])), \"psi_usage\", \"waiting\""));
+    /* the pods' own pressure, filtered as their usage */
+    assert_non_null(strstr(q,
+                           " or label_replace(100 * max by (namespace, pod) (rate(container_pressure_cpu_waiting_"
+                           "seconds_total{container!=\"\",container!=\"POD\",pod=~\"virt-launcher-vm\\\\.a-x|web-1\"}"
+                           "[60s])), \"psi_usage\", \"podcpustall\""));
+    assert_non_null(
+        strstr(q, "container_pressure_memory_waiting_seconds_total{container!=\"\",container!=\"POD\",pod=~"));
+    assert_non_null(strstr(q, "\"psi_usage\", \"podmemstall\""));
     free(q);
     /* no VM asked about: that part matches nothing */
     struct usage_ref pods_only[] = {{"apps", "web-1", NULL}};
@@ -127,6 +135,41 @@ static void test_summary(void **state)
     cJSON_Delete(bad);
 }
 
+/* The pods' own stall: from the query's reply and from a Summary; out of range or absent is unknown. */
+static void test_stall(void **state)
+{
+    (void)state;
+    struct usage_ref refs[3] = {
+        {"vms", "virt-launcher-a-x", "a"}, {"vms", "virt-launcher-b-y", "b"}, {"apps", "web", NULL}};
+    struct psi_prom_label ca[] = {{"psi_usage", "podcpustall"}, {"namespace", "vms"}, {"pod", "virt-launcher-a-x"}};
+    struct psi_prom_label ma[] = {{"psi_usage", "podmemstall"}, {"namespace", "vms"}, {"pod", "virt-launcher-a-x"}};
+    struct psi_prom_label cb[] = {{"psi_usage", "podcpustall"}, {"namespace", "vms"}, {"pod", "virt-launcher-b-y"}};
+    struct psi_prom_label cw[] = {{"psi_usage", "podcpustall"}, {"namespace", "other"}, {"pod", "web"}};
+    struct psi_prom_label ua[] = {{"psi_usage", "pod"}, {"namespace", "vms"}, {"pod", "virt-launcher-a-x"}};
+    struct psi_prom_series s[] = {series(ca, 3, 42.5), series(ma, 3, 3), series(cb, 3, 250), series(cw, 3, 7),
+                                  series(ua, 3, 0.5)};
+    struct psi_prom_vector v = {s, 5, NULL};
+    double cpu[3], mem[3];
+    usage_fill_stall(&v, refs, 3, cpu, mem);
+    assert_true(cpu[0] == 42.5 && mem[0] == 3);
+    assert_true(isnan(cpu[1]) && isnan(mem[1])); /* 250 % is no stall */
+    assert_true(isnan(cpu[2]));                  /* another namespace's pod */
+
+    cJSON *sum = cJSON_Parse(
+        "{\"node\":{},\"pods\":[{\"podRef\":{\"name\":\"virt-launcher-a-x\",\"namespace\":\"vms\"},"
+        "\"cpu\":{\"psi\":{\"some\":{\"avg10\":50,\"avg60\":31.5},\"full\":{\"avg60\":2}}},"
+        "\"memory\":{\"psi\":{\"some\":{\"avg60\":0.5}}}},"
+        "{\"podRef\":{\"name\":\"virt-launcher-b-y\",\"namespace\":\"vms\"},\"cpu\":{\"usageNanoCores\":1}},"
+        "{\"podRef\":{\"name\":\"web\",\"namespace\":\"apps\"},\"cpu\":{\"psi\":{\"some\":{\"avg60\":\"9\"}}}}]}");
+    for (int j = 0; j < 3; j++)
+        cpu[j] = mem[j] = -1;
+    usage_stall_from_summary(sum, "avg60", refs, 3, cpu, mem);
+    assert_true(cpu[0] == 31.5 && mem[0] == 0.5); /* "some" at the window's average */
+    assert_true(isnan(cpu[1]) && isnan(mem[1]));  /* a kubelet before 1.34: no psi */
+    assert_true(isnan(cpu[2]));                   /* not a number */
+    cJSON_Delete(sum);
+}
+
 static void test_memory(void **state)
 {
     (void)state;
@@ -160,7 +203,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query),   cmocka_unit_test(test_fill),   cmocka_unit_test(test_fill_runqueue),
-        cmocka_unit_test(test_summary), cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_summary), cmocka_unit_test(test_memory), cmocka_unit_test(test_stall),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
