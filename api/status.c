@@ -16,7 +16,7 @@ static const char *const node_state_names[] = {"Normal", "Pressured", "Tainted",
 static const char *const node_state_keys[] = {"normal", "pressured", "tainted", "cooling", "unknown", NULL};
 static const char *const move_phase_names[API_MOVE_PHASES] = {"WouldMove", "Evicted",   "MigrationRequested",
                                                               "Migrating", "Succeeded", "Failed"};
-static const char *const cost_basis_names[API_COST_BASES] = {"", "LastMigration", "ClusterRate"};
+static const char *const cost_basis_names[API_COST_BASES] = {"", "LastMigration", "ClusterRate", "DirtyRate"};
 static const char *const demand_from_names[API_DEMAND_FROMS] = {"", "OwnPressure", "NodePressure"};
 static const char *const role_names[API_WORKLOAD_ROLES] = {"", "Suffers", "Causes"};
 

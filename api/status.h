@@ -120,8 +120,9 @@ enum api_cost_basis {
     API_COST_NONE,           /* not estimated: no migration of it seen, nor any timed one in the cluster */
     API_COST_LAST_MIGRATION, /* the VM's last live migration (its VMI's status.migrationState) */
     API_COST_CLUSTER_RATE,   /* its guest memory at the seconds per GiB the timed moves took (median) */
+    API_COST_DIRTY_RATE,     /* the same, less what its memory is dirtied at while it is copied */
 };
-#define API_COST_BASES 3
+#define API_COST_BASES 4
 
 /* What a VM's move costs (status.moves[].cost): its guest memory, the live migration's time
  * expected when the move was decided and the time it took. */

@@ -359,6 +359,7 @@ struct usage_work {
     double *ref_mem;                       /* per candidate; NULL: memory not asked */
     double *node_mem;                      /* per node (the caller's); NULL: memory not asked */
     double *ref_cpu_stall, *ref_mem_stall; /* per candidate: its own PSI "some", percent */
+    double *ref_dirty;                     /* per candidate: a VM's dirty rate, bytes per second */
     const char *avg;                       /* the kubelets' average for the window (psi/kubelet.h) */
 };
 
@@ -372,6 +373,7 @@ static int usage_from_prometheus(const struct gather_usage_in *in, struct usage_
     }
     usage_fill(&r->cpu, u->descs, in->nnodes, u->node_usage, u->refs, u->nrefs, u->ref_usage);
     usage_fill_stall(&r->cpu, u->refs, u->nrefs, u->ref_cpu_stall, u->ref_mem_stall);
+    usage_fill_dirty(&r->cpu, u->refs, u->nrefs, u->ref_dirty);
     if (in->node_load1 && in->node_waiting)
         usage_fill_runqueue(&r->cpu, u->descs, in->nnodes, in->node_load1, in->node_waiting);
     if (!u->node_mem)
@@ -516,7 +518,7 @@ static void usage_ask(struct usage_work *u, const struct gather_usage_in *in, co
 {
     for (size_t j = 0; j < cands->n; j++) {
         u->refs[j] = (struct usage_ref){cands->c[j].ns, cands->c[j].name, cands->w[j].vmi};
-        u->ref_usage[j] = u->ref_cpu_stall[j] = u->ref_mem_stall[j] = NAN;
+        u->ref_usage[j] = u->ref_cpu_stall[j] = u->ref_mem_stall[j] = u->ref_dirty[j] = NAN;
         if (u->ref_mem)
             u->ref_mem[j] = NAN;
     }
@@ -547,10 +549,11 @@ int gather_usage(const struct gather_usage_in *in, struct gather_candidates *can
         .ref_mem = in->node_mem ? calloc(nc, sizeof(double)) : NULL,
         .ref_cpu_stall = calloc(nc, sizeof(double)),
         .ref_mem_stall = calloc(nc, sizeof(double)),
+        .ref_dirty = calloc(nc, sizeof(double)),
     };
     int rc = -1;
     if (!u.refs || !u.ref_usage || !u.descs || !u.ips || (in->node_mem && !u.ref_mem) || !u.ref_cpu_stall ||
-        !u.ref_mem_stall) {
+        !u.ref_mem_stall || !u.ref_dirty) {
         snprintf(why, len, "out of memory");
     } else {
         usage_ask(&u, in, cands);
@@ -561,7 +564,9 @@ int gather_usage(const struct gather_usage_in *in, struct gather_candidates *can
         cands->w[j].mem = u.ref_mem ? u.ref_mem[j] : NAN;
         cands->w[j].cpu_stall = u.ref_cpu_stall[j];
         cands->w[j].mem_stall = u.ref_mem_stall[j];
+        cands->w[j].dirty_bps = u.ref_dirty[j];
     }
+    free(u.ref_dirty);
     free(u.ref_cpu_stall);
     free(u.ref_mem_stall);
     free(u.ref_mem);

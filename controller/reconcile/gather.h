@@ -65,6 +65,7 @@ struct gather_workload {
     double cpu_stall;     /* its own CPU PSI "some", percent; NAN when its kubelet has none */
     double mem_stall;     /* its own memory PSI "some", percent; NAN likewise */
     struct api_workload_pressure pressure; /* what the planner used (vmstall.h), for the move's record */
+    double dirty_bps;                      /* a VM's memory dirty rate, bytes per second (cost.h); NAN: not known */
     struct api_move_cost cost;             /* a VM's move (cost.h), once the mover checked the candidates */
 };
 

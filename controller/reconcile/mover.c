@@ -468,6 +468,11 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
         /* a VM whose last live migration did not converge waits out a cooldown (cost.h) */
         if (!b && vmi)
             b = cost_convergence_hold(vmi, spec->eviction.cooldown.initial_ms, dc->in->now_ms);
+        /* nor one whose memory is dirtied faster than migrations copy it here, unless it has
+         * completed a live migration before (that measured its own rate) */
+        int64_t last_s;
+        if (!b && vmi && !cost_vmi_last_migration(vmi, &last_s))
+            b = cost_dirty_hold(rate, w->dirty_bps);
         /* moved by eviction, a VM KubeVirt would restart goes only if the spec allows it */
         const char *restarts = !b && vmi && !mv->targeted ? evictor_vm_restarts(evictor_vm_strategy(vmi, dc->kubevirt),
                                                                                 evictor_vmi_migratable(vmi))
@@ -490,7 +495,7 @@ static void check_candidates(const struct mover *mv, struct decision *dc)
         dc->cands.c[j].blocked = b;
         dc->cands.c[j].max_demand = vmi ? rebalance_vmi_vcpus(vmi) : NAN;
         if (vmi) { /* reported with its move; at equal relief the planner prefers the shorter migration */
-            dc->cands.w[j].cost = cost_estimate(vmi, rate);
+            dc->cands.w[j].cost = cost_estimate(vmi, rate, w->dirty_bps);
             const struct api_move_cost *cost = &dc->cands.w[j].cost;
             dc->cands.c[j].migrate_s = cost->basis != API_COST_NONE ? (double)cost->expected_s : NAN;
         }

@@ -65,12 +65,29 @@ double cost_cluster_rate(const struct api_move *moves, size_t n)
     return median;
 }
 
-struct api_move_cost cost_estimate(const cJSON *vmi, double s_per_gib)
+/* The copy rate of the cluster's migrations (bytes per second), NAN when none was timed or they
+ * took no time at all (whole seconds: too fast to tell). */
+static double copy_rate(double s_per_gib)
+{
+    return isfinite(s_per_gib) && s_per_gib > 0 ? GIB / s_per_gib : NAN;
+}
+
+const char *cost_dirty_hold(double s_per_gib, double dirty_bps)
+{
+    double b = copy_rate(s_per_gib);
+    return isfinite(dirty_bps) && !isnan(b) && dirty_bps >= b ? COST_DIRTIES_FASTER : NULL;
+}
+
+struct api_move_cost cost_estimate(const cJSON *vmi, double s_per_gib, double dirty_bps)
 {
     struct api_move_cost c = {.memory = cost_vmi_memory(vmi)};
-    if (cost_vmi_last_migration(vmi, &c.expected_s))
+    double b = copy_rate(s_per_gib);
+    if (cost_vmi_last_migration(vmi, &c.expected_s)) {
         c.basis = API_COST_LAST_MIGRATION;
-    else if (c.memory && !isnan(s_per_gib)) {
+    } else if (c.memory && isfinite(dirty_bps) && dirty_bps >= 0 && !isnan(b) && dirty_bps < b) {
+        c.basis = API_COST_DIRTY_RATE;
+        c.expected_s = (int64_t)llround((double)c.memory / (b - dirty_bps));
+    } else if (c.memory && !isnan(s_per_gib)) {
         c.basis = API_COST_CLUSTER_RATE;
         c.expected_s = (int64_t)llround(s_per_gib * (double)c.memory / GIB);
     }

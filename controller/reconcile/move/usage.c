@@ -82,6 +82,9 @@ char *usage_query(long window_s, const struct usage_ref *refs, size_t nrefs)
         put_filter(&b, true, "pod", refs, nrefs, false);
         strbuf_addf(&b, "}[%lds])), \"psi_usage\", \"%s\", \"\", \"\")", window_s, stall[k][0]);
     }
+    strbuf_addf(&b, " or label_replace(max by (namespace, name) (kubevirt_vmi_dirty_rate_bytes_per_second{");
+    put_filter(&b, false, "name", refs, nrefs, true);
+    strbuf_addf(&b, "}), \"psi_usage\", \"vmidirty\", \"\", \"\")");
     return strbuf_take(&b);
 }
 
@@ -196,6 +199,21 @@ void usage_fill_stall(const struct psi_prom_vector *v, const struct usage_ref *r
         for (size_t j = 0; j < nrefs; j++)
             if (base_same(refs[j].pod, pod) && base_same(refs[j].ns, ns))
                 out[j] = stall_of(s->value);
+    }
+}
+
+void usage_fill_dirty(const struct psi_prom_vector *v, const struct usage_ref *refs, size_t nrefs, double *dirty_bps)
+{
+    for (size_t j = 0; j < nrefs; j++)
+        dirty_bps[j] = NAN;
+    for (size_t k = 0; v && k < v->n; k++) {
+        const struct psi_prom_series *s = &v->series[k];
+        if (!base_same(psi_prom_label_get(s, "psi_usage"), "vmidirty"))
+            continue;
+        const char *ns = psi_prom_label_get(s, "namespace"), *name = psi_prom_label_get(s, "name");
+        for (size_t j = 0; j < nrefs; j++)
+            if (refs[j].vmi && base_same(refs[j].vmi, name) && base_same(refs[j].ns, ns))
+                dirty_bps[j] = value_of(s);
     }
 }
 

@@ -40,6 +40,10 @@
  * most stalled container's (a virt-launcher pod's: its compute container, which runs QEMU). A
  * kubelet before 1.34 has no such series: the stall is then unknown (NAN).
  *
+ * And, for the cost of a VM's live migration (cost.h), the rate its memory is dirtied at, where
+ * KubeVirt exports it (1.6 and later, VMs that are not migrating):
+ *   vmidirty     max by (namespace, name) (kubevirt_vmi_dirty_rate_bytes_per_second{name=~"..."})
+ *
  * Kubelet: the Summary API of each node gives node.cpu.usageNanoCores and, per pod,
  * pods[].cpu.usageNanoCores (a VM's: its virt-launcher pod's), and node.memory.workingSetBytes
  * and pods[].memory.workingSetBytes, every node fetched at once (psi_kubelet_fetch), so no
@@ -83,6 +87,10 @@ void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nod
  * refs[j] (percent, 0..100; NAN where there is none). */
 void usage_fill_stall(const struct psi_prom_vector *v, const struct usage_ref *refs, size_t nrefs, double *cpu_stall,
                       double *mem_stall);
+
+/* Read the VMs' dirty rates of usage_query's reply v into dirty_bps[j] for refs[j] (bytes per
+ * second; NAN where there is none or the ref is not a VM). */
+void usage_fill_dirty(const struct psi_prom_vector *v, const struct usage_ref *refs, size_t nrefs, double *dirty_bps);
 
 /* Read one node's kubelet Summary: the own stall of the refs whose pod it lists, pods[].cpu.psi
  * and pods[].memory.psi "some" at avg ("avg10", "avg60", "avg300"), into cpu_stall[j] and

@@ -171,29 +171,61 @@ static void test_estimate(void **state)
     moves[1].cost = (struct api_move_cost){.memory = 2 * GIB, .timed = true, .duration_s = 30};
     moves[2].cost = (struct api_move_cost){.memory = 8 * GIB}; /* still migrating */
     cJSON *fresh = parse("{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"6Gi\"}}}}");
-    struct api_move_cost c = cost_estimate(fresh, cost_cluster_rate(moves, 3));
+    struct api_move_cost c = cost_estimate(fresh, cost_cluster_rate(moves, 3), NAN);
     assert_int_equal(c.memory, 6 * GIB);
     assert_int_equal(c.basis, API_COST_CLUSTER_RATE);
     assert_int_equal(c.expected_s, 51); /* 6 GiB at 8.5 s per GiB */
     assert_false(c.timed);
     /* nothing timed yet: no estimate, the memory still said */
-    c = cost_estimate(fresh, cost_cluster_rate(moves + 2, 1));
+    c = cost_estimate(fresh, cost_cluster_rate(moves + 2, 1), NAN);
     assert_int_equal(c.basis, API_COST_NONE);
     assert_int_equal(c.memory, 6 * GIB);
     /* the VM's own last migration comes first */
     cJSON *moved = parse("{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"6Gi\"}}},\"status\":{\"migrationState\":"
                          "{\"completed\":true,\"startTimestamp\":\"2026-12-01T10:00:00Z\","
                          "\"endTimestamp\":\"2026-12-01T10:01:40Z\"}}}");
-    c = cost_estimate(moved, cost_cluster_rate(moves, 3));
+    c = cost_estimate(moved, cost_cluster_rate(moves, 3), 1e12);
     assert_int_equal(c.basis, API_COST_LAST_MIGRATION);
     assert_int_equal(c.expected_s, 100);
     /* without memory there is no rate to apply */
     cJSON *bare = parse("{\"spec\":{}}");
-    c = cost_estimate(bare, cost_cluster_rate(moves, 3));
+    c = cost_estimate(bare, cost_cluster_rate(moves, 3), 1e6);
     assert_int_equal(c.basis, API_COST_NONE);
     cJSON_Delete(fresh);
     cJSON_Delete(moved);
     cJSON_Delete(bare);
+}
+
+/* The dirty rate against the rule written out: M / (B - D) below the copy rate B, the hold at
+ * or above it, the plain rate where D is unknown, over generated memories, rates and D. */
+static void test_dirty_rate(void **state)
+{
+    (void)state;
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 5000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        double gib = 1 + (double)(x % 64), s_per_gib = 0.5 + (double)(x >> 8 & 1023) / 64.0;
+        double b = GIB / s_per_gib, d = (double)(x >> 20 & 4095) / 2048.0 * b; /* 0 .. 2 B */
+        char json[128];
+        snprintf(json, sizeof(json), "{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"%.0fGi\"}}}}", gib);
+        cJSON *vmi = parse(json);
+        struct api_move_cost c = cost_estimate(vmi, s_per_gib, d);
+        if (d < b) {
+            assert_int_equal(c.basis, API_COST_DIRTY_RATE);
+            assert_int_equal(c.expected_s, llround(gib * GIB / (b - d)));
+            assert_true(c.expected_s >= llround(gib * s_per_gib) - 1); /* never faster than without */
+            assert_null(cost_dirty_hold(s_per_gib, d));
+        } else {
+            assert_int_equal(c.basis, API_COST_CLUSTER_RATE);
+            assert_string_equal(cost_dirty_hold(s_per_gib, d), COST_DIRTIES_FASTER);
+        }
+        c = cost_estimate(vmi, s_per_gib, NAN);
+        assert_int_equal(c.basis, API_COST_CLUSTER_RATE);
+        cJSON_Delete(vmi);
+    }
+    /* no rate measured: no hold, whatever D */
+    assert_null(cost_dirty_hold(NAN, 1e12));
+    assert_null(cost_dirty_hold(8.5, NAN));
 }
 
 int main(void)
@@ -201,7 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory),           cmocka_unit_test(test_last_migration),
         cmocka_unit_test(test_convergence_hold), cmocka_unit_test(test_cluster_rate_random),
-        cmocka_unit_test(test_estimate),
+        cmocka_unit_test(test_estimate),         cmocka_unit_test(test_dirty_rate),
     };
     return cmocka_run_group_tests(tests, 0, 0);
 }

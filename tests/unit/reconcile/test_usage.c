@@ -36,6 +36,9 @@ static void test_query(void **state)
     assert_non_null(
         strstr(q, "container_pressure_memory_waiting_seconds_total{container!=\"\",container!=\"POD\",pod=~"));
     assert_non_null(strstr(q, "\"psi_usage\", \"podmemstall\""));
+    /* the VMs' dirty rate, filtered by VMI name */
+    assert_non_null(strstr(q, " or label_replace(max by (namespace, name) (kubevirt_vmi_dirty_rate_bytes_per_second{"
+                              "name=~\"vm\\\\.a\"}), \"psi_usage\", \"vmidirty\""));
     free(q);
     /* no VM asked about: that part matches nothing */
     struct usage_ref pods_only[] = {{"apps", "web-1", NULL}};
@@ -152,8 +155,16 @@ static void test_stall(void **state)
     double cpu[3], mem[3];
     usage_fill_stall(&v, refs, 3, cpu, mem);
     assert_true(cpu[0] == 42.5 && mem[0] == 3);
-    assert_true(isnan(cpu[1]) && isnan(mem[1])); /* 250 % is no stall */
-    assert_true(isnan(cpu[2]));                  /* another namespace's pod */
+    /* the dirty rate lands on the VM of that name and namespace only */
+    struct psi_prom_label da[] = {{"psi_usage", "vmidirty"}, {"namespace", "vms"}, {"name", "a"}};
+    struct psi_prom_label dw[] = {{"psi_usage", "vmidirty"}, {"namespace", "apps"}, {"name", "web"}};
+    struct psi_prom_series d[] = {series(da, 3, 1048576), series(dw, 3, 5)};
+    struct psi_prom_vector dv = {d, 2, NULL};
+    double dirty[3];
+    usage_fill_dirty(&dv, refs, 3, dirty);
+    assert_true(dirty[0] == 1048576 && isnan(dirty[1]) && isnan(dirty[2])); /* web is no VM */
+    assert_true(isnan(cpu[1]) && isnan(mem[1]));                            /* 250 % is no stall */
+    assert_true(isnan(cpu[2]));                                             /* another namespace's pod */
 
     cJSON *sum = cJSON_Parse(
         "{\"node\":{},\"pods\":[{\"podRef\":{\"name\":\"virt-launcher-a-x\",\"namespace\":\"vms\"},"
