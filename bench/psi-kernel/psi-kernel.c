@@ -17,8 +17,14 @@
  *   medium period 40 ms (bursts of ~10-30 ms)
  *   mixed  half the tasks short, half medium
  *   vm     two "VMs", processes of 4 and 2 vCPU threads, period 10 ms, one child group each
+ *   noisy  a noisy VM (4 vCPU threads, group "noisy") beside a quiet one (group "victim": 1
+ *          vCPU thread at a fixed duty 0.1, 0.1 cores), period 10 ms: the noisy VM carries
+ *          the rest of the demand, D - 0.1, at duty (D - 0.1) / 4. A point where the noisy VM
+ *          would want less than the victim or more than its 4 threads is skipped.
  * A demand D cores (fraction f of capacity C) is split over n = max(2, ceil(D / 0.6)) tasks
- * of duty D / n, spread over two workload groups (w0, w1).
+ * of duty D / n, spread over two workload groups (w0, w1): w0 has ceil(n / 2) of them, w1
+ * floor(n / 2). In vm, each of the 6 threads has duty min(1, D / 6): vm4 wants 4/6 of D, vm2
+ * 2/6.
  *
  * Memory: a node group in the v1 memory controller (memory.limit_in_bytes: this kernel's v2
  * hierarchy has no memory controller, so memory.high does not exist there) and in the unified
@@ -54,6 +60,8 @@
 #define MEMCG "/sys/fs/cgroup/memory"
 #define MAX_TASKS 64
 #define MAX_GROUPS 4
+#define VICTIM_DEMAND 0.1 /* cores: the noisy shape's quiet VM */
+#define NOISY_THREADS 4
 
 static char base[64];
 static pid_t tasks[MAX_TASKS];
@@ -314,6 +322,7 @@ struct opts {
     const char *out;
     const char *dir;
     int skip_cpu, skip_memory;
+    const char *only_shape; /* --shape: run only this CPU shape */
 };
 
 static FILE *out;
@@ -341,12 +350,20 @@ static void cpu_point(const struct opts *o, int cpus, const char *cpulist, const
     if (strcmp(shape, "vm") == 0) {
         names[0] = "vm4";
         names[1] = "vm2";
+    } else if (strcmp(shape, "noisy") == 0) {
+        names[0] = "noisy";
+        names[1] = "victim";
     }
     for (int g = 0; g < ngroups; g++) {
         snprintf(w[g], sizeof w[g], "%s/%s", node, names[g]);
         mkgroup(w[g]);
     }
-    if (strcmp(shape, "vm") == 0) {
+    if (strcmp(shape, "noisy") == 0) {
+        struct shape noisy = {(demand - VICTIM_DEMAND) / NOISY_THREADS, 0.010}, victim = {VICTIM_DEMAND, 0.010};
+        spawn(w[0], v1, "tasks", noisy, NOISY_THREADS);
+        spawn(w[1], v1, "tasks", victim, 1);
+        nthreads_total = NOISY_THREADS + 1;
+    } else if (strcmp(shape, "vm") == 0) {
         double duty = fmin(1.0, demand / 6);
         struct shape s = {duty, 0.010};
         spawn(w[0], v1, "tasks", s, 4);
@@ -369,20 +386,23 @@ static void cpu_point(const struct opts *o, int cpus, const char *cpulist, const
     sleep_until(now_s() + o->warmup);
     struct psi_total a[1 + MAX_GROUPS], b[1 + MAX_GROUPS];
     const char *gs[1 + MAX_GROUPS] = {node, w[0], w[1]};
-    double la = load1();
-    double t0 = now_s(), u0 = read_usage_us(node);
-    for (int g = 0; g <= ngroups; g++)
+    double la = load1(), u0[1 + MAX_GROUPS], u1[1 + MAX_GROUPS];
+    double t0 = now_s();
+    for (int g = 0; g <= ngroups; g++) {
+        u0[g] = read_usage_us(gs[g]);
         read_psi(gs[g], "cpu.pressure", &a[g]);
+    }
     double runnable = sample_runnable(o->window);
-    double t1 = now_s(), u1 = read_usage_us(node);
-    for (int g = 0; g <= ngroups; g++)
+    double t1 = now_s();
+    for (int g = 0; g <= ngroups; g++) {
+        u1[g] = read_usage_us(gs[g]);
         read_psi(gs[g], "cpu.pressure", &b[g]);
+    }
     double wall_us = (t1 - t0) * 1e6;
     for (int g = 0; g <= ngroups && !stop; g++)
         fprintf(out, "cpu,%d,%s,%d,%.2f,%.3f,%d,%s,%.2f,%.2f,%.3f,%.2f,%.2f\n", cpus, shape, nthreads_total, frac,
                 demand, rep, g == 0 ? "node" : names[g - 1], 100 * (b[g].some_us - a[g].some_us) / wall_us,
-                100 * (b[g].full_us - a[g].full_us) / wall_us, g == 0 ? (u1 - u0) / wall_us : NAN,
-                g == 0 ? runnable : NAN, la);
+                100 * (b[g].full_us - a[g].full_us) / wall_us, (u1[g] - u0[g]) / wall_us, g == 0 ? runnable : NAN, la);
     fflush(out);
     kill_tasks();
     rmgroups(mark);
@@ -477,8 +497,20 @@ static void usage(void)
 {
     fprintf(stderr, "usage: psi-kernel [--quick] [--reps N] [--window S] [--warmup S] [--out FILE]\n"
                     "                  [--dir DIR (file-backed, for the memory working set; default /var/tmp)]\n"
-                    "                  [--no-cpu] [--no-memory]\n");
+                    "                  [--no-cpu] [--no-memory] [--shape short|medium|mixed|vm|noisy]\n");
     exit(2);
+}
+
+/* Whether a point of shape at demand cores is run: the --shape filter, and the noisy VM's
+ * part (demand less the victim's) above the victim's and within its threads. */
+static int runs(const struct opts *o, const char *shape, double demand)
+{
+    if (o->only_shape && strcmp(o->only_shape, shape) != 0)
+        return 0;
+    if (strcmp(shape, "noisy") != 0)
+        return 1;
+    double noisy = demand - VICTIM_DEMAND;
+    return noisy > VICTIM_DEMAND && noisy <= NOISY_THREADS;
 }
 
 static int missing(const char *path)
@@ -509,9 +541,19 @@ int main(int argc, char **argv)
             o.skip_cpu = 1;
         else if (!strcmp(argv[i], "--no-memory"))
             o.skip_memory = 1;
+        else if (!strcmp(argv[i], "--shape") && i + 1 < argc)
+            o.only_shape = argv[++i];
         else
             usage();
     }
+    static const char *const shapes[] = {"short", "medium", "mixed", "vm", "noisy"};
+    int known = !o.only_shape;
+    for (int i = 0; i < 5 && !known; i++)
+        known = strcmp(o.only_shape, shapes[i]) == 0;
+    if (!known)
+        usage();
+    if (o.only_shape) /* one CPU shape asked for: no memory points */
+        o.skip_memory = 1;
     if (o.quick) {
         o.reps = 2;
         o.window = 2.0;
@@ -569,7 +611,7 @@ int main(int argc, char **argv)
     fprintf(out,
             "# method: per point a node group (unified hierarchy, own cpu.pressure) with child groups, confined"
             " by a v1 cpuset; some/full = growth of the groups' pressure totals over a %.1f s window after %.1f s"
-            " of warm-up, %d repetitions; usage = node cpu.stat usage_usec / wall (cores); runnable = mean"
+            " of warm-up, %d repetitions; usage = the group's cpu.stat usage_usec / wall (cores); runnable = mean"
             " threads in state R (10 ms samples). Memory: v1 memory.limit_in_bytes = working set / overcommit,"
             " random 4 KiB reads of a file-backed working set; columns usage/runnable hold io some/full %%.\n",
             o.window, o.warmup, o.reps);
@@ -581,19 +623,21 @@ int main(int argc, char **argv)
     static const double quick_fracs[] = {0.3, 0.7, 0.9, 1.0, 1.2, 2.0};
     const double *fracs = o.quick ? quick_fracs : full_fracs;
     int nfracs = o.quick ? 6 : 12;
-    /* 1 CPU with three burst shapes, 2 CPUs, and all CPUs with the VMs. */
+    /* 1 CPU with three burst shapes, 2 CPUs, all CPUs with the VMs, and the noisy VM beside
+     * its victim on 1 and 2 CPUs; the sets past the first three need 2 CPUs online. */
     char all[32];
     snprintf(all, sizeof all, "0-%ld", ncpu - 1);
     struct {
         int cpus;
         const char *list;
         const char *shape;
-    } sets[] = {{1, "1", "short"}, {1, "1", "medium"}, {1, "1", "mixed"}, {2, "0-1", "mixed"}, {(int)ncpu, all, "vm"}};
-    int nsets = ncpu >= 2 ? 5 : 3;
+    } sets[] = {{1, "1", "short"},      {1, "1", "medium"}, {1, "1", "mixed"},  {2, "0-1", "mixed"},
+                {(int)ncpu, all, "vm"}, {1, "1", "noisy"},  {2, "0-1", "noisy"}};
+    int nsets = ncpu >= 2 ? 7 : 3;
     if (!o.skip_cpu)
         for (int s = 0; s < nsets && !stop; s++)
             for (int f = 0; f < nfracs && !stop; f++)
-                for (int r = 0; r < o.reps && !stop; r++)
+                for (int r = 0; r < o.reps && !stop && runs(&o, sets[s].shape, fracs[f] * sets[s].cpus); r++)
                     cpu_point(&o, sets[s].cpus, sets[s].list, sets[s].shape, fracs[f], r);
     if (!o.skip_memory && !stop) {
         size_t ws = (size_t)(o.quick ? 128 : 256) << 20;

@@ -201,7 +201,7 @@ void deployments_demand(const struct deployments *d,
 /* deployments_account: each running pod's use into podusage. */
 struct account_ctx {
     struct podusage *usage;
-    double (*served)(const char *node, void *ud);
+    deployments_use_fn use;
     void *ud;
     double now;
 };
@@ -210,17 +210,19 @@ static void account_cb(const cJSON *pod, const struct scenario_deployment *dep, 
 {
     struct account_ctx *c = ud;
     const char *node = jx_str(pod, "spec.nodeName");
-    double served = c->served(node, c->ud);
-    const struct podusage_pod p = {jx_str(pod, "metadata.uid"),  jx_str(pod, "metadata.namespace"),
-                                   jx_str(pod, "metadata.name"), node,
-                                   dep->cpu_demand * served,     dep->memory_demand};
+    struct podusage_pod p = {.uid = jx_str(pod, "metadata.uid"),
+                             .ns = jx_str(pod, "metadata.namespace"),
+                             .name = jx_str(pod, "metadata.name"),
+                             .node = node,
+                             .memory = dep->memory_demand};
+    c->use(node, dep->cpu_demand, dep->memory_demand, &p, c->ud);
     if (podusage_set(c->usage, &p, c->now) < 0)
         log_warn("pod use not recorded", "pod", jx_str0(pod, "metadata.name"));
 }
 
-void deployments_account(struct deployments *d, double (*served)(const char *node, void *ud), void *ud, double now)
+void deployments_account(struct deployments *d, deployments_use_fn use, void *ud, double now)
 {
-    struct account_ctx c = {d->usage, served, ud, now};
+    struct account_ctx c = {d->usage, use, ud, now};
     podusage_begin(d->usage);
     walk(d, account_cb, &c);
     podusage_end(d->usage);

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "hack/sim/podusage.h"
 #include "hack/sim/sim.h"
 #include "hack/sim/summary.h"
 
@@ -43,10 +44,14 @@ bool deployments_running(void *ud);
 void deployments_demand(const struct deployments *d,
                         void (*add)(const char *node, double cpu, double memory, double io, void *ud), void *ud);
 
-/* Update each running pod's use at now: its CPU demand times served(node, ud), its working
- * set; pods no longer running are forgotten. Call under the lock that guards the readers
- * below. */
-void deployments_account(struct deployments *d, double (*served)(const char *node, void *ud), void *ud, double now);
+/* What its node gives a running pod of cpu cores and memory bytes of demand over a tick:
+ * fills p->cores (its demand times the share of CPU the node serves) and, where the node
+ * serves per-pod PSI, p->psi and p->pressure (the pod's own, model_pod). */
+typedef void (*deployments_use_fn)(const char *node, double cpu, double memory, struct podusage_pod *p, void *ud);
+
+/* Update each running pod's use at now as use(node, ..., ud) gives it, and its working set;
+ * pods no longer running are forgotten. Call under the lock that guards the readers below. */
+void deployments_account(struct deployments *d, deployments_use_fn use, void *ud, double now);
 
 /* Append the pods' container_* series (of node; every pod when NULL) to text (*len bytes);
  * returns the new text (text itself when there is nothing to add or no memory). */

@@ -26,6 +26,7 @@
 struct kl_pod {
     char *name, *ns, *uid;
     double cpu_cores, cpu_seconds, memory_bytes;
+    struct summary_psi pressure[2][2]; /* as summary_pod's */
 };
 
 /* One node's kubelet. */
@@ -118,15 +119,23 @@ static char *render(struct kl_node *n)
     struct summary_pod *pods = calloc(n->npods ? n->npods : 1, sizeof(*pods));
     if (!pods)
         return NULL;
-    for (size_t i = 0; i < n->npods; i++)
-        pods[i] = (struct summary_pod){n->pods[i].name,      n->pods[i].ns,          n->pods[i].uid,
-                                       n->pods[i].cpu_cores, n->pods[i].cpu_seconds, n->pods[i].memory_bytes};
+    for (size_t i = 0; i < n->npods; i++) {
+        const struct kl_pod *kp = &n->pods[i];
+        pods[i] = (struct summary_pod){.name = kp->name,
+                                       .ns = kp->ns,
+                                       .uid = kp->uid,
+                                       .cpu_cores = kp->cpu_cores,
+                                       .cpu_seconds = kp->cpu_seconds,
+                                       .memory_bytes = kp->memory_bytes};
+        memcpy(pods[i].pressure, kp->pressure, sizeof(pods[i].pressure));
+    }
     char now[32];
     struct summary_node sn = {
         .name = n->name,
         .start_time = n->k->start_time,
         .time = sim_timestamp(now, sizeof(now)),
         .psi = n->psi && !n->no_psi,
+        .pod_psi = n->k->s->sc->kubelet_pod_psi,
         .cpu_cores = n->cpu_cores,
         .cpu_seconds = n->cpu_seconds,
         .memory_capacity = n->memory_capacity,
@@ -300,8 +309,13 @@ void kubeletd_set_pods(struct kubeletd *k, const char *node, const struct summar
     if (!copy)
         return;
     for (size_t i = 0; i < np; i++) {
-        copy[i] = (struct kl_pod){strdup(pods[i].name), strdup(pods[i].ns),  strdup(pods[i].uid),
-                                  pods[i].cpu_cores,    pods[i].cpu_seconds, pods[i].memory_bytes};
+        copy[i] = (struct kl_pod){.name = strdup(pods[i].name),
+                                  .ns = strdup(pods[i].ns),
+                                  .uid = strdup(pods[i].uid),
+                                  .cpu_cores = pods[i].cpu_cores,
+                                  .cpu_seconds = pods[i].cpu_seconds,
+                                  .memory_bytes = pods[i].memory_bytes};
+        memcpy(copy[i].pressure, pods[i].pressure, sizeof(copy[i].pressure));
         if (!copy[i].name || !copy[i].ns || !copy[i].uid) {
             free_pods(copy, i + 1);
             return;

@@ -11,7 +11,8 @@
  * so that the real API server's node proxy (/api/v1/nodes/<node>/proxy/stats/summary)
  * reaches it. A CONNECT to any other address gets 502. The numbers come from telemetry's
  * tick (kubeletd_update, kubeletd_set_pods); a node named in the scenario's kubelet.noPsi
- * answers without psi, one in kubelet.slow answers after kubelet.slowDelay. The TLS
+ * answers without psi (its pods' too), kubelet.podPsi false lists the pods without psi (a
+ * kubelet before 1.34), one in kubelet.slow answers after kubelet.slowDelay. The TLS
  * handshake requires a client certificate signed by the bed's CA (the API server's
  * --kubelet-client-certificate); a real kubelet would also authorise its user with a
  * SubjectAccessReview, which this one does not. Thread-safe: one thread accepts, each tunnel has a thread; the state is
@@ -50,7 +51,7 @@ struct kubeletd_update {
  * served. */
 void kubeletd_update(struct kubeletd *k, const char *node, const struct kubeletd_update *u, double now);
 
-/* Replace node's pods (copied). */
+/* Replace node's pods (copied, with their pressure's averages and totals). */
 void kubeletd_set_pods(struct kubeletd *k, const char *node, const struct summary_pod *pods, size_t n);
 
 #endif

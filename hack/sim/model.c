@@ -76,3 +76,26 @@ void model_node(const struct model_params *p, const struct model_node_in *in, st
     else
         out->cpu_served = 1.0 - out->cpu_some;
 }
+
+double model_pod_cpu_some(double node_some, double pod_demand, double capacity)
+{
+    if (!(pod_demand > 0) || !(capacity > 0) || isinf(pod_demand))
+        return 0;
+    return clamp01(node_some) * (1.0 - exp(-pod_demand / (MODEL_POD_CPU_SCALE * capacity)));
+}
+
+double model_pod_memory_pressure(double node_pressure, double pod_working_set, double node_working_sets)
+{
+    if (!(pod_working_set > 0) || !(node_working_sets > 0))
+        return 0;
+    return clamp01(node_pressure) * clamp01(pod_working_set / node_working_sets);
+}
+
+void model_pod(const struct model_node_in *in, const struct model_node_out *node, double cpu_demand,
+               double memory_demand, struct model_pod_out *out)
+{
+    out->cpu_some = model_pod_cpu_some(node->cpu_some, cpu_demand, in->cpus);
+    out->cpu_full = out->cpu_some * MODEL_POD_CPU_FULL_RATIO;
+    out->memory_some = model_pod_memory_pressure(node->memory_some, memory_demand, in->memory_demand);
+    out->memory_full = model_pod_memory_pressure(node->memory_full, memory_demand, in->memory_demand);
+}

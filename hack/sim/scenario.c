@@ -758,9 +758,10 @@ static int parse_root(struct ctx *c, struct scenario *s, const cJSON *root)
         return -1;
 
     const cJSON *kl = cJSON_GetObjectItemCaseSensitive(root, "kubelet");
-    static const char *const klkeys[] = {"noPsi", "slow", "slowDelay", NULL};
+    static const char *const klkeys[] = {"noPsi", "podPsi", "slow", "slowDelay", NULL};
     if (want_object(c, kl, "kubelet") < 0 || check_keys(c, kl, "kubelet", klkeys) < 0 ||
         get_string_list(c, kl, "noPsi", "kubelet", &s->kubelet_no_psi, &s->n_kubelet_no_psi) < 0 ||
+        get_bool(c, kl, "podPsi", "kubelet", &s->kubelet_pod_psi) < 0 ||
         get_string_list(c, kl, "slow", "kubelet", &s->kubelet_slow, &s->n_kubelet_slow) < 0 ||
         get_duration(c, kl, "slowDelay", "kubelet", &s->kubelet_slow_delay_ms) < 0)
         return -1;
@@ -790,6 +791,7 @@ static void defaults(struct scenario *s)
     s->mco_reboot_delay_ms = 10000;
     s->mco_drain_timeout_ms = 10 * 60 * 1000;
     s->kubelet_slow_delay_ms = 30000;
+    s->kubelet_pod_psi = true;
 }
 
 struct scenario *scenario_parse(const char *text, size_t len, char *err, size_t errlen)

@@ -78,6 +78,9 @@
  *                                     # Deployment pods) run, then uncordoned
  *   kubelet:                          # the Summary API each node's kubelet serves (kubelet.h)
  *     noPsi: [worker-3]               # nodes whose kubelet reports no PSI (KubeletPSI off, no psi=1)
+ *     podPsi: true                    # per-pod PSI where the node has PSI: Summary pods[].cpu.psi
+ *                                     # and .memory.psi, cAdvisor's container_pressure_* of the
+ *                                     # Deployments' pods (false: a kubelet before 1.34)
  *     slow: [worker-4]                # nodes whose kubelet answers only after slowDelay
  *     slowDelay: 30s
  *   mco:
@@ -221,7 +224,8 @@ struct scenario {
 
     char **kubelet_no_psi; /* nodes whose summary has no psi */
     size_t n_kubelet_no_psi;
-    char **kubelet_slow; /* nodes whose kubelet answers after kubelet_slow_delay_ms */
+    bool kubelet_pod_psi; /* pods carry their own PSI where their node has PSI */
+    char **kubelet_slow;  /* nodes whose kubelet answers after kubelet_slow_delay_ms */
     size_t n_kubelet_slow;
     int64_t kubelet_slow_delay_ms;
 

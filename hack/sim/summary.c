@@ -29,13 +29,18 @@ static void add_psi_data(cJSON *parent, const char *key, const struct summary_ps
     cJSON_AddNumberToObject(o, "avg300", round(p->avg300 * 100) / 100);
 }
 
+/* "psi": {"full": .., "some": ..} of p, [PSI_SOME, PSI_FULL] */
+static void add_psi_stats(cJSON *parent, const struct summary_psi p[2])
+{
+    cJSON *psi = cJSON_AddObjectToObject(parent, "psi");
+    add_psi_data(psi, "full", &p[PSI_FULL]);
+    add_psi_data(psi, "some", &p[PSI_SOME]);
+}
+
 static void add_psi(cJSON *parent, const struct summary_node *n, enum psi_resource r)
 {
-    if (!n->psi)
-        return;
-    cJSON *psi = cJSON_AddObjectToObject(parent, "psi");
-    add_psi_data(psi, "full", &n->pressure[r][PSI_FULL]);
-    add_psi_data(psi, "some", &n->pressure[r][PSI_SOME]);
+    if (n->psi)
+        add_psi_stats(parent, n->pressure[r]);
 }
 
 static cJSON *cpu_stats(cJSON *parent, const char *time, double cores, double seconds)
@@ -56,10 +61,14 @@ static void add_pod(cJSON *pods, const struct summary_node *n, const struct summ
     cJSON_AddStringToObject(ref, "namespace", p->ns);
     cJSON_AddStringToObject(ref, "uid", p->uid);
     cJSON_AddStringToObject(o, "startTime", n->start_time);
-    cpu_stats(o, n->time, p->cpu_cores, p->cpu_seconds);
+    cJSON *cpu = cpu_stats(o, n->time, p->cpu_cores, p->cpu_seconds);
     cJSON *mem = cJSON_AddObjectToObject(o, "memory");
     cJSON_AddStringToObject(mem, "time", n->time);
     cJSON_AddNumberToObject(mem, "workingSetBytes", floor(p->memory_bytes));
+    if (n->psi && n->pod_psi) {
+        add_psi_stats(cpu, p->pressure[PSI_CPU]);
+        add_psi_stats(mem, p->pressure[PSI_MEMORY]);
+    }
 }
 
 char *summary_render(const struct summary_node *n)

@@ -5,11 +5,15 @@
  * Rendered: node.nodeName, node.startTime, node.cpu {time, usageNanoCores,
  * usageCoreNanoSeconds, psi}, node.memory {time, availableBytes, usageBytes,
  * workingSetBytes, psi}, node.io {time, psi}, and per pod podRef {name, namespace, uid},
- * startTime, cpu {time, usageNanoCores, usageCoreNanoSeconds}, memory {time,
- * workingSetBytes}. Each psi is {"full": {...}, "some": {...}} with avg10, avg60, avg300
+ * startTime, cpu {time, usageNanoCores, usageCoreNanoSeconds, psi}, memory {time,
+ * workingSetBytes, psi}. Each psi is {"full": {...}, "some": {...}} with avg10, avg60, avg300
  * (percent) and total (the kernel's cumulative stall time, microseconds). A node without
  * PSI (KubeletPSI off, or a kernel booted without psi=1) has no psi fields at all, as such a
- * kubelet answers. */
+ * kubelet answers. The pods' psi is the pod cgroup's cpu.pressure and memory.pressure, as the
+ * kubelet's pkg/kubelet/stats/cri_stats_provider.go and cadvisor_stats_provider.go fill
+ * PodStats.CPU.PSI and PodStats.Memory.PSI (k8s.io/kubelet/pkg/apis/stats/v1alpha1/types.go:
+ * CPUStats.PSI, MemoryStats.PSI, the same PSIStats as the node's); a node with pod_psi false
+ * (a kubelet before 1.34) lists its pods without it. */
 #ifndef PSI_SIM_SUMMARY_H
 #define PSI_SIM_SUMMARY_H
 
@@ -31,6 +35,9 @@ struct summary_pod {
     double cpu_cores;    /* CPU used now (cores) */
     double cpu_seconds;  /* CPU used since the pod started (core-seconds) */
     double memory_bytes; /* working set */
+    /* its own pressure, [PSI_CPU or PSI_MEMORY][PSI_SOME, PSI_FULL]; rendered when the node's
+     * psi and pod_psi are */
+    struct summary_psi pressure[2][2];
 };
 
 /* A node's numbers. Strings and pods borrowed. */
@@ -39,6 +46,7 @@ struct summary_node {
     const char *start_time;                         /* RFC 3339: the node's and every pod's startTime */
     const char *time;                               /* RFC 3339: when the stats were taken */
     bool psi;                                       /* false: the reply carries no psi */
+    bool pod_psi;                                   /* false: the pods carry no psi */
     struct summary_psi pressure[PSI_NRESOURCES][2]; /* [resource][PSI_SOME, PSI_FULL] */
     double cpu_cores, cpu_seconds;
     double memory_capacity, memory_working_set;

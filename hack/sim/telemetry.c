@@ -13,6 +13,7 @@
 #include "base/strbuf.h"
 #include "hack/sim/exporter.h"
 #include "hack/sim/model.h"
+#include "hack/sim/podusage.h"
 #include "base/logging.h"
 #include "serve/metrics.h"
 #include "serve/serve.h"
@@ -38,8 +39,9 @@ struct telemetry {
     struct nodes *n;
     struct telemetry_opts opts;
     struct psi_serve *srv;
-    struct sim_exporter *exp; /* guarded by the server mutex */
-    struct vm_usage *usage;   /* per scenario VM; guarded by the server mutex */
+    struct sim_exporter *exp;   /* guarded by the server mutex */
+    struct vm_usage *usage;     /* per scenario VM; guarded by the server mutex */
+    struct podusage *launchers; /* the launcher pods' own pressure; guarded by the server mutex */
     struct node_state *nodes;
     size_t n_nodes, nodes_cap;
     char *targets_file;
@@ -53,15 +55,31 @@ static double now_s(void)
     return (double)kube_loop_now_ms() / 1000.0;
 }
 
-/* The per-VM series, as virt-handler exports them: CPU seconds and resident memory. */
+/* What a per-VM series gives. */
+enum vm_value { VM_CPU_SECONDS, VM_MEMORY, VM_DIRTY_RATE };
+
+/* The per-VM series, as virt-handler exports them: CPU seconds, resident memory, and (KubeVirt
+ * 1.6 and later, pkg/monitoring/metrics/virt-handler/domainstats/dirty_rate_metrics.go) the
+ * guest's dirty rate, the scenario's vms[].dirtyRate. virt-handler leaves a migrating VM out
+ * of the last (dirty_rate_collector.go: the calculation conflicts with a migration); the
+ * simulator does not, and the operator never picks a VM whose migration runs. */
 static const struct vm_series {
     const char *name, *type, *help;
-    bool memory; /* the value is the VM's memory in use, else its CPU seconds */
+    enum vm_value value;
 } vm_series[] = {
     {"kubevirt_vmi_cpu_usage_seconds_total", "counter",
-     "Total CPU time spent in all modes (sum of both vcpu and hypervisor usage).", false},
-    {"kubevirt_vmi_memory_resident_bytes", "gauge", "Resident set size of the process running the domain.", true},
+     "Total CPU time spent in all modes (sum of both vcpu and hypervisor usage).", VM_CPU_SECONDS},
+    {"kubevirt_vmi_memory_resident_bytes", "gauge", "Resident set size of the process running the domain.", VM_MEMORY},
+    {"kubevirt_vmi_dirty_rate_bytes_per_second", "gauge", "Guest dirty-rate in bytes per second.", VM_DIRTY_RATE},
 };
+
+static double vm_value(const struct telemetry *t, size_t i, enum vm_value v, double now)
+{
+    const struct vm_usage *u = &t->usage[i];
+    return v == VM_MEMORY       ? u->memory
+           : v == VM_DIRTY_RATE ? t->s->sc->vms[i].dirty_rate
+                                : u->seconds + u->rate * (now - u->at);
+}
 
 /* Append the VM series (of node, or all when node is NULL) to text (len bytes); returns the
  * new text, or text as it was on no memory. */
@@ -80,7 +98,7 @@ static char *append_vms(const struct telemetry *t, char *text, size_t *len, cons
                 strbuf_addf(&b, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, m->type);
             any = true;
             char val[40];
-            psi_metrics_format_value(m->memory ? u->memory : u->seconds + u->rate * (now - u->at), val, sizeof(val));
+            psi_metrics_format_value(vm_value(t, i, m->value, now), val, sizeof(val));
             strbuf_addf(&b, "%s{name=\"%s\",namespace=\"%s\",node=\"%s\"} %s\n", m->name, t->s->sc->vms[i].name,
                         t->s->sc->namespace, u->node, val);
         }
@@ -105,6 +123,7 @@ static void reply_metrics(struct telemetry *t, const char *node, struct psi_serv
         len = 0;
     }
     text = append_vms(t, text, &len, node, now);
+    text = podusage_render(t->launchers, node, now, text, &len);
     if (t->opts.deployments)
         text = deployments_render(t->opts.deployments, node, now, text, &len);
     reply->status = 200;
@@ -219,7 +238,10 @@ static struct node_state *node_state(struct telemetry *t, const char *name)
 struct node_sum {
     const char *name; /* the informer's key */
     double cpu, memory, io;
-    double served; /* the share of CPU demand the node serves */
+    double served;           /* the share of CPU demand the node serves */
+    struct model_node_in in; /* the model's view of it, and its pressures */
+    struct model_node_out out;
+    bool pod_psi; /* its pods report their own PSI (the node has PSI, its kubelet serves it per pod) */
 };
 
 static int add_node(const char *key, const char *rv, const void *obj, void *ud)
@@ -237,7 +259,7 @@ static int by_node_name(const void *a, const void *b)
     return strcmp(((const struct node_sum *)a)->name, ((const struct node_sum *)b)->name);
 }
 
-static struct node_sum *find_node(struct node_sum *sums, size_t n, const char *name)
+static struct node_sum *find_node(const struct node_sum *sums, size_t n, const char *name)
 {
     struct node_sum key = {.name = name};
     return name ? bsearch(&key, sums, n, sizeof(*sums), by_node_name) : NULL;
@@ -257,11 +279,37 @@ static void add_pod_demand(const char *node, double cpu, double memory, double i
         ns->cpu += cpu, ns->memory += memory, ns->io += io;
 }
 
-static double served_on(const char *node, void *ud)
+/* The own pressure (percent) of a workload of cpu cores and memory bytes on ns, [PSI_CPU or
+ * PSI_MEMORY][PSI_SOME, PSI_FULL]. */
+static void pod_pressure(const struct node_sum *ns, double cpu, double memory, double out[2][2])
+{
+    struct model_pod_out po;
+    model_pod(&ns->in, &ns->out, cpu, memory, &po);
+    out[PSI_CPU][PSI_SOME] = 100 * po.cpu_some;
+    out[PSI_CPU][PSI_FULL] = 100 * po.cpu_full;
+    out[PSI_MEMORY][PSI_SOME] = 100 * po.memory_some;
+    out[PSI_MEMORY][PSI_FULL] = 100 * po.memory_full;
+}
+
+/* deployments_use_fn: a Deployment pod's share of its node's CPU, and its own pressure. */
+static void pod_use(const char *node, double cpu, double memory, struct podusage_pod *p, void *ud)
 {
     struct tick_nodes *tn = ud;
     const struct node_sum *ns = find_node(tn->sums, tn->n, node);
-    return ns ? ns->served : 0;
+    if (!ns)
+        return;
+    p->cores = cpu * ns->served;
+    p->psi = ns->pod_psi;
+    if (p->psi)
+        pod_pressure(ns, cpu, memory, p->pressure);
+}
+
+static bool listed(char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], name) == 0)
+            return true;
+    return false;
 }
 
 /* The model for one node, and its series. */
@@ -274,10 +322,13 @@ static void tick_node(struct telemetry *t, struct node_sum *ns, double now)
     struct model_node_out out;
     model_node(&sc->model, &in, &out);
     ns->served = out.cpu_served;
+    ns->in = in;
+    ns->out = out;
     struct node_state *st = node_state(t, ns->name);
     if (st)
         st->cpu_some = 100 * out.cpu_some;
     bool psi = sc->psi_without_pool || (t->opts.psi_on && t->opts.psi_on(ns->name, t->opts.psi_ud));
+    ns->pod_psi = psi && sc->kubelet_pod_psi && !listed(sc->kubelet_no_psi, sc->n_kubelet_no_psi, ns->name);
     const char *key = ns->name;
     if (t->opts.kubelet) {
         struct kubeletd_update u = {
@@ -330,8 +381,9 @@ static int collect_pod(const char *key, const char *rv, const void *obj, void *u
         return 0;
     (*cur)->vmi_uid = uid;
     (*cur)->node = jx_str(obj, "spec.nodeName");
-    (*cur)->p = (struct summary_pod){
-        jx_str0(obj, "metadata.name"), jx_str0(obj, "metadata.namespace"), jx_str0(obj, "metadata.uid"), 0, 0, 0};
+    (*cur)->p = (struct summary_pod){.name = jx_str0(obj, "metadata.name"),
+                                     .ns = jx_str0(obj, "metadata.namespace"),
+                                     .uid = jx_str0(obj, "metadata.uid")};
     (*cur)++;
     return 0;
 }
@@ -343,17 +395,47 @@ static int by_node_then_uid(const void *a, const void *b)
     return c ? c : strcmp(x->vmi_uid, y->vmi_uid);
 }
 
-/* Give every node's kubelet the launcher pods running there, each with its VM's usage. */
-static void kubelet_pods(struct telemetry *t, const struct node_sum *sums, size_t nnodes)
+/* A launcher pod's own pressure, advanced in t->launchers (between podusage_begin and _end)
+ * and copied into p: the pod's cgroup, so a new pod (a migration's target, a restarted VM)
+ * starts from 0. */
+static void launcher_pressure(struct telemetry *t, struct pod_ref *p, const struct node_sum *ns, double cpu,
+                              double memory, double now)
 {
-    const struct scenario *sc = t->s->sc;
+    struct podusage_pod pu = {.uid = p->p.uid,
+                              .ns = p->p.ns,
+                              .name = p->p.name,
+                              .node = p->node,
+                              .cores = p->p.cpu_cores,
+                              .memory = memory,
+                              .psi = ns && ns->pod_psi};
+    if (pu.psi)
+        pod_pressure(ns, cpu, memory, pu.pressure);
+    if (podusage_set(t->launchers, &pu, now) < 0 || podusage_pressure(t->launchers, pu.uid, p->p.pressure) < 0)
+        log_warn("launcher pod pressure not recorded", "pod", p->p.name);
+}
+
+/* The launcher pods running now, sorted by node then VMI uid, into *out (caller frees); how
+ * many. *out is NULL when out of memory. */
+static size_t launcher_pods(struct telemetry *t, struct pod_ref **out)
+{
     size_t np = kube_informer_len(t->s->pods);
     struct pod_ref *pods = calloc(np ? np : 1, sizeof(*pods)), *cur = pods;
+    *out = pods;
     if (!pods)
-        return;
+        return 0;
     kube_informer_foreach(t->s->pods, collect_pod, &cur);
     np = (size_t)(cur - pods);
     qsort(pods, np, sizeof(*pods), by_node_then_uid);
+    return np;
+}
+
+/* Give each launcher pod its VM's usage and its own pressure (t->launchers: its container's
+ * pressure counters). Under the server lock. */
+static void account_launchers(struct telemetry *t, struct pod_ref *pods, size_t np, const struct node_sum *sums,
+                              size_t nnodes, double now)
+{
+    const struct scenario *sc = t->s->sc;
+    podusage_begin(t->launchers);
     for (size_t i = 0; i < sc->n_vms; i++) {
         const struct vm_usage *u = &t->usage[i];
         const char *uid = workload_vmi_uid(t->w, i);
@@ -368,8 +450,16 @@ static void kubelet_pods(struct telemetry *t, const struct node_sum *sums, size_
         p->p.cpu_cores = u->rate;
         p->p.cpu_seconds = u->seconds;
         p->p.memory_bytes = mem;
+        launcher_pressure(t, p, find_node(sums, nnodes, u->node), cpu, mem, now);
     }
-    double now = now_s();
+    podusage_end(t->launchers);
+}
+
+/* Give every node's kubelet the launcher pods running there (pods, sorted by node) and the
+ * Deployments' pods. */
+static void kubelet_pods(struct telemetry *t, const struct pod_ref *pods, size_t np, const struct node_sum *sums,
+                         size_t nnodes, double now)
+{
     for (size_t i = 0, j = 0; i < nnodes; i++) {
         while (j < np && strcmp(pods[j].node, sums[i].name) < 0)
             j++;
@@ -387,7 +477,6 @@ static void kubelet_pods(struct telemetry *t, const struct node_sum *sums, size_
         kubeletd_set_pods(t->opts.kubelet, sums[i].name, list, j - first + plain);
         free(list);
     }
-    free(pods);
 }
 
 void telemetry_tick(struct telemetry *t)
@@ -420,7 +509,7 @@ void telemetry_tick(struct telemetry *t)
         tick_node(t, &sums[i], now);
     psi_serve_lock(t->srv);
     if (t->opts.deployments)
-        deployments_account(t->opts.deployments, served_on, &tn, now);
+        deployments_account(t->opts.deployments, pod_use, &tn, now);
     /* nodes that left the simulation stop exporting */
     for (size_t i = 0; i < sim_exporter_count(t->exp);) {
         const char *name = sim_exporter_node(t->exp, i);
@@ -441,9 +530,14 @@ void telemetry_tick(struct telemetry *t)
         u->rate = ns ? cpu * ns->served : 0;
         u->memory = mem;
     }
+    struct pod_ref *pods;
+    size_t np = launcher_pods(t, &pods);
+    if (pods)
+        account_launchers(t, pods, np, sums, n, now);
     psi_serve_unlock(t->srv);
-    if (t->opts.kubelet)
-        kubelet_pods(t, sums, n);
+    if (t->opts.kubelet && pods)
+        kubelet_pods(t, pods, np, sums, n, now);
+    free(pods);
     free(sums);
     write_targets(t);
 }
@@ -472,7 +566,8 @@ struct telemetry *telemetry_start(struct sim *s, struct workload *w, struct node
     t->opts = *opts;
     t->exp = sim_exporter_new();
     t->usage = calloc(s->sc->n_vms ? s->sc->n_vms : 1, sizeof(*t->usage));
-    if (!t->exp || !t->usage) {
+    t->launchers = podusage_new_launchers();
+    if (!t->exp || !t->usage || !t->launchers) {
         snprintf(err, errlen, "out of memory");
         telemetry_free(t);
         return NULL;
@@ -520,6 +615,7 @@ void telemetry_free(struct telemetry *t)
     free(t->targets_written);
     sim_exporter_free(t->exp);
     free(t->usage);
+    podusage_free(t->launchers);
     for (size_t i = 0; i < t->n_nodes; i++)
         free(t->nodes[i].name);
     free(t->nodes);

@@ -6,8 +6,9 @@
  * sim_exporter (exporter.h) once the node has PSI (the scenario says so, or its pool
  * rolled out psi=1: the psi_on callback). Each running VM's CPU usage (its demand times
  * the share its node serves) accumulates in kubevirt_vmi_cpu_usage_seconds_total
- * {name, namespace, node}, and its working set in kubevirt_vmi_memory_resident_bytes (the same
- * labels), as virt-handler exports them.
+ * {name, namespace, node}, its working set in kubevirt_vmi_memory_resident_bytes and its
+ * vms[].dirtyRate in kubevirt_vmi_dirty_rate_bytes_per_second (the same labels), as
+ * virt-handler exports them.
  *
  * HTTP (psi_serve, its own thread):
  *   GET /metrics               every node (instance="<node>") and every VM
@@ -21,7 +22,11 @@
  * With a kubeletd, each tick also gives every node's kubelet its pressures, CPU and memory
  * use, and the launcher pods running there with their VM's usage (the Summary API).
  * The running pods of the scenario's Deployments (deployment.h) count on their nodes as VMs
- * do; their use is exported as cAdvisor's container_* series and listed by the kubelets. */
+ * do; their use is exported as cAdvisor's container_* series and listed by the kubelets.
+ * Where a node has PSI and the scenario's kubelet.podPsi is on (and the node is not in
+ * kubelet.noPsi), every pod there, launcher or not, also has its own CPU and memory pressure
+ * (model_pod): cAdvisor's container_pressure_* counters on the node's target (container
+ * "compute" for a launcher, "app" for a Deployment's pod) and psi in its kubelet Summary. */
 #ifndef PSI_SIM_TELEMETRY_H
 #define PSI_SIM_TELEMETRY_H
 

@@ -108,6 +108,15 @@ static void test_errors(void **state)
     }
 }
 
+/* podusage_set of pod uid (named name in namespace "ns", on node), without PSI. */
+static int set_pod(struct podusage *u, const char *uid, const char *name, const char *node, double cores, double memory,
+                   double now)
+{
+    return podusage_set(
+        u, &(struct podusage_pod){.uid = uid, .ns = "ns", .name = name, .node = node, .cores = cores, .memory = memory},
+        now);
+}
+
 /* Counters integrate each tick's rate; a pod not set in a tick is dropped, and one that comes
  * back (a new pod) starts from 0. */
 static void test_podusage_counters(void **state)
@@ -116,32 +125,27 @@ static void test_podusage_counters(void **state)
     struct podusage *u = podusage_new();
     assert_non_null(u);
     podusage_begin(u);
-    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-a", "ns", "busy-1", "worker-0", 2, 512 * MiB}, 100),
-                     0);
-    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-b", "ns", "busy-2", "worker-0", 1, 256 * MiB}, 100),
-                     0);
+    assert_int_equal(set_pod(u, "uid-a", "busy-1", "worker-0", 2, 512 * MiB, 100), 0);
+    assert_int_equal(set_pod(u, "uid-b", "busy-2", "worker-0", 1, 256 * MiB, 100), 0);
     podusage_end(u);
     assert_int_equal(podusage_count(u), 2);
     assert_near(podusage_seconds(u, "uid-a", 110), 20, 1e-9);
     podusage_begin(u);
-    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-a", "ns", "busy-1", "worker-0", 0.5, 512 * MiB}, 110),
-                     0);
+    assert_int_equal(set_pod(u, "uid-a", "busy-1", "worker-0", 0.5, 512 * MiB, 110), 0);
     podusage_end(u);
     assert_int_equal(podusage_count(u), 1);
     assert_near(podusage_seconds(u, "uid-a", 120), 20 + 5, 1e-9);
     assert_near(podusage_seconds(u, "uid-b", 120), -1, 0);
     podusage_begin(u);
-    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-b", "ns", "busy-2", "worker-1", 1, 256 * MiB}, 120),
-                     0);
-    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-a", "ns", "busy-1", "worker-0", 0.5, 512 * MiB}, 120),
-                     0);
+    assert_int_equal(set_pod(u, "uid-b", "busy-2", "worker-1", 1, 256 * MiB, 120), 0);
+    assert_int_equal(set_pod(u, "uid-a", "busy-1", "worker-0", 0.5, 512 * MiB, 120), 0);
     podusage_end(u);
     assert_near(podusage_seconds(u, "uid-b", 130), 10, 1e-9);
     /* bad values are refused */
-    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-c", "ns", "x", "worker-0", NAN, 0}, 130), -1);
-    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-c", "ns", "x", "worker-0", -1, 0}, 130), -1);
-    assert_int_equal(podusage_set(u, &(struct podusage_pod){"", "ns", "x", "worker-0", 1, 0}, 130), -1);
-    assert_int_equal(podusage_set(u, &(struct podusage_pod){"uid-c", "ns", "x", NULL, 1, 0}, 130), -1);
+    assert_int_equal(set_pod(u, "uid-c", "x", "worker-0", NAN, 0, 130), -1);
+    assert_int_equal(set_pod(u, "uid-c", "x", "worker-0", -1, 0, 130), -1);
+    assert_int_equal(set_pod(u, "", "x", "worker-0", 1, 0, 130), -1);
+    assert_int_equal(set_pod(u, "uid-c", "x", NULL, 1, 0, 130), -1);
     podusage_free(u);
 }
 
@@ -151,8 +155,8 @@ static void test_podusage_render(void **state)
     (void)state;
     struct podusage *u = podusage_new();
     podusage_begin(u);
-    podusage_set(u, &(struct podusage_pod){"uid-a", "ns", "busy-1", "worker-0", 2, 1024}, 0);
-    podusage_set(u, &(struct podusage_pod){"uid-b", "ns", "busy-2", "worker-1", 1, 2048}, 0);
+    set_pod(u, "uid-a", "busy-1", "worker-0", 2, 1024, 0);
+    set_pod(u, "uid-b", "busy-2", "worker-1", 1, 2048, 0);
     podusage_end(u);
     size_t len = 3;
     char *text = strdup("x\n\n");

@@ -65,7 +65,12 @@ static struct summary_node node_fixture(bool psi, const struct summary_pod *pods
 static void test_render_shape(void **state)
 {
     (void)state;
-    struct summary_pod pods[] = {{"virt-launcher-hot-0-abcde", "ns1", "uid-1", 1.25, 30, 2e9}};
+    struct summary_pod pods[] = {{.name = "virt-launcher-hot-0-abcde",
+                                  .ns = "ns1",
+                                  .uid = "uid-1",
+                                  .cpu_cores = 1.25,
+                                  .cpu_seconds = 30,
+                                  .memory_bytes = 2e9}};
     struct summary_node n = node_fixture(true, pods, 1);
     char *text = summary_render(&n);
     assert_non_null(text);
