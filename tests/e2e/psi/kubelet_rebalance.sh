@@ -8,7 +8,8 @@
 # other two are Unknown; the operator converges to one busy VM per node with live
 # migrations; status says which nodes are Unknown and why; the slow kubelet never made a
 # sample wait for it (every sample is in the histogram's 10 s bucket, while the slow
-# kubelet takes 30 s).
+# kubelet takes 30 s); each move records the VM's own pressure, read from the Summary's
+# pods[].cpu.psi.
 # usage: kubelet_rebalance.sh PATH/TO/kubelet_probe
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/operator.sh"
@@ -117,6 +118,8 @@ check "every VMI kept its UID (live-migrated, not restarted)" test \
   "$(echo "$before" | awk '{print $1, $3}')" = "$(echo "$after" | awk '{print $1, $3}')"
 check "the predictions read worker-0's CPU use from its kubelet (its demand is known)" \
   grep -qE 'rebalance node .*node=worker-0 pressure=[0-9.]+ demand=[0-9]' "$work/operator.log"
+check "each move kept the VM's own pressure read from its kubelet's Summary (pods[].cpu.psi)" test \
+  "$(psir_field "$name" '[.status.moves[]? | select(.workloadPressure.demandFrom == "OwnPressure" and .workloadPressure.cpu != null)] | length')" = 2
 check "no usage reading failed" bash -c "! grep -E 'usage query failed|no kubelet summary could be read' $work/operator.log"
 
 metrics_port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\).*/\1/p' "$work/operator.log" | head -1)
