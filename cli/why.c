@@ -289,6 +289,18 @@ void cli_why_render(FILE *f, const struct cli_why *w, const char *node, int64_t 
                 ns->saturated ? " (its CPU reading is near 100 % or its CPUs are busy: PSI no longer says how much "
                                 "demand goes unserved)"
                               : "");
+    for (size_t i = 0; i < ns->nworkloads; i++) { /* what each VM's own pressure said of it */
+        const struct api_node_workload *x = &ns->workloads[i];
+        char own[16];
+        fprintf(f, "  %-10s %s %s%s%s: %s, own CPU pressure %s, %s demand %.2f of %.2f cores used (from %s)\n",
+                i ? "" : "workloads", x->kind[0] ? x->kind : "Pod", x->ns, x->ns[0] ? "/" : "", x->name,
+                x->role == API_ROLE_CAUSES    ? "causes the load"
+                : x->role == API_ROLE_SUFFERS ? "suffers from it"
+                                              : "neither causes nor suffers",
+                cli_fmt_pct(x->p.cpu, own, sizeof(own)),
+                x->p.from == API_DEMAND_FROM_OWN_PRESSURE ? "given" : "estimated", x->p.demand, x->p.usage,
+                x->p.from == API_DEMAND_FROM_OWN_PRESSURE ? "its own pressure" : "the node's pressure: no per-pod PSI");
+    }
     fprintf(f, "  verdict    %s\n", cli_verdict_name(w->verdict));
     for (size_t i = 0; i < w->n; i++)
         fprintf(f, "  - [%s] %s\n", w->reasons[i].code, w->reasons[i].text);

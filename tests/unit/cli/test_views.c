@@ -478,6 +478,10 @@ static void test_why_held_back(void **state)
     assert_non_null(strstr(s, "Node worker-0 (PsiRebalance workers; eviction Automatic, method Auto)"));
     assert_non_null(strstr(s, "cpu 53.2%, memory 0.0%, io 1.5%"));
     assert_non_null(strstr(s, "state      Tainted for 2m: tainted; above evict 30%"));
+    assert_non_null(strstr(s, "  workloads  VirtualMachineInstance vms/noisy: causes the load, own CPU pressure 21.0%, "
+                              "given demand 3.91 of 3.50 cores used (from its own pressure)\n"));
+    assert_non_null(
+        strstr(s, "             VirtualMachineInstance vms/quiet: suffers from it, own CPU pressure 63.4%"));
     assert_non_null(strstr(s, "verdict    not being relieved now"));
     assert_non_null(strstr(s, "  - [settling] "));
     free(o.s);
