@@ -24,6 +24,8 @@
 #include "reconcile/move/demand.h"
 #include "reconcile/move/plan.h"
 
+#include "testutil.h"
+
 #define MAX_VMS 512
 #define CASES 2000
 
@@ -43,22 +45,6 @@ struct node_case {
     struct demand_workload w[MAX_VMS];
 };
 
-/* The CFS water level s: sum over VMs of vcpus * min(busy, s) = what is served. */
-static double water_level(const double *busy, const double *vcpus, size_t n, double served)
-{
-    double lo = 0, hi = 1;
-    for (int it = 0; it < 60; it++) {
-        double mid = (lo + hi) / 2, got = 0;
-        for (size_t j = 0; j < n; j++)
-            got += vcpus[j] * (busy[j] < mid ? busy[j] : mid);
-        if (got < served)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (lo + hi) / 2;
-}
-
 static void make_case(struct node_case *c, double skew)
 {
     static const double sizes[] = {2, 4, 8, 16, 32, 64, 96};
@@ -75,7 +61,7 @@ static void make_case(struct node_case *c, double skew)
         c->nvm++;
     }
     double served = c->demand < c->cpus ? c->demand : c->cpus;
-    double s = water_level(busy, vcpus, c->nvm, served);
+    double s = cfs_water_level(busy, vcpus, c->nvm, served);
     double some = model_kernel_cpu_some(c->demand, c->cpus);
     c->usage = 0;
     c->load1 = 0;

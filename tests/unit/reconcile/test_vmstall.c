@@ -26,6 +26,8 @@
 #include "hack/sim/model.h"
 #include "reconcile/move/vmstall.h"
 
+#include "testutil.h"
+
 #define CASES 5000
 #define MAX_W 12
 
@@ -175,22 +177,6 @@ static void test_rank_is_the_order_cut(void **state)
     }
 }
 
-/* The CFS water level: sum over VMs of vcpus * min(busy, level) = served. */
-static double water_level(const double *busy, const double *vcpus, size_t n, double served)
-{
-    double lo = 0, hi = 1;
-    for (int it = 0; it < 60; it++) {
-        double mid = (lo + hi) / 2, got = 0;
-        for (size_t j = 0; j < n; j++)
-            got += vcpus[j] * (busy[j] < mid ? busy[j] : mid);
-        if (got < served)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (lo + hi) / 2;
-}
-
 static int by_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -226,7 +212,7 @@ static void test_share_against_cfs(void **state)
         }
         if (demand <= cpus)
             continue;
-        double level = water_level(busy, vcpus, nvm, cpus), some = model_kernel_cpu_some(demand, cpus), used = 0;
+        double level = cfs_water_level(busy, vcpus, nvm, cpus), some = model_kernel_cpu_some(demand, cpus), used = 0;
         struct vmstall_workload w[SAT_VMS];
         for (size_t j = 0; j < nvm; j++) {
             double want = vcpus[j] * busy[j], got = vcpus[j] * (busy[j] < level ? busy[j] : level);

@@ -1,5 +1,5 @@
 /* Helpers shared by the reconcile unit tests: JSON from a literal or from a file of
- * tests/testdata/reconcile, the planner's parameters at the CRD's defaults. Include after
+ * tests/testdata/reconcile, the planner's parameters at the CRD's defaults, CFS's fair share. Include after
  * <cmocka.h> (failures go through fail_msg). */
 #ifndef PSI_TEST_RECONCILE_UTIL_H
 #define PSI_TEST_RECONCILE_UTIL_H
@@ -11,6 +11,24 @@
 
 #include "api/psirebalance.h"
 #include "reconcile/move/cycle.h"
+
+/* CFS's fair share over n VMs of vcpus[j] threads, each busy busy[j] of the time, serving
+ * `served` cores: the water level s with sum vcpus[j] * min(busy[j], s) = served (a thread
+ * gets what it wants up to s). */
+static inline double cfs_water_level(const double *busy, const double *vcpus, size_t n, double served)
+{
+    double lo = 0, hi = 1;
+    for (int it = 0; it < 60; it++) {
+        double mid = (lo + hi) / 2, got = 0;
+        for (size_t j = 0; j < n; j++)
+            got += vcpus[j] * (busy[j] < mid ? busy[j] : mid);
+        if (got < served)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
 
 /* text parsed; the test fails when it is no JSON. */
 static inline cJSON *parse(const char *text)
