@@ -350,6 +350,20 @@ static void test_plan_seed(void **state)
     assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
     assert_int_equal(plan.moves[0].candidate, 1);
     rebalance_plan_free(&plan);
+    /* before that, the one whose own stall is higher: the move removes that stall too */
+    s.c[2].stall = 40, s.c[1].stall = 10, s.c[0].stall = NAN;
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_int_equal(plan.moves[0].candidate, 2);
+    rebalance_plan_free(&plan);
+    s.c[2].stall = 0; /* hot-1's 10 % over none (a missing reading counts as none) */
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_int_equal(plan.moves[0].candidate, 1);
+    rebalance_plan_free(&plan);
+    s.c[0].stall = 70, s.c[1].stall = 0; /* the most stalled first, its migration the longest (60 s) */
+    assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
+    assert_int_equal(plan.moves[0].candidate, 0);
+    rebalance_plan_free(&plan);
+    s.c[0].stall = 0;
     s.c[1].migrate_s = NAN; /* not estimated: after every estimated one (hot-2, 40 s, first) */
     assert_int_equal(rebalance_plan(&p, s.nodes, 3, s.c, 6, &plan), 0);
     assert_int_equal(plan.moves[0].candidate, 2);
