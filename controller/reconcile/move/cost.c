@@ -84,7 +84,7 @@ struct api_move_cost cost_estimate(const cJSON *vmi, double s_per_gib, double di
     double b = copy_rate(s_per_gib);
     if (cost_vmi_last_migration(vmi, &c.expected_s)) {
         c.basis = API_COST_LAST_MIGRATION;
-    } else if (c.memory && isfinite(dirty_bps) && dirty_bps >= 0 && !isnan(b) && dirty_bps < b) {
+    } else if (c.memory && isfinite(dirty_bps) && dirty_bps > 0 && !isnan(b) && dirty_bps < b) {
         c.basis = API_COST_DIRTY_RATE;
         c.expected_s = (int64_t)llround((double)c.memory / (b - dirty_bps));
     } else if (c.memory && !isnan(s_per_gib)) {

@@ -6,7 +6,7 @@
  *     VMI's status.migrationState says it completed (endTimestamp - startTimestamp); else
  *     its guest memory at the median seconds per GiB of the moves in status.moves that were
  *     timed; else none (the move says so: no basis). Where the rate its memory is dirtied at
- *     is known (KubeVirt 1.6 and later: virt-handler's kubevirt_vmi_dirty_rate_bytes_per_second,
+ *     is known and above 0 (KubeVirt 1.6 and later: virt-handler's kubevirt_vmi_dirty_rate_bytes_per_second,
  *     pkg/monitoring/metrics/virt-handler/domainstats/dirty_rate_metrics.go, for VMs that are
  *     not migrating), the copy rate B = 1 GiB per that median is lessened by it, D: pre-copy
  *     sends the memory, then what was dirtied meanwhile, and so on, M / (B - D) in all. From

@@ -210,7 +210,10 @@ static void test_dirty_rate(void **state)
         snprintf(json, sizeof(json), "{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"%.0fGi\"}}}}", gib);
         cJSON *vmi = parse(json);
         struct api_move_cost c = cost_estimate(vmi, s_per_gib, d);
-        if (d < b) {
+        if (d == 0) { /* nothing dirtied: the plain rate, and said so */
+            assert_int_equal(c.basis, API_COST_CLUSTER_RATE);
+            assert_null(cost_dirty_hold(s_per_gib, d));
+        } else if (d < b) {
             assert_int_equal(c.basis, API_COST_DIRTY_RATE);
             assert_int_equal(c.expected_s, llround(gib * GIB / (b - d)));
             assert_true(c.expected_s >= llround(gib * s_per_gib) - 1); /* never faster than without */
@@ -223,6 +226,10 @@ static void test_dirty_rate(void **state)
         assert_int_equal(c.basis, API_COST_CLUSTER_RATE);
         cJSON_Delete(vmi);
     }
+    /* a VM that dirties nothing is priced at the plain rate */
+    cJSON *idle = parse("{\"spec\":{\"domain\":{\"memory\":{\"guest\":\"2Gi\"}}}}");
+    assert_int_equal(cost_estimate(idle, 6, 0).basis, API_COST_CLUSTER_RATE);
+    cJSON_Delete(idle);
     /* no rate measured: no hold, whatever D */
     assert_null(cost_dirty_hold(NAN, 1e12));
     assert_null(cost_dirty_hold(8.5, NAN));
