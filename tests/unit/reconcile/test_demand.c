@@ -33,10 +33,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static double uniform(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / (double)(1ull << 53);
+    return xorshift_uniform(&rng);
 }
 
 struct node_case {

@@ -35,10 +35,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static double uniform(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / (double)(1ull << 53);
+    return xorshift_uniform(&rng);
 }
 
 struct node_case {

@@ -1,9 +1,11 @@
 /* Helpers shared by the reconcile unit tests: JSON from a literal or from a file of
- * tests/testdata/reconcile, the planner's parameters at the CRD's defaults, CFS's fair share. Include after
+ * tests/testdata/reconcile, the planner's parameters at the CRD's defaults, CFS's fair share,
+ * a xorshift generator. Include after
  * <cmocka.h> (failures go through fail_msg). */
 #ifndef PSI_TEST_RECONCILE_UTIL_H
 #define PSI_TEST_RECONCILE_UTIL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,6 +13,15 @@
 
 #include "api/psirebalance.h"
 #include "reconcile/move/cycle.h"
+
+/* A uniform number in [0, 1) from the xorshift64 state *s (advanced). */
+static inline double xorshift_uniform(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (double)(*s >> 11) / (double)(1ull << 53);
+}
 
 /* CFS's fair share over n VMs of vcpus[j] threads, each busy busy[j] of the time, serving
  * `served` cores: the water level s with sum vcpus[j] * min(busy[j], s) = served (a thread
