@@ -601,9 +601,10 @@ static void list_workloads(struct decision *dc, size_t i, const struct by_node *
         return;
     ns->nworkloads = vmstall_rank(v, g->start[i + 1] - g->start[i], idx, API_NODE_WORKLOADS);
     for (size_t k = 0; k < ns->nworkloads; k++) {
-        const struct gather_workload *w = &dc->cands.w[g->order[g->start[i] + idx[k]]];
+        size_t j = g->order[g->start[i] + idx[k]];
+        const struct gather_workload *w = &dc->cands.w[j];
         struct api_node_workload *e = &ns->workloads[k];
-        const char *wns = dc->cands.c[g->order[g->start[i] + idx[k]]].ns;
+        const char *wns = dc->cands.c[j].ns;
         snprintf(e->kind, sizeof(e->kind), "%s", w->kind ? w->kind : "Pod");
         snprintf(e->ns, sizeof(e->ns), "%s", wns ? wns : "");
         snprintf(e->name, sizeof(e->name), "%s", w->name ? w->name : "");

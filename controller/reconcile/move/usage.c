@@ -107,6 +107,13 @@ char *usage_memory_query(const struct usage_ref *refs, size_t nrefs)
     return strbuf_take(&b);
 }
 
+/* Whether series s names ref r: its VMI (namespace, name) when vmi, else its pod (namespace, pod). */
+static bool names_ref(const struct psi_prom_series *s, const struct usage_ref *r, bool vmi)
+{
+    return base_same(vmi ? r->vmi : r->pod, psi_prom_label_get(s, vmi ? "name" : "pod")) &&
+           base_same(r->ns, psi_prom_label_get(s, "namespace"));
+}
+
 static double value_of(const struct psi_prom_series *s)
 {
     return isfinite(s->value) && s->value >= 0 ? s->value : NAN;
@@ -141,14 +148,12 @@ void usage_fill(const struct psi_prom_vector *v, const struct psi_node_desc *nod
                 vm_sum[i] += val;
         } else if (base_same(tag, "vmi")) {
             have_vm_metric = true;
-            const char *ns = psi_prom_label_get(s, "namespace"), *name = psi_prom_label_get(s, "name");
             for (size_t j = 0; j < nrefs; j++)
-                if (refs[j].vmi && base_same(refs[j].vmi, name) && base_same(refs[j].ns, ns))
+                if (names_ref(s, &refs[j], true))
                     ref_usage[j] = val;
         } else if (base_same(tag, "pod")) {
-            const char *ns = psi_prom_label_get(s, "namespace"), *pod = psi_prom_label_get(s, "pod");
             for (size_t j = 0; j < nrefs && pod_usage; j++)
-                if (base_same(refs[j].pod, pod) && base_same(refs[j].ns, ns))
+                if (names_ref(s, &refs[j], false))
                     pod_usage[j] = val;
         }
     }
@@ -195,9 +200,8 @@ void usage_fill_stall(const struct psi_prom_vector *v, const struct usage_ref *r
         double *out = base_same(tag, "podcpustall") ? cpu_stall : base_same(tag, "podmemstall") ? mem_stall : NULL;
         if (!out)
             continue;
-        const char *ns = psi_prom_label_get(s, "namespace"), *pod = psi_prom_label_get(s, "pod");
         for (size_t j = 0; j < nrefs; j++)
-            if (base_same(refs[j].pod, pod) && base_same(refs[j].ns, ns))
+            if (names_ref(s, &refs[j], false))
                 out[j] = stall_of(s->value);
     }
 }
@@ -210,9 +214,8 @@ void usage_fill_dirty(const struct psi_prom_vector *v, const struct usage_ref *r
         const struct psi_prom_series *s = &v->series[k];
         if (!base_same(psi_prom_label_get(s, "psi_usage"), "vmidirty"))
             continue;
-        const char *ns = psi_prom_label_get(s, "namespace"), *name = psi_prom_label_get(s, "name");
         for (size_t j = 0; j < nrefs; j++)
-            if (refs[j].vmi && base_same(refs[j].vmi, name) && base_same(refs[j].ns, ns))
+            if (names_ref(s, &refs[j], true))
                 dirty_bps[j] = value_of(s);
     }
 }

@@ -10,7 +10,7 @@ static double or_zero(double v)
 }
 
 /* The larger of a workload's CPU and memory stall (0 when neither is known). */
-static double stall_of(const struct vmstall_workload *w)
+static double larger_stall(const struct vmstall_workload *w)
 {
     return fmax(or_zero(w->cpu_stall), or_zero(w->mem_stall));
 }
@@ -33,7 +33,7 @@ void vmstall_attribute(double node_usage, double node_demand, struct vmstall_wor
         x->role = API_ROLE_NONE;
         if (used > 0 && !isnan(x->usage) && x->usage >= VMSTALL_CAUSE_SHARE * used)
             x->role = API_ROLE_CAUSES;
-        else if (stall_of(x) >= VMSTALL_SUFFERS)
+        else if (larger_stall(x) >= VMSTALL_SUFFERS)
             x->role = API_ROLE_SUFFERS;
         if (isnan(x->usage)) {
             x->from = API_DEMAND_FROM_NONE;
@@ -58,8 +58,8 @@ static bool ranks_before(const struct vmstall_workload *a, const struct vmstall_
     bool ca = a->role == API_ROLE_CAUSES, cb = b->role == API_ROLE_CAUSES;
     if (ca != cb)
         return ca;
-    if (!ca && stall_of(a) != stall_of(b))
-        return stall_of(a) > stall_of(b);
+    if (!ca && larger_stall(a) != larger_stall(b))
+        return larger_stall(a) > larger_stall(b);
     return or_zero(a->usage) > or_zero(b->usage);
 }
 
