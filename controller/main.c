@@ -20,9 +20,9 @@
 #include "manager.h"
 #include "psi_build.h"
 #include "serve/authz.h"
-#include "serve/metrics.h"
-#include "serve/serve.h"
-#include "serve/tls.h"
+#include "httpd/metrics.h"
+#include "httpd/serve.h"
+#include "httpd/tls.h"
 #include "servicemonitor.h"
 
 struct flags {

@@ -11,7 +11,7 @@
 #include "kube/events.h"
 #include "kube/loop.h"
 #include "kube/rest.h"
-#include "serve/metrics.h"
+#include "httpd/metrics.h"
 
 struct manager;
 

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "api/pressure.h"
 #include "api/reasons.h"
 #include "base/err.h"
 
@@ -36,16 +37,6 @@
 #define PSI_REASON_TIMEOUT API_REASON_TIMEOUT
 #define PSI_REASON_NO_PSI API_REASON_PSI_UNAVAILABLE
 #define PSI_REASON_CREDENTIAL API_REASON_CREDENTIAL_UNAVAILABLE
-
-/* Resources, as indexes of psi_node_sample.value. */
-enum psi_resource { PSI_CPU = 0, PSI_MEMORY = 1, PSI_IO = 2, PSI_NRESOURCES = 3 };
-
-/* Bits of psi_request.resources. */
-#define PSI_RES_BIT(r) (1u << (r))
-#define PSI_RES_ALL (PSI_RES_BIT(PSI_CPU) | PSI_RES_BIT(PSI_MEMORY) | PSI_RES_BIT(PSI_IO))
-
-/* "some" (at least one task stalled) or "full" (all non-idle tasks stalled). */
-enum psi_kind { PSI_SOME = 0, PSI_FULL = 1 };
 
 /* One pressure value: known (percent 0..100) or Unknown (known == 0). */
 struct psi_value {
@@ -100,12 +91,6 @@ struct psi_source {
     void (*free)(struct psi_source *src);
     void *impl;
 };
-
-/* Resource name "cpu", "memory", "io". */
-const char *psi_resource_name(enum psi_resource r);
-
-/* Resource from its name; returns 0 or -1 when unknown. */
-int psi_resource_parse(const char *s, enum psi_resource *out);
 
 /* Set st to failed with reason (a PSI_REASON_*: the condition's) and a printf-formatted
  * message (at most 1023 bytes, control and non-ASCII bytes replaced by '?': it may carry parts

@@ -16,7 +16,7 @@
 #include "kube/rest.h"
 #include "serve/authcache.h"
 #include "serve/authqueue.h"
-#include "serve/metrics.h"
+#include "httpd/metrics.h"
 
 #define ALLOW_TTL_MS 60000
 #define UNAUTHENTICATED_TTL_MS 10000

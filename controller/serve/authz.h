@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/serve.h"
+#include "httpd/serve.h"
 
 struct psi_metrics;
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/grow.h"
-#include "serve/metrics.h"
+#include "httpd/metrics.h"
 
 #define NCOUNTERS (PSI_NRESOURCES * 2)
 

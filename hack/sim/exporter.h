@@ -31,7 +31,7 @@
 
 #include <stddef.h>
 
-#include "psi/source.h"
+#include "api/pressure.h"
 
 struct sim_exporter;
 

@@ -14,13 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/ssl.h>
-
 #include "base/grow.h"
 #include "base/jx.h"
-#include "hack/sim/cert.h"
-#include "hack/sim/httpsd.h"
+#include "httpd/cert.h"
+#include "httpd/serve.h"
+#include "httpd/tls.h"
 #include "base/logging.h"
+#include "base/util.h"
 
 /* A pod of a node (strings owned). */
 struct kl_pod {
@@ -35,7 +35,7 @@ struct kl_node {
     char *name;
     char ip[64]; /* its InternalIP and kubelet port: the CONNECT target */
     int port;
-    SSL_CTX *ctx; /* its serving certificate */
+    struct psi_tls *tls; /* its serving certificate, and the bed's CA for clients */
     bool no_psi, slow;
     /* guarded by k->mu */
     bool psi;
@@ -47,17 +47,25 @@ struct kl_node {
     size_t npods;
 };
 
-/* A tunnel being served. */
+/* A tunnel whose CONNECT is being read; its socket goes to the server once answered. */
 struct tunnel {
     struct kubeletd *k;
-    int fd;
+    int fd; /* -1 once the server took it */
     pthread_t thread;
     bool done; /* the thread has finished: join and free (guarded by k->mu) */
     struct tunnel *next;
 };
 
+/* A slow kubelet's request, parked until due. */
+struct slow_reply {
+    unsigned long long ticket;
+    int64_t due;  /* base_mono_ms */
+    bool resumed; /* psi_serve_resume was called: answer when the handler runs again */
+};
+
 struct kubeletd {
     struct sim *s;
+    struct psi_serve *srv; /* every node's kubelet: listens nowhere, takes the tunnels */
     char *ca_cert, *ca_key, *path;
     char start_time[32];
     int listen_fd;
@@ -65,8 +73,10 @@ struct kubeletd {
     pthread_t accept_thread;
     bool accepting;
     pthread_mutex_t mu; /* guards what follows, and every node's numbers */
-    bool stopping;      /* a slow reply stops waiting */
+    bool stopping;      /* the accept loop ends */
     struct tunnel *tunnels;
+    struct slow_reply *slow; /* requests parked by the slow kubelets */
+    size_t nslow, slow_cap;
     struct kl_node **nodes; /* served nodes; appended by the loop's thread only */
     size_t n, nodes_cap;
     char **skipped; /* nodes that cannot be served, logged once (loop's thread) */
@@ -99,18 +109,34 @@ static void free_pods(struct kl_pod *p, size_t n)
     free(p);
 }
 
-/* Wait ms, or less when the server stops. */
-static void slow_wait(struct kubeletd *k, int64_t ms)
+/* Whether the slow kubelet's request with this ticket may be answered now; false: it is
+ * parked (or already due to be resumed) until the delay has passed (k->mu held). */
+static bool slow_done(struct kubeletd *k, unsigned long long ticket)
 {
-    for (int64_t waited = 0; waited < ms; waited += 100) {
-        pthread_mutex_lock(&k->mu);
-        bool stop = k->stopping;
-        pthread_mutex_unlock(&k->mu);
-        if (stop)
-            return;
-        struct timespec ts = {0, 100 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    for (size_t i = 0; i < k->nslow; i++)
+        if (k->slow[i].ticket == ticket) {
+            if (!k->slow[i].resumed)
+                return false;
+            k->slow[i] = k->slow[--k->nslow];
+            return true;
+        }
+    if (BASE_GROW(k->slow, k->nslow + 1, k->slow_cap) < 0)
+        return true; /* out of memory: answer at once rather than never */
+    k->slow[k->nslow++] = (struct slow_reply){ticket, base_mono_ms() + k->s->sc->kubelet_slow_delay_ms, false};
+    return false;
+}
+
+/* Resume the slow kubelets' requests that are due. */
+static void resume_due(struct kubeletd *k)
+{
+    int64_t now = base_mono_ms();
+    pthread_mutex_lock(&k->mu);
+    for (size_t i = 0; i < k->nslow; i++)
+        if (!k->slow[i].resumed && now >= k->slow[i].due) {
+            k->slow[i].resumed = true;
+            psi_serve_resume(k->srv, k->slow[i].ticket);
+        }
+    pthread_mutex_unlock(&k->mu);
 }
 
 /* The Summary of n (k->mu held). */
@@ -149,41 +175,31 @@ static char *render(struct kl_node *n)
     return text;
 }
 
-static void handle(const char *method, const char *path, const char *body, size_t len, struct httpsd_reply *reply,
-                   void *ud)
+static void on_healthz(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
 {
-    (void)body;
-    (void)len;
-    struct kl_node *n = ud;
-    struct kubeletd *k = n->k;
-    if (strcmp(method, "GET") != 0) {
-        reply->status = 405;
-        return;
-    }
-    if (strcmp(path, "/healthz") == 0) {
-        snprintf(reply->content_type, sizeof(reply->content_type), "text/plain");
-        reply->body = strdup("ok");
-        reply->len = reply->body ? 2 : 0;
-        return;
-    }
-    if (strcmp(path, "/stats/summary") != 0 && strcmp(path, "/stats/summary/") != 0) {
-        reply->status = 404;
-        return;
-    }
-    if (n->slow)
-        slow_wait(k, k->s->sc->kubelet_slow_delay_ms);
+    (void)req, (void)ud;
+    psi_serve_reply_text(reply, 200, "text/plain", "ok");
+}
+
+static void on_summary(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
+{
+    struct kubeletd *k = ud;
+    struct kl_node *n = req->conn_ud;
     pthread_mutex_lock(&k->mu);
-    reply->body = n->at > 0 ? render(n) : NULL;
+    bool later = n->slow && !slow_done(k, req->ticket);
+    reply->body = !later && n->at > 0 ? render(n) : NULL;
     pthread_mutex_unlock(&k->mu);
+    if (later) {
+        reply->status = PSI_SERVE_LATER;
+        return;
+    }
     if (!reply->body) {
         /* no tick yet: the kubelet's own answer while its stats provider warms up */
-        static const char msg[] = "Internal Error: failed to get node info: the stats are not ready yet";
-        snprintf(reply->content_type, sizeof(reply->content_type), "text/plain");
-        reply->status = 500;
-        reply->body = strdup(msg);
-        reply->len = reply->body ? sizeof(msg) - 1 : 0;
+        psi_serve_reply_text(reply, 500, "text/plain",
+                             "Internal Error: failed to get node info: the stats are not ready yet");
         return;
     }
+    snprintf(reply->content_type, sizeof(reply->content_type), "application/json");
     reply->len = strlen(reply->body);
 }
 
@@ -234,25 +250,19 @@ static void serve(struct kubeletd *k, const char *name, const char *ip, int port
     n->slow = listed(k->s->sc->kubelet_slow, k->s->sc->n_kubelet_slow, name);
     const struct cert_request req = {k->ca_cert, k->ca_key, name, ips, dns, 30};
     if (cert_issue(&req, &cb, err, sizeof(err)) == 0) {
-        n->ctx = httpsd_ctx_new(cb.cert_pem, cb.key_pem, err, sizeof(err));
+        /* the API server must present a client certificate the bed's CA signed */
+        const struct psi_tls_options to = {.cert_pem = cb.cert_pem, .key_pem = cb.key_pem, .client_ca = k->ca_cert};
+        n->tls = psi_tls_new(&to, err, sizeof(err));
         cert_bundle_clear(&cb);
     }
-    /* the API server must present a client certificate the bed's CA signed */
-    if (n->ctx && SSL_CTX_load_verify_locations(n->ctx, k->ca_cert, NULL) != 1) {
-        snprintf(err, sizeof(err), "loading the client CA %s failed", k->ca_cert);
-        SSL_CTX_free(n->ctx);
-        n->ctx = NULL;
-    }
-    if (n->ctx)
-        SSL_CTX_set_verify(n->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
     pthread_mutex_lock(&k->mu);
-    bool added = n->ctx && BASE_GROW(k->nodes, k->n + 1, k->nodes_cap) == 0;
+    bool added = n->tls && BASE_GROW(k->nodes, k->n + 1, k->nodes_cap) == 0;
     if (added)
         k->nodes[k->n++] = n;
     pthread_mutex_unlock(&k->mu);
     if (!added) {
-        skip(k, name, n->ctx ? "out of memory" : err);
-        SSL_CTX_free(n->ctx);
+        skip(k, name, n->tls ? "out of memory" : err);
+        psi_tls_free(n->tls);
         free(n->name);
         free(n);
         return;
@@ -286,6 +296,7 @@ void kubeletd_sync(struct kubeletd *k)
 
 void kubeletd_update(struct kubeletd *k, const char *node, const struct kubeletd_update *u, double now)
 {
+    resume_due(k);
     pthread_mutex_lock(&k->mu);
     struct kl_node *n = find(k, node);
     if (n) {
@@ -405,11 +416,18 @@ static void *tunnel_main(void *arg)
         struct kl_node *n = node_at(k, hostport);
         if (!n)
             send_text(t->fd, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
-        else if (send_text(t->fd, "HTTP/1.1 200 Connection established\r\n\r\n") == 0)
-            httpsd_serve_fd(n->ctx, t->fd, handle, n);
+        else if (send_text(t->fd, "HTTP/1.1 200 Connection established\r\n\r\n") == 0) {
+            struct timeval none = {0, 0};
+            setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
+            pthread_mutex_lock(&k->mu);
+            psi_serve_adopt(k->srv, t->fd, n->tls, n); /* the server's now, closed on failure too */
+            t->fd = -1;
+            pthread_mutex_unlock(&k->mu);
+        }
     }
     pthread_mutex_lock(&k->mu);
-    shutdown(t->fd, SHUT_RDWR);
+    if (t->fd >= 0)
+        shutdown(t->fd, SHUT_RDWR);
     t->done = true;
     pthread_mutex_unlock(&k->mu);
     return NULL;
@@ -423,7 +441,8 @@ static void reap(struct kubeletd *k)
         struct tunnel *t = *pp;
         if (t->done) {
             pthread_join(t->thread, NULL);
-            close(t->fd);
+            if (t->fd >= 0)
+                close(t->fd);
             *pp = t->next;
             free(t);
         } else {
@@ -527,6 +546,23 @@ struct kubeletd *kubeletd_new(struct sim *s, const char *path, const char *ca_ce
         kubeletd_free(k);
         return NULL;
     }
+    /* a slow kubelet's request stays parked for its delay */
+    const struct psi_serve_limits lim = {.later_timeout_ms = (int)s->sc->kubelet_slow_delay_ms + 10000};
+    if (!(k->srv = psi_serve_new(NULL, err, errlen))) {
+        kubeletd_free(k);
+        return NULL;
+    }
+    if (psi_serve_set_limits(k->srv, &lim) < 0 || psi_serve_route(k->srv, "GET", "/healthz", on_healthz, k) < 0 ||
+        psi_serve_route(k->srv, "GET", "/stats/summary", on_summary, k) < 0 ||
+        psi_serve_route(k->srv, "GET", "/stats/summary/", on_summary, k) < 0) {
+        snprintf(err, errlen, "setting up the kubelets' server: out of memory");
+        kubeletd_free(k);
+        return NULL;
+    }
+    if (psi_serve_start(k->srv, err, errlen) < 0) {
+        kubeletd_free(k);
+        return NULL;
+    }
     if ((k->listen_fd = listen_unix(path, err, errlen)) < 0) {
         kubeletd_free(k);
         return NULL;
@@ -559,17 +595,21 @@ void kubeletd_free(struct kubeletd *k)
     /* unblock every tunnel, then join them all */
     pthread_mutex_lock(&k->mu);
     for (struct tunnel *t = k->tunnels; t; t = t->next)
-        shutdown(t->fd, SHUT_RDWR);
+        if (t->fd >= 0)
+            shutdown(t->fd, SHUT_RDWR);
     pthread_mutex_unlock(&k->mu);
     while (k->tunnels) {
         struct tunnel *t = k->tunnels;
         k->tunnels = t->next;
         pthread_join(t->thread, NULL);
-        close(t->fd);
+        if (t->fd >= 0)
+            close(t->fd);
         free(t);
     }
+    psi_serve_free(k->srv); /* before the nodes its connections name */
+    free(k->slow);
     for (size_t i = 0; i < k->n; i++) {
-        SSL_CTX_free(k->nodes[i]->ctx);
+        psi_tls_free(k->nodes[i]->tls);
         free_pods(k->nodes[i]->pods, k->nodes[i]->npods);
         free(k->nodes[i]->name);
         free(k->nodes[i]);

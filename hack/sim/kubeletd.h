@@ -15,8 +15,11 @@
  * kubelet before 1.34), one in kubelet.slow answers after kubelet.slowDelay. The TLS
  * handshake requires a client certificate signed by the bed's CA (the API server's
  * --kubelet-client-certificate); a real kubelet would also authorise its user with a
- * SubjectAccessReview, which this one does not. Thread-safe: one thread accepts, each tunnel has a thread; the state is
- * guarded by a mutex. */
+ * SubjectAccessReview, which this one does not. Thread-safe: one thread accepts the tunnels,
+ * each tunnel has a thread until its CONNECT is answered, and then one psi_serve (httpd/
+ * serve.h) that listens nowhere serves every node's connections, each with its node's
+ * certificate; a slow kubelet's request is parked there until its delay has passed. The
+ * state is guarded by a mutex. */
 #ifndef PSI_SIM_KUBELETD_H
 #define PSI_SIM_KUBELETD_H
 

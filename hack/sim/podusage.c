@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/grow.h"
-#include "serve/metrics.h"
+#include "httpd/metrics.h"
 
 struct pod {
     char *uid, *ns, *name, *node;

@@ -42,7 +42,7 @@
 
 #include "base/grow.h"
 #include "hack/sim/exporter.h"
-#include "serve/serve.h"
+#include "httpd/serve.h"
 
 struct instance_override {
     char *node;

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "psi/source.h"
+#include "api/pressure.h"
 
 /* One line of /proc/pressure/<resource> ("some" or "full"): the kernel's running averages
  * over 10 s, 60 s and 300 s (percent) and the total stall time (microseconds). */

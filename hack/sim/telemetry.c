@@ -15,8 +15,8 @@
 #include "hack/sim/model.h"
 #include "hack/sim/podusage.h"
 #include "base/logging.h"
-#include "serve/metrics.h"
-#include "serve/serve.h"
+#include "httpd/metrics.h"
+#include "httpd/serve.h"
 
 /* A VM's usage counter (guarded by the server mutex). */
 struct vm_usage {

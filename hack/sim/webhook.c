@@ -10,8 +10,9 @@
 
 #include "base/jx.h"
 #include "hack/sim/admission.h"
-#include "hack/sim/cert.h"
-#include "hack/sim/httpsd.h"
+#include "httpd/cert.h"
+#include "httpd/serve.h"
+#include "httpd/tls.h"
 #include "kube/rest.h"
 #include "base/logging.h"
 
@@ -22,7 +23,8 @@ struct webhook {
     struct kube_client *client;
     const struct scenario *sc;
     struct record *rec;
-    struct httpsd *srv;
+    struct psi_serve *srv;
+    struct psi_tls *tls;
     pthread_mutex_t mu; /* one admission at a time: reads, decision and mark stay consistent */
     char name[128];     /* the ValidatingWebhookConfiguration */
     int registered;
@@ -87,15 +89,7 @@ static int mark(struct webhook *w, const char *ns, const struct admission_reques
     return 0;
 }
 
-static void reply_text(struct httpsd_reply *reply, int status, const char *text)
-{
-    reply->status = status;
-    snprintf(reply->content_type, sizeof(reply->content_type), "text/plain");
-    reply->body = strdup(text);
-    reply->len = reply->body ? strlen(text) : 0;
-}
-
-static void admit(struct webhook *w, const char *body, struct httpsd_reply *reply)
+static void admit(struct webhook *w, const char *body, struct psi_serve_reply *reply)
 {
     char why[512];
     log_debug("admission review", "body", body);
@@ -104,7 +98,7 @@ static void admit(struct webhook *w, const char *body, struct httpsd_reply *repl
     if (!review || admission_parse_request(review, &req, why, sizeof(why)) < 0) {
         if (!review)
             snprintf(why, sizeof(why), "the body is not JSON");
-        reply_text(reply, 400, why);
+        psi_serve_reply_text(reply, 400, NULL, why);
         cJSON_Delete(review);
         return;
     }
@@ -140,6 +134,7 @@ static void admit(struct webhook *w, const char *body, struct httpsd_reply *repl
     record_add(w->rec, "eviction", "pod", req.pod, "namespace", ns, "vmi", d.vmi ? d.vmi : "", "node",
                jx_str0(pod, "spec.nodeName"), "verdict", verdict, "dryRun", req.dry_run ? "true" : "false",
                "requestedBy", req.requested_by ? req.requested_by : "", "message", allowed ? "" : d.message, NULL);
+    snprintf(reply->content_type, sizeof(reply->content_type), "application/json");
     reply->body = admission_response(req.uid, allowed, 429, d.message);
     reply->len = reply->body ? strlen(reply->body) : 0;
     if (!reply->body)
@@ -150,13 +145,13 @@ static void admit(struct webhook *w, const char *body, struct httpsd_reply *repl
 }
 
 /* A migration's creation: the VMI and the namespace's migrations, then admission.h's rules. */
-static void admit_migration(struct webhook *w, const char *body, struct httpsd_reply *reply)
+static void admit_migration(struct webhook *w, const char *body, struct psi_serve_reply *reply)
 {
     char why[512];
     cJSON *review = cJSON_Parse(body);
     struct admission_request req;
     if (!review || admission_parse_request(review, &req, why, sizeof(why)) < 0) {
-        reply_text(reply, 400, review ? why : "the body is not JSON");
+        psi_serve_reply_text(reply, 400, NULL, review ? why : "the body is not JSON");
         cJSON_Delete(review);
         return;
     }
@@ -187,6 +182,7 @@ static void admit_migration(struct webhook *w, const char *body, struct httpsd_r
     record_add(w->rec, "migration-admission", "vmi", req.vmi_name ? req.vmi_name : "", "namespace", ns, "verdict",
                d.allowed ? "allowed" : "denied", "dryRun", req.dry_run ? "true" : "false", "message",
                d.allowed ? "" : d.message, NULL);
+    snprintf(reply->content_type, sizeof(reply->content_type), "application/json");
     reply->body = admission_response(req.uid, d.allowed, d.code, d.message);
     reply->len = reply->body ? strlen(reply->body) : 0;
     if (!reply->body)
@@ -196,25 +192,20 @@ static void admit_migration(struct webhook *w, const char *body, struct httpsd_r
     cJSON_Delete(review);
 }
 
-static void handle(const char *method, const char *path, const char *body, size_t len, struct httpsd_reply *reply,
-                   void *ud)
+/* POST of the eviction interceptor's and the migration admitter's AdmissionReviews. */
+static void on_eviction(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
 {
-    (void)len;
     struct webhook *w = ud;
-    bool eviction = strcmp(path, WEBHOOK_PATH) == 0;
-    if (!eviction && strcmp(path, WEBHOOK_MIGRATION_PATH) != 0) {
-        reply->status = 404;
-        return;
-    }
-    if (strcmp(method, "POST") != 0) {
-        reply->status = 405;
-        return;
-    }
     pthread_mutex_lock(&w->mu);
-    if (eviction)
-        admit(w, body, reply);
-    else
-        admit_migration(w, body, reply);
+    admit(w, req->body, reply);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void on_migration(const struct psi_serve_request *req, struct psi_serve_reply *reply, void *ud)
+{
+    struct webhook *w = ud;
+    pthread_mutex_lock(&w->mu);
+    admit_migration(w, req->body, reply);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -269,7 +260,7 @@ static int register_config(struct webhook *w, const char *host, const char *ca_p
 {
     char url[256];
     bool v6 = strchr(host, ':') != NULL;
-    snprintf(url, sizeof(url), "https://%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", httpsd_port(w->srv));
+    snprintf(url, sizeof(url), "https://%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", psi_serve_port(w->srv));
     char *ca_b64 = base64(ca_pem);
     cJSON *body = configuration(w, url, ca_b64 ? ca_b64 : "");
     free(ca_b64);
@@ -321,9 +312,14 @@ struct webhook *webhook_start(const struct webhook_opts *opts, char *err, size_t
         webhook_free(w);
         return NULL;
     }
-    const struct httpsd_opts so = {opts->host, opts->port, cb.cert_pem, cb.key_pem, handle, w};
-    w->srv = httpsd_start(&so, err, errlen);
-    if (!w->srv || register_config(w, opts->host, cb.ca_pem, err, errlen) < 0) {
+    bool v6 = strchr(opts->host, ':') != NULL;
+    char addr[128];
+    snprintf(addr, sizeof(addr), "%s%s%s:%d", v6 ? "[" : "", opts->host, v6 ? "]" : "", opts->port);
+    const struct psi_tls_options to = {.cert_pem = cb.cert_pem, .key_pem = cb.key_pem};
+    if (!(w->tls = psi_tls_new(&to, err, errlen)) || !(w->srv = psi_serve_new(addr, err, errlen)) ||
+        psi_serve_set_tls(w->srv, w->tls) < 0 || psi_serve_route(w->srv, "POST", WEBHOOK_PATH, on_eviction, w) < 0 ||
+        psi_serve_route(w->srv, "POST", WEBHOOK_MIGRATION_PATH, on_migration, w) < 0 ||
+        psi_serve_start(w->srv, err, errlen) < 0 || register_config(w, opts->host, cb.ca_pem, err, errlen) < 0) {
         cert_bundle_clear(&cb);
         webhook_free(w);
         return NULL;
@@ -334,7 +330,7 @@ struct webhook *webhook_start(const struct webhook_opts *opts, char *err, size_t
 
 int webhook_port(const struct webhook *w)
 {
-    return httpsd_port(w->srv);
+    return psi_serve_port(w->srv);
 }
 
 void webhook_free(struct webhook *w)
@@ -355,7 +351,8 @@ void webhook_free(struct webhook *w)
         cJSON_Delete(res);
         free(path);
     }
-    httpsd_free(w->srv);
+    psi_serve_free(w->srv);
+    psi_tls_free(w->tls);
     kube_client_free(w->client);
     pthread_mutex_destroy(&w->mu);
     free(w);

@@ -1,7 +1,7 @@
 /* An HTTP/1.1 request head as a client sends it to psi_serve: the end of the head found
  * in the bytes, then the head parsed in place. */
 #include "fuzz.h"
-#include "serve/http.h"
+#include "httpd/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -32,7 +32,7 @@
 #include <curl/curl.h>
 
 #include "serve/authz.h"
-#include "serve/serve.h"
+#include "httpd/serve.h"
 
 #define SCRAPER_TOKEN "scraper-token"
 #define SLOW_REVIEW_MS 300

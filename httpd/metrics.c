@@ -1,4 +1,4 @@
-#include "serve/metrics.h"
+#include "httpd/metrics.h"
 
 #include <math.h>
 #include <pthread.h>

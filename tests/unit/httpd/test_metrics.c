@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "serve/metrics.h"
+#include "httpd/metrics.h"
 
 static void expect_render(struct psi_metrics *m, const char *want)
 {

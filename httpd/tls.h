@@ -8,16 +8,18 @@
  * (inode, size or modification time: a Secret volume swaps a symlink) and the new pair
  * loads and matches, new connections get it; existing ones keep theirs. A pair that does
  * not load leaves the previous one in use and is reported through the log callback.
- * Without a directory, a self-signed certificate (EC P-256, one year) is made in memory at
- * start, as controller-runtime does: encryption without a verifiable identity.
+ * Or the pair is given in memory (PEM text, e.g. one cert.h issued), and kept. Without either,
+ * a self-signed certificate (cert.h: EC P-256, one year) is made in memory at start, as
+ * controller-runtime does: encryption without a verifiable identity. With a client CA, a
+ * client must present a certificate that CA signed (as a kubelet asks of the API server).
  *
  * Protocol: TLS 1.2 or 1.3 only (the minimum is a setting; older versions are refused),
  * no compression, no renegotiation, no session tickets, HTTP/1.1 (no ALPN). The TLS 1.2
  * cipher suites default to the ECDHE AEAD suites of the intermediate profile that
  * Mozilla and OpenShift define; a list of IANA names replaces them. Single-threaded: the
  * server thread alone uses a psi_tls once serving started. */
-#ifndef PSI_SERVE_TLS_H
-#define PSI_SERVE_TLS_H
+#ifndef PSI_HTTPD_TLS_H
+#define PSI_HTTPD_TLS_H
 
 #include <stddef.h>
 
@@ -25,7 +27,10 @@
 
 /* How to serve TLS; every field may be 0/NULL. */
 struct psi_tls_options {
-    const char *cert_dir;                   /* tls.crt and tls.key here; NULL: self-signed */
+    const char *cert_dir;                   /* tls.crt and tls.key here */
+    const char *cert_pem, *key_pem;         /* or the pair in memory (copied); neither: self-signed */
+    const char *client_ca;                  /* PEM file of the CA client certificates must be signed
+                                             * by; NULL: no client certificate asked for */
     const char *min_version;                /* "VersionTLS12" (default) or "VersionTLS13" */
     const char *ciphers;                    /* comma-separated IANA names of TLS 1.2 suites, e.g.
                                              * "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"; NULL: the default */

@@ -1,5 +1,5 @@
 /* cert: issue a serving certificate signed by a CA we hold (see cert.h). */
-#include "hack/sim/cert.h"
+#include "httpd/cert.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -38,32 +38,6 @@ static char *bio_string(BIO *b)
     return s;
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    do {
-        if (n + 4096 > cap) {
-            char *g = realloc(buf, cap + 8192);
-            if (!g) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = g;
-            cap += 8192;
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-    } while (got > 0 && n < (1u << 20));
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
 static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
 {
     X509V3_CTX ctx;
@@ -96,17 +70,27 @@ static void ca_free(struct ca *ca)
 static int load_ca(const struct cert_request *req, struct ca *ca, char *err, size_t errlen)
 {
     char what[512];
-    if (!(ca->pem = read_file(req->ca_cert))) {
-        snprintf(err, errlen, "reading the CA certificate %s failed", req->ca_cert);
+    if (!req->ca_cert || !req->ca_key) {
+        snprintf(err, errlen, "a CA needs both its certificate and its key");
         return -1;
     }
-    BIO *bio = BIO_new_mem_buf(ca->pem, -1);
-    ca->cert = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
-    BIO_free(bio);
+    BIO *in = BIO_new_file(req->ca_cert, "rb");
+    if (!in) {
+        snprintf(err, errlen, "reading the CA certificate %s failed", req->ca_cert);
+        ERR_clear_error();
+        return -1;
+    }
+    ca->cert = PEM_read_bio_X509(in, NULL, NULL, NULL);
+    BIO_free(in);
     if (!ca->cert) {
         snprintf(what, sizeof(what), "%s is not a PEM certificate", req->ca_cert);
         return fail(err, errlen, what);
     }
+    BIO *out = BIO_new(BIO_s_mem());
+    int ok = out && PEM_write_bio_X509(out, ca->cert) && (ca->pem = bio_string(out));
+    BIO_free(out);
+    if (!ok)
+        return fail(err, errlen, "writing the CA certificate failed");
     FILE *kf = fopen(req->ca_key, "rb");
     if (!kf) {
         snprintf(err, errlen, "reading the CA key %s failed", req->ca_key);
@@ -126,7 +110,8 @@ static int load_ca(const struct cert_request *req, struct ca *ca, char *err, siz
     return 0;
 }
 
-/* Serial, validity, subject, issuer and public key of cert. Returns 0, or -1 with why in err. */
+/* Serial, validity, subject, issuer (ca's subject, or cert's own when ca has none) and public
+ * key of cert. Returns 0, or -1 with why in err. */
 static int set_fields(X509 *cert, const struct ca *ca, EVP_PKEY *key, const struct cert_request *req, char *err,
                       size_t errlen)
 {
@@ -144,12 +129,12 @@ static int set_fields(X509 *cert, const struct ca *ca, EVP_PKEY *key, const stru
          X509_gmtime_adj(X509_getm_notAfter(cert), (long)req->days * 24 * 3600);
     X509_NAME *name = X509_get_subject_name(cert);
     ok = ok && X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)req->cn, -1, -1, 0) &&
-         X509_set_issuer_name(cert, X509_get_subject_name(ca->cert)) && X509_set_pubkey(cert, key);
+         X509_set_issuer_name(cert, X509_get_subject_name(ca->cert ? ca->cert : cert)) && X509_set_pubkey(cert, key);
     return ok ? 0 : fail(err, errlen, "building the certificate failed");
 }
 
-/* The subject alternative names and the serving extensions of cert. Returns 0, or -1 with why
- * in err. */
+/* The subject alternative names and the serving extensions of cert (the authority key
+ * identifier only when a CA issues it). Returns 0, or -1 with why in err. */
 static int set_extensions(X509 *cert, const struct ca *ca, const struct cert_request *req, char *err, size_t errlen)
 {
     char san[2048] = "";
@@ -162,11 +147,12 @@ static int set_extensions(X509 *cert, const struct ca *ca, const struct cert_req
         snprintf(err, errlen, "a certificate needs between one and a few subject alternative names");
         return -1;
     }
-    if (add_ext(cert, ca->cert, NID_subject_alt_name, san) < 0 ||
-        add_ext(cert, ca->cert, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
-        add_ext(cert, ca->cert, NID_key_usage, "critical,digitalSignature,keyEncipherment") < 0 ||
-        add_ext(cert, ca->cert, NID_ext_key_usage, "serverAuth") < 0 ||
-        add_ext(cert, ca->cert, NID_authority_key_identifier, "keyid:always") < 0)
+    X509 *issuer = ca->cert ? ca->cert : cert;
+    if (add_ext(cert, issuer, NID_subject_alt_name, san) < 0 ||
+        add_ext(cert, issuer, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+        add_ext(cert, issuer, NID_key_usage, "critical,digitalSignature") < 0 ||
+        add_ext(cert, issuer, NID_ext_key_usage, "serverAuth") < 0 ||
+        (ca->cert && add_ext(cert, issuer, NID_authority_key_identifier, "keyid:always") < 0))
         return fail(err, errlen, "adding the certificate extensions failed");
     return 0;
 }
@@ -191,7 +177,7 @@ int cert_issue(const struct cert_request *req, struct cert_bundle *out, char *er
     struct ca ca = {0};
     EVP_PKEY *key = NULL;
     X509 *cert = NULL;
-    int rc = load_ca(req, &ca, err, errlen);
+    int rc = req->ca_cert || req->ca_key ? load_ca(req, &ca, err, errlen) : 0;
     if (rc == 0) {
         key = EVP_EC_gen("P-256");
         cert = X509_new();
@@ -200,7 +186,7 @@ int cert_issue(const struct cert_request *req, struct cert_bundle *out, char *er
     if (rc == 0 &&
         (set_fields(cert, &ca, key, req, err, errlen) < 0 || set_extensions(cert, &ca, req, err, errlen) < 0))
         rc = -1;
-    if (rc == 0 && !X509_sign(cert, ca.key, EVP_sha256()))
+    if (rc == 0 && !X509_sign(cert, ca.key ? ca.key : key, EVP_sha256()))
         rc = fail(err, errlen, "signing the certificate failed");
     if (rc == 0)
         rc = write_pems(cert, key, out, err, errlen);

@@ -1,4 +1,4 @@
-#include "serve/serve.h"
+#include "httpd/serve.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -22,8 +22,8 @@
 #include <openssl/ssl.h>
 
 #include "base/grow.h"
-#include "serve/http.h"
-#include "serve/tls.h"
+#include "httpd/http.h"
+#include "httpd/tls.h"
 
 #define CHUNK 16384
 /* After an answer that closes the connection: how long the server goes on reading (and
@@ -68,14 +68,22 @@ struct conn {
     int interim;   /* out holds a 100 Continue to send before reading the body */
     char out[768]; /* status line and header fields, or a whole small answer */
     size_t out_len;
+    void *ud;    /* psi_serve_adopt's conn_ud, or NULL */
     char *reply; /* the handler's body, or NULL */
     size_t reply_len, charged;
     size_t sent;               /* bytes of out, then of reply, written */
     unsigned long long ticket; /* the request's, once dispatched; 0 between requests */
 };
 
+/* A connection psi_serve_adopt hands over, for the server thread to take. */
+struct adopted {
+    int fd;
+    struct psi_tls *tls;
+    void *ud;
+};
+
 struct psi_serve {
-    char addr[128];
+    char addr[128]; /* "" when it listens nowhere */
     char host[64];
     int port;
     int listen_port;
@@ -94,9 +102,11 @@ struct psi_serve {
     struct pollfd *pfds;
     size_t used;                 /* bytes of the budget held by bodies and replies */
     unsigned long long tickets;  /* the last ticket given */
-    pthread_mutex_t resume_mu;   /* guards resumed (psi_serve_resume runs in any thread) */
+    pthread_mutex_t inbox_mu;    /* guards what other threads hand over: resumed and adopted */
     unsigned long long *resumed; /* tickets to run again, taken by the server thread */
     size_t n_resumed, resumed_cap;
+    struct adopted *adopted; /* connections to serve, taken by the server thread */
+    size_t n_adopted, adopted_cap;
     int64_t accept_paused_until; /* out of file descriptors: not accepting until then */
 };
 
@@ -163,16 +173,16 @@ int psi_serve_parse_bind(const char *addr, char *host, size_t hostlen, int *port
 
 struct psi_serve *psi_serve_new(const char *addr, char *err, size_t errlen)
 {
-    char host[64];
-    int port;
-    if (psi_serve_parse_bind(addr, host, sizeof(host), &port, err, errlen) < 0)
+    char host[64] = "";
+    int port = -1;
+    if (addr && psi_serve_parse_bind(addr, host, sizeof(host), &port, err, errlen) < 0)
         return NULL;
     struct psi_serve *s = calloc(1, sizeof(*s));
     if (!s) {
         set_err(err, errlen, "out of memory");
         return NULL;
     }
-    snprintf(s->addr, sizeof(s->addr), "%s", addr);
+    snprintf(s->addr, sizeof(s->addr), "%s", addr ? addr : "");
     snprintf(s->host, sizeof(s->host), "%s", host);
     s->port = port;
     s->listen_port = -1;
@@ -188,7 +198,7 @@ struct psi_serve *psi_serve_new(const char *addr, char *err, size_t errlen)
                                        .max_pipelined = 16,
                                        .later_timeout_ms = 10000};
     pthread_mutex_init(&s->mu, NULL);
-    pthread_mutex_init(&s->resume_mu, NULL);
+    pthread_mutex_init(&s->inbox_mu, NULL);
     return s;
 }
 
@@ -267,54 +277,6 @@ int psi_serve_reply_text(struct psi_serve_reply *reply, int status, const char *
     }
     reply->status = status;
     return 0;
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-int psi_serve_query_get(const char *query, const char *key, char *buf, size_t len)
-{
-    if (!query || !key || !buf || len == 0)
-        return -1;
-    size_t kl = strlen(key);
-    const char *p = query;
-    while (*p) {
-        const char *amp = strchr(p, '&');
-        size_t fl = amp ? (size_t)(amp - p) : strlen(p);
-        if (fl > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            size_t j = 0;
-            for (size_t i = kl + 1; i < fl; i++) {
-                int c = (unsigned char)p[i];
-                if (c == '%' && i + 2 < fl && hexval(p[i + 1]) >= 0 && hexval(p[i + 2]) >= 0) {
-                    c = hexval(p[i + 1]) * 16 + hexval(p[i + 2]);
-                    i += 2;
-                } else if (c == '+') {
-                    c = ' ';
-                }
-                if (j + 1 >= len)
-                    return -1;
-                buf[j++] = (char)c;
-            }
-            buf[j] = '\0';
-            return 0;
-        }
-        if (fl == kl && strncmp(p, key, kl) == 0) {
-            buf[0] = '\0';
-            return 0;
-        }
-        p += fl;
-        if (*p == '&')
-            p++;
-    }
-    return -1;
 }
 
 /* ---- connections ---- */
@@ -514,6 +476,7 @@ static void dispatch(struct psi_serve *s, struct conn *c)
         .body_len = c->body_len,
         .bearer = c->head.bearer,
         .ticket = c->ticket,
+        .conn_ud = c->ud,
     };
     struct psi_serve_reply rep;
     memset(&rep, 0, sizeof(rep));
@@ -804,7 +767,8 @@ static long most_stalled(struct psi_serve *s)
     return best;
 }
 
-static void add_conn(struct psi_serve *s, int fd)
+/* Serve fd over tls (NULL: plain), handlers seeing ud. */
+static void add_conn(struct psi_serve *s, int fd, struct psi_tls *tls, void *ud)
 {
     if (s->n_conns == s->lim.max_connections) {
         long victim = most_stalled(s);
@@ -817,8 +781,8 @@ static void add_conn(struct psi_serve *s, int fd)
         s->conns[s->n_conns] = NULL;
     }
     struct conn *c = calloc(1, sizeof(*c));
-    SSL *ssl = s->tls && c ? SSL_new(psi_tls_context(s->tls)) : NULL;
-    if (!c || (s->tls && (!ssl || SSL_set_fd(ssl, fd) != 1))) {
+    SSL *ssl = tls && c ? SSL_new(psi_tls_context(tls)) : NULL;
+    if (!c || (tls && (!ssl || SSL_set_fd(ssl, fd) != 1))) {
         SSL_free(ssl);
         free(c);
         close(fd);
@@ -826,6 +790,7 @@ static void add_conn(struct psi_serve *s, int fd)
     }
     c->fd = fd;
     c->ssl = ssl;
+    c->ud = ud;
     c->progress = now_ms();
     await_request(c, s->lim.head_timeout_ms);
     c->st = ssl ? ST_HANDSHAKE : ST_HEAD;
@@ -855,7 +820,7 @@ static void accept_new(struct psi_serve *s)
                 out_of_fds(s);
             return;
         }
-        add_conn(s, fd);
+        add_conn(s, fd, s->tls, NULL);
     }
 }
 
@@ -871,29 +836,70 @@ static void compact(struct psi_serve *s)
     s->n_conns = j;
 }
 
+/* Wake the server thread (a full pipe already wakes it). */
+static void wake(struct psi_serve *s)
+{
+    if (s->wake[1] >= 0) {
+        ssize_t w = write(s->wake[1], "w", 1);
+        (void)w;
+    }
+}
+
 int psi_serve_resume(struct psi_serve *s, unsigned long long ticket)
 {
-    pthread_mutex_lock(&s->resume_mu);
+    pthread_mutex_lock(&s->inbox_mu);
     int rc = BASE_GROW(s->resumed, s->n_resumed + 1, s->resumed_cap);
     if (rc == 0)
         s->resumed[s->n_resumed++] = ticket;
-    pthread_mutex_unlock(&s->resume_mu);
-    if (rc == 0 && s->wake[1] >= 0) {
-        ssize_t w = write(s->wake[1], "r", 1); /* a full pipe already wakes the thread */
-        (void)w;
-    }
+    pthread_mutex_unlock(&s->inbox_mu);
+    if (rc == 0)
+        wake(s);
     return rc == 0 ? 0 : -1;
+}
+
+int psi_serve_adopt(struct psi_serve *s, int fd, struct psi_tls *tls, void *conn_ud)
+{
+    int flags = fcntl(fd, F_GETFL);
+    int rc = flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 ? 0 : -1;
+    pthread_mutex_lock(&s->inbox_mu);
+    if (rc == 0 && s->started && !atomic_load(&s->stop))
+        rc = BASE_GROW(s->adopted, s->n_adopted + 1, s->adopted_cap);
+    else
+        rc = -1;
+    if (rc == 0)
+        s->adopted[s->n_adopted++] = (struct adopted){fd, tls ? tls : s->tls, conn_ud};
+    pthread_mutex_unlock(&s->inbox_mu);
+    if (rc < 0) {
+        close(fd);
+        return -1;
+    }
+    wake(s);
+    return 0;
+}
+
+/* Serve the connections psi_serve_adopt handed over. */
+static void take_adopted(struct psi_serve *s)
+{
+    pthread_mutex_lock(&s->inbox_mu);
+    struct adopted *a = s->adopted;
+    size_t n = s->n_adopted;
+    s->adopted = NULL;
+    s->n_adopted = s->adopted_cap = 0;
+    pthread_mutex_unlock(&s->inbox_mu);
+    for (size_t k = 0; k < n; k++)
+        add_conn(s, a[k].fd, a[k].tls, a[k].ud);
+    free(a);
 }
 
 /* Run again the handlers of the parked requests psi_serve_resume named. */
 static void run_resumed(struct psi_serve *s)
 {
-    pthread_mutex_lock(&s->resume_mu);
+    pthread_mutex_lock(&s->inbox_mu);
     unsigned long long *t = s->resumed;
     size_t n = s->n_resumed;
     s->resumed = NULL;
     s->n_resumed = s->resumed_cap = 0;
-    pthread_mutex_unlock(&s->resume_mu);
+    pthread_mutex_unlock(&s->inbox_mu);
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < s->n_conns; i++) {
             struct conn *c = s->conns[i];
@@ -936,6 +942,7 @@ static void turn(struct psi_serve *s)
     }
     compact(s);
     run_resumed(s);
+    take_adopted(s);
     if (s->pfds[1].revents)
         accept_new(s);
     expire(s, now_ms());
@@ -1012,8 +1019,8 @@ int psi_serve_start(struct psi_serve *s, char *err, size_t errlen)
     if (!s->conns || !s->pfds)
         return set_err(err, errlen, "serving %s: out of memory", s->addr);
     errno = 0;
-    s->lfd = listen_socket(s);
-    if (s->lfd < 0)
+    s->lfd = s->addr[0] ? listen_socket(s) : -1;
+    if (s->addr[0] && s->lfd < 0)
         return set_err(err, errlen, "serving %s: cannot listen (%s)", s->addr,
                        errno ? strerror(errno) : "not an address of this host");
     if (pipe2(s->wake, O_NONBLOCK | O_CLOEXEC) != 0) {
@@ -1023,12 +1030,15 @@ int psi_serve_start(struct psi_serve *s, char *err, size_t errlen)
     }
     atomic_store(&s->stop, 0);
     if (pthread_create(&s->thread, NULL, serve_thread, s) != 0) {
-        close(s->lfd);
+        if (s->lfd >= 0)
+            close(s->lfd);
         s->lfd = -1;
         s->listen_port = -1;
         return set_err(err, errlen, "serving %s: cannot start the server thread", s->addr);
     }
+    pthread_mutex_lock(&s->inbox_mu);
     s->started = 1;
+    pthread_mutex_unlock(&s->inbox_mu);
     return 0;
 }
 
@@ -1059,6 +1069,8 @@ void psi_serve_free(struct psi_serve *s)
     }
     for (size_t i = 0; i < s->n_conns; i++)
         conn_close(s, i);
+    for (size_t k = 0; k < s->n_adopted; k++)
+        close(s->adopted[k].fd);
     if (s->lfd >= 0)
         close(s->lfd);
     for (int i = 0; i < 2; i++)
@@ -1070,7 +1082,8 @@ void psi_serve_free(struct psi_serve *s)
     free(s->conns);
     free(s->pfds);
     free(s->resumed);
-    pthread_mutex_destroy(&s->resume_mu);
+    free(s->adopted);
+    pthread_mutex_destroy(&s->inbox_mu);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }

@@ -1,4 +1,4 @@
-#include "serve/tls.h"
+#include "httpd/tls.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/bn.h>
 #include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/x509v3.h>
+#include <openssl/pem.h>
+
+#include "httpd/cert.h"
 
 /* TLS 1.2 suites of the intermediate profile (ECDHE, AEAD), in OpenSSL's names. */
 #define DEFAULT_CIPHERS                                                                        \
@@ -26,7 +26,8 @@ struct file_id {
 };
 
 struct psi_tls {
-    char cert_path[4096], key_path[4096]; /* "" when self-signed */
+    char cert_path[4096], key_path[4096]; /* "" when the pair is in memory */
+    char client_ca[4096];                 /* "" when clients need no certificate */
     int min_version;
     char ciphers[2048];
     SSL_CTX *ctx;
@@ -139,6 +140,13 @@ static SSL_CTX *new_context(const struct psi_tls *t, char *err, size_t errlen)
         SSL_CTX_free(ctx);
         return set_err(err, errlen, "TLS settings", ssl_error(ebuf, sizeof(ebuf))), NULL;
     }
+    if (t->client_ca[0]) {
+        if (SSL_CTX_load_verify_locations(ctx, t->client_ca, NULL) != 1) {
+            SSL_CTX_free(ctx);
+            return set_err(err, errlen, t->client_ca, ssl_error(ebuf, sizeof(ebuf))), NULL;
+        }
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    }
     return ctx;
 }
 
@@ -181,62 +189,53 @@ static SSL_CTX *load_files(const struct psi_tls *t, char *err, size_t errlen)
     return NULL;
 }
 
-static int add_ext(X509 *x, int nid, const char *value)
-{
-    X509V3_CTX v3;
-    X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
-    X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
-    if (!e)
-        return -1;
-    int ok = X509_add_ext(x, e, -1);
-    X509_EXTENSION_free(e);
-    return ok ? 0 : -1;
-}
-
-/* A self-signed certificate for localhost, 127.0.0.1 and the host name. */
-static X509 *self_signed(EVP_PKEY *key)
-{
-    X509 *x = X509_new();
-    BIGNUM *serial = BN_new();
-    char host[256] = "", san[512];
-    if (gethostname(host, sizeof(host) - 1) != 0 ||
-        strspn(host, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(host))
-        host[0] = '\0';
-    snprintf(san, sizeof(san), "DNS:localhost,IP:127.0.0.1%s%s", host[0] ? ",DNS:" : "", host);
-    int ok = x && serial && X509_set_version(x, 2) && BN_rand(serial, 64, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) &&
-             BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(x)) &&
-             X509_time_adj_ex(X509_getm_notBefore(x), 0, -300, NULL) &&
-             X509_time_adj_ex(X509_getm_notAfter(x), 365, 0, NULL) && X509_set_pubkey(x, key) &&
-             X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
-                                        (const unsigned char *)"psi-rebalancer", -1, -1, 0) &&
-             X509_set_issuer_name(x, X509_get_subject_name(x)) &&
-             add_ext(x, NID_basic_constraints, "critical,CA:FALSE") == 0 &&
-             add_ext(x, NID_key_usage, "critical,digitalSignature") == 0 &&
-             add_ext(x, NID_ext_key_usage, "serverAuth") == 0 && add_ext(x, NID_subject_alt_name, san) == 0 &&
-             X509_sign(x, key, EVP_sha256()) > 0;
-    BN_free(serial);
-    if (!ok) {
-        X509_free(x);
-        return NULL;
-    }
-    return x;
-}
-
-static SSL_CTX *make_self_signed(const struct psi_tls *t, char *err, size_t errlen)
+/* Use the PEM pair in memory in ctx. Returns 0, or -1 with why in err. */
+static int use_pems(SSL_CTX *ctx, const char *cert_pem, const char *key_pem, char *err, size_t errlen)
 {
     char ebuf[256];
+    BIO *cb = BIO_new_mem_buf(cert_pem, -1), *kb = BIO_new_mem_buf(key_pem, -1);
+    X509 *x = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+    int ok = x && key && SSL_CTX_use_certificate(ctx, x) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1 &&
+             SSL_CTX_check_private_key(ctx) == 1;
+    X509_free(x);
+    EVP_PKEY_free(key);
+    BIO_free(cb);
+    BIO_free(kb);
+    if (!ok)
+        return set_err(err, errlen, "the serving certificate in memory", ssl_error(ebuf, sizeof(ebuf)));
+    ERR_clear_error();
+    return 0;
+}
+
+/* A context with the pair in memory, or a self-signed one (EC P-256, a year, for localhost,
+ * 127.0.0.1 and the host name) when there is none; NULL with why. */
+static SSL_CTX *load_memory(const struct psi_tls *t, const char *cert_pem, const char *key_pem, char *err,
+                            size_t errlen)
+{
     SSL_CTX *ctx = new_context(t, err, errlen);
     if (!ctx)
         return NULL;
-    EVP_PKEY *key = EVP_EC_gen("P-256");
-    X509 *x = key ? self_signed(key) : NULL;
-    int ok = x && SSL_CTX_use_certificate(ctx, x) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1;
-    X509_free(x);
-    EVP_PKEY_free(key);
-    if (!ok) {
+    struct cert_bundle self = {0};
+    if (!cert_pem) {
+        char host[256] = "";
+        if (gethostname(host, sizeof(host) - 1) != 0 ||
+            strspn(host, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(host))
+            host[0] = '\0';
+        const char *ips[] = {"127.0.0.1", NULL}, *dns[] = {"localhost", host[0] ? host : NULL, NULL};
+        const struct cert_request req = {.cn = "psi-rebalancer", .ips = ips, .dns = dns, .days = 365};
+        char why[256];
+        if (cert_issue(&req, &self, why, sizeof(why)) < 0) {
+            SSL_CTX_free(ctx);
+            set_err(err, errlen, "making a self-signed certificate", why);
+            return NULL;
+        }
+        cert_pem = self.cert_pem, key_pem = self.key_pem;
+    }
+    int rc = use_pems(ctx, cert_pem, key_pem, err, errlen);
+    cert_bundle_clear(&self);
+    if (rc < 0) {
         SSL_CTX_free(ctx);
-        set_err(err, errlen, "making a self-signed certificate", ssl_error(ebuf, sizeof(ebuf)));
         return NULL;
     }
     return ctx;
@@ -244,6 +243,10 @@ static SSL_CTX *make_self_signed(const struct psi_tls *t, char *err, size_t errl
 
 struct psi_tls *psi_tls_new(const struct psi_tls_options *o, char *err, size_t errlen)
 {
+    if (o->cert_dir && *o->cert_dir && o->cert_pem)
+        return set_err(err, errlen, "TLS", "a certificate directory and one in memory both given"), NULL;
+    if (!o->cert_pem != !o->key_pem)
+        return set_err(err, errlen, "TLS", "a certificate in memory needs its key, and a key its certificate"), NULL;
     struct psi_tls *t = calloc(1, sizeof(*t));
     if (!t)
         return set_err(err, errlen, "TLS", "out of memory"), NULL;
@@ -256,6 +259,8 @@ struct psi_tls *psi_tls_new(const struct psi_tls_options *o, char *err, size_t e
     }
     if (!o->ciphers)
         snprintf(t->ciphers, sizeof(t->ciphers), "%s", DEFAULT_CIPHERS);
+    if (o->client_ca)
+        snprintf(t->client_ca, sizeof(t->client_ca), "%s", o->client_ca);
     if (o->cert_dir && *o->cert_dir) {
         snprintf(t->cert_path, sizeof(t->cert_path), "%s/tls.crt", o->cert_dir);
         snprintf(t->key_path, sizeof(t->key_path), "%s/tls.key", o->cert_dir);
@@ -266,7 +271,7 @@ struct psi_tls *psi_tls_new(const struct psi_tls_options *o, char *err, size_t e
         }
         t->ctx = load_files(t, err, errlen);
     } else {
-        t->ctx = make_self_signed(t, err, errlen);
+        t->ctx = load_memory(t, o->cert_pem, o->key_pem, err, errlen);
     }
     if (!t->ctx) {
         free(t);

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "serve/http.h"
+#include "httpd/http.h"
 
 static void test_head_end(void **state)
 {

@@ -3,9 +3,10 @@
  * (a new pair written where the old was) served to new connections without a restart, a
  * broken pair leaving the previous one in use, TLS 1.1 refused by default and TLS 1.2 when
  * the minimum is 1.3, plain HTTP on the TLS port not answered, and the self-signed
- * certificate made when no directory is given, and handshakes that stall keeping nobody
- * out. The client is OpenSSL's, set to offer the old versions too (security level 0), so
- * that a refusal is the server's. */
+ * certificate made when no directory is given, handshakes that stall keeping nobody out,
+ * and connections handed to a server that listens nowhere, each served with its own
+ * certificate (issued by cert.h) and asked for a client certificate. The client is OpenSSL's, set to offer the old
+ * versions too (security level 0), so that a refusal is the server's. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -26,8 +27,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "serve/serve.h"
-#include "serve/tls.h"
+#include "httpd/cert.h"
+#include "httpd/serve.h"
+#include "httpd/tls.h"
 
 static void test_versions_and_ciphers(void **state)
 {
@@ -74,8 +76,9 @@ static void ext(X509 *x, X509 *issuer, int nid, const char *value)
     X509_EXTENSION_free(e);
 }
 
-/* A CA (issuer NULL) or a serving certificate for 127.0.0.1 signed by issuer. */
-static struct pair make_cert(const char *cn, const struct pair *issuer)
+/* A CA (issuer NULL) or a certificate for 127.0.0.1 signed by issuer, for the extended key
+ * usage eku (serverAuth or clientAuth). */
+static struct pair make_cert_for(const char *cn, const struct pair *issuer, const char *eku)
 {
     static long serial = 1;
     struct pair p = {EVP_EC_gen("P-256"), X509_new()};
@@ -90,14 +93,21 @@ static struct pair make_cert(const char *cn, const struct pair *issuer)
     X509_set_issuer_name(p.cert, X509_get_subject_name(iss));
     if (issuer) {
         ext(p.cert, iss, NID_basic_constraints, "critical,CA:FALSE");
-        ext(p.cert, iss, NID_ext_key_usage, "serverAuth");
+        ext(p.cert, iss, NID_ext_key_usage, eku);
         ext(p.cert, iss, NID_subject_alt_name, "IP:127.0.0.1");
     } else {
         ext(p.cert, iss, NID_basic_constraints, "critical,CA:TRUE");
         ext(p.cert, iss, NID_key_usage, "critical,keyCertSign");
+        ext(p.cert, iss, NID_subject_key_identifier, "hash");
     }
     assert_true(X509_sign(p.cert, issuer ? issuer->key : p.key, EVP_sha256()) > 0);
     return p;
+}
+
+/* A CA (issuer NULL) or a serving certificate for 127.0.0.1 signed by issuer. */
+static struct pair make_cert(const char *cn, const struct pair *issuer)
+{
+    return make_cert_for(cn, issuer, "serverAuth");
 }
 
 static void free_pair(struct pair *p)
@@ -145,10 +155,12 @@ static void on_x(const struct psi_serve_request *req, struct psi_serve_reply *re
     psi_serve_reply_text(rep, 200, NULL, out);
 }
 
-/* GET /x over TLS between versions min and max, trusting ca (NULL: trust anything). 0 when
- * the reply was 200 with the token echoed; -1 when the handshake or request failed. The
- * peer certificate's common name goes to cn when given. */
-static int tls_get(int port, int min, int max, const X509 *ca, char *cn, size_t cnlen)
+/* GET /x over TLS on the connected socket fd (closed), between versions min and max, trusting
+ * ca (NULL: trust anything), presenting client (NULL: no client certificate). 0 when the
+ * reply was 200 with the token echoed, and its body in body when given; -1 when the
+ * handshake or request failed. The peer certificate's common name goes to cn when given. */
+static int tls_get_on(int fd, int min, int max, const X509 *ca, const struct pair *client, char *cn, size_t cnlen,
+                      char *body, size_t bodylen)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     SSL_CTX_set_security_level(ctx, 0);
@@ -159,12 +171,12 @@ static int tls_get(int port, int min, int max, const X509 *ca, char *cn, size_t 
         X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), (X509 *)ca);
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     }
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (client) {
+        assert_int_equal(SSL_CTX_use_certificate(ctx, client->cert), 1);
+        assert_int_equal(SSL_CTX_use_PrivateKey(ctx, client->key), 1);
+    }
     struct timeval tv = {5, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     SSL *ssl = SSL_new(ctx);
     SSL_set_fd(ssl, fd);
     SSL_set1_host(ssl, "127.0.0.1");
@@ -185,11 +197,23 @@ static int tls_get(int port, int min, int max, const X509 *ca, char *cn, size_t 
         buf[n] = '\0';
         if (strncmp(buf, "HTTP/1.1 200 ", 13) == 0 && strstr(buf, "\r\n\r\ntoken=t0k\n"))
             rc = 0;
+        if (body)
+            snprintf(body, bodylen, "%s", strstr(buf, "\r\n\r\n") ? strstr(buf, "\r\n\r\n") + 4 : "");
     }
     SSL_free(ssl);
     close(fd);
     SSL_CTX_free(ctx);
     return rc;
+}
+
+/* GET /x over TLS to 127.0.0.1:port (see tls_get_on). */
+static int tls_get(int port, int min, int max, const X509 *ca, char *cn, size_t cnlen)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    return tls_get_on(fd, min, max, ca, NULL, cn, cnlen, NULL, 0);
 }
 
 static struct psi_serve *https_server(struct psi_tls *tls, int *port)
@@ -352,13 +376,116 @@ static void test_stalled_handshakes(void **state)
     psi_tls_free(tls);
 }
 
+/* /x as an adopted connection's handler sees it: the token and the connection's value. */
+static void on_x_who(const struct psi_serve_request *req, struct psi_serve_reply *rep, void *ud)
+{
+    (void)ud;
+    char out[256];
+    snprintf(out, sizeof(out), "token=%s\nconn=%s\n", req->bearer, req->conn_ud ? (const char *)req->conn_ud : "");
+    psi_serve_reply_text(rep, 200, NULL, out);
+}
+
+/* A connected pair of loopback sockets: *client and *server. */
+static void tcp_pair(int *client, int *server)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(sa);
+    assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(l, 1), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &len), 0);
+    *client = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(connect(*client, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    *server = accept(l, NULL, NULL);
+    assert_true(*server >= 0);
+    close(l);
+}
+
+/* A server that listens nowhere serves the sockets handed to it, each over the TLS it came
+ * with (two nodes' certificates, issued by cert.h from one CA) and with its own value, and
+ * only to a client whose certificate that CA signed. */
+static void test_adopted_connections(void **state)
+{
+    (void)state;
+    char err[256], dir[] = "/tmp/psi-tls-adopt-XXXXXX", ca_crt[600], ca_key[600];
+    assert_non_null(mkdtemp(dir));
+    struct pair ca = make_cert("bed-ca", NULL), client = make_cert_for("apiserver", &ca, "clientAuth");
+    snprintf(ca_crt, sizeof(ca_crt), "%s/ca.crt", dir);
+    snprintf(ca_key, sizeof(ca_key), "%s/ca.key", dir);
+    write_cert(ca_crt, ca.cert);
+    FILE *f = fopen(ca_key, "w");
+    assert_non_null(f);
+    PEM_write_PrivateKey(f, ca.key, NULL, NULL, 0, NULL, NULL);
+    fclose(f);
+
+    static const char *const names[] = {"node-a", "node-b"};
+    struct psi_tls *tls[2];
+    for (int i = 0; i < 2; i++) {
+        const char *ips[] = {"127.0.0.1", NULL}, *dns[] = {names[i], NULL};
+        struct cert_bundle b;
+        const struct cert_request req = {ca_crt, ca_key, names[i], ips, dns, 1};
+        if (cert_issue(&req, &b, err, sizeof(err)) < 0)
+            fail_msg("cert_issue: %s", err);
+        assert_non_null(b.ca_pem);
+        const struct psi_tls_options o = {.cert_pem = b.cert_pem, .key_pem = b.key_pem, .client_ca = ca_crt};
+        tls[i] = psi_tls_new(&o, err, sizeof(err));
+        if (!tls[i])
+            fail_msg("psi_tls_new: %s", err);
+        cert_bundle_clear(&b);
+    }
+
+    struct psi_serve *s = psi_serve_new(NULL, err, sizeof(err));
+    assert_non_null(s);
+    assert_int_equal(psi_serve_route(s, "GET", "/x", on_x_who, NULL), 0);
+    assert_int_equal(psi_serve_adopt(s, dup(1), NULL, NULL), -1); /* not started: refused (and closed) */
+    assert_int_equal(psi_serve_start(s, err, sizeof(err)), 0);
+    assert_int_equal(psi_serve_port(s), -1);
+    for (int i = 0; i < 2; i++) {
+        int c, sv;
+        char cn[64] = "", body[256] = "", want[64];
+        tcp_pair(&c, &sv);
+        assert_int_equal(psi_serve_adopt(s, sv, tls[i], (void *)names[i]), 0);
+        assert_int_equal(
+            tls_get_on(c, TLS1_2_VERSION, TLS1_3_VERSION, ca.cert, &client, cn, sizeof(cn), body, sizeof(body)), 0);
+        assert_string_equal(cn, names[i]);
+        snprintf(want, sizeof(want), "token=t0k\nconn=%s\n", names[i]);
+        assert_string_equal(body, want);
+        /* without a client certificate the handshake fails */
+        tcp_pair(&c, &sv);
+        assert_int_equal(psi_serve_adopt(s, sv, tls[i], (void *)names[i]), 0);
+        assert_int_equal(tls_get_on(c, TLS1_2_VERSION, TLS1_3_VERSION, ca.cert, NULL, NULL, 0, NULL, 0), -1);
+    }
+    psi_serve_free(s);
+    for (int i = 0; i < 2; i++)
+        psi_tls_free(tls[i]);
+
+    /* a pair in memory needs both halves, and not beside a directory */
+    const struct psi_tls_options half = {.cert_pem = "x"};
+    assert_null(psi_tls_new(&half, err, sizeof(err)));
+    assert_non_null(strstr(err, "needs its key"));
+    const struct psi_tls_options junk = {.cert_pem = "not a certificate", .key_pem = "not a key"};
+    assert_null(psi_tls_new(&junk, err, sizeof(err)));
+    assert_non_null(strstr(err, "in memory"));
+    /* a CA given by half is refused with why */
+    const char *ips[] = {"127.0.0.1", NULL};
+    struct cert_bundle b;
+    const struct cert_request half_ca = {.ca_cert = ca_crt, .cn = "x", .ips = ips, .days = 1};
+    assert_int_equal(cert_issue(&half_ca, &b, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "both its certificate and its key"));
+    free_pair(&ca);
+    free_pair(&client);
+    unlink(ca_crt);
+    unlink(ca_key);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_versions_and_ciphers),
-        cmocka_unit_test(test_cert_dir_and_rotation),
-        cmocka_unit_test(test_self_signed_and_min_version),
-        cmocka_unit_test(test_stalled_handshakes),
+        cmocka_unit_test(test_versions_and_ciphers),        cmocka_unit_test(test_cert_dir_and_rotation),
+        cmocka_unit_test(test_self_signed_and_min_version), cmocka_unit_test(test_stalled_handshakes),
+        cmocka_unit_test(test_adopted_connections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

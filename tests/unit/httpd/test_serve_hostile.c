@@ -35,8 +35,8 @@
 #include <curl/curl.h>
 #include <openssl/ssl.h>
 
-#include "serve/serve.h"
-#include "serve/tls.h"
+#include "httpd/serve.h"
+#include "httpd/tls.h"
 
 /* The peak may grow by at most this much over the resident size before the attack. The
  * server's own bound is about max_connections * max_head + budget = 256 * 8 KiB + 8 MiB;

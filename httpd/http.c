@@ -1,4 +1,4 @@
-#include "serve/http.h"
+#include "httpd/http.h"
 
 #include <string.h>
 #include <strings.h>

@@ -1,5 +1,12 @@
-/* psi_serve: the operator's own HTTP endpoints (/healthz, /readyz, /metrics), HTTP/1.1 over
- * plain TCP or TLS (psi_tls), served by a thread of its own with poll(2).
+/* psi_serve: the project's HTTP server: the operator's endpoints (/healthz, /readyz,
+ * /metrics) and the simulator's (its webhook, kubelets and exporters). HTTP/1.1 over plain TCP
+ * or TLS (psi_tls), served by a thread of its own with poll(2).
+ *
+ * A server listens on its bind address, or nowhere (an address of NULL): then it serves only
+ * the connections handed to it with psi_serve_adopt, each with a TLS context and a value of
+ * its own that its handlers see (the simulator's kubelets: one server for every node, each
+ * node's connection arriving through a CONNECT tunnel and speaking TLS with that node's
+ * certificate).
  *
  * Threading (decided here): the server runs in a dedicated thread, not in the operator's
  * loop. kube_loop (libcurl multi + timers) has no hook to add foreign file descriptors,
@@ -52,8 +59,8 @@
  * max_connections * (max_head + a TLS connection's buffers) + the budget; an idle
  * kept-alive connection holds no head buffer. Out of file descriptors, the server closes
  * the connection that has waited longest, or pauses accepting for 100 ms. */
-#ifndef PSI_SERVE_SERVE_H
-#define PSI_SERVE_SERVE_H
+#ifndef PSI_HTTPD_SERVE_H
+#define PSI_HTTPD_SERVE_H
 
 #include <stddef.h>
 
@@ -61,14 +68,15 @@
 struct psi_serve_request {
     const char *method; /* "GET", "HEAD", "PUT", "POST", "DELETE", "PATCH" */
     const char *path;   /* URL-decoded path, without the query */
-    const char *query;  /* the query after '?', still percent-encoded (read values with
-                         * psi_serve_query_get); "" when none */
+    const char *query;  /* the query after '?', still percent-encoded; "" when none */
     const char *bearer; /* the token of an "Authorization: Bearer" header; "" when none */
     const char *body;   /* NUL-terminated; "" when none */
     size_t body_len;
     unsigned long long ticket; /* this request's number (never 0, unique in the server):
                                 * what psi_serve_resume takes; the same when the handler
                                 * runs again for the request */
+    void *conn_ud;             /* what psi_serve_adopt gave the connection; NULL for one the
+                                * server accepted */
 };
 
 /* A handler's status meaning "no answer yet; run me again after psi_serve_resume". */
@@ -109,8 +117,9 @@ struct psi_serve_limits {
     int later_timeout_ms;   /* how long a request may stay parked (PSI_SERVE_LATER): 10000 */
 };
 
-/* A server for bind address addr, not yet listening. NULL with a message in err on a bad
- * address or no memory. Free with psi_serve_free. */
+/* A server for bind address addr (NULL: it listens nowhere and serves what psi_serve_adopt
+ * hands it), not yet listening. NULL with a message in err on a bad address or no memory.
+ * Free with psi_serve_free. */
 struct psi_serve *psi_serve_new(const char *addr, char *err, size_t errlen);
 
 /* Replace the limits (before start; a zero field keeps its current value). Returns 0 or -1. */
@@ -129,7 +138,13 @@ int psi_serve_route(struct psi_serve *s, const char *method, const char *path, p
  * address is in use). */
 int psi_serve_start(struct psi_serve *s, char *err, size_t errlen);
 
-/* The port listened on (after start; useful with port 0), or -1. */
+/* Serve the connected socket fd as if accepted, over tls (borrowed: it must outlive the
+ * server; NULL: the server's own, or plain TCP without one), its handlers seeing conn_ud as
+ * req->conn_ud. From any thread once started; fd is the server's from then on (closed on
+ * failure too). Returns 0, or -1 (not started, no memory). */
+int psi_serve_adopt(struct psi_serve *s, int fd, struct psi_tls *tls, void *conn_ud);
+
+/* The port listened on (after start; useful with port 0), or -1 (none). */
 int psi_serve_port(const struct psi_serve *s);
 
 /* Take / release the mutex handlers run under. */
@@ -148,9 +163,5 @@ void psi_serve_free(struct psi_serve *s);
 /* Set reply to status, content type and a copy of text. Returns 0 or -1 when out of memory
  * (reply then is a 500 without body). */
 int psi_serve_reply_text(struct psi_serve_reply *reply, int status, const char *content_type, const char *text);
-
-/* The value of key in a query string ("a=1&b=x%20y"), URL-decoded into buf. Returns 0, or
- * -1 when absent or too long. */
-int psi_serve_query_get(const char *query, const char *key, char *buf, size_t len);
 
 #endif

@@ -1,8 +1,11 @@
-/* cert: a TLS serving certificate for the simulator's admission webhook, issued on the
- * spot by a CA whose key we hold (the test bed's, $PSI_TESTBED/pki/ca.{crt,key}), so the
- * API server can verify it through the webhook's caBundle. OpenSSL. */
-#ifndef PSI_SIM_CERT_H
-#define PSI_SIM_CERT_H
+/* cert: the project's one maker of TLS serving certificates (OpenSSL, EC P-256 keys), issued
+ * on the spot either by a CA whose key we hold (the simulator's webhook and kubelets: the test
+ * bed's CA, $PSI_TESTBED/pki/ca.{crt,key}, so that the API server can verify them through a
+ * caBundle or --kubelet-certificate-authority) or by the certificate's own key (self-signed:
+ * the operator's endpoints when no certificate is mounted, encryption without a verifiable
+ * identity, as controller-runtime does). */
+#ifndef PSI_HTTPD_CERT_H
+#define PSI_HTTPD_CERT_H
 
 #include <stddef.h>
 
@@ -10,13 +13,13 @@
 struct cert_bundle {
     char *cert_pem; /* the leaf certificate */
     char *key_pem;  /* its private key (EC P-256, PKCS#8) */
-    char *ca_pem;   /* the issuing CA's certificate (for caBundle) */
+    char *ca_pem;   /* the issuing CA's certificate (for caBundle); NULL when self-signed */
 };
 
 /* What to issue: a certificate valid for days days for the subject alternative names ips
  * (IPv4 or IPv6 literals) and dns (host names), each NULL-terminated (either may be NULL),
  * with common name cn and extendedKeyUsage serverAuth, signed by the CA in ca_cert / ca_key
- * (PEM files). All borrowed. */
+ * (PEM files), or self-signed when both are NULL. All borrowed. */
 struct cert_request {
     const char *ca_cert, *ca_key;
     const char *cn;

@@ -13,8 +13,8 @@
  *
  * Thread-safe: one mutex per registry guards every update and the rendering, so the
  * operator's loop updates while the HTTP thread renders. */
-#ifndef PSI_SERVE_METRICS_H
-#define PSI_SERVE_METRICS_H
+#ifndef PSI_HTTPD_METRICS_H
+#define PSI_HTTPD_METRICS_H
 
 #include <stddef.h>
 

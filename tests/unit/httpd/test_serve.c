@@ -1,4 +1,4 @@
-/* Unit tests for psi_serve: bind address and query parsing, and the server itself on a
+/* Unit tests for psi_serve: bind address parsing, and the server itself on a
  * loopback port picked by the kernel (routes, HEAD, 404/405, request bodies, large
  * replies, kept-alive connections, the handler lock, answers from the head alone),
  * connections that close before or in the middle of a request, and many concurrent
@@ -19,8 +19,8 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "serve/metrics.h"
-#include "serve/serve.h"
+#include "httpd/metrics.h"
+#include "httpd/serve.h"
 
 static void test_parse_bind(void **state)
 {
@@ -45,28 +45,6 @@ static void test_parse_bind(void **state)
         if (psi_serve_parse_bind(bad[i], host, sizeof(host), &port, err, sizeof(err)) != -1 || !err[0])
             fail_msg("bind address \"%s\" was accepted", bad[i]);
     }
-}
-
-static void test_query_get(void **state)
-{
-    (void)state;
-    char b[32];
-    assert_int_equal(psi_serve_query_get("a=1&node=worker%2D0&x", "node", b, sizeof(b)), 0);
-    assert_string_equal(b, "worker-0");
-    assert_int_equal(psi_serve_query_get("a=1&node=worker%2D0&x", "a", b, sizeof(b)), 0);
-    assert_string_equal(b, "1");
-    assert_int_equal(psi_serve_query_get("a=1&x", "x", b, sizeof(b)), 0);
-    assert_string_equal(b, "");
-    assert_int_equal(psi_serve_query_get("aa=1", "a", b, sizeof(b)), -1);
-    assert_int_equal(psi_serve_query_get("a=b+c", "a", b, sizeof(b)), 0);
-    assert_string_equal(b, "b c");
-    assert_int_equal(psi_serve_query_get("", "a", b, sizeof(b)), -1);
-    assert_int_equal(psi_serve_query_get("a=0123456789", "a", b, 5), -1);
-    /* a truncated escape at the end is kept as it is */
-    assert_int_equal(psi_serve_query_get("a=x%4", "a", b, sizeof(b)), 0);
-    assert_string_equal(b, "x%4");
-    assert_int_equal(psi_serve_query_get("a=%41&b=2", "a", b, sizeof(b)), 0);
-    assert_string_equal(b, "A");
 }
 
 /* ---- live server ---- */
@@ -564,7 +542,6 @@ int main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_bind),
-        cmocka_unit_test(test_query_get),
         cmocka_unit_test(test_live_server),
         cmocka_unit_test(test_connection_closed_before_request),
         cmocka_unit_test(test_many_concurrent_connections),

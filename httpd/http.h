@@ -8,8 +8,8 @@
  * Anything ambiguous that could smuggle a second request past the framing (both
  * Content-Length and Transfer-Encoding, two different lengths, a folded header line, a
  * space before the colon) is a 400. */
-#ifndef PSI_SERVE_HTTP_H
-#define PSI_SERVE_HTTP_H
+#ifndef PSI_HTTPD_HTTP_H
+#define PSI_HTTPD_HTTP_H
 
 #include <stddef.h>
 
