@@ -12,6 +12,7 @@ packages=(
   python3-yaml
   clang libclang-rt-dev   # the libFuzzer targets of tests/fuzz (hack/fuzz.sh)
   clang-format
+  libwebsockets-dev   # tests/unit/httpd/test_lws_bounds.c: what it does with hostile heads
 )
 
 missing=()
