@@ -1,7 +1,6 @@
-/* cert: issue a serving certificate signed by a CA we hold (see cert.h). */
+/* cert: issue a serving certificate, signed by a CA we hold or self-signed (see cert.h). */
 #include "httpd/cert.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
