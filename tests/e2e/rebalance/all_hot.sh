@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every worker hot (two busy VMs on each, ~35 % CPU pressure): there is nowhere to go, so
+# Every worker hot (two busy VMs on each, ~40 % CPU pressure): there is nowhere to go, so
 # nothing is evicted. No set of moves can bring any worker below the taint level (no node could
 # take a workload), and the status says so clearly: Rebalancing False, NoPlacement, with the
 # capacity each node lacks, a NoPlacement Warning Event, and the unplaceable nodes counted.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Moving a pod that is not a VM. The simulator's scenario plain-pods: a Deployment of two busy
-# pods (the real kube-controller-manager's ReplicaSet) on worker-0 of three workers (~43 %
+# pods (the real kube-controller-manager's ReplicaSet) on worker-0 of three workers (~56 %
 # CPU pressure), whose use the simulator exports as cAdvisor's container_* series and lists in
 # each node's kubelet Summary, with the nodes' CPU use as node_cpu_seconds_total. The operator
 # reads pressure and use from the metrics source given (Kubelet, the default: the Summaries
