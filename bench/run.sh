@@ -67,6 +67,25 @@ while (($#)); do
   esac
 done
 
+# A bed already up under this run's names is another run's: this one purges its beds when it
+# ends, so two runs on one bed see each other's VMs and operators, and the first to end takes
+# the bed down under the other. Refuse rather than share.
+bed_up() {
+  local p
+  p=$(cat "$1/pids/apiserver.pid" 2>/dev/null) && [ -r "/proc/$p/cmdline" ] &&
+    tr '\0' ' ' < "/proc/$p/cmdline" | grep -qF "$1"
+}
+in_use=()
+if ((do_scale)) && bed_up "$scale_bed"; then in_use+=("$scale_bed"); fi
+if ((do_sides)); then
+  for who in ${contenders//,/ }; do if bed_up "$sides_bed-$who"; then in_use+=("$sides_bed-$who"); fi; done
+fi
+if ((${#in_use[@]})); then
+  echo "run.sh: test bed already up (another run's?): ${in_use[*]}; give --sides-bed PREFIX or --scale-bed DIR" \
+    "a path of your own, or take a stale one down (hack/cluster/down --dir DIR --purge)" >&2
+  exit 2
+fi
+
 export PSI_SOURCE_DIR=$repo PSI_BINARY_DIR=$build_dir
 for b in controller/psi-rebalancer hack/sim/psi-sim hack/sim/psi-pressure-exporter; do
   [ -x "$build_dir/$b" ] || { echo "run.sh: $build_dir/$b missing: build the project first (--build-dir)" >&2; exit 2; }
