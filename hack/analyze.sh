@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# GCC's static analyzer (-fanalyzer) over what ships: api/, base/, kube/, controller/ and
-# cli/ (PSI_BUILD_TESTS=OFF: neither the tests nor the simulator). Every finding must be
+# GCC's static analyzer (-fanalyzer) over what ships: api/, base/, kube/, httpd/, controller/
+# and cli/ (PSI_BUILD_TESTS=OFF: neither the tests nor the simulator). Every finding must be
 # triaged in hack/analyzer-triage.txt, one line per file, function and warning, with the
 # reason it is not a bug; a finding not listed fails, and so does a listed one that no longer
 # fires (the list says only what is true). A real bug is fixed, never listed.
