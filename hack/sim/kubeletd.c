@@ -56,6 +56,11 @@ struct tunnel {
     struct tunnel *next;
 };
 
+/* How long past its delay a slow kubelet's request may stay parked: the server answers 503
+ * after that (psi_serve_limits.later_timeout_ms), so a record still kept then names a request
+ * that is gone (its client left, or it timed out). */
+#define SLOW_GRACE_MS 10000
+
 /* A slow kubelet's request, parked until due. */
 struct slow_reply {
     unsigned long long ticket;
@@ -126,16 +131,23 @@ static bool slow_done(struct kubeletd *k, unsigned long long ticket)
     return false;
 }
 
-/* Resume the slow kubelets' requests that are due. */
+/* Resume the slow kubelets' requests that are due, and forget those that are gone. */
 static void resume_due(struct kubeletd *k)
 {
     int64_t now = base_mono_ms();
     pthread_mutex_lock(&k->mu);
-    for (size_t i = 0; i < k->nslow; i++)
-        if (!k->slow[i].resumed && now >= k->slow[i].due) {
-            k->slow[i].resumed = true;
-            psi_serve_resume(k->srv, k->slow[i].ticket);
+    for (size_t i = 0; i < k->nslow;) {
+        struct slow_reply *r = &k->slow[i];
+        if (now > r->due + SLOW_GRACE_MS) {
+            *r = k->slow[--k->nslow];
+            continue;
         }
+        if (!r->resumed && now >= r->due) {
+            r->resumed = true;
+            psi_serve_resume(k->srv, r->ticket);
+        }
+        i++;
+    }
     pthread_mutex_unlock(&k->mu);
 }
 
@@ -417,8 +429,6 @@ static void *tunnel_main(void *arg)
         if (!n)
             send_text(t->fd, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
         else if (send_text(t->fd, "HTTP/1.1 200 Connection established\r\n\r\n") == 0) {
-            struct timeval none = {0, 0};
-            setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
             pthread_mutex_lock(&k->mu);
             psi_serve_adopt(k->srv, t->fd, n->tls, n); /* the server's now, closed on failure too */
             t->fd = -1;
@@ -547,7 +557,7 @@ struct kubeletd *kubeletd_new(struct sim *s, const char *path, const char *ca_ce
         return NULL;
     }
     /* a slow kubelet's request stays parked for its delay */
-    const struct psi_serve_limits lim = {.later_timeout_ms = (int)s->sc->kubelet_slow_delay_ms + 10000};
+    const struct psi_serve_limits lim = {.later_timeout_ms = (int)s->sc->kubelet_slow_delay_ms + SLOW_GRACE_MS};
     if (!(k->srv = psi_serve_new(NULL, err, errlen))) {
         kubeletd_free(k);
         return NULL;
