@@ -256,11 +256,18 @@ static cJSON *configuration(const struct webhook *w, const char *base, const cha
     return o;
 }
 
+/* "host:port", an IPv6 host in brackets. */
+static void host_port(char *buf, size_t len, const char *host, int port)
+{
+    bool v6 = strchr(host, ':') != NULL;
+    snprintf(buf, len, "%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", port);
+}
+
 static int register_config(struct webhook *w, const char *host, const char *ca_pem, char *errbuf, size_t errlen)
 {
-    char url[256];
-    bool v6 = strchr(host, ':') != NULL;
-    snprintf(url, sizeof(url), "https://%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "", psi_serve_port(w->srv));
+    char hp[128], url[256];
+    host_port(hp, sizeof(hp), host, psi_serve_port(w->srv));
+    snprintf(url, sizeof(url), "https://%s", hp);
     char *ca_b64 = base64(ca_pem);
     cJSON *body = configuration(w, url, ca_b64 ? ca_b64 : "");
     free(ca_b64);
@@ -312,9 +319,8 @@ struct webhook *webhook_start(const struct webhook_opts *opts, char *err, size_t
         webhook_free(w);
         return NULL;
     }
-    bool v6 = strchr(opts->host, ':') != NULL;
     char addr[128];
-    snprintf(addr, sizeof(addr), "%s%s%s:%d", v6 ? "[" : "", opts->host, v6 ? "]" : "", opts->port);
+    host_port(addr, sizeof(addr), opts->host, opts->port);
     const struct psi_tls_options to = {.cert_pem = cb.cert_pem, .key_pem = cb.key_pem};
     if (!(w->tls = psi_tls_new(&to, err, errlen)) || !(w->srv = psi_serve_new(addr, err, errlen)) ||
         psi_serve_set_tls(w->srv, w->tls) < 0 || psi_serve_route(w->srv, "POST", WEBHOOK_PATH, on_eviction, w) < 0 ||
