@@ -650,13 +650,20 @@ static int emit(struct work *w, const struct rebalance_move *mv, size_t first)
     return 0;
 }
 
-/* Whether going from hot_now to hot_end relieves: below the target, or across another level
- * (taintAbove, evictAbove) by REBALANCE_MIN_RELIEF at least. */
+bool rebalance_trusted_drop(double hot_now, double hot_end)
+{
+    if (hot_now >= 100.0 * REBALANCE_FLAT)
+        hot_end = fmin(100.0, hot_end * REBALANCE_SAFETY);
+    return hot_now - hot_end >= REBALANCE_MIN_RELIEF;
+}
+
+/* Whether going from hot_now to hot_end relieves: below the target, or a trusted drop across
+ * another level (taintAbove, evictAbove). */
 static bool contributes(const struct work *w, double hot_now, double hot_end)
 {
     if (hot_end < w->target)
         return true;
-    if (hot_now - hot_end < REBALANCE_MIN_RELIEF)
+    if (!rebalance_trusted_drop(hot_now, hot_end))
         return false;
     double levels[3] = {w->target, w->p->taint_above, w->p->evict_above};
     for (int i = 0; i < 3; i++)
@@ -666,14 +673,14 @@ static bool contributes(const struct work *w, double hot_now, double hot_end)
 }
 
 /* Whether a source's whole set, crossing no level, still relieves it: the source is above
- * evictAbovePercent, its reading is below the curve's flat part (where a prediction says how much
- * it sheds), and the set takes REBALANCE_MIN_RELIEF at least off it. Every evictAbovePercent
- * between the one set and the source's pressure would make that set cross it, so without this a
- * lower evictAbovePercent would leave the source with no move where a higher one relieves it
- * (the level rule would not be monotone). */
+ * evictAbovePercent and the set's drop is trusted. Every evictAbovePercent between the set's
+ * end and the source's pressure would make that set cross it, and the crossing asks the same
+ * trusted drop, so the answer is the same for every evictAbovePercent below the source: a lower
+ * one never leaves the source with no move where a higher one relieves it (the level rule is
+ * monotone). */
 static bool sheds(const struct work *w, double hot_now, double hot_end)
 {
-    return hot_now > w->p->evict_above && hot_now < 100.0 * REBALANCE_FLAT && hot_now - hot_end >= REBALANCE_MIN_RELIEF;
+    return hot_now > w->p->evict_above && rebalance_trusted_drop(hot_now, hot_end);
 }
 
 /* sim made equal to cur again where apply touched either since the last time. */

@@ -98,6 +98,13 @@ struct rebalance_plan {
 /* The target of p: target, or untaint_below when it is unset. */
 double rebalance_target(const struct rebalance_params *p);
 
+/* Whether a predicted drop of a source from hot_now to hot_end (percent) is one to act on:
+ * REBALANCE_MIN_RELIEF points at least, and, off a source read on the curve's flat part
+ * (REBALANCE_FLAT and more, where a reading bounds the node's scale only from below), still
+ * that much with the end predicted REBALANCE_SAFETY times higher: a set that leaves a VM too
+ * big to go, or a scale read too low, keeps such a source saturated. */
+bool rebalance_trusted_drop(double hot_now, double hot_end);
+
 /* Whether node n is a source now: selected, not held (rollout.h), known pressure, and either above evict_above and
  * sustained, or tainted and above taint_above, or relieving and not below the target. The edge
  * keeps `relieving` for the next cycle with this very answer. */

@@ -592,13 +592,13 @@ static int emit(struct work *w, const struct rebalance_move *mv, size_t first)
     return 0;
 }
 
-/* Whether going from hot_now to hot_end relieves: below the target, or across another level
- * (taintAbove, evictAbove) by REBALANCE_MIN_RELIEF at least. */
+/* Whether going from hot_now to hot_end relieves: below the target, or a trusted drop
+ * (rebalance_trusted_drop) across another level (taintAbove, evictAbove). */
 static bool contributes(const struct work *w, double hot_now, double hot_end)
 {
     if (hot_end < w->target)
         return true;
-    if (hot_now - hot_end < REBALANCE_MIN_RELIEF)
+    if (!rebalance_trusted_drop(hot_now, hot_end))
         return false;
     double levels[3] = {w->target, w->p->taint_above, w->p->evict_above};
     for (int i = 0; i < 3; i++)
@@ -607,11 +607,11 @@ static bool contributes(const struct work *w, double hot_now, double hot_end)
     return false;
 }
 
-/* Whether a source's whole set, crossing no level, still relieves it: above evictAbovePercent,
- * below the curve's flat part, and REBALANCE_MIN_RELIEF at least off it (plan.c, sheds). */
+/* Whether a source's whole set, crossing no level, still relieves it: above evictAbovePercent
+ * and a trusted drop (plan.c, sheds). */
 static bool sheds(const struct work *w, double hot_now, double hot_end)
 {
-    return hot_now > w->p->evict_above && hot_now < 100.0 * REBALANCE_FLAT && hot_now - hot_end >= REBALANCE_MIN_RELIEF;
+    return hot_now > w->p->evict_above && rebalance_trusted_drop(hot_now, hot_end);
 }
 
 /* Whether the moves planned from the plan's index first on leave source s predicted no hotter

@@ -700,6 +700,15 @@ static void test_no_useless_move(void **state)
     assert_int_equal(rebalance_plan(&q, hair, 2, idle, 2, &plan), 0);
     assert_int_equal(plan.nmoves, 0);
     rebalance_plan_free(&plan);
+    /* a trusted drop: 5 points at least; off the flat part's 90 % and more, 5 points at least with
+     * the end predicted 1.5 times higher (a saturated reading bounds the scale from below only) */
+    assert_true(rebalance_trusted_drop(80, 75));
+    assert_false(rebalance_trusted_drop(80, 76));
+    assert_true(rebalance_trusted_drop(89.9, 84));
+    assert_false(rebalance_trusted_drop(100, 85));
+    assert_false(rebalance_trusted_drop(100, 64));
+    assert_true(rebalance_trusted_drop(100, 63));
+    assert_true(rebalance_trusted_drop(95, 30));
     /* with room for the big one, the set is that one move */
     nodes[1].cpus = nodes[1].alloc_cpu = 128;
     assert_int_equal(rebalance_plan(&p, nodes, 3, c, 3, &plan), 0);
