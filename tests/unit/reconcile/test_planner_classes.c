@@ -23,7 +23,11 @@
  * until a cycle makes no move. Per class the test prints: the clusters where the reference
  * gets every node below the taint level and the planner leaves one above it; moves against the
  * reference; useless moves; single moves that show no drop; destinations pushed from below the
- * taint level to at or above it, and to above the evict level; limits exceeded.
+ * taint level to at or above it, and to above the evict level; returns (a VM moved back to a
+ * node it left) and trades (a move opposite to an earlier one), within the run; the prediction
+ * error: each source's and destination's predicted pressure after its last move of a cycle
+ * against what it reads once the cycle's moves are made (median and p90, points); limits
+ * exceeded.
  *
  * A move is useless when its source's pressure neither falls REBALANCE_MIN_RELIEF points
  * below what it was just before the move nor below the target, until the end of the run or
@@ -37,7 +41,7 @@
  * removes; printed with how many were off a saturated source, not a fault by itself.
  *
  * It asserts what holds by construction of the rules: no limit
- * exceeded, every run ends, every reference placement is real. The printed figures are the
+ * exceeded, no return or trade, every run ends, every reference placement is real. The printed figures are the
  * planner's measure, not a pass mark. */
 #include <math.h>
 #include <setjmp.h>
@@ -87,7 +91,33 @@ struct pstats {
     int useless, useless_band, useless_saturated, useless_unrelieved; /* useless moves, by cause (header) */
     int flat, flat_saturated; /* single moves that show no drop; of them, off a saturated source */
     int cycles_to_taint;      /* cycles until every node was below the taint level (-1: never) */
+    int returns, trades;      /* a VM moved back to a node it left; a move opposite to an earlier one */
 };
+
+/* Prediction errors (points) of the run's moves, per class: the source's predicted pressure after
+ * its last move of a cycle against what it reads after the cycle's moves, the same for each
+ * destination. */
+struct perrors {
+    double src[16384], dst[16384];
+    size_t nsrc, ndst;
+};
+
+static struct perrors errors;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile of v[0..n) (sorted in place), NAN when empty. */
+static double quantile(double *v, size_t n, double q)
+{
+    if (!n)
+        return NAN;
+    qsort(v, n, sizeof(*v), cmp_double);
+    return v[(size_t)(q * (double)(n - 1) + 0.5)];
+}
 
 static double rnd(struct pcluster *cl)
 {
@@ -427,14 +457,34 @@ static void book_close(struct relief_book *b, const struct pcluster *cl, const s
     b->n = k;
 }
 
+/* The prediction errors of plan's moves, now that they are made (struct perrors). */
+static void record_errors(const struct pcluster *cl, const struct rebalance_plan *plan)
+{
+    for (size_t k = 0; k < plan->nmoves; k++) {
+        const struct rebalance_move *mv = &plan->moves[k];
+        bool last_off = true, last_onto = true;
+        for (size_t j = k + 1; j < plan->nmoves; j++) {
+            last_off = last_off && plan->moves[j].source != mv->source;
+            last_onto = last_onto && plan->moves[j].destination != mv->destination;
+        }
+        if (last_off && errors.nsrc < 16384)
+            errors.src[errors.nsrc++] = fabs(mv->src_pressure_after - true_hot(cl, mv->source));
+        if (last_onto && errors.ndst < 16384)
+            errors.dst[errors.ndst++] = fabs(mv->dst_pressure_after - true_hot(cl, mv->destination));
+    }
+}
+
 static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int max_cycles)
 {
     static struct rebalance_node nodes[PN];
     static struct rebalance_candidate c[PV];
     static struct relief_book book;
+    static bool left[PV][PN], moved[PN][PN]; /* VM j left node i; a move went from node i to node t */
     struct pstats st = {0};
     size_t nrecent = 0;
     book.n = 0;
+    memset(left, 0, sizeof(left));
+    memset(moved, 0, sizeof(moved));
     p.resources = cl->resources;
     st.cycles_to_taint = all_below(cl, p.taint_above) ? 0 : -1;
     for (st.cycles = 0; st.cycles < max_cycles; st.cycles++) {
@@ -453,6 +503,9 @@ static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int m
             const struct rebalance_move *mv = &plan.moves[k];
             size_t s = mv->source, t = mv->destination;
             double s_before = true_hot(cl, s), t_before = true_hot(cl, t);
+            st.returns += left[mv->candidate][t];
+            st.trades += moved[t][s];
+            left[mv->candidate][s] = moved[s][t] = true;
             place(cl, mv->candidate, t);
             bool flat = s_before - true_hot(cl, s) < REBALANCE_MIN_RELIEF;
             st.flat += flat, st.flat_saturated += flat && s_before >= 99;
@@ -470,6 +523,7 @@ static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int m
                 nrecent++;
             }
         }
+        record_errors(cl, &plan);
         st.moves += (int)n;
         if (st.cycles_to_taint < 0 && all_below(cl, p.taint_above))
             st.cycles_to_taint = st.cycles + 1;
@@ -491,6 +545,7 @@ static void run_class(const char *name, size_t nn_min, size_t nn_max, int trials
     int solvable = 0, left = 0, moves = 0, ref_moves = 0, dst_taint = 0, dst_evict = 0, limits = 0;
     struct pstats sum = {0};
     int hot_clusters = 0, over_ref = 0, solvable_moves = 0, nodes_ref_below = 0;
+    errors.nsrc = errors.ndst = 0;
     for (int trial = 0; trial < trials; trial++) {
         size_t nn = nn_min + (size_t)trial % (nn_max - nn_min + 1);
         generate(&start, nn, seed + (uint64_t)trial * 7919, mem_share);
@@ -514,6 +569,7 @@ static void run_class(const char *name, size_t nn_min, size_t nn_max, int trials
         sum.useless += st.useless, sum.useless_band += st.useless_band;
         sum.useless_saturated += st.useless_saturated, sum.useless_unrelieved += st.useless_unrelieved;
         sum.flat += st.flat, sum.flat_saturated += st.flat_saturated;
+        sum.returns += st.returns, sum.trades += st.trades;
         limits += st.limits;
         if (ref >= 0) {
             solvable++;
@@ -527,11 +583,16 @@ static void run_class(const char *name, size_t nn_min, size_t nn_max, int trials
         "reference gets below taint: %d; nodes the reference ends below taint that the planner leaves at or above it: %d; moves %d (on the solvable "
         "clusters %d against the reference's %d; runs above reference+10%%: %d); useless %d (source never "
         "relieved %d, saturated with nowhere to go %d, off a source below taint %d); single moves that show no drop %d (%d of "
-        "them off a saturated source); destinations pushed above taint %d, above evict %d; limits exceeded %d\n",
+        "them off a saturated source); destinations pushed above taint %d, above evict %d; returns %d, trades %d; "
+        "prediction error after a cycle's moves, points, median / p90: sources %.1f / %.1f, destinations %.1f / "
+        "%.1f; limits exceeded %d\n",
         name, hot_clusters, solvable, nodes_ref_below, left, moves, solvable_moves, ref_moves, over_ref, sum.useless,
         sum.useless_unrelieved, sum.useless_saturated, sum.useless_band, sum.flat, sum.flat_saturated, dst_taint,
-        dst_evict, limits);
-    assert_true(hot_clusters > trials / 4); /* the class was exercised */
+        dst_evict, sum.returns, sum.trades, quantile(errors.src, errors.nsrc, 0.5),
+        quantile(errors.src, errors.nsrc, 0.9), quantile(errors.dst, errors.ndst, 0.5),
+        quantile(errors.dst, errors.ndst, 0.9), limits);
+    assert_int_equal(sum.returns + sum.trades, 0); /* the oscillation hold (plan.c) */
+    assert_true(hot_clusters > trials / 4);        /* the class was exercised */
 }
 
 /* ---- class 4: a set made within the limits ---- */
