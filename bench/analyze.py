@@ -382,8 +382,8 @@ def prediction_error(d):
     return out
 
 
-NAMES = {"psi": "psi-rebalancer", "req": "descheduler LNU requests", "prom": "descheduler LNU Prometheus PSI",
-         "cm": "descheduler KubeVirtRelieveAndMigrate CPU+memory"}
+NAMES = {"psi": "psi-rebalancer", "psi-defaults": "psi-rebalancer, CRD defaults", "req": "descheduler LNU requests",
+         "prom": "descheduler LNU Prometheus PSI", "cm": "descheduler KubeVirtRelieveAndMigrate CPU+memory"}
 
 
 def fmt(v):

@@ -21,7 +21,8 @@
 #   for its RSS and CPU (--no-desched: not; with --no-sides it is then not built either).
 # Side by side (scenarios of hack/sim/scenarios, one test bed per contender, in parallel; a
 #   bed grows to the scenario's nodes.count and never shrinks, so list scenarios by node count):
-#   psi-rebalancer (Automatic, cpu and memory), descheduler LowNodeUtilization on requests
+#   psi-rebalancer (Automatic, cpu and memory; psi-defaults: every field at the CRD's default
+#   but the bed's Prometheus and mode Automatic), descheduler LowNodeUtilization on requests
 #   (req), on Prometheus rate(node_pressure_cpu_waiting_seconds_total[1m]) (prom), and on the
 #   CPU + memory utilisation and PSI score of OpenShift's KubeVirtRelieveAndMigrate profile
 #   (cm): migrations against the scenario's optimum, repeated moves, time to balance, maximum
@@ -62,7 +63,7 @@ while (($#)); do
     --no-scale) do_scale=0; shift ;;
     --no-sides) do_sides=0; shift ;;
     --no-desched) do_desched=0; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
   esac
 done
@@ -273,6 +274,21 @@ spec:
 YAML
 }
 
+# apply_defaults_psir: the PsiRebalance "bench" at the CRD's defaults (interval 30 s, window
+# 1 m, sustain 1 m, taint 25 %, untaint 15 %, evictAbovePercent 40, cooldown 10m / 2h / 24h,
+# the default move limits) but for what the bed needs: its Prometheus (no token) and eviction
+# mode Automatic (the default is DryRun).
+apply_defaults_psir() {
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: rebalance.psi.dev/v1alpha1
+kind: PsiRebalance
+metadata: {name: bench}
+spec:
+  metrics: {prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}}
+  eviction: {mode: Automatic}
+YAML
+}
+
 scale_size() {
   local n=$1 i
   sdir=$res/scale-$n; mkdir -p "$sdir"
@@ -458,6 +474,10 @@ side() {
       start_operator --log-level info
       apply_bench_psir "{mode: Automatic, evictAbovePercent: 30, resources: [cpu, memory], cooldown: {initial: 1m, max: 10m, history: 1h}}"
       ;;
+    psi-defaults)
+      start_operator --log-level info
+      apply_defaults_psir
+      ;;
     req|prom|cm)
       if [ "$who" = req ]; then
         requests_policy > "$d/policy.yaml"
@@ -477,7 +497,7 @@ side() {
   sleep $((mins * 60))
   local t1; t1=$(now)
   if [ -n "$cpid" ]; then kill -TERM "$cpid" 2>/dev/null || true; wait "$cpid" 2>/dev/null || true; fi
-  if [ "$who" = psi ]; then
+  if [ "$who" = psi ] || [ "$who" = psi-defaults ]; then
     metrics_port=$(sed -n 's/.*serving paths=\/metrics port=\([0-9]*\).*/\1/p' "$work/operator.log" | tail -1)
     op_metrics > "$d/operator.metrics" || true
     kubectl get psirebalance bench -o json > "$d/psirebalance.json" || true
