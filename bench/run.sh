@@ -259,19 +259,24 @@ status_size() {
 }
 tainted_count() { kubectl get nodes -o json | jq '[.items[] | select(any(.spec.taints[]?; .key == "rebalance.psi.dev/pressure"))] | length'; }
 
-# apply_bench_psir EVICTION: the PsiRebalance "bench" on the bed's Prometheus (interval 5 s,
-# window 15 s, sustain 10 s, taint 25 %, untaint 15 %, at most half the nodes tainted) with
-# the given eviction block.
-apply_bench_psir() {
+# apply_psir SPEC: the PsiRebalance "bench" with the given spec (YAML lines indented by two).
+apply_psir() {
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: rebalance.psi.dev/v1alpha1
 kind: PsiRebalance
 metadata: {name: bench}
 spec:
-  metrics: $bed_metrics
-  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s, maxTaintedPercent: 50}
-  eviction: $1
+$1
 YAML
+}
+
+# apply_bench_psir EVICTION: the PsiRebalance "bench" on the bed's Prometheus (interval 5 s,
+# window 15 s, sustain 10 s, taint 25 %, untaint 15 %, at most half the nodes tainted) with
+# the given eviction block.
+apply_bench_psir() {
+  apply_psir "  metrics: $bed_metrics
+  pressure: {resource: cpu, taintAbovePercent: 25, untaintBelowPercent: 15, sustain: 10s, maxTaintedPercent: 50}
+  eviction: $1"
 }
 
 # apply_defaults_psir: the PsiRebalance "bench" at the CRD's defaults (interval 30 s, window
@@ -279,14 +284,8 @@ YAML
 # the default move limits) but for what the bed needs: its Prometheus (no token) and eviction
 # mode Automatic (the default is DryRun).
 apply_defaults_psir() {
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: rebalance.psi.dev/v1alpha1
-kind: PsiRebalance
-metadata: {name: bench}
-spec:
-  metrics: {prometheus: {url: "$PSI_PROMETHEUS_URL", bearerTokenFile: ""}}
-  eviction: {mode: Automatic}
-YAML
+  apply_psir "  metrics: {prometheus: {url: \"$PSI_PROMETHEUS_URL\", bearerTokenFile: \"\"}}
+  eviction: {mode: Automatic}"
 }
 
 scale_size() {
