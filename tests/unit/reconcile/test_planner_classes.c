@@ -10,14 +10,15 @@
  * per-size Weibull fits of bench/results/psi-kernel-2026-12-03-full.txt,
  * 1 - exp(-(L / 0.909)^3.529) (1 CPU) or 1 - exp(-(L / 0.938)^4.571) (2 CPUs), drawn at
  * random, times its skew, 100 % at most. Memory "some" is nil below the node's memory, as the
- * kernel measured it (memory some 0 up to a working set of 0.9 of the limit), and rises with the
- * share of the working set that does not fit: the planner's memory curve (rebalance_memory_curve)
- * with a burstiness of its own per node, 0.15 to 0.35, times the same skew. The skew is the
- * node's: its pressure is what it reads, and every figure below judges that pressure (the
- * reference knows each node's skew, the planner learns it from the readings). The edge's inputs are built as gather
- * builds them: usage is what is served (capacity at most), demand inferred by the planner's own
- * rebalance_node_demand_scaled / rebalance_demand_scaled with the node's calibration, and
- * where demand_cpu finds a node saturated, bounded by its VMs' usage and vCPUs.
+ * kernel measured it (0 up to a working set of 0.9 of the limit), and rises with the share of
+ * the working set that does not fit: the planner's memory curve (rebalance_memory_curve) with
+ * a burstiness of its own per node, 0.15 to 0.35, times the same skew. The skew is the node's:
+ * its pressure is what it reads, and every figure below judges that pressure (the reference
+ * knows each node's skew, the planner learns it from the readings). The edge's inputs are
+ * built as gather builds them: usage is what is served (capacity at most), demand inferred by
+ * the planner's own rebalance_node_demand_scaled / rebalance_demand_scaled with the node's
+ * calibration, and where demand_cpu finds a node saturated, bounded by its VMs' usage and
+ * vCPUs.
  *
  * The planner runs cycle after cycle with every field at its default, as the edge drives it,
  * until a cycle makes no move. Per class the test prints: the clusters where the reference
@@ -35,14 +36,15 @@
  * not help. They are broken down by cause: the source was already below the taint level (a
  * relief to the target that fell short), the source was saturated (99 % or more) before the
  * move and still is (nowhere to go), or else the source was never relieved. A single move that
- * shows no drop is one after which the source's pressure is not REBALANCE_MIN_RELIEF below what it was just before
- * it, whatever comes next: mostly steps off a saturated source, where the kernel's curve is
- * flat at 100 % from a load of about 1.2, so one move cannot show the unserved demand it
- * removes; printed with how many were off a saturated source, not a fault by itself.
+ * shows no drop is one after which the source's pressure is not REBALANCE_MIN_RELIEF below
+ * what it was just before it, whatever comes next: mostly steps off a saturated source, where
+ * the kernel's curve is flat at 100 % from a load of about 1.2, so one move cannot show the
+ * unserved demand it removes; printed with how many were off a saturated source, not a fault
+ * by itself.
  *
- * It asserts what holds by construction of the rules: no limit
- * exceeded, no return or trade, every run ends, every reference placement is real. The printed figures are the
- * planner's measure, not a pass mark. */
+ * It asserts what holds by construction of the rules: no limit exceeded, no return or trade,
+ * every run ends, every reference placement is real. The printed figures are the planner's
+ * measure, not a pass mark. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,7 +154,7 @@ static void readings(const struct pcluster *cl, size_t i, double *pc, double *pm
 }
 
 /* Node i's pressure on the resources balanced on. */
-static double true_hot(const struct pcluster *cl, size_t i)
+static double pressure_of(const struct pcluster *cl, size_t i)
 {
     double pc, pm;
     readings(cl, i, &pc, &pm);
@@ -171,7 +173,7 @@ static void add_node(struct pcluster *cl, double cpus, double base)
 {
     struct pnode *n = &cl->n[cl->nn];
     snprintf(n->name, sizeof(n->name), "n%03zu", cl->nn);
-    n->cpus = cpus, n->memory = cpus * 4 * GI, n->skew = 1;
+    n->cpus = cpus, n->memory = cpus * 4 * GI, n->skew = 1, n->burst = 0.25;
     cl->cpu[cl->nn] = base, cl->mem[cl->nn] = 0;
     cl->nn++;
 }
@@ -220,7 +222,7 @@ static void generate(struct pcluster *cl, size_t nn, uint64_t seed, double mem_s
 static bool all_below(const struct pcluster *cl, double level)
 {
     for (size_t i = 0; i < cl->nn; i++)
-        if (true_hot(cl, i) >= level)
+        if (pressure_of(cl, i) >= level)
             return false;
     return true;
 }
@@ -235,7 +237,7 @@ static bool reachable(struct pcluster *cl, double level, int depth)
         return false;
     for (size_t j = 0; j < cl->nv; j++) {
         size_t from = cl->v[j].node;
-        if (true_hot(cl, from) < level)
+        if (pressure_of(cl, from) < level)
             continue;
         for (size_t t = 0; t < cl->nn; t++) {
             if (t == from)
@@ -275,7 +277,8 @@ static int greedy(const struct pcluster *cl, double level, bool *below)
     for (;;) {
         long hot = -1;
         for (size_t i = 0; i < c.nn; i++)
-            if (!stuck[i] && true_hot(&c, i) >= level && (hot < 0 || true_hot(&c, i) > true_hot(&c, (size_t)hot)))
+            if (!stuck[i] && pressure_of(&c, i) >= level &&
+                (hot < 0 || pressure_of(&c, i) > pressure_of(&c, (size_t)hot)))
                 hot = (long)i;
         if (hot < 0)
             break;
@@ -288,7 +291,7 @@ static int greedy(const struct pcluster *cl, double level, bool *below)
                 if (t == (size_t)hot)
                     continue;
                 place(&c, j, t);
-                double pt = true_hot(&c, t);
+                double pt = pressure_of(&c, t);
                 place(&c, j, (size_t)hot);
                 if (pt >= level)
                     continue;
@@ -304,7 +307,7 @@ static int greedy(const struct pcluster *cl, double level, bool *below)
         moves++;
     }
     for (size_t i = 0; below && i < c.nn; i++)
-        below[i] = true_hot(&c, i) < level;
+        below[i] = pressure_of(&c, i) < level;
     return all_below(&c, level) ? moves : -1;
 }
 
@@ -445,7 +448,7 @@ static void book_close(struct relief_book *b, const struct pcluster *cl, const s
             b->m[k++] = *m;
             continue;
         }
-        double now = true_hot(cl, m->source);
+        double now = pressure_of(cl, m->source);
         st->useless++;
         if (m->before < p->taint_above)
             st->useless_band++;
@@ -468,9 +471,9 @@ static void record_errors(const struct pcluster *cl, const struct rebalance_plan
             last_onto = last_onto && plan->moves[j].destination != mv->destination;
         }
         if (last_off && errors.nsrc < 16384)
-            errors.src[errors.nsrc++] = fabs(mv->src_pressure_after - true_hot(cl, mv->source));
+            errors.src[errors.nsrc++] = fabs(mv->src_pressure_after - pressure_of(cl, mv->source));
         if (last_onto && errors.ndst < 16384)
-            errors.dst[errors.ndst++] = fabs(mv->dst_pressure_after - true_hot(cl, mv->destination));
+            errors.dst[errors.ndst++] = fabs(mv->dst_pressure_after - pressure_of(cl, mv->destination));
     }
 }
 
@@ -502,18 +505,18 @@ static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int m
         for (size_t k = 0; k < n; k++) {
             const struct rebalance_move *mv = &plan.moves[k];
             size_t s = mv->source, t = mv->destination;
-            double s_before = true_hot(cl, s), t_before = true_hot(cl, t);
+            double s_before = pressure_of(cl, s), t_before = pressure_of(cl, t);
             st.returns += left[mv->candidate][t];
             st.trades += moved[t][s];
             left[mv->candidate][s] = moved[s][t] = true;
             place(cl, mv->candidate, t);
-            bool flat = s_before - true_hot(cl, s) < REBALANCE_MIN_RELIEF;
+            bool flat = s_before - pressure_of(cl, s) < REBALANCE_MIN_RELIEF;
             st.flat += flat, st.flat_saturated += flat && s_before >= 99;
             assert_true(book.n < sizeof(book.m) / sizeof(book.m[0]));
             book.m[book.n++] = (struct pending){s, s_before};
-            book_relieved(&book, s, true_hot(cl, s), rebalance_target(&p));
-            st.dst_taint += t_before < p.taint_above && true_hot(cl, t) >= p.taint_above;
-            st.dst_evict += t_before <= p.evict_above && true_hot(cl, t) > p.evict_above;
+            book_relieved(&book, s, pressure_of(cl, s), rebalance_target(&p));
+            st.dst_taint += t_before < p.taint_above && pressure_of(cl, t) >= p.taint_above;
+            st.dst_evict += t_before <= p.evict_above && pressure_of(cl, t) > p.evict_above;
             if (nrecent < 8192) {
                 snprintf(recent_names[nrecent][0], 16, "%s", cl->v[mv->candidate].name);
                 snprintf(recent_names[nrecent][1], 16, "%s", cl->n[s].name);
@@ -560,8 +563,8 @@ static void run_class(const char *name, size_t nn_min, size_t nn_max, int trials
         struct pstats st = drive(&cl, p, 200);
         for (size_t i = 0; i < cl.nn; i++) {
             bool reachable_below = ref_below[i] || (ref >= 0);
-            nodes_ref_below += reachable_below && true_hot(&start, i) >= level;
-            left += reachable_below && true_hot(&cl, i) >= level;
+            nodes_ref_below += reachable_below && pressure_of(&start, i) >= level;
+            left += reachable_below && pressure_of(&cl, i) >= level;
         }
         assert_true(st.cycles < 200); /* it ends */
         assert_int_equal(st.limits, 0);
@@ -718,7 +721,7 @@ static double max_hot(const struct pcluster *cl)
 {
     double m = 0;
     for (size_t i = 0; i < cl->nn; i++)
-        m = fmax(m, true_hot(cl, i));
+        m = fmax(m, pressure_of(cl, i));
     return m;
 }
 
@@ -726,7 +729,7 @@ static int count_above(const struct pcluster *cl, double level)
 {
     int n = 0;
     for (size_t i = 0; i < cl->nn; i++)
-        n += true_hot(cl, i) >= level;
+        n += pressure_of(cl, i) >= level;
     return n;
 }
 
@@ -795,7 +798,6 @@ static void eight_node(struct pcluster *cl, uint64_t seed, bool one_ns)
         add_node(cl, sizes[(int)(rnd(cl) * 4)], 0);
         bool one = rnd(cl) < 0.5;
         cl->n[i].fit_scale = one ? 0.909 : 0.938, cl->n[i].fit_shape = one ? 3.529 : 4.571;
-        cl->n[i].burst = 0.25;
         double goal = cl->n[i].cpus * (i < 3 ? 1.0 + rnd(cl) * 0.3 : rnd(cl) * 0.3);
         while (cl->cpu[i] < goal && cl->nv < PV) {
             double cpu = 1 + rnd(cl) * 5;
