@@ -1,8 +1,14 @@
 /* The planner (reconcile/move/plan) against a reference, over random clusters of the
- * classes issue 31 names: 2-8 nodes (reference: the exact fewest moves, by search) and 50 and
- * 200 nodes (reference: greedy, the largest VM from the hottest node to the coolest node that
- * takes it below the taint level, then a local search that retries a node's other VMs);
- * sizes 4 to 96 CPUs; VMs too big for any destination; CPU alone, or CPU and memory; readings
+ * classes issue 31 names: 2-8 nodes (reference: the exact fewest moves, by search, up to 3
+ * moves, else greedy) and 50 and 200 nodes (reference: greedy, the largest VM from the hottest
+ * node to the coolest node that takes it below its goal, then a local search that retries a
+ * node's other VMs). The reference knows every true demand and skew and keeps the promises the
+ * CRD makes of moves: only off a node not yet below its goal, each to a node it leaves below
+ * its own goal, no VM moved twice, none back to a node it left, no node sending load back to
+ * one that sent it some. Its goals: every node below the taint level (for the nodes left
+ * above it), and what the planner is asked for (for the moves): every node below the taint
+ * level and every node hot at the start below the relief target, where its taint comes off;
+ * sizes 4 to 96 CPUs; * sizes 4 to 96 CPUs; VMs too big for any destination; CPU alone, or CPU and memory; readings
  * skewed x0.5 to x2.5.
  *
  * Pressure is the kernel's CPU "some" as bench/psi-kernel measured it, in the family the
@@ -21,14 +27,18 @@
  * where demand_cpu finds a node saturated, bounded by its VMs' usage and vCPUs.
  *
  * The planner runs cycle after cycle with every field at its default, as the edge drives it,
- * until a cycle makes no move. Per class the test prints: the clusters where the reference
- * gets every node below the taint level and the planner leaves one above it; moves against the
- * reference; useless moves; single moves that show no drop; destinations pushed from below the
- * taint level to at or above it, and to above the evict level; returns (a VM moved back to a
- * node it left) and trades (a move opposite to an earlier one), within the run; the prediction
- * error: each source's and destination's predicted pressure after its last move of a cycle
- * against what it reads once the cycle's moves are made (median and p90, points); limits
- * exceeded.
+ * until a cycle makes no move. Per class the test prints: the nodes the reference gets below
+ * the taint level that the planner leaves at or above it, split into destinations it pushed
+ * there, hot nodes a reference planning in the cluster as the planner believes it (as_believed)
+ * also gets below (left by the planner's rules) and the rest (left for what the planner cannot
+ * see); the clusters a search gets wholly below taint only through destinations pushed above it
+ * on the way (outside the promises); the nodes hot at the start the planner leaves at or above
+ * the relief target where the reference gets them below it; moves against the reference, per
+ * cluster where it meets its goal wholly and per node where both meet it; useless moves; single moves that show no
+ * drop; destinations pushed from below the taint level to at or above it, and to above the evict level; returns (a VM
+ * moved back to a node it left) and trades (a move opposite to an earlier one), within the run; the prediction error:
+ * each source's and destination's predicted pressure after its last move of a cycle against what it reads once the
+ * cycle's moves are made (median and p90, points); limits exceeded.
  *
  * A move is useless when its source's pressure neither falls REBALANCE_MIN_RELIEF points
  * below what it was just before the move nor below the target, until the end of the run or
@@ -76,6 +86,7 @@ struct pnode {
     double cpus, memory, skew, k;
     double fit_scale, fit_shape; /* its kernel curve */
     double burst;                /* its memory curve's burstiness */
+    double believed;             /* > 0: its CPU pressure is this scale times the planner's curve (as_believed) */
     bool relieving, tainted;     /* tainted: as the tainter keeps it, from the readings */
 };
 
@@ -149,7 +160,9 @@ static double memory_some(const struct pnode *n, double D, double C)
 /* Node i's CPU and memory pressure, percent: what it reads. */
 static void readings(const struct pcluster *cl, size_t i, double *pc, double *pm)
 {
-    *pc = fmin(100, cl->n[i].skew * 100 * kernel_some(&cl->n[i], cl->cpu[i], cl->n[i].cpus));
+    const struct pnode *n = &cl->n[i];
+    *pc = fmin(100, n->believed > 0 ? n->believed * 100 * rebalance_curve(cl->cpu[i] / n->cpus)
+                                    : n->skew * 100 * kernel_some(n, cl->cpu[i], n->cpus));
     *pm = fmin(100, cl->n[i].skew * 100 * memory_some(&cl->n[i], cl->mem[i], cl->n[i].memory));
 }
 
@@ -229,21 +242,74 @@ static bool all_below(const struct pcluster *cl, double level)
 
 /* ---- the reference ---- */
 
-static bool reachable(struct pcluster *cl, double level, int depth)
+/* What the reference must reach: node i below goal[i] (percent). */
+struct goal {
+    double below[PN];
+};
+
+/* Every node below the taint level. */
+static void taint_goal(const struct pcluster *cl, double taint, struct goal *g)
 {
-    if (all_below(cl, level))
+    for (size_t i = 0; i < cl->nn; i++)
+        g->below[i] = taint;
+}
+
+/* What the planner is asked for (the CRD's eviction): every node below the taint level, and
+ * every node at or above it at the start (tainted, so relieved) below the relief target, where
+ * its taint comes off; a node left between the two stays tainted. */
+static void relief_goal(const struct pcluster *cl, double taint, double target, struct goal *g)
+{
+    for (size_t i = 0; i < cl->nn; i++)
+        g->below[i] = pressure_of(cl, i) >= taint ? target : taint;
+}
+
+static bool met(const struct pcluster *cl, const struct goal *g, size_t i)
+{
+    return pressure_of(cl, i) < g->below[i];
+}
+
+static bool all_met(const struct pcluster *cl, const struct goal *g)
+{
+    for (size_t i = 0; i < cl->nn; i++)
+        if (!met(cl, g, i))
+            return false;
+    return true;
+}
+
+/* How the exact search may move: within the planner's rules (a move only off a node not below
+ * its goal, to a node it leaves below its own goal, each VM once, never against an earlier
+ * move), or also through destinations pushed above their goal on the way and VMs moved twice
+ * (chains that make room), returns and trades still excluded. */
+enum search { WITHIN_RULES, THROUGH_HOT };
+
+/* The moves on the search's path: VM j left node i; a move went from node i to node t. */
+static bool path_left[PV][PN], path_sent[PN][PN];
+
+/* Whether g can be met in depth moves more, as `how` allows. */
+static bool reachable(struct pcluster *cl, const struct goal *g, enum search how, int depth)
+{
+    if (all_met(cl, g))
         return true;
     if (depth == 0)
         return false;
     for (size_t j = 0; j < cl->nv; j++) {
         size_t from = cl->v[j].node;
-        if (pressure_of(cl, from) < level)
+        bool moved = false;
+        for (size_t i = 0; how == WITHIN_RULES && i < cl->nn; i++)
+            moved = moved || path_left[j][i];
+        if (moved || met(cl, g, from))
             continue;
         for (size_t t = 0; t < cl->nn; t++) {
-            if (t == from)
+            if (t == from || path_left[j][t] || path_sent[t][from])
                 continue;
             place(cl, j, t);
-            bool ok = reachable(cl, level, depth - 1);
+            bool ok = false;
+            if (how == THROUGH_HOT || met(cl, g, t)) {
+                bool was_left = path_left[j][from], was_sent = path_sent[from][t];
+                path_left[j][from] = path_sent[from][t] = true;
+                ok = reachable(cl, g, how, depth - 1);
+                path_left[j][from] = was_left, path_sent[from][t] = was_sent;
+            }
             place(cl, j, from);
             if (ok)
                 return true;
@@ -252,33 +318,37 @@ static bool reachable(struct pcluster *cl, double level, int depth)
     return false;
 }
 
-/* Exact: the fewest moves that get every node below level (-1: none within max). */
-static int exact(const struct pcluster *cl, double level, int max)
+/* Exact: the fewest moves that meet g as `how` allows (-1: none within max). */
+static int exact(const struct pcluster *cl, const struct goal *g, enum search how, int max)
 {
     static struct pcluster copy;
     copy = *cl;
+    memset(path_left, 0, sizeof(path_left));
+    memset(path_sent, 0, sizeof(path_sent));
     for (int d = 0; d <= max; d++)
-        if (reachable(&copy, level, d))
+        if (reachable(&copy, g, how, d))
             return d;
     return -1;
 }
 
-/* Greedy plus local search: while a node is at or above level, the hottest such node sends
- * the largest of its VMs that some node takes staying below level, to the coolest node after
- * the move; when none of its VMs fits anywhere, it is left (unsolved). -1 when a node is left.
- * below[i] (may be NULL) says whether node i ends below level. */
-static int greedy(const struct pcluster *cl, double level, bool *below)
+/* Greedy plus local search: while a node is not below its goal, the hottest such node sends
+ * the largest of its VMs that some node takes staying below its own goal, to the coolest node
+ * after the move; when none of its VMs fits anywhere, it is left (unsolved). -1 when a node is
+ * left. met_at_end[i] (may be NULL) says whether node i ends below its goal, moves_off[i] (may
+ * be NULL) how many VMs left it. */
+static int greedy(const struct pcluster *cl, const struct goal *g, bool *met_at_end, int *moves_off)
 {
     static struct pcluster c;
     c = *cl;
     static bool stuck[PN];
     memset(stuck, 0, sizeof(stuck));
+    if (moves_off)
+        memset(moves_off, 0, sizeof(int) * cl->nn);
     int moves = 0;
     for (;;) {
         long hot = -1;
         for (size_t i = 0; i < c.nn; i++)
-            if (!stuck[i] && pressure_of(&c, i) >= level &&
-                (hot < 0 || pressure_of(&c, i) > pressure_of(&c, (size_t)hot)))
+            if (!stuck[i] && !met(&c, g, i) && (hot < 0 || pressure_of(&c, i) > pressure_of(&c, (size_t)hot)))
                 hot = (long)i;
         if (hot < 0)
             break;
@@ -293,7 +363,7 @@ static int greedy(const struct pcluster *cl, double level, bool *below)
                 place(&c, j, t);
                 double pt = pressure_of(&c, t);
                 place(&c, j, (size_t)hot);
-                if (pt >= level)
+                if (pt >= g->below[t])
                     continue;
                 if (bj != (long)j || pt < best_p)
                     bj = (long)j, bt = (long)t, best_p = pt;
@@ -305,10 +375,25 @@ static int greedy(const struct pcluster *cl, double level, bool *below)
         }
         place(&c, (size_t)bj, (size_t)bt);
         moves++;
+        if (moves_off)
+            moves_off[hot]++;
     }
-    for (size_t i = 0; below && i < c.nn; i++)
-        below[i] = pressure_of(&c, i) < level;
-    return all_below(&c, level) ? moves : -1;
+    for (size_t i = 0; met_at_end && i < c.nn; i++)
+        met_at_end[i] = met(&c, g, i);
+    return all_met(&c, g) ? moves : -1;
+}
+
+/* The reference's moves to meet g: exact up to max_exact moves, greedy beyond (or when
+ * max_exact is 0); -1 when neither meets it. met_at_end and moves_off as greedy's. */
+static int reference(const struct pcluster *cl, const struct goal *g, int max_exact, bool *met_at_end, int *moves_off)
+{
+    int ref = greedy(cl, g, met_at_end, moves_off);
+    if (max_exact > 0) {
+        int e = exact(cl, g, WITHIN_RULES, max_exact);
+        if (e >= 0)
+            ref = e;
+    }
+    return ref;
 }
 
 /* ---- the planner, cycle after cycle ---- */
@@ -507,6 +592,8 @@ static void record_errors(const struct pcluster *cl, const struct rebalance_plan
     }
 }
 
+static int planner_off[PN]; /* drive's moves off each node */
+
 static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int max_cycles)
 {
     static struct rebalance_node nodes[PN];
@@ -518,6 +605,7 @@ static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int m
     book.n = 0;
     memset(left, 0, sizeof(left));
     memset(moved, 0, sizeof(moved));
+    memset(planner_off, 0, sizeof(planner_off));
     p.resources = cl->resources;
     st.cycles_to_taint = all_below(cl, p.taint_above) ? 0 : -1;
     for (st.cycles = 0; st.cycles < max_cycles; st.cycles++) {
@@ -539,6 +627,7 @@ static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int m
             st.returns += left[mv->candidate][t];
             st.trades += moved[t][s];
             left[mv->candidate][s] = moved[s][t] = true;
+            planner_off[s]++;
             place(cl, mv->candidate, t);
             bool flat = s_before - pressure_of(cl, s) < REBALANCE_MIN_RELIEF;
             st.flat += flat, st.flat_saturated += flat && s_before >= 99;
@@ -568,16 +657,59 @@ static struct pstats drive(struct pcluster *cl, struct rebalance_params p, int m
     return st;
 }
 
-/* One class: trials clusters of nn nodes; exact reference up to max_exact moves on small ones. */
+/* Moves on the clusters a reference meets its goal on, against its moves there. */
+struct against {
+    int clusters, moves, ref_moves, over; /* over: runs above the reference + 10 % */
+};
+
+static void count_against(struct against *a, int ref, int moves)
+{
+    if (ref < 0)
+        return;
+    a->clusters++, a->moves += moves, a->ref_moves += ref;
+    a->over += moves > ref + (ref + 9) / 10;
+}
+
+/* The cluster as the planner believes it at the start, for the reference to plan in: each VM's
+ * CPU demand is the planner's estimate (on a saturated node bounded by its vCPUs and nothing
+ * tighter, demand.h; on one read low, what the reading says), and each node's CPU pressure is
+ * the planner's curve times the scale it plans with (rebalance_plan_scale: its calibration,
+ * else REBALANCE_SAFETY: an idle node reads 0 whatever its skew). A node the planner leaves
+ * above the taint level where the reference gets it below in this cluster too was left by the
+ * planner's rules, not by what it cannot see. */
+static void as_believed(const struct pcluster *cl, const struct rebalance_params *p, struct pcluster *b)
+{
+    static struct rebalance_node nodes[PN];
+    static struct rebalance_candidate c[PV];
+    *b = *cl;
+    observe(b, p, nodes, c);
+    for (size_t i = 0; i < b->nn; i++)
+        b->n[i].believed = b->n[i].k > 0 ? b->n[i].k : REBALANCE_SAFETY;
+    for (size_t j = 0; j < b->nv; j++) {
+        b->cpu[b->v[j].node] += c[j].demand - b->v[j].cpu;
+        b->v[j].cpu = c[j].demand;
+    }
+}
+
+/* One class: trials clusters of nn nodes; exact reference up to max_exact moves on small ones.
+ * Three references: one to below the taint level (the nodes the planner leaves above it where
+ * this one gets below), the same in the cluster as the planner believes it (as_believed: which
+ * of those nodes its rules left), one to what the planner is asked for (relief_goal: the
+ * moves, per cluster where it meets the goal wholly, and per node, on the nodes both get there,
+ * against greedy's moves off them: on 50 and 200 nodes no cluster is wholly solvable). */
 static void run_class(const char *name, size_t nn_min, size_t nn_max, int trials, uint64_t seed, double mem_share,
                       int max_exact)
 {
-    static struct pcluster cl, start;
+    static struct pcluster cl, start, believed;
+    static struct goal to_taint, to_relief;
     struct rebalance_params p = default_params();
-    double level = p.taint_above;
-    int solvable = 0, left = 0, moves = 0, ref_moves = 0, dst_taint = 0, dst_evict = 0, limits = 0;
+    double level = p.taint_above, target = rebalance_target(&p);
+    int left = 0, left_pushed = 0, left_by_rules = 0, left_tainted = 0, moves = 0, dst_taint = 0, dst_evict = 0,
+        limits = 0;
     struct pstats sum = {0};
-    int hot_clusters = 0, over_ref = 0, solvable_moves = 0, nodes_ref_below = 0;
+    struct against vs_taint = {0}, vs_relief = {0};
+    int only_through_hot = 0, hot_clusters = 0, nodes_ref_below = 0, nodes_ref_untainted = 0, nodes_both = 0,
+        off_planner = 0, off_ref = 0;
     errors.nsrc = errors.ndst = 0;
     for (int trial = 0; trial < trials; trial++) {
         size_t nn = nn_min + (size_t)trial % (nn_max - nn_min + 1);
@@ -585,16 +717,28 @@ static void run_class(const char *name, size_t nn_min, size_t nn_max, int trials
         if (all_below(&start, level))
             continue;
         hot_clusters++;
-        static bool ref_below[PN];
-        int ref = greedy(&start, level, ref_below);
-        if (max_exact > 0)
-            ref = exact(&start, level, max_exact);
+        static bool below_taint[PN], believed_below[PN], relieved[PN];
+        static int ref_off[PN];
+        taint_goal(&start, level, &to_taint);
+        relief_goal(&start, level, target, &to_relief);
+        as_believed(&start, &p, &believed);
+        int ref = reference(&start, &to_taint, max_exact, below_taint, NULL);
+        int ref_believed = reference(&believed, &to_taint, max_exact, believed_below, NULL);
+        int ref_relief = reference(&start, &to_relief, max_exact, relieved, ref_off);
+        only_through_hot += ref < 0 && max_exact > 0 && exact(&start, &to_taint, THROUGH_HOT, max_exact) >= 0;
         cl = start;
         struct pstats st = drive(&cl, p, 200);
         for (size_t i = 0; i < cl.nn; i++) {
-            bool reachable_below = ref_below[i] || (ref >= 0);
-            nodes_ref_below += reachable_below && pressure_of(&start, i) >= level;
-            left += reachable_below && pressure_of(&cl, i) >= level;
+            bool hot = pressure_of(&start, i) >= level, left_above = pressure_of(&cl, i) >= level;
+            bool gets_below = below_taint[i] || ref >= 0, gets_untainted = relieved[i] || ref_relief >= 0;
+            nodes_ref_below += gets_below && hot;
+            left += gets_below && left_above;
+            left_pushed += gets_below && left_above && !hot;
+            left_by_rules += gets_below && left_above && hot && (believed_below[i] || ref_believed >= 0);
+            nodes_ref_untainted += gets_untainted && hot;
+            left_tainted += gets_untainted && hot && pressure_of(&cl, i) >= target;
+            if (hot && relieved[i] && pressure_of(&cl, i) < target)
+                nodes_both++, off_planner += planner_off[i], off_ref += ref_off[i];
         }
         assert_true(st.cycles < 200); /* it ends */
         assert_int_equal(st.limits, 0);
@@ -604,22 +748,24 @@ static void run_class(const char *name, size_t nn_min, size_t nn_max, int trials
         sum.flat += st.flat, sum.flat_saturated += st.flat_saturated;
         sum.returns += st.returns, sum.trades += st.trades;
         limits += st.limits;
-        if (ref >= 0) {
-            solvable++;
-            ref_moves += ref;
-            solvable_moves += st.moves;
-            over_ref += st.moves > ref + (ref + 9) / 10;
-        }
+        count_against(&vs_taint, ref, st.moves);
+        count_against(&vs_relief, ref_relief, st.moves);
     }
     print_message(
-        "%-28s %d hot clusters (%d wholly solvable by the reference); nodes hot at the start that the "
-        "reference gets below taint: %d; nodes the reference ends below taint that the planner leaves at or above it: %d; moves %d (on the solvable "
-        "clusters %d against the reference's %d; runs above reference+10%%: %d); useless %d (source never "
-        "relieved %d, saturated with nowhere to go %d, off a source below taint %d); single moves that show no drop %d (%d of "
-        "them off a saturated source); destinations pushed above taint %d, above evict %d; returns %d, trades %d; "
-        "prediction error after a cycle's moves, points, median / p90: sources %.1f / %.1f, destinations %.1f / "
-        "%.1f; limits exceeded %d\n",
-        name, hot_clusters, solvable, nodes_ref_below, left, moves, solvable_moves, ref_moves, over_ref, sum.useless,
+        "%-28s %d hot clusters; nodes hot at the start that the reference gets below taint: %d, that the planner "
+        "leaves at or above it: %d (%d destinations it pushed there, %d hot nodes the reference gets below in the "
+        "cluster as the planner believes it); clusters wholly below taint only through hot destinations: %d; "
+        "that the reference gets below the relief target: %d, that the planner leaves at or above it: %d; moves %d; "
+        "on the %d clusters the reference gets wholly below taint %d against its %d (runs above it+10%%: %d); on "
+        "the %d it gets wholly to the relief goal %d against its %d (runs above it+10%%: %d); off the %d nodes both "
+        "get below the relief target %d against greedy's %d; useless %d (source never relieved %d, saturated with "
+        "nowhere to go %d, off a source below taint %d); single moves that show no drop %d (%d of them off a "
+        "saturated source); destinations pushed above taint %d, above evict %d; returns %d, trades %d; prediction "
+        "error after a cycle's moves, points, median / p90: sources %.1f / %.1f, destinations %.1f / %.1f; limits "
+        "exceeded %d\n",
+        name, hot_clusters, nodes_ref_below, left, left_pushed, left_by_rules, only_through_hot, nodes_ref_untainted,
+        left_tainted, moves, vs_taint.clusters, vs_taint.moves, vs_taint.ref_moves, vs_taint.over, vs_relief.clusters,
+        vs_relief.moves, vs_relief.ref_moves, vs_relief.over, nodes_both, off_planner, off_ref, sum.useless,
         sum.useless_unrelieved, sum.useless_saturated, sum.useless_band, sum.flat, sum.flat_saturated, dst_taint,
         dst_evict, sum.returns, sum.trades, quantile(errors.src, errors.nsrc, 0.5),
         quantile(errors.src, errors.nsrc, 0.9), quantile(errors.dst, errors.ndst, 0.5),
@@ -845,7 +991,9 @@ static void test_parallel_relief(void **state)
         int solved = 0, cycles = 0, moves = 0, reached = 0;
         for (int trial = 0; trial < 40; trial++) {
             eight_node(&start, 8008 + (uint64_t)trial * 131, spread == 0);
-            if (greedy(&start, 25, NULL) < 0)
+            static struct goal g;
+            taint_goal(&start, 25, &g);
+            if (greedy(&start, &g, NULL, NULL) < 0)
                 continue;
             solved++;
             cl = start;
@@ -870,7 +1018,9 @@ static void test_reference_is_real(void **state)
     int checked = 0;
     for (int trial = 0; trial < 40; trial++) {
         generate(&cl, 2 + (size_t)(trial % 7), 4242 + (uint64_t)trial * 31, 0.3);
-        int e = exact(&cl, 25, 3), g = greedy(&cl, 25, NULL);
+        static struct goal goal;
+        taint_goal(&cl, 25, &goal);
+        int e = exact(&cl, &goal, WITHIN_RULES, 3), g = greedy(&cl, &goal, NULL, NULL);
         if (e >= 0 && g >= 0) {
             assert_true(g >= e); /* the exact answer is no worse than the heuristic */
             checked++;
