@@ -21,9 +21,11 @@
 /* KubeVirt's default parallel limits (parallelMigrationsPerCluster, ...PerNode). */
 #define REBALANCE_KUBEVIRT_PER_CLUSTER 5
 #define REBALANCE_KUBEVIRT_PER_NODE 2
-/* Default margin: a move must lower the pair's maximum load by 1 % of a node's capacity. */
+/* Default margin: a move must lower the pair's maximum load by 1 % of a node's capacity (or
+ * its maximum predicted pressure by REBALANCE_MIN_RELIEF: docs/architecture.md, Convergence). */
 #define REBALANCE_MARGIN 0.01
-/* The least relief (percentage points) a source's set of moves must bring to be made. */
+/* The least relief (percentage points) a source's set of moves must bring to be made, and a
+ * move judged on predicted pressure must bring the pair. */
 #define REBALANCE_MIN_RELIEF 5.0
 /* Percentage points within which two predictions count as equal. */
 #define REBALANCE_NOISE 1.0

@@ -333,8 +333,14 @@ static bool pair_ok(const struct work *w, const struct state *st, size_t ci, siz
         if (ls2 < 0)
             ls2 = 0;
         if (q == r) {
-            /* the convergence rule: the pair's maximum load falls by the margin */
-            if (fmax(ls2, lt2) > fmax(ls, lt) - margin_of(w->p))
+            /* the convergence rule: the pair's maximum load falls by the margin, or its maximum
+             * predicted pressure by REBALANCE_MIN_RELIEF with the destination that much below the
+             * taint level (a node read higher per load sends to one read lower) */
+            bool load_falls = fmax(ls2, lt2) <= fmax(ls, lt) - margin_of(w->p);
+            bool pressure_falls = pt2 <= w->p->taint_above - REBALANCE_MIN_RELIEF &&
+                                  fmax(predict_at(w, s, q, ls2), pt2) <=
+                                      fmax(predict_at(w, s, q, ls), predict_at(w, t, q, lt)) - REBALANCE_MIN_RELIEF;
+            if (!load_falls && !pressure_falls)
                 return false;
             e->lt_after = lt2;
         } else {
@@ -913,9 +919,9 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
             msg_add(out, "%s, so none is made", w->useless_why);
         else
             msg_add(out,
-                    "no move to a node that can take it lowers the predicted maximum load by the margin "
-                    "while keeping that node below taintAbovePercent %.0f%%",
-                    p->taint_above);
+                    "no move to a node that can take it lowers the pair's maximum load by the margin or its "
+                    "pressure by %.0f points while keeping that node below taintAbovePercent %.0f%%",
+                    REBALANCE_MIN_RELIEF, p->taint_above);
         if (!w->any_fit && w->fit_why[0])
             msg_add(out, " (%s)", w->fit_why);
         explain_blocked(out, w, sources, nsrc);

@@ -279,6 +279,19 @@ static void test_move_rules(void **state)
     t4.scale[REBALANCE_CPU] = REBALANCE_SCALE_MIN;        /* read low: not the taint level, the rule stops it */
     assert_int_equal(plan_one(&q, s4, t4, 2.5, NULL), 0); /* 1.1 -> max(0.27, 1.33) */
     assert_int_equal(plan_one(&q, s4, node("big", 12, 1, 0), 2.5, NULL), 1);
+    /* the pressure form of the rule: a lone VM on a node read high per load goes to a node read
+     * low, though that one ends at a higher load (0.49 -> 0.56) */
+    struct rebalance_params b = p;
+    b.evict_above = 40, b.target = 0;
+    struct rebalance_node s6 = node("high", 24, 11.8, 25.8),
+                          t6 = node("low", 64, 23.9, 0.5 * 100 * rebalance_curve(23.9 / 64));
+    s6.sustained = false, s6.tainted = true; /* the band: tainted, below evictAbovePercent */
+    t6.scale[REBALANCE_CPU] = 0.5;
+    assert_int_equal(plan_one(&b, s6, t6, 11.8, &mv), 1);
+    assert_true(mv.dst_load_after > 11.8 / 24 && mv.dst_pressure_after < 10);
+    /* not where the destination would end within 5 points of the taint level (20.8 %) */
+    t6.scale[REBALANCE_CPU] = 1.6, t6.pressure = 1.6 * 100 * rebalance_curve(23.9 / 64);
+    assert_int_equal(plan_one(&b, s6, t6, 11.8, NULL), 0);
     /* the safety margin against a calibration: 5 cores on 8 CPUs reads 29 % with the margin,
      * 19.5 % on a node calibrated at 1 */
     struct rebalance_node s5 = node("hot", 8, 8, 75), t5 = node("cool", 8, 1.4, 0);
