@@ -398,17 +398,27 @@ static int reference(const struct pcluster *cl, const struct goal *g, int max_ex
 
 /* ---- the planner, cycle after cycle ---- */
 
-/* Each VM's CPU use, into use[]: what the kernel's CFS (kernel/sched/fair.c) serves, shares by
+/* Each VM's CPU use, into served[]: what the kernel's CFS (kernel/sched/fair.c) serves, shares by
  * cgroup weight. A launcher pod's weight follows its CPU request, which KubeVirt sizes by vCPUs,
  * so on a saturated node the VMs below the water level (lambda cores per vCPU) get what they
  * want and the others lambda times their vCPUs, with lambda such that the node's CPUs are all
  * used; the node's own base load is served first. A node with room serves everything. */
-static void serve(const struct pcluster *cl, double *use)
+static void serve(const struct pcluster *cl, double *served)
 {
     static double vms[PN];
+    static size_t start[PN + 1], on[PV]; /* the VMs of node i: on[start[i] .. start[i + 1]) */
     memset(vms, 0, sizeof(double) * cl->nn);
+    memset(start, 0, sizeof(size_t) * (cl->nn + 1));
+    for (size_t j = 0; j < cl->nv; j++) {
+        vms[cl->v[j].node] += cl->v[j].cpu, served[j] = cl->v[j].cpu;
+        start[cl->v[j].node + 1]++;
+    }
+    for (size_t i = 0; i < cl->nn; i++)
+        start[i + 1] += start[i];
+    static size_t fill[PN];
+    memcpy(fill, start, sizeof(size_t) * cl->nn);
     for (size_t j = 0; j < cl->nv; j++)
-        vms[cl->v[j].node] += cl->v[j].cpu, use[j] = cl->v[j].cpu;
+        on[fill[cl->v[j].node]++] = j;
     for (size_t i = 0; i < cl->nn; i++) {
         double room = cl->n[i].cpus - (cl->cpu[i] - vms[i]);
         if (vms[i] <= room)
@@ -416,14 +426,12 @@ static void serve(const struct pcluster *cl, double *use)
         double lo = 0, hi = 1;
         for (int it = 0; it < 60; it++) {
             double lambda = (lo + hi) / 2, got = 0;
-            for (size_t j = 0; j < cl->nv; j++)
-                if (cl->v[j].node == i)
-                    got += fmin(cl->v[j].cpu, lambda * cl->v[j].vcpus);
+            for (size_t k = start[i]; k < start[i + 1]; k++)
+                got += fmin(cl->v[on[k]].cpu, lambda * cl->v[on[k]].vcpus);
             *(got < room ? &lo : &hi) = lambda;
         }
-        for (size_t j = 0; j < cl->nv; j++)
-            if (cl->v[j].node == i)
-                use[j] = fmin(cl->v[j].cpu, lo * cl->v[j].vcpus);
+        for (size_t k = start[i]; k < start[i + 1]; k++)
+            served[on[k]] = fmin(cl->v[on[k]].cpu, lo * cl->v[on[k]].vcpus);
     }
 }
 
