@@ -86,8 +86,8 @@ struct pnode {
     double cpus, memory, skew, k;
     double fit_scale, fit_shape; /* its kernel curve */
     double burst;                /* its memory curve's burstiness */
-    double believed;             /* > 0: its CPU pressure is this scale times the planner's curve (as_believed) */
-    bool relieving, tainted;     /* tainted: as the tainter keeps it, from the readings */
+    double believed[2];      /* > 0: its pressure is this scale times the planner's curve (as_believed), CPU, memory */
+    bool relieving, tainted; /* tainted: as the tainter keeps it, from the readings */
 };
 
 struct pcluster {
@@ -161,9 +161,12 @@ static double memory_some(const struct pnode *n, double D, double C)
 static void readings(const struct pcluster *cl, size_t i, double *pc, double *pm)
 {
     const struct pnode *n = &cl->n[i];
-    *pc = fmin(100, n->believed > 0 ? n->believed * 100 * rebalance_curve(cl->cpu[i] / n->cpus)
-                                    : n->skew * 100 * kernel_some(n, cl->cpu[i], n->cpus));
-    *pm = fmin(100, cl->n[i].skew * 100 * memory_some(&cl->n[i], cl->mem[i], cl->n[i].memory));
+    double cpu = cl->cpu[i] / n->cpus, mem = cl->mem[i] / n->memory;
+    *pc = fmin(100, n->believed[REBALANCE_CPU] > 0 ? n->believed[REBALANCE_CPU] * 100 * rebalance_curve(cpu)
+                                                   : n->skew * 100 * kernel_some(n, cl->cpu[i], n->cpus));
+    *pm =
+        fmin(100, n->believed[REBALANCE_MEMORY] > 0 ? n->believed[REBALANCE_MEMORY] * 100 * rebalance_memory_curve(mem)
+                                                    : n->skew * 100 * memory_some(n, cl->mem[i], n->memory));
 }
 
 /* Node i's pressure on the resources balanced on. */
@@ -680,19 +683,25 @@ static void count_against(struct against *a, int ref, int moves)
 
 /* The cluster as the planner believes it at the start, for the reference to plan in: each VM's
  * CPU demand is the planner's estimate (on a saturated node bounded by its vCPUs and nothing
- * tighter, demand.h; on one read low, what the reading says), and each node's CPU pressure is
- * the planner's curve times the scale it plans with (rebalance_plan_scale: its calibration,
- * else REBALANCE_SAFETY: an idle node reads 0 whatever its skew). A node the planner leaves
- * above the taint level where the reference gets it below in this cluster too was left by the
- * planner's rules, not by what it cannot see. */
+ * tighter, demand.h; on one read low, what the reading says), and each node's CPU and memory
+ * pressure is the planner's curve times the scale it plans the node with
+ * (rebalance_plan_scale: a source its own, any other node its calibration, else
+ * REBALANCE_SAFETY or REBALANCE_MEMORY_SAFETY: an idle node reads 0 whatever its skew). A node
+ * the planner leaves above the taint level where the reference gets it below in this cluster
+ * too was left by the planner's rules, not by what it cannot see. */
 static void as_believed(const struct pcluster *cl, const struct rebalance_params *p, struct pcluster *b)
 {
     static struct rebalance_node nodes[PN];
     static struct rebalance_candidate c[PV];
     *b = *cl;
     observe(b, p, nodes, c);
-    for (size_t i = 0; i < b->nn; i++)
-        b->n[i].believed = b->n[i].k > 0 ? b->n[i].k : REBALANCE_SAFETY;
+    for (size_t i = 0; i < b->nn; i++) {
+        struct pnode *n = &b->n[i];
+        bool source = rebalance_is_source(p, &nodes[i]);
+        double fc = rebalance_curve(nodes[i].demand / n->cpus), fm = rebalance_memory_curve(b->mem[i] / n->memory);
+        n->believed[REBALANCE_CPU] = rebalance_plan_scale(REBALANCE_CPU, source, nodes[i].cpu_pressure, fc, n->k);
+        n->believed[REBALANCE_MEMORY] = rebalance_plan_scale(REBALANCE_MEMORY, source, nodes[i].mem_pressure, fm, 0);
+    }
     for (size_t j = 0; j < b->nv; j++) {
         b->cpu[b->v[j].node] += c[j].demand - b->v[j].cpu;
         b->v[j].cpu = c[j].demand;
