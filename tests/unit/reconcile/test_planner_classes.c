@@ -7,9 +7,9 @@
  * its own goal, no VM moved twice, none back to a node it left, no node sending load back to
  * one that sent it some. Its goals: every node below the taint level (for the nodes left
  * above it), and what the planner is asked for (for the moves): every node below the taint
- * level and every node hot at the start below the relief target, where its taint comes off;
- * sizes 4 to 96 CPUs; * sizes 4 to 96 CPUs; VMs too big for any destination; CPU alone, or CPU and memory; readings
- * skewed x0.5 to x2.5.
+ * level and every node hot at the start below the relief target, where its taint comes off.
+ * Clusters: sizes 4 to 96 CPUs; VMs too big for any destination; CPU alone, or CPU and
+ * memory; readings skewed x0.5 to x2.5.
  *
  * Pressure is the kernel's CPU "some" as bench/psi-kernel measured it, in the family the
  * planner predicts with (predict.h) but not its constants: each node follows one of the two
@@ -34,11 +34,12 @@
  * see); the clusters a search gets wholly below taint only through destinations pushed above it
  * on the way (outside the promises); the nodes hot at the start the planner leaves at or above
  * the relief target where the reference gets them below it; moves against the reference, per
- * cluster where it meets its goal wholly and per node where both meet it; useless moves; single moves that show no
- * drop; destinations pushed from below the taint level to at or above it, and to above the evict level; returns (a VM
- * moved back to a node it left) and trades (a move opposite to an earlier one), within the run; the prediction error:
- * each source's and destination's predicted pressure after its last move of a cycle against what it reads once the
- * cycle's moves are made (median and p90, points); limits exceeded.
+ * cluster where it meets its goal wholly and per node where both meet it; useless moves;
+ * single moves that show no drop; destinations pushed from below the taint level to at or
+ * above it, and to above the evict level; returns (a VM moved back to a node it left) and
+ * trades (a move opposite to an earlier one), within the run; the prediction error: each
+ * source's and destination's predicted pressure after its last move of a cycle against what it
+ * reads once the cycle's moves are made (median and p90, points); limits exceeded.
  *
  * A move is useless when its source's pressure neither falls REBALANCE_MIN_RELIEF points
  * below what it was just before the move nor below the target, until the end of the run or
