@@ -27,7 +27,7 @@
  * It also prints a digest of the plan (its moves in order, reason and message): two builds
  * that decide alike print the same digest for the same seed.
  *
- *   psi-bench-planner [--sizes 50,500,5000] [--runs 15] [--seed 1] [--hot 0.15] [--scenario room|full]
+ *   psi-bench-planner [--sizes 50,500,5000] [--runs 15] [--seed 1] [--hot 0.15] [--scenario room|full|limited]
  *
  * Nothing here asserts a timing: it is not part of the test command (bench/README.md). */
 #include <math.h>
@@ -329,18 +329,25 @@ static uint64_t digest(const struct rebalance_plan *plan)
 }
 
 /* The storms: with room (the other nodes at loads 0.05 to 0.75, from idle to warm: moves are
- * planned), and full (the other nodes at loads 0.6 to 0.68, reading 17 to 24 %: none below
+ * planned), full (the other nodes at loads 0.6 to 0.68, reading 17 to 24 %: none below
  * untaintBelowPercent, so nothing can take a workload, and the planner looks at every source
- * before it says so). */
+ * before it says so), and limited (as room, with maxTotal 100: the in-flight migration limits
+ * stop the moves after the first sources while maxTotal is not used, so every later source is
+ * left with no move, each is planned in full, and the planner plans the cycle again with each
+ * of the first REBALANCE_PROMOTIONS of them first: the most a plan does). */
 struct scenario {
     const char *name;
     double low, high; /* the other nodes' loads */
+    int max_total;    /* > 0: eviction.maxTotal */
 };
-static const struct scenario scenarios[] = {{"room", 0.05, 0.75}, {"full", 0.6, 0.68}};
+static const struct scenario scenarios[] = {
+    {"room", 0.05, 0.75, 0}, {"full", 0.6, 0.68, 0}, {"limited", 0.05, 0.75, 100}};
 
 static void bench_size(size_t nn, int runs, uint64_t seed, double hot, const struct scenario *sc)
 {
     struct rebalance_params p = automatic_params();
+    if (sc->max_total > 0)
+        p.max_total = sc->max_total;
     struct bench_cluster cl;
     generate(&cl, nn, seed, hot, sc->low, sc->high, p.evict_above);
     struct rebalance_node *nodes = xcalloc(nn, sizeof(*nodes));
@@ -412,7 +419,7 @@ static void usage(void)
 {
     fprintf(
         stderr,
-        "usage: psi-bench-planner [--sizes 50,500,5000] [--runs 15] [--seed 1] [--hot 0.15] [--scenario room|full]\n");
+        "usage: psi-bench-planner [--sizes 50,500,5000] [--runs 15] [--seed 1] [--hot 0.15] [--scenario room|full|limited]\n");
     exit(2);
 }
 

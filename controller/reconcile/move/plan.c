@@ -1088,49 +1088,141 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
     }
 }
 
+/* Plan sources[0 .. nsrc) in that order (plan_source each) into w->out, up to the cycle's move
+ * limit; planned[i] set when moves were planned off node i. With keep, stop at the first
+ * source keep has that gets no move, and return 1. Returns 0, or -1 on no memory. */
+static int plan_sources(struct work *w, const size_t *sources, size_t nsrc, bool *planned, struct ranked *v,
+                        const bool *keep)
+{
+    for (size_t k = 0; k < nsrc; k++) {
+        size_t s = sources[k];
+        if (w->out->nmoves && w->total >= w->p->max_total)
+            break; /* the cycle's move limit is used: no later source can move */
+        if (isnan(w->cur.dem[REBALANCE_CPU][s]) && watched(w, REBALANCE_CPU)) {
+            w->usage_unknown = true;
+            continue;
+        }
+        size_t before = w->out->nmoves;
+        if (plan_source(w, s, v) < 0)
+            return -1;
+        planned[s] = w->out->nmoves > before;
+        if (keep && keep[s] && !planned[s])
+            return 1;
+    }
+    return 0;
+}
+
+/* One plan of the cycle: its work, its moves, the nodes it moves off. */
+struct attempt {
+    struct work w;
+    struct rebalance_plan out;
+    bool *planned;
+};
+
+static int attempt_start(struct attempt *a, const struct rebalance_params *p, const struct rebalance_node *nodes,
+                         size_t nnodes, const struct rebalance_candidate *cands, size_t ncands)
+{
+    memset(a, 0, sizeof(*a));
+    a->w = (struct work){.p = p, .nodes = nodes, .nn = nnodes, .cands = cands, .nc = ncands, .out = &a->out};
+    a->w.res = resources_of(p);
+    a->w.target = rebalance_target(p);
+    a->planned = calloc(nnodes ? nnodes : 1, sizeof(bool));
+    return a->planned ? work_init(&a->w) : -1;
+}
+
+static void attempt_free(struct attempt *a)
+{
+    work_free(&a->w);
+    rebalance_plan_free(&a->out);
+    free(a->planned);
+}
+
+/* Whether b moves off every node a moves off, and off node u too. */
+static bool moves_more(const struct attempt *a, const struct attempt *b, size_t u)
+{
+    if (!b->planned[u])
+        return false;
+    for (size_t i = 0; i < a->w.nn; i++)
+        if (a->planned[i] && !b->planned[i])
+            return false;
+    return true;
+}
+
+/* Plan the sources across one another: a source left with no move, while the cycle's move limit
+ * is not used, may have been left because hotter sources took the only destinations its
+ * workloads fit. The cycle is planned again with it first (the others in their order after
+ * it), and that plan is kept when it moves off every node the plan before moved off, and off
+ * this one too. Up to REBALANCE_PROMOTIONS sources are tried a cycle. *a is the plan kept and
+ * sources its order. Returns 0, or -1 on no memory. */
+static int promote_left_sources(struct attempt *a, size_t *sources, size_t nsrc, struct ranked *v)
+{
+    size_t *order = calloc(nsrc ? nsrc : 1, sizeof(size_t));
+    if (!order)
+        return -1;
+    size_t first = 0; /* the sources before the first with moves saw the cluster as read: first, they get the same */
+    while (first < nsrc && !a->planned[sources[first]])
+        first++;
+    int rc = 0;
+    for (size_t k = first + 1, tries = 0; k < nsrc && tries < REBALANCE_PROMOTIONS && a->w.total < a->w.p->max_total;
+         k++) {
+        size_t u = sources[k];
+        if (a->planned[u] || (isnan(a->w.cur.dem[REBALANCE_CPU][u]) && watched(&a->w, REBALANCE_CPU)))
+            continue;
+        tries++;
+        order[0] = u;
+        memcpy(order + 1, sources, k * sizeof(size_t));
+        memcpy(order + k + 1, sources + k + 1, (nsrc - k - 1) * sizeof(size_t));
+        struct attempt b;
+        rc = attempt_start(&b, a->w.p, a->w.nodes, a->w.nn, a->w.cands, a->w.nc);
+        if (rc == 0)
+            rc = plan_sources(&b.w, order, 1, b.planned, v, NULL);
+        if (rc == 0 && b.planned[u])
+            rc = plan_sources(&b.w, order + 1, nsrc - 1, b.planned, v, a->planned);
+        if (rc == 0 && moves_more(a, &b, u)) {
+            struct attempt t = *a;
+            *a = b, b = t;
+            a->w.out = &a->out, b.w.out = &b.out; /* each its own plan again */
+            memcpy(sources, order, nsrc * sizeof(size_t));
+        }
+        attempt_free(&b);
+        if (rc < 0)
+            break;
+        rc = 0;
+    }
+    free(order);
+    return rc;
+}
+
 int rebalance_plan(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t nnodes,
                    const struct rebalance_candidate *cands, size_t ncands, struct rebalance_plan *out)
 {
     memset(out, 0, sizeof(*out));
-    struct work w = {.p = p, .nodes = nodes, .nn = nnodes, .cands = cands, .nc = ncands, .out = out};
-    w.res = resources_of(p);
-    w.target = rebalance_target(p);
     size_t n1 = nnodes ? nnodes : 1;
     size_t *sources = calloc(n1, sizeof(size_t)), *waiting = calloc(n1, sizeof(size_t));
     struct ranked *v = calloc(ncands ? ncands : 1, sizeof(*v));
-    int rc = -1;
-    if (!sources || !waiting || !v || work_init(&w) < 0)
+    struct attempt a;
+    int rc = attempt_start(&a, p, nodes, nnodes, cands, ncands);
+    size_t nsrc = 0, nwait = 0;
+    if (!sources || !waiting || !v || rc < 0 || order_sources(&a.w, sources, &nsrc, waiting, &nwait) < 0 ||
+        plan_sources(&a.w, sources, nsrc, a.planned, v, NULL) < 0 || promote_left_sources(&a, sources, nsrc, v) < 0) {
+        rc = -1;
         goto out;
-    size_t nsrc, nwait;
-    if (order_sources(&w, sources, &nsrc, waiting, &nwait) < 0)
-        goto out;
-    rc = 0;
-    for (size_t k = 0; k < nsrc && rc == 0; k++) {
-        if (out->nmoves && w.total >= p->max_total)
-            break; /* the cycle's move limit is used: no later source can move */
-        if (isnan(w.cur.dem[REBALANCE_CPU][sources[k]]) && watched(&w, REBALANCE_CPU)) {
-            w.usage_unknown = true;
-            continue;
-        }
-        rc = plan_source(&w, sources[k], v);
     }
-    if (rc < 0)
-        goto out;
-    out->held = w.held;
-    if (out->nmoves) {
-        out->reason = REBALANCE_MOVING;
-        msg_add(out, "%zu move%s planned off ", out->nmoves, out->nmoves == 1 ? "" : "s");
-        list_nodes(out, &w, sources, nsrc);
+    a.out.held = a.w.held;
+    if (a.out.nmoves) {
+        a.out.reason = REBALANCE_MOVING;
+        msg_add(&a.out, "%zu move%s planned off ", a.out.nmoves, a.out.nmoves == 1 ? "" : "s");
+        list_nodes(&a.out, &a.w, sources, nsrc);
     } else {
-        explain(out, &w, sources, nsrc, waiting, nwait);
+        explain(&a.out, &a.w, sources, nsrc, waiting, nwait);
     }
+    *out = a.out;
+    a.out = (struct rebalance_plan){0};
 out:
-    work_free(&w);
+    attempt_free(&a);
     free(sources);
     free(waiting);
     free(v);
-    if (rc < 0)
-        rebalance_plan_free(out);
     return rc;
 }
 

@@ -4,7 +4,9 @@
  * must decide exactly as (test_plan_equivalence.c); its public names carry ref_ instead of
  * rebalance_. The rules it decides by change with the planner's, in the same commit: since
  * "planner: a source's set made within the limits", a source's moves are chosen again within
- * the limits and taken back when they neither relieve it nor do as well as its whole set's first. */
+ * the limits and taken back when they neither relieve it nor do as well as its whole set's first;
+ * since "planner: sources planned across one another", a source left with no move is planned
+ * first in a second plan of the cycle, kept when it moves off every node the first moved off. */
 #include "planref.h"
 
 #include <math.h>
@@ -928,33 +930,92 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
     }
 }
 
+/* A whole plan of the cycle with the sources in the order given: into *w (its moves in *out),
+ * with moved[i] set when moves were planned off node i. Returns 0, or -1 on no memory. */
+static int plan_in_order(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t nnodes,
+                         const struct rebalance_candidate *cands, size_t ncands, const size_t *order, size_t nsrc,
+                         struct work *w, struct rebalance_plan *out, bool *moved, struct ranked *v)
+{
+    memset(out, 0, sizeof(*out));
+    memset(moved, 0, (nnodes ? nnodes : 1) * sizeof(bool));
+    *w = (struct work){.p = p, .nodes = nodes, .nn = nnodes, .cands = cands, .nc = ncands, .out = out};
+    w->res = resources_of(p);
+    w->target = ref_target(p);
+    if (work_init(w) < 0)
+        return -1;
+    for (size_t k = 0; k < nsrc; k++) {
+        if (out->nmoves && w->total >= p->max_total)
+            break; /* the cycle's move limit is used: no later source can move */
+        if (isnan(w->cur.dem[REBALANCE_CPU][order[k]]) && watched(w, REBALANCE_CPU)) {
+            w->usage_unknown = true;
+            continue;
+        }
+        size_t had = out->nmoves;
+        if (plan_source(w, order[k], v) < 0)
+            return -1;
+        moved[order[k]] = out->nmoves > had;
+    }
+    return 0;
+}
+
 int ref_plan(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t nnodes,
              const struct rebalance_candidate *cands, size_t ncands, struct rebalance_plan *out)
 {
+    size_t n1 = nnodes ? nnodes : 1;
+    size_t *sources = calloc(n1, sizeof(size_t)), *waiting = calloc(n1, sizeof(size_t)),
+           *order = calloc(n1, sizeof(size_t));
+    bool *moved = calloc(n1, sizeof(bool)), *moved2 = calloc(n1, sizeof(bool));
+    struct ranked *v = calloc(ncands ? ncands : 1, sizeof(*v));
+    struct work w = {0}, w2 = {0};
+    struct rebalance_plan out2 = {0};
+    int rc = -1;
     memset(out, 0, sizeof(*out));
-    struct work w = {.p = p, .nodes = nodes, .nn = nnodes, .cands = cands, .nc = ncands, .out = out};
+    if (!sources || !waiting || !order || !moved || !moved2 || !v)
+        goto done;
+    /* the sources in their order, hottest first */
+    w = (struct work){.p = p, .nodes = nodes, .nn = nnodes, .cands = cands, .nc = ncands, .out = out};
     w.res = resources_of(p);
     w.target = ref_target(p);
-    size_t n1 = nnodes ? nnodes : 1;
-    size_t *sources = calloc(n1, sizeof(size_t)), *waiting = calloc(n1, sizeof(size_t));
-    struct ranked *v = calloc(ncands ? ncands : 1, sizeof(*v));
-    int rc = -1;
-    if (!sources || !waiting || !v || work_init(&w) < 0)
-        goto out;
+    if (work_init(&w) < 0)
+        goto done;
     size_t nsrc, nwait;
     order_sources(&w, sources, &nsrc, waiting, &nwait);
-    rc = 0;
-    for (size_t k = 0; k < nsrc && rc == 0; k++) {
-        if (out->nmoves && w.total >= p->max_total)
-            break; /* the cycle's move limit is used: no later source can move */
-        if (isnan(w.cur.dem[REBALANCE_CPU][sources[k]]) && watched(&w, REBALANCE_CPU)) {
-            w.usage_unknown = true;
+    work_free(&w);
+    if (plan_in_order(p, nodes, nnodes, cands, ncands, sources, nsrc, &w, out, moved, v) < 0)
+        goto done;
+    /* each source left with no move after the first one with moves, up to REBALANCE_PROMOTIONS
+     * of them while the move limit is not used, planned first: kept when that plan moves off it
+     * and off every node the plan kept moved off */
+    size_t first = 0, tries = 0;
+    while (first < nsrc && !moved[sources[first]])
+        first++;
+    for (size_t k = first + 1; k < nsrc && tries < REBALANCE_PROMOTIONS && w.total < p->max_total; k++) {
+        size_t u = sources[k];
+        if (moved[u] || (isnan(w.cur.dem[REBALANCE_CPU][u]) && watched(&w, REBALANCE_CPU)))
             continue;
+        tries++;
+        size_t o = 0;
+        order[o++] = u;
+        for (size_t j = 0; j < nsrc; j++)
+            if (j != k)
+                order[o++] = sources[j];
+        if (plan_in_order(p, nodes, nnodes, cands, ncands, order, nsrc, &w2, &out2, moved2, v) < 0)
+            goto done;
+        bool better = moved2[u];
+        for (size_t i = 0; better && i < nnodes; i++)
+            better = !moved[i] || moved2[i];
+        if (better) {
+            work_free(&w);
+            ref_plan_free(out);
+            w = w2, *out = out2, w.out = out;
+            memcpy(moved, moved2, n1 * sizeof(bool));
+            memcpy(sources, order, nsrc * sizeof(size_t));
+        } else {
+            work_free(&w2);
+            ref_plan_free(&out2);
         }
-        rc = plan_source(&w, sources[k], v);
+        w2 = (struct work){0}, out2 = (struct rebalance_plan){0};
     }
-    if (rc < 0)
-        goto out;
     out->held = w.held;
     if (out->nmoves) {
         out->reason = REBALANCE_MOVING;
@@ -963,13 +1024,19 @@ int ref_plan(const struct rebalance_params *p, const struct rebalance_node *node
     } else {
         explain(out, &w, sources, nsrc, waiting, nwait);
     }
-out:
+    rc = 0;
+done:
     work_free(&w);
-    free(sources);
-    free(waiting);
-    free(v);
+    work_free(&w2);
+    ref_plan_free(&out2);
     if (rc < 0)
         ref_plan_free(out);
+    free(sources);
+    free(waiting);
+    free(order);
+    free(moved);
+    free(moved2);
+    free(v);
     return rc;
 }
 

@@ -754,6 +754,32 @@ static void test_coolest(void **state)
     rebalance_plan_free(&plan);
 }
 
+/* Sources planned across one another: the hottest node's small VMs would take the only node the
+ * cooler source's big VM fits on (coolest first); planned first, the cooler source takes it and
+ * the small VMs go to the small nodes. Both get moves in the one cycle. */
+static void test_plan_across_sources(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    p.max_per_node = 4, p.max_per_namespace = 4, p.max_total = 6, p.max_in_flight = 6, p.kubevirt_per_node = 4;
+    struct rebalance_node nodes[5] = {node("hot", 8, 10, 100), node("warm", 32, 28, 60), node("big", 48, 0.5, 0),
+                                      node("small-a", 16, 0.2, 0), node("small-b", 16, 0.2, 0)};
+    struct rebalance_candidate c[6] = {cand("a", "a", 0, 2.5), cand("a", "b", 0, 2.5), cand("a", "c", 0, 2.5),
+                                       cand("a", "d", 0, 2.5), cand("b", "e", 1, 27),  cand("b", "f", 1, 1)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 5, c, 6, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_MOVING);
+    assert_true(plan.nmoves >= 3);
+    assert_int_equal(plan.moves[0].candidate, 4); /* the big VM first, to the only node it fits */
+    assert_int_equal(plan.moves[0].destination, 2);
+    for (size_t k = 1; k < plan.nmoves; k++) {
+        assert_int_equal(plan.moves[k].source, 0);
+        assert_true(plan.moves[k].destination >= 3);
+    }
+    assert_non_null(strstr(plan.message, "planned off warm, hot"));
+    rebalance_plan_free(&plan);
+}
+
 /* Planning again after a refusal: what earlier rounds made counts against every limit. */
 static void test_limits_across_rounds(void **state)
 {
@@ -1032,6 +1058,7 @@ int main(void)
         cmocka_unit_test(test_relieving),
         cmocka_unit_test(test_no_useless_move),
         cmocka_unit_test(test_coolest),
+        cmocka_unit_test(test_plan_across_sources),
         cmocka_unit_test(test_limits_across_rounds),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_memory),
