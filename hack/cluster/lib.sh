@@ -36,24 +36,36 @@ load_tools() {
 
 port_in_use() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
+# Ports are chosen under a lock shared by the test beds in one directory (CTest brings three
+# up at once), never one a sibling bed has written to its ports.env and not bound yet.
+ports_lock() {
+  exec {ports_lock_fd}>"$(dirname "$dir")/.testbed-ports.lock"
+  flock "$ports_lock_fd"
+}
+ports_unlock() { exec {ports_lock_fd}>&-; }
+# port_free P: P is on no bed's list here and nothing listens on it.
+port_free() { ! grep -qs "=$1\$" "$(dirname "$dir")"/*/ports.env && ! port_in_use "$1"; }
+
 # choose_ports: pick free loopback ports once per test bed and keep them in ports.env,
 # so that a restart reuses them and two test beds never share one.
 choose_ports() {
   if [ -f "$dir/ports.env" ]; then source "$dir/ports.env"; return; fi
   local names=(ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KCM_PORT SCHEDULER_PORT KWOK_PORT PROMETHEUS_PORT)
   local taken=" " name p
+  ports_lock
   : > "$dir/ports.env.tmp"
   for name in "${names[@]}"; do
     while :; do
       p=$((10000 + RANDOM % 20000)) # below the kernel's ephemeral range (32768+)
       [[ $taken == *" $p "* ]] && continue
-      port_in_use "$p" && continue
+      port_free "$p" || continue
       break
     done
     taken+="$p "
     echo "$name=$p" >> "$dir/ports.env.tmp"
   done
   mv "$dir/ports.env.tmp" "$dir/ports.env"
+  ports_unlock
   source "$dir/ports.env"
 }
 
@@ -85,12 +97,13 @@ YAML
 extra_port() {
   [ -n "${!1:-}" ] && return
   local p
+  ports_lock
   while :; do
     p=$((10000 + RANDOM % 20000))
-    grep -q "=$p\$" "$dir/ports.env" && continue
-    port_in_use "$p" || break
+    port_free "$p" && break
   done
   echo "$1=$p" >> "$dir/ports.env"
+  ports_unlock
   printf -v "$1" %s "$p"
 }
 
@@ -227,7 +240,7 @@ YAML
   spawn prometheus "$prometheus_bin" --config.file "$dir/prometheus/prometheus.yml" \
     --storage.tsdb.path "$dir/prometheus/data" --storage.tsdb.retention.time 1d \
     --web.listen-address "127.0.0.1:$PROMETHEUS_PORT" --web.enable-lifecycle --log.level warn
-  wait_for prometheus 30 curl -sf "http://127.0.0.1:$PROMETHEUS_PORT/-/ready"
+  wait_for prometheus 60 curl -sf "http://127.0.0.1:$PROMETHEUS_PORT/-/ready"
 }
 
 start_component() {
