@@ -1088,6 +1088,12 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
     }
 }
 
+/* Whether source s cannot be planned: CPU is balanced on and s has no CPU usage reading. */
+static bool no_usage(const struct work *w, size_t s)
+{
+    return isnan(w->cur.dem[REBALANCE_CPU][s]) && watched(w, REBALANCE_CPU);
+}
+
 /* Plan sources[0 .. nsrc) in that order (plan_source each) into w->out, up to the cycle's move
  * limit; planned[i] set when moves were planned off node i. With keep, stop at the first
  * source keep has that gets no move, and return 1. Returns 0, or -1 on no memory. */
@@ -1098,7 +1104,7 @@ static int plan_sources(struct work *w, const size_t *sources, size_t nsrc, bool
         size_t s = sources[k];
         if (w->out->nmoves && w->total >= w->p->max_total)
             break; /* the cycle's move limit is used: no later source can move */
-        if (isnan(w->cur.dem[REBALANCE_CPU][s]) && watched(w, REBALANCE_CPU)) {
+        if (no_usage(w, s)) {
             w->usage_unknown = true;
             continue;
         }
@@ -1166,7 +1172,7 @@ static int promote_left_sources(struct attempt *a, size_t *sources, size_t nsrc,
     for (size_t k = first + 1, tries = 0; k < nsrc && tries < REBALANCE_PROMOTIONS && a->w.total < a->w.p->max_total;
          k++) {
         size_t u = sources[k];
-        if (a->planned[u] || (isnan(a->w.cur.dem[REBALANCE_CPU][u]) && watched(&a->w, REBALANCE_CPU)))
+        if (a->planned[u] || no_usage(&a->w, u))
             continue;
         tries++;
         order[0] = u;
