@@ -166,7 +166,8 @@ struct work {
     /* the last set of moves that would not relieve its source, formatted only for the message */
     size_t useless_moves, useless_source;
     double useless_end;
-    bool emitting; /* judging what is planned now, not the set */
+    bool emitting;    /* judging what is planned now, not the set */
+    bool set_reaches; /* the last source planned: its whole set takes it below the target */
     size_t held;
     struct {
         size_t cand, dest;
@@ -756,6 +757,7 @@ static int plan_source(struct work *w, size_t s, struct ranked *v)
         hot_end = hot(w, &w->sim, s, NULL);
         w->set[nset++].src_pressure_after = hot_end;
     }
+    w->set_reaches = nset && hot_end < w->target;
     if (!nset)
         return 0;
     if (!contributes(w, hot_now, hot_end) && !sheds(w, hot_now, hot_end)) {
@@ -1094,16 +1096,32 @@ static bool no_usage(const struct work *w, size_t s)
     return isnan(w->cur.dem[REBALANCE_CPU][s]) && watched(w, REBALANCE_CPU);
 }
 
-/* Plan sources[0 .. nsrc) in that order (plan_source each) into w->out, up to the cycle's move
- * limit; planned[i] set when moves were planned off node i. With keep, stop at the first
- * source keep has that gets no move, and return 1. Returns 0, or -1 on no memory. */
-static int plan_sources(struct work *w, const size_t *sources, size_t nsrc, bool *planned, struct ranked *v,
-                        const bool *keep)
+/* How far a plan relieves a source, in order: no move off it; moves, but its whole set leaves it
+ * at or above the target (what its workloads fit stops it short); moves of a set that takes it
+ * below the target (the limits may make only its start this cycle). */
+enum relief { RELIEF_NONE, RELIEF_SHORT, RELIEF_REACHED };
+
+/* One plan of the cycle: its work, its moves, how far it relieves each node (enum relief), and
+ * how many sources of its order it went through before the cycle's move limit stopped it. */
+struct attempt {
+    struct work w;
+    struct rebalance_plan out;
+    unsigned char *relief;
+    size_t visited;
+};
+
+/* Plan sources[0 .. nsrc) in that order (plan_source each) into a, up to the cycle's move limit.
+ * With at_least, stop at the first source relieved less than at_least says, and return 1.
+ * Returns 0, or -1 on no memory. */
+static int plan_sources(struct attempt *a, const size_t *sources, size_t nsrc, struct ranked *v,
+                        const unsigned char *at_least)
 {
+    struct work *w = &a->w;
     for (size_t k = 0; k < nsrc; k++) {
         size_t s = sources[k];
         if (w->out->nmoves && w->total >= w->p->max_total)
             break; /* the cycle's move limit is used: no later source can move */
+        a->visited++;
         if (no_usage(w, s)) {
             w->usage_unknown = true;
             continue;
@@ -1111,19 +1129,12 @@ static int plan_sources(struct work *w, const size_t *sources, size_t nsrc, bool
         size_t before = w->out->nmoves;
         if (plan_source(w, s, v) < 0)
             return -1;
-        planned[s] = w->out->nmoves > before;
-        if (keep && keep[s] && !planned[s])
+        a->relief[s] = w->out->nmoves == before ? RELIEF_NONE : w->set_reaches ? RELIEF_REACHED : RELIEF_SHORT;
+        if (at_least && a->relief[s] < at_least[s])
             return 1;
     }
     return 0;
 }
-
-/* One plan of the cycle: its work, its moves, the nodes it moves off. */
-struct attempt {
-    struct work w;
-    struct rebalance_plan out;
-    bool *planned;
-};
 
 static int attempt_start(struct attempt *a, const struct rebalance_params *p, const struct rebalance_node *nodes,
                          size_t nnodes, const struct rebalance_candidate *cands, size_t ncands)
@@ -1132,47 +1143,48 @@ static int attempt_start(struct attempt *a, const struct rebalance_params *p, co
     a->w = (struct work){.p = p, .nodes = nodes, .nn = nnodes, .cands = cands, .nc = ncands, .out = &a->out};
     a->w.res = resources_of(p);
     a->w.target = rebalance_target(p);
-    a->planned = calloc(nnodes ? nnodes : 1, sizeof(bool));
-    return a->planned ? work_init(&a->w) : -1;
+    a->relief = calloc(nnodes ? nnodes : 1, 1);
+    return a->relief ? work_init(&a->w) : -1;
 }
 
 static void attempt_free(struct attempt *a)
 {
     work_free(&a->w);
     rebalance_plan_free(&a->out);
-    free(a->planned);
+    free(a->relief);
 }
 
-/* Whether b moves off every node a moves off, and off node u too. */
-static bool moves_more(const struct attempt *a, const struct attempt *b, size_t u)
+/* Whether b relieves every node as far as a does, and node u further. */
+static bool relieves_more(const struct attempt *a, const struct attempt *b, size_t u)
 {
-    if (!b->planned[u])
+    if (b->relief[u] <= a->relief[u])
         return false;
     for (size_t i = 0; i < a->w.nn; i++)
-        if (a->planned[i] && !b->planned[i])
+        if (b->relief[i] < a->relief[i])
             return false;
     return true;
 }
 
-/* Plan the sources across one another: a source left with no move, while the cycle's move limit
- * is not used, may have been left because hotter sources took the only destinations its
- * workloads fit. The cycle is planned again with it first (the others in their order after
- * it), and that plan is kept when it moves off every node the plan before moved off, and off
- * this one too. Up to REBALANCE_PROMOTIONS sources are tried a cycle. *a is the plan kept and
- * sources its order. Returns 0, or -1 on no memory. */
+/* Plan the sources across one another: a source left with no move, or with moves that stop
+ * short of the target, may have been left so because hotter sources took the only destinations
+ * its workloads fit, or the cycle's moves. The cycle is planned again with it first (the others
+ * in their order after it), and that plan is kept when it relieves every node as far as the plan
+ * before, and this one further. Up to REBALANCE_PROMOTIONS sources are tried a cycle, of those
+ * the plan went through before the move limit stopped it (a later one was not planned at all,
+ * and first it would take a move from one that was). *a is the plan kept and sources its order. Returns 0, or -1 on no
+ * memory. */
 static int promote_left_sources(struct attempt *a, size_t *sources, size_t nsrc, struct ranked *v)
 {
     size_t *order = calloc(nsrc ? nsrc : 1, sizeof(size_t));
     if (!order)
         return -1;
     size_t first = 0; /* the sources before the first with moves saw the cluster as read: first, they get the same */
-    while (first < nsrc && !a->planned[sources[first]])
+    while (first < nsrc && a->relief[sources[first]] == RELIEF_NONE)
         first++;
     int rc = 0;
-    for (size_t k = first + 1, tries = 0; k < nsrc && tries < REBALANCE_PROMOTIONS && a->w.total < a->w.p->max_total;
-         k++) {
+    for (size_t k = first + 1, tries = 0; k < a->visited && tries < REBALANCE_PROMOTIONS; k++) {
         size_t u = sources[k];
-        if (a->planned[u] || no_usage(&a->w, u))
+        if (a->relief[u] == RELIEF_REACHED || no_usage(&a->w, u))
             continue;
         tries++;
         order[0] = u;
@@ -1181,10 +1193,10 @@ static int promote_left_sources(struct attempt *a, size_t *sources, size_t nsrc,
         struct attempt b;
         rc = attempt_start(&b, a->w.p, a->w.nodes, a->w.nn, a->w.cands, a->w.nc);
         if (rc == 0)
-            rc = plan_sources(&b.w, order, 1, b.planned, v, NULL);
-        if (rc == 0 && b.planned[u])
-            rc = plan_sources(&b.w, order + 1, nsrc - 1, b.planned, v, a->planned);
-        if (rc == 0 && moves_more(a, &b, u)) {
+            rc = plan_sources(&b, order, 1, v, NULL);
+        if (rc == 0 && b.relief[u] > a->relief[u])
+            rc = plan_sources(&b, order + 1, nsrc - 1, v, a->relief);
+        if (rc == 0 && relieves_more(a, &b, u)) {
             struct attempt t = *a;
             *a = b, b = t;
             a->w.out = &a->out, b.w.out = &b.out; /* each its own plan again */
@@ -1210,7 +1222,7 @@ int rebalance_plan(const struct rebalance_params *p, const struct rebalance_node
     int rc = attempt_start(&a, p, nodes, nnodes, cands, ncands);
     size_t nsrc = 0, nwait = 0;
     if (!sources || !waiting || !v || rc < 0 || order_sources(&a.w, sources, &nsrc, waiting, &nwait) < 0 ||
-        plan_sources(&a.w, sources, nsrc, a.planned, v, NULL) < 0 || promote_left_sources(&a, sources, nsrc, v) < 0) {
+        plan_sources(&a, sources, nsrc, v, NULL) < 0 || promote_left_sources(&a, sources, nsrc, v) < 0) {
         rc = -1;
         goto out;
     }

@@ -27,8 +27,9 @@
 /* The least relief (percentage points) a source's set of moves must bring to be made, and a
  * move judged on predicted pressure must bring the pair. */
 #define REBALANCE_MIN_RELIEF 5.0
-/* How many sources left with no move a cycle plans again first, at most (plan.c,
- * promote_left_sources): a cycle costs at most one plan more than this. */
+/* How many sources left with no move, or with moves that stop short of the target, a cycle plans
+ * again first, at most (plan.c, promote_left_sources): a cycle costs at most one plan more than
+ * this. */
 #define REBALANCE_PROMOTIONS 2
 /* Percentage points within which two predictions count as equal. */
 #define REBALANCE_NOISE 1.0

@@ -6,7 +6,11 @@
  * "planner: a source's set made within the limits", a source's moves are chosen again within
  * the limits and taken back when they neither relieve it nor do as well as its whole set's first;
  * since "planner: sources planned across one another", a source left with no move is planned
- * first in a second plan of the cycle, kept when it moves off every node the first moved off. */
+ * first in a second plan of the cycle, kept when it moves off every node the first moved off;
+ * since "planner: a source stopped short planned first too", so is a source whose whole set
+ * stops short of the target, also when the move limit is used (among the sources planned before
+ * it was), and the second plan is kept when it does no worse on any node (no move < moves
+ * stopping short < moves toward the target) and better on that one. */
 #include "planref.h"
 
 #include <math.h>
@@ -139,6 +143,7 @@ struct work {
     bool usage_unknown, any_candidate, any_destination, limited, any_fit;
     char limit_why[256], fit_why[256], useless_why[256];
     bool emitting; /* judging what is planned now, not the set */
+    bool reached;  /* the last source's whole set got it below the target */
     size_t held;
     struct {
         size_t cand, dest;
@@ -674,6 +679,7 @@ static int plan_source(struct work *w, size_t s, struct ranked *v)
         hot_end = hot(w, &w->sim, s, NULL);
         w->set[nset++].src_pressure_after = hot_end;
     }
+    w->reached = nset > 0 && hot_end < w->target;
     if (!nset)
         return 0;
     if (!contributes(w, hot_now, hot_end) && !sheds(w, hot_now, hot_end)) {
@@ -931,19 +937,22 @@ static void explain(struct rebalance_plan *out, const struct work *w, const size
 }
 
 /* A whole plan of the cycle with the sources in the order given: into *w (its moves in *out),
- * with moved[i] set when moves were planned off node i. Returns 0, or -1 on no memory. */
+ * with gain[i] 0 when no move was planned off node i, 2 when moves were and its whole set got it
+ * below the target, 1 when they were but it did not; *upto: how many sources of the order it
+ * planned before the move limit stopped it. Returns 0, or -1 on no memory. */
 static int plan_in_order(const struct rebalance_params *p, const struct rebalance_node *nodes, size_t nnodes,
                          const struct rebalance_candidate *cands, size_t ncands, const size_t *order, size_t nsrc,
-                         struct work *w, struct rebalance_plan *out, bool *moved, struct ranked *v)
+                         struct work *w, struct rebalance_plan *out, int *gain, size_t *upto, struct ranked *v)
 {
     memset(out, 0, sizeof(*out));
-    memset(moved, 0, (nnodes ? nnodes : 1) * sizeof(bool));
+    memset(gain, 0, (nnodes ? nnodes : 1) * sizeof(int));
     *w = (struct work){.p = p, .nodes = nodes, .nn = nnodes, .cands = cands, .nc = ncands, .out = out};
     w->res = resources_of(p);
     w->target = ref_target(p);
     if (work_init(w) < 0)
         return -1;
-    for (size_t k = 0; k < nsrc; k++) {
+    for (*upto = 0; *upto < nsrc; ++*upto) {
+        size_t k = *upto;
         if (out->nmoves && w->total >= p->max_total)
             break; /* the cycle's move limit is used: no later source can move */
         if (isnan(w->cur.dem[REBALANCE_CPU][order[k]]) && watched(w, REBALANCE_CPU)) {
@@ -953,7 +962,8 @@ static int plan_in_order(const struct rebalance_params *p, const struct rebalanc
         size_t had = out->nmoves;
         if (plan_source(w, order[k], v) < 0)
             return -1;
-        moved[order[k]] = out->nmoves > had;
+        if (out->nmoves > had)
+            gain[order[k]] = w->reached ? 2 : 1;
     }
     return 0;
 }
@@ -964,13 +974,13 @@ int ref_plan(const struct rebalance_params *p, const struct rebalance_node *node
     size_t n1 = nnodes ? nnodes : 1;
     size_t *sources = calloc(n1, sizeof(size_t)), *waiting = calloc(n1, sizeof(size_t)),
            *order = calloc(n1, sizeof(size_t));
-    bool *moved = calloc(n1, sizeof(bool)), *moved2 = calloc(n1, sizeof(bool));
+    int *gain = calloc(n1, sizeof(int)), *gain2 = calloc(n1, sizeof(int));
     struct ranked *v = calloc(ncands ? ncands : 1, sizeof(*v));
     struct work w = {0}, w2 = {0};
     struct rebalance_plan out2 = {0};
     int rc = -1;
     memset(out, 0, sizeof(*out));
-    if (!sources || !waiting || !order || !moved || !moved2 || !v)
+    if (!sources || !waiting || !order || !gain || !gain2 || !v)
         goto done;
     /* the sources in their order, hottest first */
     w = (struct work){.p = p, .nodes = nodes, .nn = nnodes, .cands = cands, .nc = ncands, .out = out};
@@ -981,17 +991,18 @@ int ref_plan(const struct rebalance_params *p, const struct rebalance_node *node
     size_t nsrc, nwait;
     order_sources(&w, sources, &nsrc, waiting, &nwait);
     work_free(&w);
-    if (plan_in_order(p, nodes, nnodes, cands, ncands, sources, nsrc, &w, out, moved, v) < 0)
+    size_t upto, upto2;
+    if (plan_in_order(p, nodes, nnodes, cands, ncands, sources, nsrc, &w, out, gain, &upto, v) < 0)
         goto done;
-    /* each source left with no move after the first one with moves, up to REBALANCE_PROMOTIONS
-     * of them while the move limit is not used, planned first: kept when that plan moves off it
-     * and off every node the plan kept moved off */
+    /* each source after the first one with moves that is left with no move or stopped short, up
+     * to REBALANCE_PROMOTIONS of them among those planned before the move limit stopped the plan
+     * kept, planned first: kept when that plan gains more on it and no less on any node */
     size_t first = 0, tries = 0;
-    while (first < nsrc && !moved[sources[first]])
+    while (first < nsrc && !gain[sources[first]])
         first++;
-    for (size_t k = first + 1; k < nsrc && tries < REBALANCE_PROMOTIONS && w.total < p->max_total; k++) {
+    for (size_t k = first + 1; k < upto && tries < REBALANCE_PROMOTIONS; k++) {
         size_t u = sources[k];
-        if (moved[u] || (isnan(w.cur.dem[REBALANCE_CPU][u]) && watched(&w, REBALANCE_CPU)))
+        if (gain[u] == 2 || (isnan(w.cur.dem[REBALANCE_CPU][u]) && watched(&w, REBALANCE_CPU)))
             continue;
         tries++;
         size_t o = 0;
@@ -999,16 +1010,17 @@ int ref_plan(const struct rebalance_params *p, const struct rebalance_node *node
         for (size_t j = 0; j < nsrc; j++)
             if (j != k)
                 order[o++] = sources[j];
-        if (plan_in_order(p, nodes, nnodes, cands, ncands, order, nsrc, &w2, &out2, moved2, v) < 0)
+        if (plan_in_order(p, nodes, nnodes, cands, ncands, order, nsrc, &w2, &out2, gain2, &upto2, v) < 0)
             goto done;
-        bool better = moved2[u];
+        bool better = gain2[u] > gain[u];
         for (size_t i = 0; better && i < nnodes; i++)
-            better = !moved[i] || moved2[i];
+            better = gain2[i] >= gain[i];
         if (better) {
             work_free(&w);
             ref_plan_free(out);
             w = w2, *out = out2, w.out = out;
-            memcpy(moved, moved2, n1 * sizeof(bool));
+            memcpy(gain, gain2, n1 * sizeof(int));
+            upto = upto2;
             memcpy(sources, order, nsrc * sizeof(size_t));
         } else {
             work_free(&w2);
@@ -1034,8 +1046,8 @@ done:
     free(sources);
     free(waiting);
     free(order);
-    free(moved);
-    free(moved2);
+    free(gain);
+    free(gain2);
     free(v);
     return rc;
 }

@@ -1072,31 +1072,41 @@ static void test_contested_destination(void **state)
 {
     (void)state;
     static struct pcluster start, cl;
-    int solved = 0, reached = 0, moves = 0, ref_moves = 0, believed = 0, reached_believed = 0;
+    struct rebalance_params p = default_params();
+    int solved = 0, reached = 0, believed = 0, reached_believed = 0;
+    struct against vs_taint = {0}, vs_relief = {0};
     for (int trial = 0; trial < 80; trial++) {
         contested(&start, 3003003 + (uint64_t)trial * 977);
-        static struct goal g;
-        taint_goal(&start, 25, &g);
-        int ref = reference(&start, &g, 3, NULL, NULL);
+        static struct goal to_taint, to_relief;
+        taint_goal(&start, p.taint_above, &to_taint);
+        int ref = reference(&start, &to_taint, 3, NULL, NULL);
         if (ref < 0)
             continue;
+        relief_goal(&start, p.taint_above, rebalance_target(&p), &to_relief);
+        int ref_relief = reference(&start, &to_relief, 3, NULL, NULL);
         static struct pcluster b;
-        struct rebalance_params p = default_params();
         as_believed(&start, &p, &b);
-        bool by_rules = reference(&b, &g, 3, NULL, NULL) >= 0;
-        solved++, ref_moves += ref, believed += by_rules;
+        bool by_rules = reference(&b, &to_taint, 3, NULL, NULL) >= 0;
+        solved++, believed += by_rules;
         cl = start;
         struct pstats st = drive(&cl, p, 200);
         assert_int_equal(st.limits, 0);
-        moves += st.moves;
-        reached += all_below(&cl, 25);
-        reached_believed += by_rules && all_below(&cl, 25);
+        count_against(&vs_taint, ref, st.moves);
+        count_against(&vs_relief, ref_relief, st.moves);
+        reached += all_below(&cl, p.taint_above);
+        reached_believed += by_rules && all_below(&cl, p.taint_above);
     }
     print_message("a destination two sources contest: %d clusters the reference gets below taint in %d moves, the "
-                  "planner gets %d there in %d moves; of the %d the reference gets there as the planner believes "
-                  "the cluster, the planner gets %d\n",
-                  solved, ref_moves, reached, moves, believed, reached_believed);
+                  "planner gets %d there, in %d moves on them (runs above it+10%%: %d); on the %d it gets wholly to "
+                  "the relief goal %d against its %d (runs above it+10%%: %d); of the %d the reference gets below "
+                  "taint as the planner believes the cluster, the planner gets %d\n",
+                  solved, vs_taint.ref_moves, reached, vs_taint.moves, vs_taint.over, vs_relief.clusters,
+                  vs_relief.moves, vs_relief.ref_moves, vs_relief.over, believed, reached_believed);
     assert_true(solved > 20);
+    assert_true(reached_believed == believed); /* what the planner's rules can see, they reach */
+    /* the others: left by what it cannot observe (as_believed); 94-100 % of the clusters over seven
+     * seeds of this generator, where planning only the sources left with no move first got 83-97 % */
+    assert_true(reached * 100 >= solved * 93);
 }
 
 /* The reference's placements are real: replaying greedy's answer leaves every node below. */

@@ -780,6 +780,33 @@ static void test_plan_across_sources(void **state)
     rebalance_plan_free(&plan);
 }
 
+/* A source stopped short is planned first too: with the defaults' two moves a cycle, the hottest
+ * node's first VM would take the only node the cooler source's big VM fits on, and the cooler
+ * source would move its small VM alone, which leaves it far above the target. Planned first, its
+ * big VM takes that node, and the hottest node's VM goes to a small one: both within the two
+ * moves. */
+static void test_plan_across_sources_short(void **state)
+{
+    (void)state;
+    struct rebalance_params p = default_params();
+    struct rebalance_node nodes[5] = {node("hot", 8, 12, 100), node("warm", 32, 29, 64), node("big", 50, 0, 0),
+                                      node("small-a", 16, 0, 0), node("small-b", 8, 0, 0)};
+    struct rebalance_candidate c[8] = {cand("a", "a", 0, 2.5), cand("a", "b", 0, 2.1), cand("a", "c", 0, 1.3),
+                                       cand("a", "d", 0, 2.4), cand("a", "e", 0, 1.6), cand("a", "f", 0, 2.0),
+                                       cand("b", "g", 1, 28),  cand("b", "h", 1, 1.2)};
+    struct rebalance_plan plan;
+    assert_int_equal(rebalance_plan(&p, nodes, 5, c, 8, &plan), 0);
+    assert_string_equal(plan.reason, REBALANCE_MOVING);
+    assert_int_equal(plan.nmoves, 2);
+    assert_int_equal(plan.moves[0].candidate, 6); /* the big VM, to the only node it fits */
+    assert_int_equal(plan.moves[0].destination, 2);
+    assert_true(plan.moves[0].src_pressure_after < rebalance_target(&p));
+    assert_int_equal(plan.moves[1].source, 0);
+    assert_true(plan.moves[1].destination >= 3);
+    assert_non_null(strstr(plan.message, "planned off warm, hot"));
+    rebalance_plan_free(&plan);
+}
+
 /* Planning again after a refusal: what earlier rounds made counts against every limit. */
 static void test_limits_across_rounds(void **state)
 {
@@ -1059,6 +1086,7 @@ int main(void)
         cmocka_unit_test(test_no_useless_move),
         cmocka_unit_test(test_coolest),
         cmocka_unit_test(test_plan_across_sources),
+        cmocka_unit_test(test_plan_across_sources_short),
         cmocka_unit_test(test_limits_across_rounds),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_memory),
