@@ -1171,8 +1171,8 @@ static bool relieves_more(const struct attempt *a, const struct attempt *b, size
  * in their order after it), and that plan is kept when it relieves every node as far as the plan
  * before, and this one further. Up to REBALANCE_PROMOTIONS sources are tried a cycle, of those
  * the plan went through before the move limit stopped it (a later one was not planned at all,
- * and first it would take a move from one that was). *a is the plan kept and sources its order. Returns 0, or -1 on no
- * memory. */
+ * and first it would take a move from one that was). *a is the plan kept and sources its
+ * order. Returns 0, or -1 on no memory. */
 static int promote_left_sources(struct attempt *a, size_t *sources, size_t nsrc, struct ranked *v)
 {
     size_t *order = calloc(nsrc ? nsrc : 1, sizeof(size_t));
