@@ -548,9 +548,9 @@ static struct api_node_status *next_node(const struct decision *dc, size_t i)
     return NULL;
 }
 
-/* Each node's CPU demand from signals that do not saturate where its reading is near 100 %
- * (demand.h): its usage, its workloads' usage and vCPUs (known once check_candidates ran),
- * bounding the planner's inference from pressure. */
+/* Each node's CPU demand as demand.h gives it: where its reading is near 100 %, from signals
+ * that do not saturate (its usage, its workloads' usage and vCPUs, known once check_candidates
+ * ran) bounding the planner's inference from pressure; below, its usage. */
 static void bound_demand(struct decision *dc, const struct by_node *g)
 {
     struct demand_workload *w = calloc(dc->cands.n ? dc->cands.n : 1, sizeof(*w));
@@ -572,8 +572,10 @@ static void bound_demand(struct decision *dc, const struct by_node *g)
                                    .nw = g->start[i + 1] - g->start[i]};
         struct demand_cpu_out out;
         demand_cpu(&in, &out);
-        if (out.saturated && !isnan(out.demand)) {
-            /* its workloads want what they use times what the node wants over what it serves */
+        if (!isnan(out.demand)) {
+            /* its workloads want what they use times what the node wants over what it serves (below
+             * saturation the kernel serves it all: their usage, where an inverted reading, small
+             * and skewed, would overstate an idle node's load) */
             for (size_t k = g->start[i]; dc->usage[i] > 0 && k < g->start[i + 1]; k++) {
                 size_t j = g->order[k];
                 if (!isnan(dc->cands.w[j].usage))
@@ -584,7 +586,7 @@ static void bound_demand(struct decision *dc, const struct by_node *g)
         /* what status.nodes says: the source of the demand the planner used */
         struct api_node_status *ns = next_node(dc, i);
         if (ns) {
-            const char *src = out.saturated ? demand_source_name(out.source) : "Pressure";
+            const char *src = demand_source_name(out.source);
             snprintf(ns->demand_source, sizeof(ns->demand_source), "%s", *src ? src : "Pressure");
             ns->saturated = out.saturated;
         }

@@ -446,11 +446,12 @@ static void serve(const struct pcluster *cl, double *served)
 
 static double use[PV]; /* serve()'s, this cycle */
 
-/* A node's CPU demand as the edge bounds it (mover.c, bound_demand): where demand_cpu finds
- * it saturated, the bound from its VMs' usage and vCPUs, and *ratio its demand over its usage
- * (its workloads' demand over their usage); elsewhere the inference, and *ratio 0. */
-static double saturated_demand(const struct pcluster *cl, size_t i, double usage, double inferred, double pc,
-                               double *ratio)
+/* A node's CPU demand as the edge bounds it (mover.c, bound_demand): demand_cpu's (where it
+ * finds the node saturated, the bound from its VMs' usage and vCPUs; elsewhere its usage), and
+ * *ratio its demand over its usage (its workloads' demand over their usage); without usage the
+ * inference, and *ratio 0. */
+static double bounded_demand(const struct pcluster *cl, size_t i, double usage, double inferred, double pc,
+                             double *ratio)
 {
     static struct demand_workload w[PV];
     size_t nw = 0;
@@ -467,8 +468,8 @@ static double saturated_demand(const struct pcluster *cl, size_t i, double usage
                                .nw = nw};
     struct demand_cpu_out out;
     demand_cpu(&in, &out);
-    *ratio = out.saturated && usage > 0 ? fmax(1, out.demand / usage) : 0;
-    return out.saturated ? out.demand : inferred;
+    *ratio = !isnan(out.demand) && usage > 0 ? fmax(1, out.demand / usage) : 0;
+    return isnan(out.demand) ? inferred : out.demand;
 }
 
 static void observe(struct pcluster *cl, const struct rebalance_params *p, struct rebalance_node *nodes,
@@ -494,7 +495,7 @@ static void observe(struct pcluster *cl, const struct rebalance_params *p, struc
             .tainted = n->tainted,
             .cpus = n->cpus,
             .demand =
-                saturated_demand(cl, i, usage, rebalance_node_demand_scaled(usage, n->cpus, pc, n->k), pc, &ratio[i]),
+                bounded_demand(cl, i, usage, rebalance_node_demand_scaled(usage, n->cpus, pc, n->k), pc, &ratio[i]),
             .alloc_cpu = n->cpus,
             .alloc_memory = n->memory,
             .alloc_pods = 250,
