@@ -940,9 +940,9 @@ static int count_above(const struct pcluster *cl, double level)
  * for every evictAbovePercent below its source). Lowering taintAbovePercent still may, by the
  * destination rule: a lower taint level refuses the destinations a higher one takes (none is
  * predicted at or above the taint level), so a VM that only fits below the higher level stays,
- * or smaller ones go in its place. The bound on those pairs is what the planner reaches with
- * the kernel-shaped memory pressure and CPU served as CFS serves it (20 and 40 of 144), to
- * catch a change that makes it worse. */
+ * or smaller ones go in its place. The bounds on those pairs (20 and 40 of 288) sit just above
+ * what the planner reaches with the kernel-shaped memory pressure and CPU served as CFS serves
+ * it (17 and 35), to catch a change that makes it worse. */
 static void test_levels_monotone(void **state)
 {
     (void)state;
