@@ -2,10 +2,10 @@
 # The project's test command: install dependencies, build, and run every test.
 #  - the sanitizer build (build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer): the
 #    unit tests again and every end-to-end test against test beds of real upstream
-#    components, so each e2e test runs once, and under the sanitizers. There are three test
+#    components, so each e2e test runs once, and under the sanitizers. There are four test
 #    beds (CMake's PSI_E2E_LANES), handed out by ctest's resource allocation (the build's
 #    testbeds.json): each e2e test takes a free bed, the longest first, and PSI_TEST_JOBS
-#    (default 3: ctest -j) tests run at once;
+#    (default 4: ctest -j) tests run at once;
 #  - beside the sanitizer build's tests, one after the other:
 #    - the plain build (build/): the unit tests;
 #    - the analyzer build (build-analyze/, GCC -fanalyzer over what ships): every finding
@@ -44,7 +44,7 @@ run() {
   done
   local spec=(--resource-spec-file "$PWD/$dir/testbeds.json")
   [ "${one_bed:-0}" = 1 ] && spec=()
-  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-3}" "${spec[@]+"${spec[@]}"}" "$@"
+  ctest --test-dir "$dir" --output-on-failure -j "${PSI_TEST_JOBS:-4}" "${spec[@]+"${spec[@]}"}" "$@"
 }
 
 if (($#)); then
