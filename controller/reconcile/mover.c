@@ -749,7 +749,8 @@ static int plan_and_move(struct mover *mv, struct decision *dc, char *fail_msg, 
     }
     dc->p.made = NULL, dc->p.nmade = 0;
     free(made_moves);
-    mv->quiet_until_ms = done ? 0 : dc->in->now_ms + cycle_settle_ms(&dc->in->pr->spec);
+    bool stands = !done && cycle_decision_stands(dc->plan.reason);
+    mv->quiet_until_ms = stands ? dc->in->now_ms + cycle_settle_ms(&dc->in->pr->spec) : 0;
     mv->quiet_generation = dc->in->pr->generation;
     cycle_outcome(&dc->v, dc->dry, done, made, &dc->plan);
     return r.failed ? -1 : 0;
@@ -778,7 +779,8 @@ static void budget_verdict(struct decision *dc)
 /* Nothing moved for want of a destination or of an improving move: when no set of moves can
  * bring any source below taintAbovePercent (placement.h), the reason says NoPlacement, what
  * capacity each lacks and why the rest of its pods may not move. The decision stands until
- * the settle time passes (quiet_until_ms), as every decision that moved nothing does. */
+ * the settle time passes (quiet_until_ms), as a decision that moved nothing does
+ * (cycle_decision_stands). */
 static void placement_verdict(struct decision *dc)
 {
     if (!base_same(dc->v.reason, REBALANCE_NO_DESTINATION) && !base_same(dc->v.reason, REBALANCE_NO_IMPROVEMENT))

@@ -269,3 +269,8 @@ bool cycle_blocked(const char *reason)
     return base_same(reason, REBALANCE_NO_DESTINATION) || base_same(reason, REBALANCE_NO_IMPROVEMENT) ||
            base_same(reason, REBALANCE_LIMITED) || base_same(reason, "UsageUnavailable");
 }
+
+bool cycle_decision_stands(const char *reason)
+{
+    return !base_same(reason, REBALANCE_LIMITED);
+}

@@ -116,4 +116,12 @@ void cycle_finish(struct cycle_verdict *v, size_t running, bool automatic, const
 /* Whether reason means moves are wanted but blocked (a RebalanceBlocked Warning Event). */
 bool cycle_blocked(const char *reason);
 
+/* Whether a decision that made no move, for the plan's reason, stands until the settle time has
+ * passed (the cycles between keep it without looking again): the readings it was made on change
+ * only as moves settle. Not for REBALANCE_LIMITED: with no move made this cycle, the limits it
+ * can have reached are those on migrations in flight (maxInFlightMigrations, KubeVirt's parallel
+ * limits; the per-cycle ones count this cycle's moves), which lift when a migration ends, and the
+ * next cycle sees that at once. */
+bool cycle_decision_stands(const char *reason);
+
 #endif

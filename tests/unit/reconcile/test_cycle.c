@@ -389,6 +389,14 @@ static void test_reasons(void **state)
     assert_true(cycle_blocked("UsageUnavailable"));
     assert_true(cycle_blocked(REBALANCE_LIMITED));
     assert_false(cycle_blocked(REBALANCE_SETTLING));
+
+    /* a decision that moved nothing stands until the readings settle, but one held back by the
+     * migrations in flight is taken again once they end */
+    assert_false(cycle_decision_stands(REBALANCE_LIMITED));
+    assert_true(cycle_decision_stands(REBALANCE_NO_DESTINATION));
+    assert_true(cycle_decision_stands(REBALANCE_NO_IMPROVEMENT));
+    assert_true(cycle_decision_stands(REBALANCE_MOVING)); /* planned, refused */
+    assert_true(cycle_decision_stands(REBALANCE_SETTLING));
 }
 
 int main(void)
