@@ -13,7 +13,8 @@
  *   - which destinations' pods are worth listing (the coolest first);
  *   - what a round of moves changes for the next round of planning;
  *   - which condition reason wins: the plan's, the moves made, refusals, moves in flight, the
- *     Migrate fallback; and which reasons raise a RebalanceBlocked Event. */
+ *     Migrate fallback; which reasons raise a RebalanceBlocked Event; and which decisions that
+ *     moved nothing stand until the settle time. */
 #ifndef PSI_RECONCILE_CYCLE_H
 #define PSI_RECONCILE_CYCLE_H
 
